@@ -1,0 +1,471 @@
+//! The resolving walk over items, statements and expressions: E2001/W2001 name
+//! resolution and the context checks E2006, E2007, E2008/W2008 and W2009.
+
+use super::{CtxKind, Cx, FnCtx, Mode, ScopeKind, collect};
+use crate::ast::{
+    Arg, Comprehension, EntryBlock, Expr, ExprKind, Item, Param, ParamKind, Signature, SpecialRef,
+    Stmt, StmtKind,
+};
+use crate::span::Span;
+use std::collections::HashSet;
+
+impl<'a> Cx<'a, '_> {
+    /// Second pass over an item (module level or nested in a block).
+    pub(super) fn item(&mut self, item: &'a Item) {
+        match item {
+            // Imports were checked when their names were bound.
+            Item::Import(_) => {}
+            Item::Archetype(a) => self.archetype(a),
+            Item::Enum(e) => self.enum_decl(e),
+            Item::Ability(ab) => self.ability(ab, None),
+            Item::Glob(g) => {
+                for v in &g.vars {
+                    if let Some(t) = &v.ty {
+                        self.annotation(t);
+                    }
+                    if let Some(x) = &v.value {
+                        self.expr(x);
+                        if let Some(t) = &v.ty {
+                            self.type_check(t, x);
+                        }
+                    }
+                }
+            }
+            Item::Impl(imp) => self.impl_block(imp, None),
+            Item::Entry(EntryBlock { body, .. }) => self.block(body),
+            Item::Test(t) => {
+                let ctx = FnCtx {
+                    kind: CtxKind::Test,
+                    loops: 0,
+                    arch: None,
+                    ret: None,
+                };
+                self.function(&[], &t.body, ctx, false);
+            }
+        }
+    }
+
+    /// Parameter annotations, defaults and the return annotation, resolved in the scope
+    /// around the function.
+    pub(super) fn signature(&mut self, sig: Option<&'a Signature>) {
+        let Some(sig) = sig else { return };
+        self.params(&sig.params);
+        if let Some(r) = &sig.ret {
+            self.annotation(r);
+        }
+    }
+
+    fn params(&mut self, params: &'a [Param]) {
+        for p in params {
+            if let Some(t) = &p.ty {
+                self.annotation(t);
+            }
+            if let Some(d) = &p.default {
+                self.expr(d);
+                if let Some(t) = &p.ty {
+                    self.type_check(t, d);
+                }
+            }
+        }
+    }
+
+    /// Walk a function body in a fresh scope holding `params` and everything the body
+    /// binds. `lenient`: the scope is not fully known, so unresolved names are not
+    /// reported.
+    pub(super) fn function(
+        &mut self,
+        params: &'a [Param],
+        body: &'a [Stmt],
+        ctx: FnCtx<'a>,
+        lenient: bool,
+    ) {
+        let mut names: HashSet<&'a str> = params
+            .iter()
+            .filter(|p| !matches!(p.kind, ParamKind::KwOnlyMarker | ParamKind::PosOnlyMarker))
+            .map(|p| &*p.name.name)
+            .collect();
+        let mut binds = collect::Binds::default();
+        collect::block(body, &mut binds);
+        names.extend(binds.names.iter().map(|(n, _)| *n));
+        for imp in binds.imports {
+            names.extend(self.import(imp));
+        }
+        self.push_scope(ScopeKind::Function, names);
+        let saved = std::mem::replace(&mut self.ctx, ctx);
+        if lenient {
+            self.lenient += 1;
+        }
+        self.block(body);
+        if lenient {
+            self.lenient -= 1;
+        }
+        self.ctx = saved;
+        self.pop_scope();
+    }
+
+    pub(super) fn block(&mut self, stmts: &'a [Stmt]) {
+        for s in stmts {
+            self.stmt(s);
+        }
+    }
+
+    fn opt_block(&mut self, stmts: &'a Option<Vec<Stmt>>) {
+        if let Some(b) = stmts {
+            self.block(b);
+        }
+    }
+
+    fn loop_body(&mut self, body: &'a [Stmt]) {
+        self.ctx.loops += 1;
+        self.block(body);
+        self.ctx.loops -= 1;
+    }
+
+    fn stmt(&mut self, s: &'a Stmt) {
+        match &s.kind {
+            StmtKind::Empty | StmtKind::Error => {}
+            StmtKind::Expr(e) | StmtKind::Report(e) => self.expr(e),
+            StmtKind::Assign { targets, ty, value } => {
+                for t in targets {
+                    self.target(t);
+                }
+                if let Some(t) = ty {
+                    self.annotation(t);
+                }
+                self.expr(value);
+                if let Some(t) = ty
+                    && targets.len() == 1
+                {
+                    self.type_check(t, value);
+                }
+            }
+            StmtKind::Declare { target, ty } => {
+                self.target(target);
+                self.annotation(ty);
+            }
+            StmtKind::AugAssign { target, value, .. } => {
+                self.expr(target);
+                self.expr(value);
+            }
+            StmtKind::If {
+                cond,
+                body,
+                elifs,
+                orelse,
+            } => {
+                self.expr(cond);
+                self.block(body);
+                for (c, b) in elifs {
+                    self.expr(c);
+                    self.block(b);
+                }
+                self.opt_block(orelse);
+            }
+            StmtKind::While { cond, body, orelse } => {
+                self.expr(cond);
+                self.loop_body(body);
+                self.opt_block(orelse);
+            }
+            StmtKind::For {
+                target,
+                iter,
+                body,
+                orelse,
+            } => {
+                self.target(target);
+                self.expr(iter);
+                self.loop_body(body);
+                self.opt_block(orelse);
+            }
+            StmtKind::IterFor {
+                init,
+                cond,
+                step,
+                body,
+                orelse,
+            } => {
+                self.stmt(init);
+                self.expr(cond);
+                self.ctx.loops += 1;
+                self.stmt(step);
+                self.block(body);
+                self.ctx.loops -= 1;
+                self.opt_block(orelse);
+            }
+            StmtKind::Forever { body } => self.loop_body(body),
+            StmtKind::Try {
+                body,
+                handlers,
+                orelse,
+                finally,
+            } => {
+                self.block(body);
+                for h in handlers {
+                    if let Some(t) = &h.ty {
+                        self.expr(t);
+                    }
+                    self.block(&h.body);
+                }
+                self.opt_block(orelse);
+                self.opt_block(finally);
+            }
+            StmtKind::Match { subject, cases } => {
+                self.expr(subject);
+                for c in cases {
+                    self.pattern(&c.pattern);
+                    if let Some(g) = &c.guard {
+                        self.expr(g);
+                    }
+                    self.block(&c.body);
+                }
+            }
+            StmtKind::Return(value) => {
+                if matches!(self.ctx.kind, CtxKind::Module | CtxKind::ClassBody) {
+                    self.error(
+                        "E2006",
+                        "`return` outside of a function",
+                        keyword(s.span, "return"),
+                    );
+                }
+                if let Some(v) = value {
+                    self.expr(v);
+                    if let Some(t) = self.ctx.ret {
+                        self.type_check(t, v);
+                    }
+                }
+            }
+            StmtKind::Raise { exc, cause } => {
+                for e in [exc, cause].into_iter().flatten() {
+                    self.expr(e);
+                }
+            }
+            StmtKind::Assert { cond, msg } => {
+                self.expr(cond);
+                if let Some(m) = msg {
+                    self.expr(m);
+                }
+            }
+            StmtKind::Delete(e) => self.expr(e),
+            StmtKind::Break | StmtKind::Continue => {
+                if self.ctx.loops == 0 {
+                    let word = if matches!(s.kind, StmtKind::Break) {
+                        "break"
+                    } else {
+                        "continue"
+                    };
+                    self.error(
+                        "E2007",
+                        format!("`{word}` outside of a loop"),
+                        keyword(s.span, word),
+                    );
+                }
+            }
+            StmtKind::Skip => self.walker_stmt("skip", s.span),
+            StmtKind::Disengage => self.walker_stmt("disengage", s.span),
+            StmtKind::Visit {
+                index,
+                target,
+                orelse,
+            } => {
+                self.walker_stmt("visit", s.span);
+                if let Some(i) = index {
+                    self.expr(i);
+                }
+                self.expr(target);
+                self.opt_block(orelse);
+            }
+            StmtKind::TypedContext { ty, body } => {
+                self.expr(ty);
+                self.block(body);
+            }
+            StmtKind::Item(item) => self.item(item),
+        }
+    }
+
+    /// E2008/W2008: `visit`, `skip` and `disengage` belong in abilities.
+    fn walker_stmt(&mut self, word: &str, span: Span) {
+        let span = keyword(span, word);
+        match self.ctx.kind {
+            CtxKind::Ability => {}
+            CtxKind::Def | CtxKind::Lambda | CtxKind::ClassBody => self.warning(
+                "W2008",
+                format!("`{word}` in a plain function only works when a walker's ability calls it"),
+                span,
+            ),
+            CtxKind::Module | CtxKind::Test => self.error(
+                "E2008",
+                format!("`{word}` outside of an ability (it needs a running walker)"),
+                span,
+            ),
+        }
+    }
+
+    /// An assignment target: bound names need no lookup; the rest is evaluated.
+    fn target(&mut self, t: &'a Expr) {
+        match &t.kind {
+            ExprKind::Name(_) => {}
+            ExprKind::Tuple(xs) | ExprKind::List(xs) => {
+                for x in xs {
+                    self.target(x);
+                }
+            }
+            ExprKind::Starred(x) => self.target(x),
+            _ => self.expr(t),
+        }
+    }
+
+    /// A `match` pattern: captures are bound; class names and value patterns are uses.
+    fn pattern(&mut self, p: &'a Expr) {
+        match &p.kind {
+            ExprKind::Name(_) | ExprKind::Walrus { .. } => {}
+            ExprKind::Call { func, args } => {
+                self.expr(func);
+                for a in args {
+                    match a {
+                        Arg::Positional(x)
+                        | Arg::Keyword(_, x)
+                        | Arg::Star(x)
+                        | Arg::DoubleStar(x) => {
+                            self.pattern(x);
+                        }
+                    }
+                }
+            }
+            ExprKind::List(xs) | ExprKind::Tuple(xs) | ExprKind::Set(xs) => {
+                for x in xs {
+                    self.pattern(x);
+                }
+            }
+            ExprKind::Starred(x) => self.pattern(x),
+            ExprKind::Dict(items) => {
+                for it in items {
+                    match it {
+                        crate::ast::DictItem::Pair(k, v) => {
+                            self.expr(k);
+                            self.pattern(v);
+                        }
+                        crate::ast::DictItem::Spread(v) => self.pattern(v),
+                    }
+                }
+            }
+            ExprKind::Binary { left, right, .. } | ExprKind::BoolOp { left, right, .. } => {
+                self.pattern(left);
+                self.pattern(right);
+            }
+            ExprKind::Cast { expr, .. } => self.pattern(expr),
+            _ => self.expr(p),
+        }
+    }
+
+    pub(super) fn expr(&mut self, e: &'a Expr) {
+        match &e.kind {
+            ExprKind::Name(n) => {
+                self.use_name(n, e.span, Mode::Runtime);
+            }
+            ExprKind::Special(s) => self.special(*s, e.span),
+            ExprKind::ListComp { elt, gens }
+            | ExprKind::SetComp { elt, gens }
+            | ExprKind::GenExp { elt, gens } => self.comprehension(gens, &[elt]),
+            ExprKind::DictComp { key, value, gens } => self.comprehension(gens, &[key, value]),
+            ExprKind::Lambda { params, ret, body } => {
+                self.params(params);
+                if let Some(r) = ret {
+                    self.annotation(r);
+                }
+                let ctx = FnCtx {
+                    kind: CtxKind::Lambda,
+                    loops: 0,
+                    arch: self.ctx.arch,
+                    ret: ret.as_deref(),
+                };
+                self.function(params, body, ctx, false);
+            }
+            ExprKind::Cast { expr, ty } => {
+                self.expr(expr);
+                self.annotation(ty);
+            }
+            ExprKind::Call { func, args } => {
+                collect::children(e, &mut |c| self.expr(c));
+                self.check_call(func, args, e.span);
+            }
+            ExprKind::Connect { op, .. } => {
+                collect::children(e, &mut |c| self.expr(c));
+                self.check_connect_assigns(op);
+            }
+            _ => collect::children(e, &mut |c| self.expr(c)),
+        }
+    }
+
+    /// W2009: `here` belongs to walker code, `visitor` to node and edge code.
+    fn special(&mut self, s: SpecialRef, span: Span) {
+        use crate::ast::ArchKind;
+        let kind = self.ctx.arch.map(|a| a.kind);
+        match s {
+            SpecialRef::Here if kind != Some(ArchKind::Walker) => self.warning(
+                "W2009",
+                "`here` is only defined in a walker's abilities (the walker's current location)",
+                span,
+            ),
+            SpecialRef::Visitor if !matches!(kind, Some(ArchKind::Node | ArchKind::Edge)) => {
+                self.warning(
+                    "W2009",
+                    "`visitor` is only defined in node and edge abilities (the visiting walker)",
+                    span,
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// A comprehension: the first iterable runs outside, the rest sees the targets.
+    fn comprehension(&mut self, gens: &'a [Comprehension], elts: &[&'a Expr]) {
+        let mut binds = collect::Binds::default();
+        for g in gens {
+            collect::target(&g.target, None, &mut binds);
+        }
+        if let Some(g) = gens.first() {
+            self.expr(&g.iter);
+        }
+        self.push_scope(
+            ScopeKind::Comprehension,
+            binds.names.iter().map(|(n, _)| *n).collect(),
+        );
+        for (i, g) in gens.iter().enumerate() {
+            if i > 0 {
+                self.expr(&g.iter);
+            }
+            self.target(&g.target);
+            for c in &g.conds {
+                self.expr(c);
+            }
+        }
+        for e in elts {
+            self.expr(e);
+        }
+        self.pop_scope();
+    }
+
+    /// A type annotation: unresolved names only warn (W2001).
+    pub(super) fn annotation(&mut self, t: &'a Expr) {
+        match &t.kind {
+            ExprKind::Name(n) => {
+                self.use_name(n, t.span, Mode::Annotation);
+            }
+            ExprKind::Str(_) | ExprKind::FString(_) | ExprKind::Special(_) => {}
+            _ => collect::children(t, &mut |c| self.annotation(c)),
+        }
+    }
+}
+
+/// The span of the keyword a statement starts with (the whole statement if it does not).
+fn keyword(span: Span, word: &str) -> Span {
+    let len = word.len() as u32;
+    if span.len() >= word.len() {
+        Span {
+            start: span.start,
+            end: span.start + len,
+        }
+    } else {
+        span
+    }
+}

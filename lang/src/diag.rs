@@ -1,0 +1,54 @@
+//! Diagnostics shared by the parser and checker, rendered rustc-style.
+
+use crate::span::{SourceFile, Span};
+use std::fmt::Write as _;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One finding: a code such as `E0001` or `E2027`, a message and where it applies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub code: &'static str,
+    pub message: String,
+    pub span: Span,
+}
+
+impl Diagnostic {
+    pub fn error(code: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
+        Diagnostic { severity: Severity::Error, code, message: message.into(), span }
+    }
+
+    pub fn warning(code: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
+        Diagnostic { severity: Severity::Warning, code, message: message.into(), span }
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// `file:line:col: error[CODE]: message`, then the source line and a caret line.
+    pub fn render(&self, file: &SourceFile) -> String {
+        let (line, col) = file.line_col(self.span.start);
+        let kind = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        let mut out = format!("{}:{line}:{col}: {kind}[{}]: {}\n", file.name, self.code, self.message);
+        let text = file.line_text(line);
+        let gutter = line.to_string();
+        let pad = " ".repeat(gutter.len());
+        let _ = writeln!(out, "{pad} |");
+        let _ = writeln!(out, "{gutter} | {text}");
+        let width = {
+            let (end_line, end_col) = file.line_col(self.span.end);
+            if end_line == line && end_col > col { end_col - col } else { 1 }
+        };
+        let _ = writeln!(out, "{pad} | {}{}", " ".repeat(col - 1), "^".repeat(width));
+        out
+    }
+}

@@ -1,0 +1,232 @@
+//! The host boundary: the only way the interpreter reaches storage, output and native
+//! services. `svc run` implements it over the embedded SQLite store; the server's actors
+//! implement it per request; `MemoryHost` keeps everything in process.
+
+use std::collections::HashMap;
+
+/// Anchor id: 128 random bits, shown as 32 lowercase hex characters (see `jid`).
+pub type AnchorId = u128;
+
+/// Access levels of the spec ("Access levels").
+pub mod level {
+    pub const NO_ACCESS: i8 = -1;
+    pub const READ: i8 = 0;
+    pub const CONNECT: i8 = 1;
+    pub const WRITE: i8 = 2;
+}
+
+pub fn format_id(id: AnchorId) -> String {
+    format!("{id:032x}")
+}
+
+pub fn parse_id(text: &str) -> Option<AnchorId> {
+    let t = text.trim();
+    if t.len() != 32 && t.len() != 36 {
+        return None;
+    }
+    let hex: String = t.chars().filter(|c| *c != '-').collect();
+    if hex.len() != 32 {
+        return None;
+    }
+    u128::from_str_radix(&hex, 16).ok()
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnchorKind {
+    Node,
+    Edge,
+    Walker,
+}
+
+impl AnchorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnchorKind::Node => "node",
+            AnchorKind::Edge => "edge",
+            AnchorKind::Walker => "walker",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<AnchorKind> {
+        match s {
+            "node" => Some(AnchorKind::Node),
+            "edge" => Some(AnchorKind::Edge),
+            "walker" => Some(AnchorKind::Walker),
+            _ => None,
+        }
+    }
+}
+
+/// Who may do what with an anchor besides its owner root.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AccessPolicy {
+    /// Level granted to every root (`None` = not opened: NO_ACCESS for others).
+    pub public: Option<i8>,
+    /// Per-root levels (`allow_root`, `grant(node, user)`).
+    pub roots: Vec<(AnchorId, i8)>,
+}
+
+/// The two ends of a stored edge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EdgeEnds {
+    pub source: AnchorId,
+    pub target: AnchorId,
+    pub undirected: bool,
+}
+
+/// The stored form of a node, edge or walker.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredAnchor {
+    pub id: AnchorId,
+    pub kind: AnchorKind,
+    /// Module the archetype was declared in (file stem, `builtins` for `Root`).
+    pub arch_module: String,
+    /// Archetype name (`Root` for a root node, `GenericEdge` for an untyped edge).
+    pub arch_type: String,
+    /// Digest of the archetype's field names and types when the anchor was written.
+    pub fingerprint: String,
+    /// Root that owns the anchor.
+    pub owner: AnchorId,
+    pub access: AccessPolicy,
+    /// The `has` fields as JSON (archetype values inside are `{"__ref__": id}` or nested
+    /// objects with `__obj__`).
+    pub fields: serde_json::Map<String, serde_json::Value>,
+    /// Edges only.
+    pub ends: Option<EdgeEnds>,
+    /// Nodes only, filled on load: the node's edge ids in creation order. In a commit,
+    /// edge membership travels in `CommitSet::edge_adds`/`edge_removes` instead, so
+    /// appending a child costs O(1) however many children a node has.
+    pub edges: Vec<AnchorId>,
+}
+
+/// Everything one run changed, applied atomically by `Host::commit`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CommitSet {
+    /// New or changed anchors (full field payload; `edges` is ignored).
+    pub upserts: Vec<StoredAnchor>,
+    /// `(node, edge)`: append `edge` to `node`'s edge list.
+    pub edge_adds: Vec<(AnchorId, AnchorId)>,
+    /// `(node, edge)`: remove `edge` from `node`'s edge list.
+    pub edge_removes: Vec<(AnchorId, AnchorId)>,
+    /// Anchors deleted (their own edge lists go with them).
+    pub deletes: Vec<AnchorId>,
+    /// Versions read by the run, for optimistic concurrency: `(id, version)`.
+    pub read_versions: Vec<(AnchorId, u64)>,
+}
+
+impl CommitSet {
+    pub fn is_empty(&self) -> bool {
+        self.upserts.is_empty()
+            && self.edge_adds.is_empty()
+            && self.edge_removes.is_empty()
+            && self.deletes.is_empty()
+    }
+}
+
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum HostError {
+    /// Another run committed a conflicting change first; the caller may replay the run.
+    #[error("write conflict on anchor {0}")]
+    Conflict(String),
+    #[error("store error: {0}")]
+    Store(String),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// What the interpreter needs from the world.
+pub trait Host {
+    /// Load one anchor by id (`None` if absent). Called at most once per id per run: the
+    /// interpreter keeps what it loaded (the request-scoped L1).
+    fn load(&mut self, id: AnchorId) -> Result<Option<StoredAnchor>, HostError>;
+
+    /// Persist a run's changes atomically.
+    fn commit(&mut self, changes: CommitSet) -> Result<(), HostError>;
+
+    /// Root of the user the run acts for.
+    fn user_root(&self) -> AnchorId;
+
+    /// The shared public root (`root.shared`); equals `user_root` outside a server.
+    fn shared_root(&self) -> AnchorId {
+        self.user_root()
+    }
+
+    /// Where `print` and `report` output goes.
+    fn write_stdout(&mut self, text: &str);
+
+    /// A native builtin the host provides (kvstore, store(), publish, ...). `None` means
+    /// the host does not know the name.
+    fn call_native(
+        &mut self,
+        _name: &str,
+        _args: &[serde_json::Value],
+    ) -> Option<Result<serde_json::Value, HostError>> {
+        None
+    }
+
+    /// Read another `.svc` module's source for `import from mod { .. }`; `None` if absent.
+    fn read_module(&mut self, _path: &std::path::Path) -> Option<String> {
+        None
+    }
+}
+
+/// A host that keeps the graph in memory and collects stdout: used by tests, benches,
+/// the MCP `run_svc` tool and `svc run --no-store`.
+#[derive(Default)]
+pub struct MemoryHost {
+    pub anchors: HashMap<AnchorId, StoredAnchor>,
+    pub stdout: String,
+    /// Echo stdout to the process's stdout as well as collecting it.
+    pub echo: bool,
+    pub root: AnchorId,
+}
+
+impl MemoryHost {
+    pub fn new() -> MemoryHost {
+        MemoryHost { root: 1, ..MemoryHost::default() }
+    }
+}
+
+impl Host for MemoryHost {
+    fn load(&mut self, id: AnchorId) -> Result<Option<StoredAnchor>, HostError> {
+        Ok(self.anchors.get(&id).cloned())
+    }
+
+    fn commit(&mut self, changes: CommitSet) -> Result<(), HostError> {
+        for a in changes.upserts {
+            let edges = self.anchors.get(&a.id).map(|old| old.edges.clone()).unwrap_or_default();
+            self.anchors.insert(a.id, StoredAnchor { edges, ..a });
+        }
+        for (node, edge) in changes.edge_adds {
+            if let Some(n) = self.anchors.get_mut(&node) {
+                n.edges.push(edge);
+            }
+        }
+        for (node, edge) in changes.edge_removes {
+            if let Some(n) = self.anchors.get_mut(&node) {
+                n.edges.retain(|e| *e != edge);
+            }
+        }
+        for id in changes.deletes {
+            self.anchors.remove(&id);
+        }
+        Ok(())
+    }
+
+    fn user_root(&self) -> AnchorId {
+        self.root
+    }
+
+    fn write_stdout(&mut self, text: &str) {
+        if self.echo {
+            use std::io::Write as _;
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes());
+        }
+        self.stdout.push_str(text);
+    }
+
+    fn read_module(&mut self, path: &std::path::Path) -> Option<String> {
+        std::fs::read_to_string(path).ok()
+    }
+}

@@ -1,0 +1,183 @@
+//! Python-style builtin functions, builtin type constructors and the methods of builtin
+//! values (`str`, `list`, `dict`, `set`, `tuple`, `int`, `float`), with CPython's error
+//! texts.
+//!
+//! Entry points: [`call_builtin`], [`call_method`], [`has_method`], [`construct_builtin`]
+//! and [`format_value`] (the `format()` builtin, `str.format` and f-string fields).
+
+mod args;
+mod collections;
+mod construct;
+mod functions;
+mod numeric;
+mod sort;
+mod strings;
+
+#[cfg(test)]
+mod tests;
+
+use super::value::{Class, ClassKind, Value};
+use super::{Interp, Interrupt};
+use std::rc::Rc;
+
+pub use construct::construct_builtin;
+pub use strings::format_value;
+
+/// Names of the builtin functions implemented here (the checker uses this list for name
+/// resolution). Builtin types (`int`, `str`, `range`, `type`, ...) are in [`BUILTIN_TYPES`]:
+/// they are classes, called through [`construct_builtin`].
+pub const BUILTIN_FUNCTIONS: &[&str] = &[
+    "print",
+    "len",
+    "repr",
+    "abs",
+    "round",
+    "min",
+    "max",
+    "sum",
+    "sorted",
+    "reversed",
+    "enumerate",
+    "zip",
+    "map",
+    "filter",
+    "any",
+    "all",
+    "isinstance",
+    "issubclass",
+    "hasattr",
+    "getattr",
+    "setattr",
+    "hash",
+    "id",
+    "ord",
+    "chr",
+    "divmod",
+    "pow",
+    "bin",
+    "hex",
+    "oct",
+    "iter",
+    "next",
+    "input",
+    "callable",
+    "format",
+    "ascii",
+];
+
+/// Builtin types callable as constructors through [`construct_builtin`].
+pub const BUILTIN_TYPES: &[&str] = &[
+    "int",
+    "float",
+    "str",
+    "bool",
+    "list",
+    "tuple",
+    "dict",
+    "set",
+    "frozenset",
+    "range",
+    "type",
+    "object",
+];
+
+/// Python builtin functions. Returns `Ok(None)` when `name` is not one of ours (the
+/// interpreter then tries its own object-spatial builtins).
+pub fn call_builtin(
+    it: &mut Interp,
+    name: &str,
+    args: Vec<Value>,
+    kwargs: Vec<(Rc<str>, Value)>,
+) -> Result<Option<Value>, Interrupt> {
+    functions::call(it, name, args, kwargs)
+}
+
+/// Methods of builtin values. `Ok(None)` when the receiver has no such method.
+pub fn call_method(
+    it: &mut Interp,
+    recv: &Value,
+    name: &str,
+    args: Vec<Value>,
+    kwargs: Vec<(Rc<str>, Value)>,
+) -> Result<Option<Value>, Interrupt> {
+    match recv {
+        Value::Str(s) => strings::call_method(it, s, name, args, kwargs),
+        Value::List(l) => collections::list_method(it, l, name, args, kwargs),
+        Value::Dict(d) => collections::dict_method(it, d, name, args, kwargs),
+        Value::Set(s) => collections::set_method(it, s, name, args, kwargs),
+        Value::Tuple(t) => collections::tuple_method(it, t, name, args, kwargs),
+        Value::Range(..) => collections::range_method(it, recv, name, args, kwargs),
+        Value::Int(_) | Value::BigInt(_) | Value::Bool(_) | Value::Float(_) => {
+            numeric::call_method(it, recv, name, args, kwargs)
+        }
+        Value::Class(c) if c.kind == ClassKind::Builtin => class_method(it, c, name, args, kwargs),
+        _ => Ok(None),
+    }
+}
+
+/// Method names of instances of the builtin type `type_name`.
+fn methods_of_type(type_name: &str) -> &'static [&'static str] {
+    match type_name {
+        "str" => strings::METHODS,
+        "list" => collections::LIST_METHODS,
+        "dict" => collections::DICT_METHODS,
+        "set" | "frozenset" => collections::SET_METHODS,
+        "tuple" => collections::TUPLE_METHODS,
+        "range" => collections::RANGE_METHODS,
+        "int" | "bool" => numeric::INT_METHODS,
+        "float" => numeric::FLOAT_METHODS,
+        _ => &[],
+    }
+}
+
+/// A method looked up on a builtin type: `dict.fromkeys(...)`, or an unbound method
+/// such as `str.lower` called with its receiver first (`sorted(xs, key=str.lower)`).
+fn class_method(
+    it: &mut Interp,
+    class: &Rc<Class>,
+    name: &str,
+    args: Vec<Value>,
+    kwargs: Vec<(Rc<str>, Value)>,
+) -> Result<Option<Value>, Interrupt> {
+    if !methods_of_type(&class.name).contains(&name) {
+        return Ok(None);
+    }
+    if &*class.name == "dict" && name == "fromkeys" {
+        return collections::dict_fromkeys(it, args, kwargs).map(Some);
+    }
+    let mut a = args.into_iter();
+    let Some(recv) = a.next() else {
+        return Err(it.err(
+            "TypeError",
+            format!("unbound method {}.{name}() needs an argument", class.name),
+        ));
+    };
+    if !it.class_of(&recv).is_sub(class) {
+        let t = it.type_name_of(&recv);
+        return Err(it.err(
+            "TypeError",
+            format!(
+                "descriptor '{name}' for '{}' objects doesn't apply to a '{t}' object",
+                class.name
+            ),
+        ));
+    }
+    call_method(it, &recv, name, a.collect(), kwargs)
+}
+
+/// True when `recv` (a builtin value) has method `name`.
+pub fn has_method(recv: &Value, name: &str) -> bool {
+    let names: &[&str] = match recv {
+        Value::Str(_) => strings::METHODS,
+        Value::List(_) => collections::LIST_METHODS,
+        Value::Dict(_) => collections::DICT_METHODS,
+        Value::Set(_) => collections::SET_METHODS,
+        Value::Tuple(_) => collections::TUPLE_METHODS,
+        Value::Range(..) => collections::RANGE_METHODS,
+        Value::Int(_) | Value::BigInt(_) | Value::Bool(_) => numeric::INT_METHODS,
+        Value::Float(_) => numeric::FLOAT_METHODS,
+        Value::Class(c) if c.kind == ClassKind::Builtin => methods_of_type(&c.name),
+        _ => return false,
+    };
+    names.contains(&name)
+}

@@ -1,0 +1,502 @@
+//! Numeric builtins (`abs`, `round`, `divmod`, `pow`, `hash`, `bin`/`hex`/`oct`, `ord`,
+//! `chr`) and the methods of `int` and `float`.
+
+use super::args::{Kwargs, bind, index_of, no_kwargs, tname};
+use super::functions::user_dunder;
+use crate::ast::BinOp;
+use crate::interp::value::{Value, identity};
+use crate::interp::{Interp, Interrupt};
+use crate::pyfmt;
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::{FromPrimitive, One, Signed, ToPrimitive, Zero};
+use std::rc::Rc;
+
+type R<T> = Result<T, Interrupt>;
+
+pub(super) const INT_METHODS: &[&str] = &[
+    "bit_length",
+    "bit_count",
+    "conjugate",
+    "is_integer",
+    "as_integer_ratio",
+];
+pub(super) const FLOAT_METHODS: &[&str] = &["is_integer", "conjugate"];
+
+/// An integer value as a `BigInt` (ints and bools).
+pub(super) fn to_big(v: &Value) -> Option<BigInt> {
+    match v {
+        Value::Int(i) => Some(BigInt::from(*i)),
+        Value::Bool(b) => Some(BigInt::from(u8::from(*b))),
+        Value::BigInt(b) => Some((**b).clone()),
+        _ => None,
+    }
+}
+
+fn is_int(v: &Value) -> bool {
+    matches!(v, Value::Int(_) | Value::Bool(_) | Value::BigInt(_))
+}
+
+fn is_num(v: &Value) -> bool {
+    is_int(v) || matches!(v, Value::Float(_))
+}
+
+/// Raise a message from `pyfmt` as the exception class CPython uses for it.
+pub(super) fn pyfmt_err(it: &Interp, msg: String) -> Interrupt {
+    let kind = match pyfmt::error_kind(&msg) {
+        pyfmt::PyErrorKind::ValueError => "ValueError",
+        pyfmt::PyErrorKind::TypeError => "TypeError",
+        pyfmt::PyErrorKind::OverflowError => "OverflowError",
+    };
+    it.err(kind, msg)
+}
+
+/// `int(x)` for a float: truncation, with CPython's errors for NaN and infinities.
+pub(super) fn float_to_int(it: &Interp, x: f64) -> R<Value> {
+    if let Some(i) = pyfmt::float_to_i64(x) {
+        return Ok(Value::Int(i));
+    }
+    pyfmt::float_to_int_checked(x)
+        .map(Value::from_bigint)
+        .map_err(|m| pyfmt_err(it, m))
+}
+
+/// `abs(v)`.
+pub(super) fn abs(it: &mut Interp, v: &Value) -> R<Value> {
+    Ok(match v {
+        Value::Int(i) => match i.checked_abs() {
+            Some(a) => Value::Int(a),
+            None => Value::from_bigint(-BigInt::from(*i)),
+        },
+        Value::Bool(b) => Value::Int(i64::from(*b)),
+        Value::BigInt(b) => Value::from_bigint(b.abs()),
+        Value::Float(x) => Value::Float(x.abs()),
+        _ => {
+            if let Some(r) = user_dunder(it, v, "__abs__", Vec::new()) {
+                return r;
+            }
+            let t = tname(it, v);
+            return Err(it.err("TypeError", format!("bad operand type for abs(): '{t}'")));
+        }
+    })
+}
+
+/// Round an integer to `10**(-ndigits)` with ties to even (ndigits < 0).
+fn round_int(x: &BigInt, ndigits: i64) -> BigInt {
+    if ndigits >= 0 {
+        return x.clone();
+    }
+    let exp = ndigits.unsigned_abs();
+    if exp > x.bits() / 3 + 2 {
+        // 10**exp > 2*|x|: rounds to zero.
+        return BigInt::zero();
+    }
+    let exp = u32::try_from(exp).unwrap_or(u32::MAX);
+    let m = num_traits::pow(BigInt::from(10u8), exp as usize);
+    let (q, r) = x.div_mod_floor(&m);
+    let twice = &r * 2u8;
+    let q = if twice > m || (twice == m && q.is_odd()) {
+        q + 1u8
+    } else {
+        q
+    };
+    q * m
+}
+
+/// `round(number, ndigits=None)`.
+pub(super) fn round(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs) -> R<Value> {
+    let [x, nd] = bind(it, "round", args, kwargs, ["number", "ndigits"], 1)?;
+    let x = x.unwrap_or(Value::None);
+    let nd = match nd {
+        None | Some(Value::None) => None,
+        Some(n) => Some(index_of(it, &n)?),
+    };
+    match (&x, nd) {
+        (Value::Float(f), None) => float_to_int(it, f.round_ties_even()),
+        (Value::Float(f), Some(n)) => pyfmt::round_float(*f, n)
+            .map(Value::Float)
+            .map_err(|m| pyfmt_err(it, m)),
+        (Value::Int(_) | Value::Bool(_) | Value::BigInt(_), n) => {
+            let n = n.unwrap_or(0);
+            match (&x, n >= 0) {
+                (Value::Bool(b), true) => Ok(Value::Int(i64::from(*b))),
+                (_, true) => Ok(x.clone()),
+                _ => Ok(Value::from_bigint(round_int(
+                    &to_big(&x).unwrap_or_default(),
+                    n,
+                ))),
+            }
+        }
+        _ => {
+            let extra = nd.map(|n| vec![Value::Int(n)]).unwrap_or_default();
+            if let Some(r) = user_dunder(it, &x, "__round__", extra) {
+                return r;
+            }
+            let t = tname(it, &x);
+            Err(it.err(
+                "TypeError",
+                format!("type {t} doesn't define __round__ method"),
+            ))
+        }
+    }
+}
+
+/// `divmod(a, b)`.
+pub(super) fn divmod(it: &mut Interp, a: &Value, b: &Value) -> R<Value> {
+    if !(is_num(a) && is_num(b)) {
+        if let Some(r) = user_dunder(it, a, "__divmod__", vec![b.clone()]) {
+            return r;
+        }
+        let (ta, tb) = (tname(it, a), tname(it, b));
+        return Err(it.err(
+            "TypeError",
+            format!("unsupported operand type(s) for divmod(): '{ta}' and '{tb}'"),
+        ));
+    }
+    let zero = match b {
+        Value::Int(0) | Value::Bool(false) => true,
+        Value::Float(f) => *f == 0.0,
+        _ => false,
+    };
+    if zero {
+        let msg = if matches!(a, Value::Float(_)) || matches!(b, Value::Float(_)) {
+            "float divmod()"
+        } else {
+            "integer division or modulo by zero"
+        };
+        return Err(it.err("ZeroDivisionError", msg));
+    }
+    let q = it.binary_op(BinOp::FloorDiv, a, b)?;
+    let r = it.binary_op(BinOp::Mod, a, b)?;
+    Ok(Value::tuple(vec![q, r]))
+}
+
+/// Three-argument `pow(base, exp, mod)`.
+pub(super) fn pow_mod(it: &mut Interp, b: &Value, e: &Value, m: &Value) -> R<Value> {
+    let (Some(b), Some(e), Some(m)) = (to_big(b), to_big(e), to_big(m)) else {
+        return Err(it.err(
+            "TypeError",
+            "pow() 3rd argument not allowed unless all arguments are integers",
+        ));
+    };
+    if m.is_zero() {
+        return Err(it.err("ValueError", "pow() 3rd argument cannot be 0"));
+    }
+    let am = m.abs();
+    let base = if e.is_negative() {
+        match mod_inverse(&b.mod_floor(&am), &am) {
+            Some(inv) => inv,
+            None => {
+                return Err(it.err("ValueError", "base is not invertible for the given modulus"));
+            }
+        }
+    } else {
+        b.mod_floor(&am)
+    };
+    let mut r = base.modpow(&e.abs(), &am);
+    if m.is_negative() && !r.is_zero() {
+        r -= &am;
+    }
+    Ok(Value::from_bigint(r))
+}
+
+fn mod_inverse(a: &BigInt, m: &BigInt) -> Option<BigInt> {
+    let (mut old_r, mut r) = (a.clone(), m.clone());
+    let (mut old_s, mut s) = (BigInt::one(), BigInt::zero());
+    while !r.is_zero() {
+        let q = &old_r / &r;
+        let nr = &old_r - &q * &r;
+        old_r = std::mem::replace(&mut r, nr);
+        let ns = &old_s - &q * &s;
+        old_s = std::mem::replace(&mut s, ns);
+    }
+    if old_r.is_one() {
+        Some(old_s.mod_floor(m))
+    } else {
+        None
+    }
+}
+
+/// `bin`, `hex`, `oct`.
+pub(super) fn radix_str(it: &mut Interp, v: &Value, which: &str) -> R<Value> {
+    let Some(n) = to_big(v) else {
+        if let Some(r) = user_dunder(it, v, "__index__", Vec::new()) {
+            let r = r?;
+            if to_big(&r).is_none() {
+                let t = tname(it, &r);
+                return Err(it.err(
+                    "TypeError",
+                    format!("__index__ returned non-int (type {t})"),
+                ));
+            }
+            return radix_str(it, &r, which);
+        }
+        let t = tname(it, v);
+        return Err(it.err(
+            "TypeError",
+            format!("'{t}' object cannot be interpreted as an integer"),
+        ));
+    };
+    let (radix, prefix) = match which {
+        "bin" => (2, "0b"),
+        "oct" => (8, "0o"),
+        _ => (16, "0x"),
+    };
+    let digits = n.magnitude().to_str_radix(radix);
+    let sign = if n.is_negative() { "-" } else { "" };
+    Ok(Value::Str(Rc::from(format!("{sign}{prefix}{digits}"))))
+}
+
+/// `ord(c)`.
+pub(super) fn ord(it: &mut Interp, v: &Value) -> R<Value> {
+    match v {
+        Value::Str(s) => {
+            let mut ch = s.chars();
+            match (ch.next(), ch.next()) {
+                (Some(c), None) => Ok(Value::Int(i64::from(u32::from(c)))),
+                _ => {
+                    let n = s.chars().count();
+                    Err(it.err(
+                        "TypeError",
+                        format!("ord() expected a character, but string of length {n} found"),
+                    ))
+                }
+            }
+        }
+        other => {
+            let t = tname(it, other);
+            Err(it.err(
+                "TypeError",
+                format!("ord() expected string of length 1, but {t} found"),
+            ))
+        }
+    }
+}
+
+/// `chr(i)`.
+pub(super) fn chr(it: &mut Interp, v: &Value) -> R<Value> {
+    let i = match v {
+        Value::BigInt(_) => {
+            return Err(it.err("OverflowError", "Python int too large to convert to C int"));
+        }
+        _ => index_of(it, v)?,
+    };
+    if !(0..=0x10FFFF).contains(&i) {
+        return Err(it.err("ValueError", "chr() arg not in range(0x110000)"));
+    }
+    let c = u32::try_from(i)
+        .ok()
+        .and_then(char::from_u32)
+        .unwrap_or('\u{FFFD}');
+    Ok(Value::Str(Rc::from(c.encode_utf8(&mut [0; 4]) as &str)))
+}
+
+const HASH_BITS: u32 = 61;
+const HASH_MOD: u64 = (1 << HASH_BITS) - 1;
+const HASH_INF: i64 = 314_159;
+
+fn fix_hash(h: i64) -> i64 {
+    if h == -1 { -2 } else { h }
+}
+
+fn hash_bigint(b: &BigInt) -> i64 {
+    let m = BigInt::from(HASH_MOD);
+    let r = b.abs().mod_floor(&m).to_i64().unwrap_or(0);
+    fix_hash(if b.is_negative() { -r } else { r })
+}
+
+fn hash_int(i: i64) -> i64 {
+    let m = i128::from(HASH_MOD);
+    let a = i128::from(i).abs() % m;
+    let r = if i < 0 { -a } else { a };
+    fix_hash(i64::try_from(r).unwrap_or(0))
+}
+
+/// `frexp`: `x = m * 2**e` with `0.5 <= |m| < 1` (finite, non-zero `x`).
+fn frexp(x: f64) -> (f64, i32) {
+    if x == 0.0 || !x.is_finite() {
+        return (x, 0);
+    }
+    let bits = x.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    if exp == 0 {
+        // Subnormal: scale up first.
+        let (m, e) = frexp(x * f64::from_bits(0x43f0_0000_0000_0000)); // 2**64
+        return (m, e - 64);
+    }
+    let m = f64::from_bits((bits & !(0x7ff << 52)) | (1022 << 52));
+    (m, exp - 1022)
+}
+
+/// CPython's `_Py_HashDouble` (NaN hashes to 0 here: CPython uses its identity).
+fn hash_float(v: f64) -> i64 {
+    if v.is_nan() {
+        return 0;
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { HASH_INF } else { -HASH_INF };
+    }
+    if v.fract() == 0.0 {
+        return match BigInt::from_f64(v) {
+            Some(b) => hash_bigint(&b),
+            None => 0,
+        };
+    }
+    let (mut m, mut e) = frexp(v);
+    let mut sign: i64 = 1;
+    if m < 0.0 {
+        sign = -1;
+        m = -m;
+    }
+    let mut x: u64 = 0;
+    while m != 0.0 {
+        x = ((x << 28) & HASH_MOD) | (x >> (HASH_BITS - 28));
+        m *= 268_435_456.0;
+        e -= 28;
+        let y = m as u64;
+        m -= y as f64;
+        x += y;
+        if x >= HASH_MOD {
+            x -= HASH_MOD;
+        }
+    }
+    let bits = HASH_BITS as i32;
+    let e = if e >= 0 {
+        e % bits
+    } else {
+        bits - 1 - ((-1 - e) % bits)
+    };
+    let e = e as u32;
+    x = ((x << e) & HASH_MOD) | (x >> (HASH_BITS - e));
+    fix_hash((x as i64).wrapping_mul(sign))
+}
+
+/// Python `hash(v)`: CPython's values for numbers and tuples; strings hash
+/// deterministically (CPython randomises them per process).
+pub(super) fn py_hash(it: &mut Interp, v: &Value) -> R<i64> {
+    Ok(match v {
+        Value::None => 0xFCA8_6420,
+        Value::Bool(b) => i64::from(*b),
+        Value::Int(i) => hash_int(*i),
+        Value::BigInt(b) => hash_bigint(b),
+        Value::Float(f) => hash_float(*f),
+        Value::Str(s) => {
+            use std::hash::{Hash, Hasher};
+            let mut h = crate::interp::value::FxHasher::default();
+            s.hash(&mut h);
+            fix_hash((h.finish() >> 1) as i64)
+        }
+        Value::Tuple(items) => {
+            const P1: u64 = 11_400_714_785_074_694_791;
+            const P2: u64 = 14_029_467_366_897_019_727;
+            const P5: u64 = 2_870_177_450_012_600_261;
+            let mut acc: u64 = P5;
+            for item in items.iter() {
+                let lane = py_hash(it, item)? as u64;
+                acc = acc.wrapping_add(lane.wrapping_mul(P2));
+                acc = acc.rotate_left(31);
+                acc = acc.wrapping_mul(P1);
+            }
+            acc = acc.wrapping_add((items.len() as u64) ^ (P5 ^ 3_527_539));
+            if acc == u64::MAX {
+                1_546_275_796
+            } else {
+                acc as i64
+            }
+        }
+        Value::List(_) | Value::Dict(_) | Value::Set(_) => {
+            let t = tname(it, v);
+            return Err(it.err("TypeError", format!("unhashable type: '{t}'")));
+        }
+        Value::EnumMember(m) => {
+            use std::hash::{Hash, Hasher};
+            let mut h = crate::interp::value::FxHasher::default();
+            m.name.hash(&mut h);
+            fix_hash((h.finish() >> 1) as i64)
+        }
+        Value::Instance(_) | Value::Anchor(_) => {
+            if let Some(r) = user_dunder(it, v, "__hash__", Vec::new()) {
+                return match r? {
+                    Value::Int(i) => Ok(fix_hash(i)),
+                    Value::BigInt(b) => Ok(hash_bigint(&b)),
+                    _ => Err(it.err("TypeError", "__hash__ method should return an integer")),
+                };
+            }
+            it.hash_key(v)?;
+            if let Value::Anchor(h) = v {
+                i64::from(*h)
+            } else {
+                py_id(v) >> 4
+            }
+        }
+        other => {
+            it.hash_key(other)?;
+            py_id(other) >> 4
+        }
+    })
+}
+
+/// `id(v)`: the identity of reference values, a stable number for the others.
+pub(super) fn py_id(v: &Value) -> i64 {
+    match identity(v) {
+        Some(p) => p as i64,
+        None => {
+            use std::hash::{Hash, Hasher};
+            let mut h = crate::interp::value::FxHasher::default();
+            crate::interp::value::HashKey(v.clone()).hash(&mut h);
+            (h.finish() >> 2) as i64
+        }
+    }
+}
+
+/// Methods of `int` and `float` values.
+pub(super) fn call_method(
+    it: &mut Interp,
+    recv: &Value,
+    name: &str,
+    args: Vec<Value>,
+    kwargs: Kwargs,
+) -> R<Option<Value>> {
+    let is_float = matches!(recv, Value::Float(_));
+    let known = if is_float { FLOAT_METHODS } else { INT_METHODS };
+    if !known.contains(&name) {
+        return Ok(None);
+    }
+    let tn = if is_float { "float" } else { "int" };
+    no_kwargs(it, &format!("{tn}.{name}"), &kwargs)?;
+    if !args.is_empty() {
+        return Err(it.err(
+            "TypeError",
+            format!("{tn}.{name}() takes no arguments ({} given)", args.len()),
+        ));
+    }
+    let v = match (recv, name) {
+        (Value::Float(f), "is_integer") => Value::Bool(f.is_finite() && f.fract() == 0.0),
+        (Value::Float(f), "conjugate") => Value::Float(*f),
+        (_, "is_integer") => Value::Bool(true),
+        (Value::Bool(b), "conjugate") => Value::Int(i64::from(*b)),
+        (_, "conjugate") => recv.clone(),
+        (_, "bit_length") => {
+            let n = to_big(recv).unwrap_or_default();
+            Value::Int(i64::try_from(n.bits()).unwrap_or(i64::MAX))
+        }
+        (_, "bit_count") => {
+            let n = to_big(recv).unwrap_or_default();
+            let ones: u64 = n
+                .magnitude()
+                .iter_u64_digits()
+                .map(|d| u64::from(d.count_ones()))
+                .sum();
+            Value::Int(i64::try_from(ones).unwrap_or(i64::MAX))
+        }
+        (_, "as_integer_ratio") => {
+            let n = match recv {
+                Value::Bool(b) => Value::Int(i64::from(*b)),
+                other => other.clone(),
+            };
+            Value::tuple(vec![n, Value::Int(1)])
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(v))
+}

@@ -1,0 +1,226 @@
+//! `str()` and `repr()` of every value, following CPython and language.md §9: archetypes
+//! print as `Name(field=repr, ...)`, walkers omit `reports`, enums as `Color.RED`.
+
+use super::value::*;
+use super::{Interp, R};
+use crate::pyfmt;
+use std::fmt::Write as _;
+
+impl Interp<'_> {
+    pub fn to_str(&mut self, v: &Value) -> R<String> {
+        match v {
+            Value::Str(s) => Ok(s.to_string()),
+            Value::EnumMember(m) => Ok(format!("{}.{}", m.class.name, m.name)),
+            Value::Instance(i) if i.class.is_exception() => {
+                if let Some(f) = i.class.find_method("__str__") {
+                    let r = self.call_function(&f, Some(v.clone()), vec![], vec![], None)?;
+                    return self.to_str(&r);
+                }
+                match i.get_extra("args") {
+                    Some(Value::Tuple(args)) => match args.len() {
+                        0 => Ok(String::new()),
+                        1 => {
+                            let a = args[0].clone();
+                            // KeyError shows the repr of its key.
+                            if i.class.is_sub_named("KeyError") {
+                                return self.repr(&a);
+                            }
+                            self.to_str(&a)
+                        }
+                        _ => self.repr(&Value::Tuple(args)),
+                    },
+                    _ => Ok(String::new()),
+                }
+            }
+            Value::Instance(i) => {
+                if let Some(f) = i.class.find_method("__str__") {
+                    let r = self.call_function(&f, Some(v.clone()), vec![], vec![], None)?;
+                    return self.to_str(&r);
+                }
+                self.repr(v)
+            }
+            _ => self.repr(v),
+        }
+    }
+
+    pub fn repr(&mut self, v: &Value) -> R<String> {
+        let mut out = String::new();
+        self.write_repr(v, &mut out, 0)?;
+        Ok(out)
+    }
+
+    fn write_repr(&mut self, v: &Value, out: &mut String, depth: usize) -> R<()> {
+        if depth > 200 {
+            out.push_str("...");
+            return Ok(());
+        }
+        match v {
+            Value::None => out.push_str("None"),
+            Value::Bool(true) => out.push_str("True"),
+            Value::Bool(false) => out.push_str("False"),
+            Value::Int(i) => {
+                let _ = write!(out, "{i}");
+            }
+            Value::BigInt(b) => {
+                let _ = write!(out, "{b}");
+            }
+            Value::Float(f) => out.push_str(&pyfmt::float_repr(*f)),
+            Value::Str(s) => out.push_str(&pyfmt::str_repr(s)),
+            Value::List(l) => {
+                let items = l.borrow().clone();
+                out.push('[');
+                for (i, x) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    if let Value::List(inner) = x
+                        && std::rc::Rc::ptr_eq(inner, l)
+                    {
+                        out.push_str("[...]");
+                        continue;
+                    }
+                    self.write_repr(x, out, depth + 1)?;
+                }
+                out.push(']');
+            }
+            Value::Tuple(t) => {
+                out.push('(');
+                for (i, x) in t.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    self.write_repr(x, out, depth + 1)?;
+                }
+                if t.len() == 1 {
+                    out.push(',');
+                }
+                out.push(')');
+            }
+            Value::Dict(d) => {
+                let items: Vec<(Value, Value)> =
+                    d.borrow().iter().map(|(k, v)| (k.0.clone(), v.clone())).collect();
+                out.push('{');
+                for (i, (k, x)) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    self.write_repr(k, out, depth + 1)?;
+                    out.push_str(": ");
+                    self.write_repr(x, out, depth + 1)?;
+                }
+                out.push('}');
+            }
+            Value::Set(s) => {
+                let items = super::ops::set_items(&s.borrow());
+                if items.is_empty() {
+                    out.push_str("set()");
+                    return Ok(());
+                }
+                out.push('{');
+                for (i, x) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    self.write_repr(x, out, depth + 1)?;
+                }
+                out.push('}');
+            }
+            Value::Range(a, b, s) => {
+                if *s == 1 {
+                    let _ = write!(out, "range({a}, {b})");
+                } else {
+                    let _ = write!(out, "range({a}, {b}, {s})");
+                }
+            }
+            Value::Func(f) => {
+                let _ = write!(out, "<function {} at 0x{:012x}>", f.name, std::rc::Rc::as_ptr(f) as usize);
+            }
+            Value::Bound(b) => {
+                let _ = write!(out, "<bound method {}>", b.1.name);
+            }
+            Value::Builtin(n) => {
+                let _ = write!(out, "<built-in function {n}>");
+            }
+            Value::BuiltinMethod(b) => {
+                let _ = write!(out, "<built-in method {}>", b.1);
+            }
+            Value::Class(c) => {
+                if c.module.as_ref() == "builtins" {
+                    let _ = write!(out, "<class '{}'>", c.name);
+                } else {
+                    let _ = write!(out, "<class '{}.{}'>", c.module, c.name);
+                }
+            }
+            Value::EnumMember(m) => {
+                let mut val = String::new();
+                self.write_repr(&m.value, &mut val, depth + 1)?;
+                let _ = write!(out, "<{}.{}: {}>", m.class.name, m.name, val);
+            }
+            Value::Module(m) => {
+                let _ = write!(out, "<module '{}'>", m.name);
+            }
+            Value::Iter(_) => out.push_str("<iterator>"),
+            Value::Super(_) => out.push_str("<super>"),
+            Value::Instance(i) => {
+                if i.class.is_exception() {
+                    let args = match i.get_extra("args") {
+                        Some(a) => a,
+                        None => Value::tuple(vec![]),
+                    };
+                    let _ = write!(out, "{}", i.class.name);
+                    match &args {
+                        Value::Tuple(t) if t.len() == 1 => {
+                            out.push('(');
+                            self.write_repr(&t[0], out, depth + 1)?;
+                            out.push(')');
+                        }
+                        other => self.write_repr(other, out, depth + 1)?,
+                    }
+                    return Ok(());
+                }
+                if let Some(f) = i.class.find_method("__repr__") {
+                    let r = self.call_function(&f, Some(v.clone()), vec![], vec![], None)?;
+                    out.push_str(&self.to_str(&r)?);
+                    return Ok(());
+                }
+                let fields = i.fields.borrow().clone();
+                let class = i.class.clone();
+                self.write_fields(&class, &fields, out, depth)?;
+            }
+            Value::Anchor(h) => {
+                let slot = self.graph.slot(*h);
+                let class = slot.class.clone();
+                let fields = slot.fields.clone();
+                self.write_fields(&class, &fields, out, depth)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn write_fields(&mut self, class: &Class, fields: &[Value], out: &mut String, depth: usize) -> R<()> {
+        out.push_str(&class.name);
+        out.push('(');
+        let mut first = true;
+        for (f, v) in class.fields.iter().zip(fields.iter()) {
+            if f.is_static || (&*f.name == "reports" && class.is_walker()) {
+                continue;
+            }
+            if !first {
+                out.push_str(", ");
+            }
+            first = false;
+            out.push_str(&f.name);
+            out.push('=');
+            self.write_repr(v, out, depth + 1)?;
+        }
+        out.push(')');
+        Ok(())
+    }
+}
+
+impl Class {
+    /// Is this class (or an ancestor) the builtin named `name`?
+    pub fn is_sub_named(&self, name: &str) -> bool {
+        &*self.name == name || self.mro.iter().any(|c| &*c.name == name)
+    }
+}

@@ -1,0 +1,865 @@
+//! Expression evaluation: names, literals, calls, comprehensions, f-strings and the
+//! object-spatial expressions (edge references, connect, spawn, filters).
+
+use super::value::*;
+use super::{Ctx, Interp, Interrupt, R};
+use crate::ast::{self, Arg, EdgeDir, ExprKind as E};
+use std::rc::Rc;
+
+impl Interp<'_> {
+    pub(crate) fn lookup(&mut self, name: &Rc<str>, ctx: &Ctx) -> R<Value> {
+        match scope_get(&ctx.scope, name) {
+            Some(v) => Ok(v),
+            None => Err(self.err("NameError", format!("name '{name}' is not defined"))),
+        }
+    }
+
+    /// Evaluate an expression; an exception raised here records this expression as its
+    /// origin unless an inner expression already did.
+    #[inline]
+    pub fn eval(&mut self, e: &ast::Expr, ctx: &Ctx) -> R<Value> {
+        match self.eval_inner(e, ctx) {
+            Err(Interrupt::Exc(mut err)) => {
+                if err.origin.is_none() {
+                    err.origin = Some((ctx.file, e.span));
+                }
+                Err(Interrupt::Exc(err))
+            }
+            other => other,
+        }
+    }
+
+    fn eval_inner(&mut self, e: &ast::Expr, ctx: &Ctx) -> R<Value> {
+        match &e.kind {
+            E::None => Ok(Value::None),
+            E::Bool(b) => Ok(Value::Bool(*b)),
+            E::Int(i) => Ok(Value::Int(*i)),
+            E::BigInt(digits) => match digits.parse::<num_bigint::BigInt>() {
+                Ok(b) => Ok(Value::from_bigint(b)),
+                Err(_) => Err(self.err("ValueError", format!("invalid integer literal {digits}"))),
+            },
+            E::Float(f) => Ok(Value::Float(*f)),
+            E::Str(s) => Ok(Value::Str(Rc::from(s.as_str()))),
+            E::FString(parts) => {
+                let s = self.eval_fstring(parts, ctx)?;
+                Ok(Value::Str(Rc::from(s)))
+            }
+            E::Ellipsis => Ok(Value::None),
+            E::Name(n) => self.lookup(n, ctx),
+            E::Special(sp) => self.eval_special(*sp, ctx),
+            E::List(items) => Ok(Value::list(self.eval_items(items, ctx)?)),
+            E::Tuple(items) => Ok(Value::tuple(self.eval_items(items, ctx)?)),
+            E::Set(items) => {
+                let vals = self.eval_items(items, ctx)?;
+                let mut set = Set::default();
+                for v in vals {
+                    set.insert(self.hash_key(&v)?);
+                }
+                Ok(Value::Set(Rc::new(std::cell::RefCell::new(set))))
+            }
+            E::Dict(items) => {
+                let mut d = Dict::default();
+                for it in items {
+                    match it {
+                        ast::DictItem::Pair(k, v) => {
+                            let k = self.eval(k, ctx)?;
+                            let v = self.eval(v, ctx)?;
+                            let k = self.hash_key(&k)?;
+                            d.insert(k, v);
+                        }
+                        ast::DictItem::Spread(x) => {
+                            let v = self.eval(x, ctx)?;
+                            match &v {
+                                Value::Dict(src) => {
+                                    for (k, v) in src.borrow().iter() {
+                                        d.insert(k.clone(), v.clone());
+                                    }
+                                }
+                                other => {
+                                    let t = self.type_name_of(other);
+                                    return Err(self.err(
+                                        "TypeError",
+                                        format!("'{t}' object is not a mapping"),
+                                    ));
+                                }
+                            }
+                        }
+                    }
+                }
+                Ok(Value::dict(d))
+            }
+            E::ListComp { elt, gens } | E::GenExp { elt, gens } => {
+                let mut out = Vec::new();
+                let scope = Scope::new_ref(Some(ctx.scope.clone()));
+                let cctx = Ctx { scope, ..ctx.clone() };
+                self.comprehend(gens, &cctx, &mut |it, c| {
+                    let v = it.eval(elt, c)?;
+                    out.push(v);
+                    Ok(())
+                })?;
+                Ok(Value::list(out))
+            }
+            E::SetComp { elt, gens } => {
+                let mut out = Set::default();
+                let scope = Scope::new_ref(Some(ctx.scope.clone()));
+                let cctx = Ctx { scope, ..ctx.clone() };
+                self.comprehend(gens, &cctx, &mut |it, c| {
+                    let v = it.eval(elt, c)?;
+                    out.insert(it.hash_key(&v)?);
+                    Ok(())
+                })?;
+                Ok(Value::Set(Rc::new(std::cell::RefCell::new(out))))
+            }
+            E::DictComp { key, value, gens } => {
+                let mut out = Dict::default();
+                let scope = Scope::new_ref(Some(ctx.scope.clone()));
+                let cctx = Ctx { scope, ..ctx.clone() };
+                self.comprehend(gens, &cctx, &mut |it, c| {
+                    let k = it.eval(key, c)?;
+                    let v = it.eval(value, c)?;
+                    out.insert(it.hash_key(&k)?, v);
+                    Ok(())
+                })?;
+                Ok(Value::dict(out))
+            }
+            E::Starred(inner) => self.eval(inner, ctx),
+            E::Attr { obj, name, null_safe } => {
+                let o = self.eval(obj, ctx)?;
+                if *null_safe && o.is_none() {
+                    return Ok(Value::None);
+                }
+                self.get_attr(&o, &name.name)
+            }
+            E::Index { obj, index, null_safe } => {
+                let o = self.eval(obj, ctx)?;
+                if *null_safe && o.is_none() {
+                    return Ok(Value::None);
+                }
+                if let E::Slice { lower, upper, step } = &index.kind {
+                    let lo = self.opt_slice_bound(lower.as_deref(), ctx)?;
+                    let hi = self.opt_slice_bound(upper.as_deref(), ctx)?;
+                    let st = self.opt_slice_bound(step.as_deref(), ctx)?;
+                    return self.get_slice(&o, lo, hi, st);
+                }
+                let i = self.eval(index, ctx)?;
+                self.get_item(&o, &i)
+            }
+            E::Slice { .. } => Err(self.err("SyntaxError", "slice outside of an index")),
+            E::Call { func, args } => self.eval_call(func, args, ctx),
+            E::Unary { op, operand } => {
+                let v = self.eval(operand, ctx)?;
+                self.unary_op(*op, &v)
+            }
+            E::Binary { op, left, right } => {
+                let a = self.eval(left, ctx)?;
+                let b = self.eval(right, ctx)?;
+                self.binary_op(*op, &a, &b)
+            }
+            E::BoolOp { op, left, right } => {
+                let a = self.eval(left, ctx)?;
+                let t = self.truthy(&a)?;
+                match op {
+                    ast::BoolOp::And if !t => Ok(a),
+                    ast::BoolOp::Or if t => Ok(a),
+                    _ => self.eval(right, ctx),
+                }
+            }
+            E::Compare { left, ops } => {
+                let mut a = self.eval(left, ctx)?;
+                for (op, re) in ops {
+                    let b = self.eval(re, ctx)?;
+                    if !self.compare(*op, &a, &b)? {
+                        return Ok(Value::Bool(false));
+                    }
+                    a = b;
+                }
+                Ok(Value::Bool(true))
+            }
+            E::Ternary { cond, then, orelse } => {
+                let c = self.eval(cond, ctx)?;
+                if self.truthy(&c)? { self.eval(then, ctx) } else { self.eval(orelse, ctx) }
+            }
+            E::Walrus { name, value } => {
+                let v = self.eval(value, ctx)?;
+                scope_set(&ctx.scope, &name.name, v.clone());
+                Ok(v)
+            }
+            E::Lambda { params, ret, body } => {
+                Ok(self.make_lambda(e, params, ret.as_deref(), body, ctx))
+            }
+            E::Cast { expr, .. } => self.eval(expr, ctx),
+            E::Pipe { op, left, right } => {
+                let (f, x) = match op {
+                    ast::PipeOp::Forward | ast::PipeOp::AtomicForward => (right, left),
+                    ast::PipeOp::Backward | ast::PipeOp::AtomicBackward => (left, right),
+                };
+                let xv = self.eval(x, ctx)?;
+                let fv = self.eval(f, ctx)?;
+                self.call_value(&fv, vec![xv], vec![])
+            }
+            E::Await(inner) => self.eval(inner, ctx),
+            E::Spawn { left, right } => {
+                let a = self.eval(left, ctx)?;
+                let b = self.eval(right, ctx)?;
+                self.spawn(a, b)
+            }
+            E::Connect { left, right, op } => self.eval_connect(left, right, op, ctx),
+            E::Disconnect { left, right, op } => {
+                let a = self.eval(left, ctx)?;
+                let b = self.eval(right, ctx)?;
+                self.disconnect(&a, &b, op, ctx)
+            }
+            E::EdgeRef(r) => {
+                let (nodes, pairs) = self.eval_edge_ref(r, ctx)?;
+                if r.edges {
+                    Ok(Value::list(pairs.into_iter().map(|(e, _)| Value::Anchor(e)).collect()))
+                } else {
+                    Ok(Value::list(nodes.into_iter().map(Value::Anchor).collect()))
+                }
+            }
+            E::Filter { obj, filter } => {
+                let o = self.eval(obj, ctx)?;
+                let items = self.iterate(&o)?;
+                Ok(Value::list(self.apply_filter(items, filter, ctx)?))
+            }
+            E::AssignComp { obj, assigns } => {
+                let o = self.eval(obj, ctx)?;
+                let items = self.iterate(&o)?;
+                for (n, ve) in assigns {
+                    let v = self.eval(ve, ctx)?;
+                    for it in &items {
+                        self.set_attr(it, &n.name, v.clone())?;
+                    }
+                }
+                Ok(o)
+            }
+            E::Error => Err(self.err("SyntaxError", "invalid syntax")),
+        }
+    }
+
+    fn opt_slice_bound(&mut self, e: Option<&ast::Expr>, ctx: &Ctx) -> R<Option<i64>> {
+        match e {
+            None => Ok(None),
+            Some(e) => match self.eval(e, ctx)? {
+                Value::None => Ok(None),
+                Value::Int(i) => Ok(Some(i)),
+                Value::Bool(b) => Ok(Some(i64::from(b))),
+                Value::BigInt(b) => {
+                    use num_traits::Signed;
+                    Ok(Some(if b.is_negative() { i64::MIN } else { i64::MAX }))
+                }
+                other => {
+                    let t = self.type_name_of(&other);
+                    Err(self.err(
+                        "TypeError",
+                        format!("slice indices must be integers or None or have an __index__ method, not '{t}'"),
+                    ))
+                }
+            },
+        }
+    }
+
+    fn eval_special(&mut self, sp: ast::SpecialRef, ctx: &Ctx) -> R<Value> {
+        use ast::SpecialRef as S;
+        match sp {
+            S::SelfRef => ctx
+                .this
+                .clone()
+                .ok_or_else(|| self.err("NameError", "name 'self' is not defined")),
+            S::Here => ctx
+                .here
+                .clone()
+                .ok_or_else(|| self.err("NameError", "name 'here' is not defined")),
+            S::Visitor => ctx
+                .visitor
+                .clone()
+                .ok_or_else(|| self.err("NameError", "name 'visitor' is not defined")),
+            S::Root => Ok(Value::Anchor(self.root_handle()?)),
+            S::Super => {
+                let this = ctx
+                    .this
+                    .clone()
+                    .ok_or_else(|| self.err("RuntimeError", "super(): no arguments"))?;
+                let class = match &ctx.class {
+                    Some(c) => c.clone(),
+                    None => self.class_of(&this),
+                };
+                Ok(Value::Super(Rc::new((this, class))))
+            }
+            // `init`, `postinit` and `props` are keywords, but programs use them as
+            // plain variable names too.
+            S::Init | S::PostInit | S::Props => {
+                let name: Rc<str> = Rc::from(special_name(sp));
+                self.lookup(&name, ctx)
+            }
+        }
+    }
+
+    fn eval_items(&mut self, items: &[ast::Expr], ctx: &Ctx) -> R<Vec<Value>> {
+        let mut out = Vec::with_capacity(items.len());
+        for it in items {
+            if let E::Starred(inner) = &it.kind {
+                let v = self.eval(inner, ctx)?;
+                out.extend(self.iterate(&v)?);
+            } else {
+                out.push(self.eval(it, ctx)?);
+            }
+        }
+        Ok(out)
+    }
+
+    fn comprehend(
+        &mut self,
+        gens: &[ast::Comprehension],
+        ctx: &Ctx,
+        body: &mut dyn FnMut(&mut Self, &Ctx) -> R<()>,
+    ) -> R<()> {
+        let Some((first, rest)) = gens.split_first() else {
+            return body(self, ctx);
+        };
+        let it = self.eval(&first.iter, ctx)?;
+        let items = self.iterate(&it)?;
+        'outer: for item in items {
+            self.assign_local(&first.target, item, ctx)?;
+            for c in &first.conds {
+                let v = self.eval(c, ctx)?;
+                if !self.truthy(&v)? {
+                    continue 'outer;
+                }
+            }
+            self.comprehend(rest, ctx, body)?;
+        }
+        Ok(())
+    }
+
+    /// Bind a comprehension target in the comprehension's own scope.
+    fn assign_local(&mut self, target: &ast::Expr, v: Value, ctx: &Ctx) -> R<()> {
+        match &target.kind {
+            E::Name(n) => {
+                scope_define(&ctx.scope, n.clone(), v);
+                Ok(())
+            }
+            E::Tuple(items) | E::List(items) => {
+                let vals = self.iterate(&v)?;
+                if vals.len() != items.len() {
+                    return Err(self.err(
+                        "ValueError",
+                        format!("not enough values to unpack (expected {}, got {})", items.len(), vals.len()),
+                    ));
+                }
+                for (t, x) in items.iter().zip(vals) {
+                    self.assign_local(t, x, ctx)?;
+                }
+                Ok(())
+            }
+            _ => self.assign(target, v, ctx),
+        }
+    }
+
+    fn eval_fstring(&mut self, parts: &[ast::FStringPart], ctx: &Ctx) -> R<String> {
+        let mut out = String::new();
+        for p in parts {
+            match p {
+                ast::FStringPart::Literal(s) => out.push_str(s),
+                ast::FStringPart::Expr { expr, conversion, spec, debug_text } => {
+                    let v = self.eval(expr, ctx)?;
+                    if let Some(t) = debug_text {
+                        out.push_str(t);
+                    }
+                    let conv = match conversion {
+                        Some('r') => Some(self.repr(&v)?),
+                        Some('s') => Some(self.to_str(&v)?),
+                        Some('a') => Some(self.repr(&v)?),
+                        _ if debug_text.is_some() && spec.is_none() => Some(self.repr(&v)?),
+                        _ => None,
+                    };
+                    let spec_text = match spec {
+                        Some(sp) => self.eval_fstring(sp, ctx)?,
+                        None => String::new(),
+                    };
+                    match conv {
+                        Some(s) => {
+                            if spec_text.is_empty() {
+                                out.push_str(&s);
+                            } else {
+                                out.push_str(&self.format_value(&Value::Str(Rc::from(s)), &spec_text)?);
+                            }
+                        }
+                        None => {
+                            if spec_text.is_empty() {
+                                out.push_str(&self.to_str(&v)?);
+                            } else {
+                                out.push_str(&self.format_value(&v, &spec_text)?);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// `format(v, spec)` with Python's format mini-language.
+    pub fn format_value(&mut self, v: &Value, spec: &str) -> R<String> {
+        use crate::pyfmt;
+        let fs = pyfmt::parse_format_spec(spec).map_err(|m| self.err("ValueError", m))?;
+        let r = match v {
+            Value::Bool(b) => {
+                if spec.is_empty() {
+                    Ok(if *b { "True".to_string() } else { "False".to_string() })
+                } else {
+                    pyfmt::format_int(&num_bigint::BigInt::from(i64::from(*b)), &fs)
+                }
+            }
+            Value::Int(i) => pyfmt::format_int(&num_bigint::BigInt::from(*i), &fs),
+            Value::BigInt(b) => pyfmt::format_int(b, &fs),
+            Value::Float(f) => pyfmt::format_float(*f, &fs),
+            Value::Str(s) => pyfmt::format_str(s, &fs),
+            Value::EnumMember(m) => {
+                let m = m.clone();
+                return self.format_value(&m.value, spec);
+            }
+            other => {
+                let s = self.to_str(other)?;
+                pyfmt::format_str(&s, &fs)
+            }
+        };
+        r.map_err(|m| self.err("ValueError", m))
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Calls
+    // -----------------------------------------------------------------------------------
+
+    fn eval_args(&mut self, args: &[Arg], ctx: &Ctx) -> R<(Vec<Value>, Vec<(Rc<str>, Value)>)> {
+        let mut pos = Vec::with_capacity(args.len());
+        let mut kw = Vec::new();
+        for a in args {
+            match a {
+                Arg::Positional(e) => pos.push(self.eval(e, ctx)?),
+                Arg::Keyword(n, e) => kw.push((n.name.clone(), self.eval(e, ctx)?)),
+                Arg::Star(e) => {
+                    let v = self.eval(e, ctx)?;
+                    pos.extend(self.iterate(&v)?);
+                }
+                Arg::DoubleStar(e) => {
+                    let v = self.eval(e, ctx)?;
+                    match &v {
+                        Value::Dict(d) => {
+                            for (k, v) in d.borrow().iter() {
+                                match &k.0 {
+                                    Value::Str(s) => kw.push((s.clone(), v.clone())),
+                                    _ => {
+                                        return Err(self.err("TypeError", "keywords must be strings"));
+                                    }
+                                }
+                            }
+                        }
+                        other => {
+                            let t = self.type_name_of(other);
+                            return Err(self.err(
+                                "TypeError",
+                                format!("argument after ** must be a mapping, not {t}"),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        Ok((pos, kw))
+    }
+
+    fn eval_call(&mut self, func: &ast::Expr, args: &[Arg], ctx: &Ctx) -> R<Value> {
+        // Method calls without allocating a bound method.
+        if let E::Attr { obj, name, null_safe } = &func.kind {
+            let recv = self.eval(obj, ctx)?;
+            if *null_safe && recv.is_none() {
+                return Ok(Value::None);
+            }
+            let (pos, kw) = self.eval_args(args, ctx)?;
+            return self.call_method_value(&recv, &name.name, pos, kw);
+        }
+        if let E::Name(n) = &func.kind
+            && &**n == "super"
+        {
+            // super() / super(): treat like the `super` reference.
+            return self.eval_special(ast::SpecialRef::Super, ctx);
+        }
+        let f = self.eval(func, ctx)?;
+        let (pos, kw) = self.eval_args(args, ctx)?;
+        self.call_value(&f, pos, kw)
+    }
+
+    /// `recv.name(args)`.
+    pub(crate) fn call_method_value(
+        &mut self,
+        recv: &Value,
+        name: &str,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        match recv {
+            Value::Instance(inst) => {
+                if let Some(f) = inst.class.find_method(name) {
+                    let this = if f.is_static { None } else { Some(recv.clone()) };
+                    return self.call_function(&f, this, args, kwargs, None);
+                }
+            }
+            Value::Anchor(h) => {
+                let class = self.graph.slot(*h).class.clone();
+                if let Some(f) = class.find_method(name) {
+                    let this = if f.is_static { None } else { Some(recv.clone()) };
+                    return self.call_function(&f, this, args, kwargs, None);
+                }
+            }
+            Value::Super(s) => {
+                let (this, class) = (&s.0, &s.1);
+                for base in class.mro.iter() {
+                    if let Some(f) = base.methods.borrow().get(name).cloned() {
+                        return self.call_function(&f, Some(this.clone()), args, kwargs, None);
+                    }
+                }
+                if name == "init" || name == "__init__" || name == "postinit" {
+                    return Ok(Value::None);
+                }
+                return Err(self.err("AttributeError", format!("'super' object has no attribute '{name}'")));
+            }
+            Value::Str(_) | Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::Tuple(_)
+            | Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Bool(_) | Value::Range(..) => {
+                if let Some(v) = builtins::call_method(self, recv, name, args, kwargs)? {
+                    return Ok(v);
+                }
+                let t = self.type_name_of(recv);
+                return Err(self.err("AttributeError", format!("'{t}' object has no attribute '{name}'")));
+            }
+            _ => {}
+        }
+        let f = self.get_attr(recv, name)?;
+        self.call_value(&f, args, kwargs)
+    }
+
+    /// Builtin function by name: Python builtins first, then object-spatial ones.
+    pub(crate) fn call_builtin_fn(
+        &mut self,
+        name: &str,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        if super::OSP_BUILTINS.contains(&name) {
+            return self.call_osp_builtin(name, args, kwargs);
+        }
+        match builtins::call_builtin(self, name, args, kwargs)? {
+            Some(v) => Ok(v),
+            None => Err(self.err("NameError", format!("name '{name}' is not defined"))),
+        }
+    }
+
+    fn call_osp_builtin(&mut self, name: &str, args: Vec<Value>, kwargs: Vec<(Rc<str>, Value)>) -> R<Value> {
+        let kw = |k: &str| kwargs.iter().find(|(n, _)| &**n == k).map(|(_, v)| v.clone());
+        let arg0 = args.first().cloned();
+        match name {
+            "jid" => match arg0 {
+                Some(Value::Anchor(h)) => Ok(Value::str(&crate::host::format_id(self.graph.slot(h).id))),
+                Some(Value::Instance(i)) => Ok(Value::str(&format!("{:032x}", u128::from(i.id)))),
+                _ => Err(self.err("TypeError", "jid() expects a node, edge or walker")),
+            },
+            "jobj" => {
+                let id = match arg0 {
+                    Some(v @ Value::Anchor(_)) => return Ok(v),
+                    Some(Value::Str(s)) => s,
+                    _ => return Ok(Value::None),
+                };
+                if &*id == "root" {
+                    return Ok(Value::Anchor(self.root_handle()?));
+                }
+                let Some(id) = crate::host::parse_id(&id) else { return Ok(Value::None) };
+                match self.handle_of(id)? {
+                    Some(h) if self.can_read(h) => Ok(Value::Anchor(h)),
+                    _ => Ok(Value::None),
+                }
+            }
+            "grant" | "revoke" => {
+                let Some(Value::Anchor(h)) = arg0 else {
+                    return Err(self.err("TypeError", format!("{name}() expects a node or edge")));
+                };
+                self.check_write(h)?;
+                let level = match kw("level").or_else(|| args.get(1).cloned().filter(|v| !matches!(v, Value::Anchor(_) | Value::Str(_)))) {
+                    Some(v) => self.level_of(&v)?,
+                    None => crate::host::level::READ,
+                };
+                // grant(node, user_root_or_id): open to one user.
+                let user = match args.get(1) {
+                    Some(Value::Anchor(u)) => Some(self.graph.slot(*u).id),
+                    Some(Value::Str(s)) => crate::host::parse_id(s),
+                    _ => None,
+                };
+                let slot = self.graph.slot_mut(h);
+                match (name, user) {
+                    ("grant", Some(u)) => {
+                        slot.access.roots.retain(|(r, _)| *r != u);
+                        slot.access.roots.push((u, level));
+                    }
+                    ("revoke", Some(u)) => slot.access.roots.retain(|(r, _)| *r != u),
+                    ("grant", None) => slot.access.public = Some(level),
+                    _ => slot.access.public = Some(crate::host::level::NO_ACCESS),
+                }
+                self.graph.mark_dirty(h);
+                Ok(Value::Bool(true))
+            }
+            "perm_grant" | "perm_revoke" | "allow_root" | "disallow_root" => {
+                let Some(Value::Anchor(h)) = arg0 else {
+                    return Err(self.err("TypeError", format!("{name}() expects a node or edge")));
+                };
+                self.check_write(h)?;
+                let slot_level = |it: &mut Self, v: Option<&Value>| -> R<i8> {
+                    match v {
+                        Some(v) => it.level_of(v),
+                        None => Ok(crate::host::level::READ),
+                    }
+                };
+                match name {
+                    "perm_grant" => {
+                        let l = slot_level(self, args.get(1).or(kw("level").as_ref()))?;
+                        self.graph.slot_mut(h).access.public = Some(l);
+                    }
+                    "perm_revoke" => {
+                        self.graph.slot_mut(h).access.public = Some(crate::host::level::NO_ACCESS);
+                    }
+                    _ => {
+                        let root = match args.get(1) {
+                            Some(Value::Anchor(u)) => Some(self.graph.slot(*u).id),
+                            Some(Value::Str(s)) => crate::host::parse_id(s),
+                            _ => None,
+                        };
+                        let Some(root) = root else {
+                            return Err(self.err("TypeError", format!("{name}() expects a root or root id")));
+                        };
+                        let l = slot_level(self, args.get(2).or(kw("level").as_ref()))?;
+                        let acc = &mut self.graph.slot_mut(h).access;
+                        acc.roots.retain(|(r, _)| *r != root);
+                        if name == "allow_root" {
+                            acc.roots.push((root, l));
+                        }
+                    }
+                }
+                self.graph.mark_dirty(h);
+                Ok(Value::Bool(true))
+            }
+            "allroots" => Ok(Value::list(vec![Value::Anchor(self.root_handle()?)])),
+            "save" => {
+                if let Some(Value::Anchor(h)) = arg0 {
+                    self.graph.mark_dirty(h);
+                }
+                Ok(arg0.unwrap_or(Value::None))
+            }
+            "commit" => {
+                self.commit()?;
+                Ok(Value::None)
+            }
+            "on_commit" => {
+                if let Some(f) = arg0 {
+                    self.on_commit.push(f);
+                }
+                Ok(Value::None)
+            }
+            "destroy" => {
+                if let Some(v) = arg0 {
+                    self.destroy(&v)?;
+                }
+                Ok(Value::None)
+            }
+            "printgraph" => {
+                let start = match arg0.or_else(|| kw("nd")) {
+                    Some(Value::Anchor(h)) => h,
+                    _ => self.root_handle()?,
+                };
+                let format = match kw("format") {
+                    Some(Value::Str(s)) => s.to_string(),
+                    _ => "dot".to_string(),
+                };
+                let depth = match kw("depth") {
+                    Some(Value::Int(d)) => d,
+                    _ => -1,
+                };
+                let node_limit = match kw("node_limit") {
+                    Some(Value::Int(d)) => d.max(0) as usize,
+                    _ => 512,
+                };
+                let edge_limit = match kw("edge_limit") {
+                    Some(Value::Int(d)) => d.max(0) as usize,
+                    _ => 512,
+                };
+                let s = self.printgraph(start, depth, node_limit, edge_limit, &format)?;
+                Ok(Value::str(&s))
+            }
+            // Server metadata decorators: return a decorator that leaves its target as is.
+            "restspec" | "schedule" => Ok(Value::Builtin(Rc::from("__identity__"))),
+            _ => Err(self.err("NameError", format!("name '{name}' is not defined"))),
+        }
+    }
+
+    fn level_of(&mut self, v: &Value) -> R<i8> {
+        match v {
+            Value::Int(i) => Ok((*i).clamp(-1, 2) as i8),
+            Value::EnumMember(m) => match m.value {
+                Value::Int(i) => Ok(i.clamp(-1, 2) as i8),
+                _ => Err(self.err("TypeError", "access level must be an AccessLevel")),
+            },
+            Value::Str(s) => Ok(match &**s {
+                "NO_ACCESS" => -1,
+                "READ" => 0,
+                "CONNECT" => 1,
+                "WRITE" => 2,
+                _ => return Err(self.err("ValueError", format!("unknown access level '{s}'"))),
+            }),
+            _ => Err(self.err("TypeError", "access level must be an AccessLevel")),
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Connect / disconnect
+    // -----------------------------------------------------------------------------------
+
+    fn eval_connect(&mut self, left: &ast::Expr, right: &ast::Expr, op: &ast::ConnectOp, ctx: &Ctx) -> R<Value> {
+        let a = self.eval(left, ctx)?;
+        let b = self.eval(right, ctx)?;
+        let lefts = self.anchors_of(&a)?;
+        let rights = self.anchors_of(&b)?;
+        for &l in &lefts {
+            for &r in &rights {
+                let edge = match &op.edge {
+                    Some(ee) => {
+                        let ev = self.eval(ee, ctx)?;
+                        let ev = match ev {
+                            Value::Class(c) if c.is_edge() => self.construct(&c, vec![], vec![])?,
+                            other => other,
+                        };
+                        for (n, ve) in &op.assigns {
+                            let v = self.eval(ve, ctx)?;
+                            self.set_attr(&ev, &n.name, v)?;
+                        }
+                        Some(ev)
+                    }
+                    None => None,
+                };
+                match op.dir {
+                    EdgeDir::Out => self.connect(l, r, edge, false)?,
+                    EdgeDir::In => self.connect(r, l, edge, false)?,
+                    EdgeDir::Any => self.connect(l, r, edge, true)?,
+                };
+            }
+        }
+        // Decision 10: the expression yields its arrow-head operand: the right-hand side
+        // for `++>` and `<++>`, the left-hand side for `<++`.
+        Ok(if op.dir == EdgeDir::In { a } else { b })
+    }
+
+    fn disconnect(&mut self, a: &Value, b: &Value, op: &ast::EdgeOp, ctx: &Ctx) -> R<Value> {
+        let lefts = self.anchors_of(a)?;
+        let rights = self.anchors_of(b)?;
+        let et = match &op.edge_type {
+            Some(t) => Some(self.eval(t, ctx)?),
+            None => None,
+        };
+        let pairs = self.hop(&lefts, op, et.as_ref(), ctx)?;
+        let mut removed = false;
+        for (e, n) in pairs {
+            if rights.contains(&n) && self.graph.is_live(e) {
+                self.remove_edge(e)?;
+                removed = true;
+            }
+        }
+        Ok(Value::Bool(removed))
+    }
+
+    /// DOT (or JSON) text of the graph reachable from `start`.
+    fn printgraph(
+        &mut self,
+        start: Handle,
+        depth: i64,
+        node_limit: usize,
+        edge_limit: usize,
+        format: &str,
+    ) -> R<String> {
+        let mut nodes = vec![start];
+        let mut seen = FxHashMap::default();
+        seen.insert(start, ());
+        let mut edges: Vec<(Handle, Handle, Handle)> = Vec::new();
+        let mut frontier = vec![start];
+        let mut level = 0;
+        let op = ast::EdgeOp { dir: EdgeDir::Out, edge_type: None, conds: vec![], span: crate::span::Span::DUMMY };
+        let ctx = Ctx {
+            scope: self.builtins.clone(),
+            this: None,
+            here: None,
+            visitor: None,
+            class: None,
+            file: 0,
+            func: Rc::from("printgraph"),
+        };
+        while !frontier.is_empty() && (depth < 0 || level < depth) {
+            let mut next = Vec::new();
+            for &n in &frontier {
+                for (e, m) in self.hop(&[n], &op, None, &ctx)? {
+                    if edges.len() < edge_limit {
+                        edges.push((e, n, m));
+                    }
+                    if seen.insert(m, ()).is_none() && nodes.len() < node_limit {
+                        nodes.push(m);
+                        next.push(m);
+                    }
+                }
+            }
+            frontier = next;
+            level += 1;
+        }
+        let mut out = String::new();
+        if format == "json" {
+            let mut ns = Vec::new();
+            for &n in &nodes {
+                let label = self.repr(&Value::Anchor(n))?;
+                ns.push(serde_json::json!({"id": crate::host::format_id(self.graph.slot(n).id), "label": label}));
+            }
+            let mut es = Vec::new();
+            for &(e, s, t) in &edges {
+                let label = self.repr(&Value::Anchor(e))?;
+                es.push(serde_json::json!({
+                    "from": crate::host::format_id(self.graph.slot(s).id),
+                    "to": crate::host::format_id(self.graph.slot(t).id),
+                    "label": label,
+                }));
+            }
+            return Ok(serde_json::json!({"nodes": ns, "edges": es}).to_string());
+        }
+        out.push_str("digraph {\n");
+        let index: FxHashMap<Handle, usize> = nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+        for (i, &n) in nodes.iter().enumerate() {
+            let label = self.repr(&Value::Anchor(n))?.replace('"', "\\\"");
+            out.push_str(&format!("{i} [label=\"{label}\"];\n"));
+        }
+        for &(e, s, t) in &edges {
+            let (Some(a), Some(b)) = (index.get(&s), index.get(&t)) else { continue };
+            let label = self.repr(&Value::Anchor(e))?.replace('"', "\\\"");
+            out.push_str(&format!("{a} -> {b} [label=\"{label}\"];\n"));
+        }
+        out.push_str("}\n");
+        Ok(out)
+    }
+}
+
+use super::builtins;
+
+/// The source spelling of a special reference used as a plain name.
+pub(crate) fn special_name(sp: ast::SpecialRef) -> &'static str {
+    use ast::SpecialRef as S;
+    match sp {
+        S::Init => "init",
+        S::PostInit => "postinit",
+        S::Props => "props",
+        S::SelfRef => "self",
+        S::Super => "super",
+        S::Here => "here",
+        S::Root => "root",
+        S::Visitor => "visitor",
+    }
+}

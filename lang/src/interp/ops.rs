@@ -1,0 +1,1134 @@
+//! Operators and protocols with Python semantics: arithmetic (big ints, floor division,
+//! true division), comparison, truthiness, iteration, attributes and items.
+
+use super::value::*;
+use super::{Interp, R};
+use crate::ast::{BinOp, CmpOp, UnaryOp};
+use crate::pyfmt;
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::{Signed, ToPrimitive, Zero};
+use std::rc::Rc;
+
+fn big(v: &Value) -> Option<BigInt> {
+    match v {
+        Value::Int(i) => Some(BigInt::from(*i)),
+        Value::Bool(b) => Some(BigInt::from(i64::from(*b))),
+        Value::BigInt(b) => Some((**b).clone()),
+        _ => None,
+    }
+}
+
+fn is_intlike(v: &Value) -> bool {
+    matches!(v, Value::Int(_) | Value::Bool(_) | Value::BigInt(_))
+}
+
+impl Interp<'_> {
+    fn as_float(&self, v: &Value) -> R<Option<f64>> {
+        Ok(match v {
+            Value::Float(f) => Some(*f),
+            Value::Int(i) => Some(*i as f64),
+            Value::Bool(b) => Some(f64::from(u8::from(*b))),
+            Value::BigInt(b) => Some(
+                pyfmt::int_to_float(b)
+                    .ok_or_else(|| self.err("OverflowError", "int too large to convert to float"))?,
+            ),
+            _ => None,
+        })
+    }
+
+    fn unsupported(&self, op: &str, a: &Value, b: &Value) -> super::Interrupt {
+        self.err(
+            "TypeError",
+            format!(
+                "unsupported operand type(s) for {op}: '{}' and '{}'",
+                self.type_name_of(a),
+                self.type_name_of(b)
+            ),
+        )
+    }
+
+    pub fn binary_op(&mut self, op: BinOp, a: &Value, b: &Value) -> R<Value> {
+        // Fast path: small ints.
+        if let (Value::Int(x), Value::Int(y)) = (a, b) {
+            let (x, y) = (*x, *y);
+            let r = match op {
+                BinOp::Add => x.checked_add(y),
+                BinOp::Sub => x.checked_sub(y),
+                BinOp::Mul => x.checked_mul(y),
+                BinOp::FloorDiv => {
+                    if y == 0 {
+                        return Err(self.err("ZeroDivisionError", "integer division or modulo by zero"));
+                    }
+                    x.checked_div_euclid(y).map(|_| Integer::div_floor(&x, &y))
+                }
+                BinOp::Mod => {
+                    if y == 0 {
+                        return Err(self.err("ZeroDivisionError", "integer modulo by zero"));
+                    }
+                    x.checked_rem(y).map(|_| Integer::mod_floor(&x, &y))
+                }
+                BinOp::Div => {
+                    if y == 0 {
+                        return Err(self.err("ZeroDivisionError", "division by zero"));
+                    }
+                    if x.unsigned_abs() < (1 << 53) && y.unsigned_abs() < (1 << 53) {
+                        return Ok(Value::Float(x as f64 / y as f64));
+                    }
+                    None
+                }
+                BinOp::BitAnd => Some(x & y),
+                BinOp::BitOr => Some(x | y),
+                BinOp::BitXor => Some(x ^ y),
+                BinOp::Pow if y >= 0 => u32::try_from(y).ok().and_then(|e| x.checked_pow(e)),
+                BinOp::LShift if (0..63).contains(&y) => {
+                    x.checked_mul(1i64 << y).filter(|_| true)
+                }
+                BinOp::RShift if y >= 0 => Some(if y >= 64 { if x < 0 { -1 } else { 0 } } else { x >> y }),
+                _ => None,
+            };
+            if let Some(r) = r {
+                return Ok(Value::Int(r));
+            }
+        }
+        match op {
+            BinOp::Add => match (a, b) {
+                (Value::Str(x), Value::Str(y)) => {
+                    let mut s = String::with_capacity(x.len() + y.len());
+                    s.push_str(x);
+                    s.push_str(y);
+                    Ok(Value::Str(Rc::from(s)))
+                }
+                (Value::List(x), Value::List(y)) => {
+                    let mut v = x.borrow().clone();
+                    v.extend(y.borrow().iter().cloned());
+                    Ok(Value::list(v))
+                }
+                (Value::Tuple(x), Value::Tuple(y)) => {
+                    let mut v = (**x).clone();
+                    v.extend(y.iter().cloned());
+                    Ok(Value::tuple(v))
+                }
+                (Value::Str(_), other) | (Value::List(_), other) | (Value::Tuple(_), other)
+                    if !matches!(other, Value::Str(_) | Value::List(_) | Value::Tuple(_)) =>
+                {
+                    let (t, o) = (a.type_name().to_string(), self.type_name_of(other));
+                    Err(self.err("TypeError", format!("can only concatenate {t} (not \"{o}\") to {t}")))
+                }
+                _ => self.arith(op, "+", a, b),
+            },
+            BinOp::Mul => match (a, b) {
+                (Value::Str(s), n) | (n, Value::Str(s)) if is_intlike(n) => {
+                    let k = big(n).and_then(|b| b.to_i64()).unwrap_or(0).max(0) as usize;
+                    if s.len().saturating_mul(k) > 1 << 30 {
+                        return Err(self.err("MemoryError", "string too large"));
+                    }
+                    Ok(Value::Str(Rc::from(s.repeat(k))))
+                }
+                (Value::List(l), n) | (n, Value::List(l)) if is_intlike(n) => {
+                    let k = big(n).and_then(|b| b.to_i64()).unwrap_or(0).max(0) as usize;
+                    let src = l.borrow();
+                    if src.len().saturating_mul(k) > 1 << 28 {
+                        return Err(self.err("MemoryError", "list too large"));
+                    }
+                    let mut v = Vec::with_capacity(src.len() * k);
+                    for _ in 0..k {
+                        v.extend(src.iter().cloned());
+                    }
+                    Ok(Value::list(v))
+                }
+                (Value::Tuple(l), n) | (n, Value::Tuple(l)) if is_intlike(n) => {
+                    let k = big(n).and_then(|b| b.to_i64()).unwrap_or(0).max(0) as usize;
+                    let mut v = Vec::with_capacity(l.len() * k);
+                    for _ in 0..k {
+                        v.extend(l.iter().cloned());
+                    }
+                    Ok(Value::tuple(v))
+                }
+                _ => self.arith(op, "*", a, b),
+            },
+            BinOp::Mod => match a {
+                Value::Str(fmt) => self.printf(fmt, b),
+                _ => self.arith(op, "%", a, b),
+            },
+            BinOp::BitOr => match (a, b) {
+                // `A | B` of types is a union (used by triggers, isinstance and filters).
+                (Value::Class(_) | Value::Tuple(_) | Value::None, Value::Class(_) | Value::None)
+                    if !matches!((a, b), (Value::None, Value::None)) =>
+                {
+                    let mut items = match a {
+                        Value::Tuple(t) => (**t).clone(),
+                        other => vec![other.clone()],
+                    };
+                    items.push(b.clone());
+                    Ok(Value::tuple(items))
+                }
+                (Value::Dict(x), Value::Dict(y)) => {
+                    let mut d = x.borrow().clone();
+                    for (k, v) in y.borrow().iter() {
+                        d.insert(k.clone(), v.clone());
+                    }
+                    Ok(Value::dict(d))
+                }
+                (Value::Set(x), Value::Set(y)) => {
+                    let mut s = x.borrow().clone();
+                    s.extend(y.borrow().iter().cloned());
+                    Ok(Value::Set(Rc::new(std::cell::RefCell::new(s))))
+                }
+                _ => self.int_bitop(op, "|", a, b),
+            },
+            BinOp::BitAnd => match (a, b) {
+                (Value::Set(x), Value::Set(y)) => {
+                    let y = y.borrow();
+                    let s: Set = x.borrow().iter().filter(|k| y.contains(*k)).cloned().collect();
+                    Ok(Value::Set(Rc::new(std::cell::RefCell::new(s))))
+                }
+                _ => self.int_bitop(op, "&", a, b),
+            },
+            BinOp::Sub => match (a, b) {
+                (Value::Set(x), Value::Set(y)) => {
+                    let y = y.borrow();
+                    let s: Set = x.borrow().iter().filter(|k| !y.contains(*k)).cloned().collect();
+                    Ok(Value::Set(Rc::new(std::cell::RefCell::new(s))))
+                }
+                _ => self.arith(op, "-", a, b),
+            },
+            BinOp::BitXor => match (a, b) {
+                (Value::Set(x), Value::Set(y)) => {
+                    let (x, y) = (x.borrow(), y.borrow());
+                    let mut s: Set = x.iter().filter(|k| !y.contains(*k)).cloned().collect();
+                    s.extend(y.iter().filter(|k| !x.contains(*k)).cloned());
+                    Ok(Value::Set(Rc::new(std::cell::RefCell::new(s))))
+                }
+                _ => self.int_bitop(op, "^", a, b),
+            },
+            BinOp::LShift => self.int_bitop(op, "<<", a, b),
+            BinOp::RShift => self.int_bitop(op, ">>", a, b),
+            BinOp::Div => self.arith(op, "/", a, b),
+            BinOp::FloorDiv => self.arith(op, "//", a, b),
+            BinOp::Pow => self.arith(op, "** or pow()", a, b),
+            BinOp::MatMul => Err(self.unsupported("@", a, b)),
+        }
+    }
+
+    fn int_bitop(&mut self, op: BinOp, sym: &str, a: &Value, b: &Value) -> R<Value> {
+        let (Some(x), Some(y)) = (big(a), big(b)) else {
+            return Err(self.unsupported(sym, a, b));
+        };
+        let r = match op {
+            BinOp::BitAnd => x & y,
+            BinOp::BitOr => x | y,
+            BinOp::BitXor => x ^ y,
+            BinOp::LShift => {
+                let Some(n) = y.to_u32() else {
+                    return Err(self.err("ValueError", "negative shift count"));
+                };
+                if n > 1 << 20 {
+                    return Err(self.err("OverflowError", "too many digits in integer"));
+                }
+                x << n
+            }
+            BinOp::RShift => {
+                let Some(n) = y.to_u64() else {
+                    return Err(self.err("ValueError", "negative shift count"));
+                };
+                if n > u64::from(u32::MAX) {
+                    if x.is_negative() { BigInt::from(-1) } else { BigInt::zero() }
+                } else {
+                    x >> n
+                }
+            }
+            _ => return Err(self.unsupported(sym, a, b)),
+        };
+        if matches!((a, b), (Value::Bool(_), Value::Bool(_))) && matches!(op, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor) {
+            return Ok(Value::Bool(!r.is_zero()));
+        }
+        Ok(Value::from_bigint(r))
+    }
+
+    fn arith(&mut self, op: BinOp, sym: &str, a: &Value, b: &Value) -> R<Value> {
+        if let (Some(x), Some(y)) = (big(a), big(b)) {
+            return self.big_arith(op, x, y);
+        }
+        let (Some(x), Some(y)) = (self.as_float(a)?, self.as_float(b)?) else {
+            return Err(self.unsupported(sym, a, b));
+        };
+        let r = match op {
+            BinOp::Add => x + y,
+            BinOp::Sub => x - y,
+            BinOp::Mul => x * y,
+            BinOp::Div => {
+                if y == 0.0 {
+                    return Err(self.err("ZeroDivisionError", "float division by zero"));
+                }
+                x / y
+            }
+            BinOp::FloorDiv => {
+                if y == 0.0 {
+                    return Err(self.err("ZeroDivisionError", "float floor division by zero"));
+                }
+                pyfmt::float_floordiv(x, y)
+            }
+            BinOp::Mod => {
+                if y == 0.0 {
+                    return Err(self.err("ZeroDivisionError", "float modulo"));
+                }
+                pyfmt::float_mod(x, y)
+            }
+            BinOp::Pow => {
+                if x == 0.0 && y < 0.0 {
+                    return Err(self.err(
+                        "ZeroDivisionError",
+                        "0.0 cannot be raised to a negative power",
+                    ));
+                }
+                let r = x.powf(y);
+                if r.is_nan() && !x.is_nan() && !y.is_nan() {
+                    return Err(self.err("ValueError", "math domain error"));
+                }
+                if r.is_infinite() && x.is_finite() && y.is_finite() {
+                    return Err(self.err("OverflowError", "(34, 'Numerical result out of range')"));
+                }
+                r
+            }
+            _ => return Err(self.unsupported(sym, a, b)),
+        };
+        if r.is_infinite() && x.is_finite() && y.is_finite() && matches!(op, BinOp::Mul | BinOp::Add | BinOp::Sub) {
+            return Ok(Value::Float(r));
+        }
+        Ok(Value::Float(r))
+    }
+
+    fn big_arith(&mut self, op: BinOp, x: BigInt, y: BigInt) -> R<Value> {
+        let r = match op {
+            BinOp::Add => x + y,
+            BinOp::Sub => x - y,
+            BinOp::Mul => {
+                if x.bits() + y.bits() > 4_000_000 {
+                    return Err(self.err("OverflowError", "integer too large"));
+                }
+                x * y
+            }
+            BinOp::FloorDiv => {
+                if y.is_zero() {
+                    return Err(self.err("ZeroDivisionError", "integer division or modulo by zero"));
+                }
+                x.div_floor(&y)
+            }
+            BinOp::Mod => {
+                if y.is_zero() {
+                    return Err(self.err("ZeroDivisionError", "integer modulo by zero"));
+                }
+                x.mod_floor(&y)
+            }
+            BinOp::Div => {
+                if y.is_zero() {
+                    return Err(self.err("ZeroDivisionError", "division by zero"));
+                }
+                let (Some(fx), Some(fy)) = (pyfmt::int_to_float(&x), pyfmt::int_to_float(&y)) else {
+                    return Err(self.err("OverflowError", "integer division result too large for a float"));
+                };
+                return Ok(Value::Float(fx / fy));
+            }
+            BinOp::Pow => {
+                if y.is_negative() {
+                    let (Some(fx), Some(fy)) = (pyfmt::int_to_float(&x), pyfmt::int_to_float(&y)) else {
+                        return Err(self.err("OverflowError", "int too large to convert to float"));
+                    };
+                    if fx == 0.0 {
+                        return Err(self.err(
+                            "ZeroDivisionError",
+                            "0.0 cannot be raised to a negative power",
+                        ));
+                    }
+                    return Ok(Value::Float(fx.powf(fy)));
+                }
+                let Some(e) = y.to_u32() else {
+                    return Err(self.err("OverflowError", "exponent too large"));
+                };
+                if x.bits().saturating_mul(u64::from(e)) > 4_000_000 {
+                    return Err(self.err("OverflowError", "integer too large"));
+                }
+                num_traits::pow::Pow::pow(x, e)
+            }
+            _ => return Err(self.err("TypeError", "unsupported operand")),
+        };
+        Ok(Value::from_bigint(r))
+    }
+
+    fn printf(&mut self, fmt: &str, args: &Value) -> R<Value> {
+        let vals = match args {
+            Value::Tuple(t) => (**t).clone(),
+            other => vec![other.clone()],
+        };
+        let mut pargs = Vec::with_capacity(vals.len());
+        for v in &vals {
+            pargs.push(match v {
+                Value::Int(i) => pyfmt::PrintfArg::Int(BigInt::from(*i)),
+                Value::BigInt(b) => pyfmt::PrintfArg::Int((**b).clone()),
+                Value::Bool(b) => pyfmt::PrintfArg::Bool(*b),
+                Value::Float(f) => pyfmt::PrintfArg::Float(*f),
+                other => pyfmt::PrintfArg::Str { str: self.to_str(other)?, repr: self.repr(other)? },
+            });
+        }
+        match pyfmt::printf_format(fmt, &pargs) {
+            Ok(s) => Ok(Value::Str(Rc::from(s))),
+            Err(m) => Err(self.err("TypeError", m)),
+        }
+    }
+
+    pub(crate) fn unary_op(&mut self, op: UnaryOp, v: &Value) -> R<Value> {
+        match op {
+            UnaryOp::Not => Ok(Value::Bool(!self.truthy(v)?)),
+            UnaryOp::Neg => match v {
+                Value::Int(i) => Ok(i.checked_neg().map_or_else(|| Value::from_bigint(-BigInt::from(*i)), Value::Int)),
+                Value::Bool(b) => Ok(Value::Int(-i64::from(*b))),
+                Value::BigInt(b) => Ok(Value::from_bigint(-(**b).clone())),
+                Value::Float(f) => Ok(Value::Float(-f)),
+                _ => Err(self.err("TypeError", format!("bad operand type for unary -: '{}'", self.type_name_of(v)))),
+            },
+            UnaryOp::Pos => match v {
+                Value::Int(_) | Value::BigInt(_) | Value::Float(_) => Ok(v.clone()),
+                Value::Bool(b) => Ok(Value::Int(i64::from(*b))),
+                _ => Err(self.err("TypeError", format!("bad operand type for unary +: '{}'", self.type_name_of(v)))),
+            },
+            UnaryOp::Invert => match big(v) {
+                Some(b) => Ok(Value::from_bigint(-b - 1)),
+                None => Err(self.err("TypeError", format!("bad operand type for unary ~: '{}'", self.type_name_of(v)))),
+            },
+        }
+    }
+
+    pub fn compare(&mut self, op: CmpOp, a: &Value, b: &Value) -> R<bool> {
+        match op {
+            CmpOp::Eq => self.py_eq(a, b),
+            CmpOp::NotEq => Ok(!self.py_eq(a, b)?),
+            CmpOp::Lt => self.py_lt(a, b),
+            CmpOp::Gt => self.py_lt(b, a),
+            CmpOp::LtE => Ok(self.py_lt(a, b)? || self.py_eq(a, b)? && self.orderable(a, b)),
+            CmpOp::GtE => Ok(self.py_lt(b, a)? || self.py_eq(a, b)? && self.orderable(a, b)),
+            CmpOp::In => self.contains(b, a),
+            CmpOp::NotIn => Ok(!self.contains(b, a)?),
+            CmpOp::Is => Ok(is_same(a, b)),
+            CmpOp::IsNot => Ok(!is_same(a, b)),
+        }
+    }
+
+    fn orderable(&self, _a: &Value, _b: &Value) -> bool {
+        true
+    }
+
+    pub fn contains(&mut self, container: &Value, item: &Value) -> R<bool> {
+        match container {
+            Value::Str(s) => match item {
+                Value::Str(sub) => Ok(s.contains(&**sub)),
+                other => Err(self.err(
+                    "TypeError",
+                    format!("'in <string>' requires string as left operand, not {}", self.type_name_of(other)),
+                )),
+            },
+            Value::Dict(d) => {
+                let k = self.hash_key(item)?;
+                Ok(d.borrow().contains_key(&k))
+            }
+            Value::Set(s) => {
+                let k = self.hash_key(item)?;
+                Ok(s.borrow().contains(&k))
+            }
+            Value::Range(start, stop, step) => match item {
+                Value::Int(i) => Ok(if *step > 0 {
+                    i >= start && i < stop && (i - start) % step == 0
+                } else {
+                    i <= start && i > stop && (start - i) % (-step) == 0
+                }),
+                _ => Ok(false),
+            },
+            Value::List(l) => {
+                let items = l.borrow().clone();
+                for x in &items {
+                    if self.py_eq(x, item)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            Value::Tuple(t) => {
+                for x in t.iter() {
+                    if self.py_eq(x, item)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            Value::Class(c) if c.kind == ClassKind::Enum => {
+                Ok(matches!(item, Value::EnumMember(m) if m.class.id == c.id))
+            }
+            other => {
+                let items = self.iterate(other)?;
+                for x in &items {
+                    if self.py_eq(x, item)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+        }
+    }
+
+    pub fn py_eq(&mut self, a: &Value, b: &Value) -> R<bool> {
+        Ok(match (a, b) {
+            (Value::List(x), Value::List(y)) => {
+                if Rc::ptr_eq(x, y) {
+                    return Ok(true);
+                }
+                let (x, y) = (x.borrow().clone(), y.borrow().clone());
+                if x.len() != y.len() {
+                    return Ok(false);
+                }
+                for (p, q) in x.iter().zip(y.iter()) {
+                    if !self.py_eq(p, q)? {
+                        return Ok(false);
+                    }
+                }
+                true
+            }
+            (Value::Tuple(x), Value::Tuple(y)) => {
+                if x.len() != y.len() {
+                    return Ok(false);
+                }
+                for (p, q) in x.iter().zip(y.iter()) {
+                    if !self.py_eq(p, q)? {
+                        return Ok(false);
+                    }
+                }
+                true
+            }
+            (Value::Dict(x), Value::Dict(y)) => {
+                let (x, y) = (x.borrow().clone(), y.borrow().clone());
+                if x.len() != y.len() {
+                    return Ok(false);
+                }
+                for (k, v) in x.iter() {
+                    match y.get(k) {
+                        Some(w) => {
+                            if !self.py_eq(v, w)? {
+                                return Ok(false);
+                            }
+                        }
+                        None => return Ok(false),
+                    }
+                }
+                true
+            }
+            (Value::Set(x), Value::Set(y)) => {
+                let (x, y) = (x.borrow(), y.borrow());
+                x.len() == y.len() && x.iter().all(|k| y.contains(k))
+            }
+            (Value::Float(x), Value::Float(y)) => x == y,
+            (Value::Float(f), other) | (other, Value::Float(f)) if is_intlike(other) => {
+                match self.as_float(other) {
+                    Ok(Some(g)) => {
+                        if f.fract() == 0.0 && f.is_finite() {
+                            big(other) == pyfmt::float_to_int(*f)
+                        } else {
+                            *f == g
+                        }
+                    }
+                    _ => false,
+                }
+            }
+            (Value::Instance(x), Value::Instance(y)) => Rc::ptr_eq(x, y),
+            _ => key_eq(a, b),
+        })
+    }
+
+    pub fn py_lt(&mut self, a: &Value, b: &Value) -> R<bool> {
+        match (a, b) {
+            (Value::Int(x), Value::Int(y)) => Ok(x < y),
+            (Value::Str(x), Value::Str(y)) => Ok(x < y),
+            (Value::Float(x), Value::Float(y)) => Ok(x < y),
+            (Value::List(_), Value::List(_)) | (Value::Tuple(_), Value::Tuple(_)) => {
+                let x = self.iterate(a)?;
+                let y = self.iterate(b)?;
+                for (p, q) in x.iter().zip(y.iter()) {
+                    if !self.py_eq(p, q)? {
+                        return self.py_lt(p, q);
+                    }
+                }
+                Ok(x.len() < y.len())
+            }
+            (Value::Set(x), Value::Set(y)) => {
+                let (x, y) = (x.borrow(), y.borrow());
+                Ok(x.len() < y.len() && x.iter().all(|k| y.contains(k)))
+            }
+            _ => {
+                if let (Some(x), Some(y)) = (big(a), big(b)) {
+                    return Ok(x < y);
+                }
+                if let (Ok(Some(x)), Ok(Some(y))) = (self.as_float(a), self.as_float(b)) {
+                    return Ok(x < y);
+                }
+                Err(self.err(
+                    "TypeError",
+                    format!(
+                        "'<' not supported between instances of '{}' and '{}'",
+                        self.type_name_of(a),
+                        self.type_name_of(b)
+                    ),
+                ))
+            }
+        }
+    }
+
+    pub fn truthy(&mut self, v: &Value) -> R<bool> {
+        Ok(match v {
+            Value::None => false,
+            Value::Bool(b) => *b,
+            Value::Int(i) => *i != 0,
+            Value::BigInt(b) => !b.is_zero(),
+            Value::Float(f) => *f != 0.0,
+            Value::Str(s) => !s.is_empty(),
+            Value::List(l) => !l.borrow().is_empty(),
+            Value::Tuple(t) => !t.is_empty(),
+            Value::Dict(d) => !d.borrow().is_empty(),
+            Value::Set(s) => !s.borrow().is_empty(),
+            Value::Range(a, b, s) => range_len(*a, *b, *s) > 0,
+            _ => true,
+        })
+    }
+
+    pub fn hash_key(&mut self, v: &Value) -> R<HashKey> {
+        match v {
+            Value::List(_) | Value::Dict(_) | Value::Set(_) => Err(self.err(
+                "TypeError",
+                format!("unhashable type: '{}'", self.type_name_of(v)),
+            )),
+            Value::Tuple(items) => {
+                for i in items.iter() {
+                    self.hash_key(i)?;
+                }
+                Ok(HashKey(v.clone()))
+            }
+            _ => Ok(HashKey(v.clone())),
+        }
+    }
+
+    /// Materialise any iterable.
+    pub fn iterate(&mut self, v: &Value) -> R<Vec<Value>> {
+        Ok(match v {
+            Value::List(l) => l.borrow().clone(),
+            Value::Tuple(t) => (**t).clone(),
+            Value::Str(s) => s.chars().map(|c| Value::Str(Rc::from(c.to_string()))).collect(),
+            Value::Dict(d) => d.borrow().keys().map(|k| k.0.clone()).collect(),
+            Value::Set(s) => set_items(&s.borrow()),
+            Value::Range(a, b, s) => {
+                let n = range_len(*a, *b, *s);
+                if n > 100_000_000 {
+                    return Err(self.err("MemoryError", "range too large to materialise"));
+                }
+                let mut out = Vec::with_capacity(n as usize);
+                let mut i = *a;
+                for _ in 0..n {
+                    out.push(Value::Int(i));
+                    i += s;
+                }
+                out
+            }
+            Value::Iter(it) => it.borrow_mut().by_ref().collect(),
+            Value::Class(c) if c.kind == ClassKind::Enum => {
+                c.members.borrow().iter().map(|m| Value::EnumMember(m.clone())).collect()
+            }
+            other => {
+                return Err(self.err(
+                    "TypeError",
+                    format!("'{}' object is not iterable", self.type_name_of(other)),
+                ));
+            }
+        })
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Types
+    // -----------------------------------------------------------------------------------
+
+    pub fn type_name_of(&self, v: &Value) -> String {
+        match v {
+            Value::Anchor(h) => self.graph.slot(*h).class.name.to_string(),
+            other => other.type_name().to_string(),
+        }
+    }
+
+    pub fn class_of(&self, v: &Value) -> Rc<Class> {
+        let name = match v {
+            Value::Anchor(h) => return self.graph.slot(*h).class.clone(),
+            Value::Instance(i) => return i.class.clone(),
+            Value::EnumMember(m) => return m.class.clone(),
+            Value::None => "NoneType",
+            Value::Bool(_) => "bool",
+            Value::Int(_) | Value::BigInt(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "str",
+            Value::List(_) => "list",
+            Value::Tuple(_) => "tuple",
+            Value::Dict(_) => "dict",
+            Value::Set(_) => "set",
+            Value::Range(..) => "range",
+            Value::Class(_) => "type",
+            _ => "function",
+        };
+        match self.builtin_classes.get(name) {
+            Some(c) => c.clone(),
+            None => self.builtin_classes.get("object").cloned().unwrap_or_else(|| {
+                // Unreachable after install_builtins; keep a harmless fallback.
+                self.builtin_classes.values().next().cloned().unwrap_or_else(|| {
+                    Rc::new(Class {
+                        name: Rc::from("object"),
+                        kind: ClassKind::Builtin,
+                        module: Rc::from("builtins"),
+                        bases: vec![],
+                        mro: vec![],
+                        fields: vec![],
+                        field_index: Default::default(),
+                        methods: Default::default(),
+                        abilities: Default::default(),
+                        statics: Default::default(),
+                        members: Default::default(),
+                        access: None,
+                        decorators: vec![],
+                        endpoints: None,
+                        id: 0,
+                        scope: Default::default(),
+                        fingerprint: String::new(),
+                        span: crate::span::Span::DUMMY,
+                        file: 0,
+                    })
+                })
+            }),
+        }
+    }
+
+    /// `isinstance(v, t)` where `t` is a class, a tuple of classes or a union.
+    pub fn isinstance(&mut self, v: &Value, t: &Value) -> R<bool> {
+        match t {
+            Value::Class(c) => {
+                if &*c.name == "any" && c.kind == ClassKind::Builtin {
+                    return Ok(true);
+                }
+                Ok(self.class_of(v).is_sub(c))
+            }
+            Value::Tuple(items) => {
+                for i in items.iter() {
+                    if self.isinstance(v, i)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            Value::None => Ok(v.is_none()),
+            other => Err(self.err(
+                "TypeError",
+                format!(
+                    "isinstance() arg 2 must be a type, a tuple of types, or a union, not {}",
+                    self.type_name_of(other)
+                ),
+            )),
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Attributes
+    // -----------------------------------------------------------------------------------
+
+    pub fn get_attr(&mut self, v: &Value, name: &str) -> R<Value> {
+        match v {
+            Value::Anchor(h) => {
+                let slot = self.graph.slot(*h);
+                if let Some(&i) = slot.class.field_index.get(name) {
+                    return Ok(slot.fields[i].clone());
+                }
+                let class = slot.class.clone();
+                if let Some(f) = class.find_method(name) {
+                    return Ok(Value::Bound(Rc::new((v.clone(), f))));
+                }
+                if let Some(s) = class.find_static(name) {
+                    return Ok(s);
+                }
+                if name == "shared" && class.kind == ClassKind::Root {
+                    return Ok(Value::Anchor(self.shared_root_handle()?));
+                }
+                if name == "__class__" {
+                    return Ok(Value::Class(class));
+                }
+            }
+            Value::Instance(inst) => {
+                if let Some(&i) = inst.class.field_index.get(name) {
+                    return Ok(inst.fields.borrow()[i].clone());
+                }
+                if let Some(x) = inst.get_extra(name) {
+                    return Ok(x);
+                }
+                if let Some(f) = inst.class.find_method(name) {
+                    return Ok(Value::Bound(Rc::new((v.clone(), f))));
+                }
+                if let Some(s) = inst.class.find_static(name) {
+                    return Ok(s);
+                }
+                if name == "reports" && inst.class.is_walker() {
+                    return Ok(Value::list(vec![]));
+                }
+                if name == "__class__" {
+                    return Ok(Value::Class(inst.class.clone()));
+                }
+                if inst.class.is_exception() && name == "args" {
+                    return Ok(Value::tuple(vec![]));
+                }
+            }
+            Value::Class(c) => {
+                if name == "__name__" {
+                    return Ok(Value::Str(c.name.clone()));
+                }
+                if let Some(s) = c.find_static(name) {
+                    return Ok(s);
+                }
+                if let Some(f) = c.find_method(name) {
+                    return Ok(Value::Func(f));
+                }
+                if c.kind == ClassKind::Builtin && builtins::has_method(&sample_of(&c.name), name) {
+                    return Ok(Value::BuiltinMethod(Rc::new((Value::Class(c.clone()), Rc::from(name)))));
+                }
+            }
+            Value::EnumMember(m) => match name {
+                "name" => return Ok(Value::Str(m.name.clone())),
+                "value" => return Ok(m.value.clone()),
+                _ => {
+                    if let Some(f) = m.class.find_method(name) {
+                        return Ok(Value::Bound(Rc::new((v.clone(), f))));
+                    }
+                }
+            },
+            Value::Module(m) => {
+                if let Some(x) = scope_get(&m.scope, name) {
+                    return Ok(x);
+                }
+                return Err(self.err(
+                    "AttributeError",
+                    format!("module '{}' has no attribute '{name}'", m.name),
+                ));
+            }
+            Value::Func(f) if name == "__name__" => return Ok(Value::Str(f.name.clone())),
+            Value::Float(f) if name == "real" => return Ok(Value::Float(*f)),
+            Value::Float(_) if name == "imag" => return Ok(Value::Float(0.0)),
+            other => {
+                if name == "__class__" {
+                    return Ok(Value::Class(self.class_of(other)));
+                }
+                if builtins::has_method(other, name) {
+                    return Ok(Value::BuiltinMethod(Rc::new((other.clone(), Rc::from(name)))));
+                }
+            }
+        }
+        Err(self.err(
+            "AttributeError",
+            format!("'{}' object has no attribute '{name}'", self.type_name_of(v)),
+        ))
+    }
+
+    pub fn set_attr(&mut self, v: &Value, name: &str, value: Value) -> R<()> {
+        match v {
+            Value::Anchor(h) => {
+                let h = *h;
+                let idx = self.graph.slot(h).class.field_index.get(name).copied();
+                if let Some(i) = idx {
+                    self.check_write(h)?;
+                    self.graph.slot_mut(h).fields[i] = value;
+                    self.graph.mark_dirty(h);
+                    return Ok(());
+                }
+                Err(self.err(
+                    "AttributeError",
+                    format!("'{}' object has no attribute '{name}'", self.type_name_of(v)),
+                ))
+            }
+            Value::Instance(inst) => {
+                if let Some(&i) = inst.class.field_index.get(name) {
+                    inst.fields.borrow_mut()[i] = value;
+                } else {
+                    inst.set_extra(Rc::from(name), value);
+                }
+                Ok(())
+            }
+            Value::Class(c) => {
+                c.statics.borrow_mut().insert(Rc::from(name), value);
+                Ok(())
+            }
+            _ => Err(self.err(
+                "AttributeError",
+                format!("'{}' object has no attribute '{name}'", self.type_name_of(v)),
+            )),
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Items
+    // -----------------------------------------------------------------------------------
+
+    fn index_of(&self, len: usize, i: &Value, what: &str) -> R<usize> {
+        let i = match i {
+            Value::Int(i) => *i,
+            Value::Bool(b) => i64::from(*b),
+            Value::BigInt(_) => {
+                return Err(self.err("IndexError", format!("cannot fit 'int' into an index-sized integer")));
+            }
+            other => {
+                return Err(self.err(
+                    "TypeError",
+                    format!("{what} indices must be integers or slices, not {}", self.type_name_of(other)),
+                ));
+            }
+        };
+        pyfmt::normalize_index(len, i)
+            .ok_or_else(|| self.err("IndexError", format!("{what} index out of range")))
+    }
+
+    pub fn get_item(&mut self, o: &Value, i: &Value) -> R<Value> {
+        match o {
+            Value::List(l) => {
+                let l = l.borrow();
+                let ix = self.index_of(l.len(), i, "list")?;
+                Ok(l[ix].clone())
+            }
+            Value::Tuple(t) => {
+                let ix = self.index_of(t.len(), i, "tuple")?;
+                Ok(t[ix].clone())
+            }
+            Value::Str(s) => {
+                let n = s.chars().count();
+                let ix = self.index_of(n, i, "string")?;
+                Ok(Value::Str(Rc::from(s.chars().nth(ix).map(|c| c.to_string()).unwrap_or_default())))
+            }
+            Value::Dict(d) => {
+                let k = self.hash_key(i)?;
+                let found = d.borrow().get(&k).cloned();
+                match found {
+                    Some(v) => Ok(v),
+                    None => Err(self.key_error(i)),
+                }
+            }
+            Value::Range(a, b, s) => {
+                let n = range_len(*a, *b, *s) as usize;
+                let ix = self.index_of(n, i, "range object")?;
+                Ok(Value::Int(a + s * ix as i64))
+            }
+            Value::Class(c) if c.kind == ClassKind::Enum => {
+                if let Value::Str(n) = i
+                    && let Some(v) = c.find_static(n)
+                {
+                    return Ok(v);
+                }
+                Err(self.key_error(i))
+            }
+            // Generic aliases such as list[int] in type positions.
+            Value::Class(_) => Ok(o.clone()),
+            other => Err(self.err(
+                "TypeError",
+                format!("'{}' object is not subscriptable", self.type_name_of(other)),
+            )),
+        }
+    }
+
+    pub fn set_item(&mut self, o: &Value, i: Value, v: Value) -> R<()> {
+        match o {
+            Value::List(l) => {
+                let len = l.borrow().len();
+                let ix = self.index_of(len, &i, "list assignment")?;
+                l.borrow_mut()[ix] = v;
+                Ok(())
+            }
+            Value::Dict(d) => {
+                let k = self.hash_key(&i)?;
+                d.borrow_mut().insert(k, v);
+                Ok(())
+            }
+            other => Err(self.err(
+                "TypeError",
+                format!("'{}' object does not support item assignment", self.type_name_of(other)),
+            )),
+        }
+    }
+
+    pub fn del_item(&mut self, o: &Value, i: &Value) -> R<()> {
+        match o {
+            Value::List(l) => {
+                let len = l.borrow().len();
+                let ix = self.index_of(len, i, "list assignment")?;
+                l.borrow_mut().remove(ix);
+                Ok(())
+            }
+            Value::Dict(d) => {
+                let k = self.hash_key(i)?;
+                if d.borrow_mut().shift_remove(&k).is_none() {
+                    return Err(self.key_error(i));
+                }
+                Ok(())
+            }
+            other => Err(self.err(
+                "TypeError",
+                format!("'{}' object doesn't support item deletion", self.type_name_of(other)),
+            )),
+        }
+    }
+
+    pub fn get_slice(&mut self, o: &Value, lo: Option<i64>, hi: Option<i64>, step: Option<i64>) -> R<Value> {
+        let step = step.unwrap_or(1);
+        if step == 0 {
+            return Err(self.err("ValueError", "slice step cannot be zero"));
+        }
+        match o {
+            Value::List(l) => {
+                let l = l.borrow();
+                let idx = pyfmt::slice_indices(l.len() as i64, lo, hi, step);
+                Ok(Value::list(idx.into_iter().map(|i| l[i].clone()).collect()))
+            }
+            Value::Tuple(t) => {
+                let idx = pyfmt::slice_indices(t.len() as i64, lo, hi, step);
+                Ok(Value::tuple(idx.into_iter().map(|i| t[i].clone()).collect()))
+            }
+            Value::Str(s) => {
+                let chars: Vec<char> = s.chars().collect();
+                let idx = pyfmt::slice_indices(chars.len() as i64, lo, hi, step);
+                Ok(Value::Str(Rc::from(idx.into_iter().map(|i| chars[i]).collect::<String>())))
+            }
+            Value::Range(a, b, s) => {
+                let n = range_len(*a, *b, *s);
+                let idx = pyfmt::slice_indices(n, lo, hi, step);
+                Ok(Value::list(idx.into_iter().map(|i| Value::Int(a + s * i as i64)).collect()))
+            }
+            other => Err(self.err(
+                "TypeError",
+                format!("'{}' object is not subscriptable", self.type_name_of(other)),
+            )),
+        }
+    }
+
+    pub fn del_slice(&mut self, o: &Value, lo: Option<i64>, hi: Option<i64>, step: Option<i64>) -> R<()> {
+        let Value::List(l) = o else {
+            return Err(self.err(
+                "TypeError",
+                format!("'{}' object doesn't support item deletion", self.type_name_of(o)),
+            ));
+        };
+        let step = step.unwrap_or(1);
+        if step == 0 {
+            return Err(self.err("ValueError", "slice step cannot be zero"));
+        }
+        let len = l.borrow().len() as i64;
+        let mut idx = pyfmt::slice_indices(len, lo, hi, step);
+        idx.sort_unstable();
+        let mut lm = l.borrow_mut();
+        for i in idx.into_iter().rev() {
+            lm.remove(i);
+        }
+        Ok(())
+    }
+
+    /// `KeyError(key)`: its message is the repr of the key.
+    pub fn key_error(&self, key: &Value) -> super::Interrupt {
+        match self.builtin_class("KeyError") {
+            Some(c) => {
+                let v = self.make_exception(c, vec![key.clone()]);
+                super::Interrupt::Exc(Box::new(super::PyErr { value: v, trace: Vec::new(), origin: None }))
+            }
+            None => self.err("KeyError", "key not found"),
+        }
+    }
+
+    pub fn set_slice(&mut self, o: &Value, lo: Option<i64>, hi: Option<i64>, step: Option<i64>, v: Value) -> R<()> {
+        let Value::List(l) = o else {
+            return Err(self.err(
+                "TypeError",
+                format!("'{}' object does not support slice assignment", self.type_name_of(o)),
+            ));
+        };
+        let items = self.iterate(&v)?;
+        let step = step.unwrap_or(1);
+        let len = l.borrow().len() as i64;
+        if step == 1 {
+            let norm = |x: Option<i64>, d: i64| -> i64 {
+                match x {
+                    None => d,
+                    Some(i) if i < 0 => (i + len).max(0),
+                    Some(i) => i.min(len),
+                }
+            };
+            let a = norm(lo, 0) as usize;
+            let b = (norm(hi, len) as usize).max(a);
+            l.borrow_mut().splice(a..b, items);
+            return Ok(());
+        }
+        let idx = pyfmt::slice_indices(len, lo, hi, step);
+        if idx.len() != items.len() {
+            return Err(self.err(
+                "ValueError",
+                format!(
+                    "attempt to assign sequence of size {} to extended slice of size {}",
+                    items.len(),
+                    idx.len()
+                ),
+            ));
+        }
+        let mut lm = l.borrow_mut();
+        for (i, x) in idx.into_iter().zip(items) {
+            lm[i] = x;
+        }
+        Ok(())
+    }
+}
+
+pub fn range_len(a: i64, b: i64, s: i64) -> i64 {
+    if s > 0 && a < b {
+        (b - a + s - 1) / s
+    } else if s < 0 && a > b {
+        (a - b - s - 1) / (-s)
+    } else {
+        0
+    }
+}
+
+/// `is`: identity for reference values, value identity for small immutable ones.
+pub fn is_same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::None, Value::None) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Str(x), Value::Str(y)) => Rc::ptr_eq(x, y) || x == y,
+        (Value::Anchor(x), Value::Anchor(y)) => x == y,
+        _ => match (identity(a), identity(b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => false,
+        },
+    }
+}
+
+/// A sample value of a builtin type (for `has_method` on the type object).
+fn sample_of(name: &str) -> Value {
+    match name {
+        "str" => Value::str(""),
+        "list" => Value::list(vec![]),
+        "dict" => Value::dict(Dict::default()),
+        "int" => Value::Int(0),
+        "float" => Value::Float(0.0),
+        _ => Value::None,
+    }
+}
+
+use super::builtins;
+
+/// Items of a set in iteration order. Sets keep insertion order, except that a set of
+/// ints iterates in ascending order, as CPython's hash table does for small ints.
+pub fn set_items(s: &Set) -> Vec<Value> {
+    let mut items: Vec<Value> = s.iter().map(|k| k.0.clone()).collect();
+    if items.iter().all(|v| matches!(v, Value::Int(_))) {
+        items.sort_by_key(|v| if let Value::Int(i) = v { *i } else { 0 });
+    }
+    items
+}

@@ -1,0 +1,312 @@
+//! Crossing the host boundary: anchors to and from their stored form, and the commit of
+//! a run's changes.
+
+use super::graph::{Slot, SlotState};
+use super::value::*;
+use super::{Interp, Interrupt, R};
+use crate::host::{AnchorKind, CommitSet, StoredAnchor, format_id, parse_id};
+use serde_json::{Map, Value as J, json};
+use std::rc::Rc;
+
+impl Interp<'_> {
+    /// Materialise an anchor from the host into the arena.
+    pub(crate) fn load_anchor(&mut self, id: crate::host::AnchorId) -> R<Option<Handle>> {
+        let stored = match self.host.load(id) {
+            Ok(Some(s)) => s,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(Interrupt::Host(e)),
+        };
+        let Some(class) = self.classes.get(stored.arch_type.as_str()).cloned() else {
+            // The archetype no longer exists in this program: leave it unread.
+            return Ok(None);
+        };
+        let ends = stored.ends;
+        // Insert first (fields empty) so reference cycles in fields resolve.
+        let h = self.graph.insert(Slot {
+            id: stored.id,
+            class: class.clone(),
+            fields: Vec::new(),
+            edges: stored.edges.clone(),
+            ends,
+            owner: stored.owner,
+            access: stored.access.clone(),
+            state: SlotState::Clean,
+        });
+        let mut fields = Vec::with_capacity(class.fields.len());
+        for f in &class.fields {
+            let v = match stored.fields.get(&*f.name) {
+                Some(j) => self.from_json(j)?,
+                None => match &f.default {
+                    // A field added since the anchor was written gets its default.
+                    Some(d) => {
+                        let scope = class.scope.borrow().clone().unwrap_or_else(|| self.builtins.clone());
+                        let ctx = super::Ctx {
+                            scope,
+                            this: None,
+                            here: None,
+                            visitor: None,
+                            class: Some(class.clone()),
+                            file: class.file,
+                            func: class.name.clone(),
+                        };
+                        self.eval(d, &ctx)?
+                    }
+                    None => Value::None,
+                },
+            };
+            fields.push(v);
+        }
+        self.graph.slot_mut(h).fields = fields;
+        Ok(Some(h))
+    }
+
+    /// JSON form of a field value.
+    pub fn to_json(&mut self, v: &Value) -> R<J> {
+        Ok(match v {
+            Value::None => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => json!(i),
+            Value::BigInt(b) => json!({"__bigint__": b.to_string()}),
+            Value::Float(f) => {
+                if f.is_finite() {
+                    json!(f)
+                } else {
+                    json!({"__float__": crate::pyfmt::float_repr(*f)})
+                }
+            }
+            Value::Str(s) => J::String(s.to_string()),
+            Value::List(l) => {
+                let items = l.borrow().clone();
+                let mut out = Vec::with_capacity(items.len());
+                for x in &items {
+                    out.push(self.to_json(x)?);
+                }
+                J::Array(out)
+            }
+            Value::Tuple(t) => {
+                let mut out = Vec::with_capacity(t.len());
+                for x in t.iter() {
+                    out.push(self.to_json(x)?);
+                }
+                json!({"__tuple__": out})
+            }
+            Value::Set(s) => {
+                let items: Vec<Value> = s.borrow().iter().map(|k| k.0.clone()).collect();
+                let mut out = Vec::with_capacity(items.len());
+                for x in &items {
+                    out.push(self.to_json(x)?);
+                }
+                json!({"__set__": out})
+            }
+            Value::Dict(d) => {
+                let items: Vec<(Value, Value)> =
+                    d.borrow().iter().map(|(k, v)| (k.0.clone(), v.clone())).collect();
+                if items.iter().all(|(k, _)| matches!(k, Value::Str(s) if !s.starts_with("__"))) {
+                    let mut m = Map::new();
+                    for (k, x) in &items {
+                        if let Value::Str(s) = k {
+                            m.insert(s.to_string(), self.to_json(x)?);
+                        }
+                    }
+                    J::Object(m)
+                } else {
+                    let mut pairs = Vec::new();
+                    for (k, x) in &items {
+                        pairs.push(json!([self.to_json(k)?, self.to_json(x)?]));
+                    }
+                    json!({"__dict__": pairs})
+                }
+            }
+            Value::Anchor(h) => json!({"__ref__": format_id(self.graph.slot(*h).id)}),
+            Value::EnumMember(m) => json!({"__enum__": m.class.name.to_string(), "name": m.name.to_string()}),
+            Value::Instance(i) => {
+                let fields = i.fields.borrow().clone();
+                let mut m = Map::new();
+                for (f, x) in i.class.fields.iter().zip(fields.iter()) {
+                    m.insert(f.name.to_string(), self.to_json(x)?);
+                }
+                json!({"__obj__": i.class.name.to_string(), "fields": m})
+            }
+            other => {
+                let t = self.type_name_of(other);
+                return Err(self.err("TypeError", format!("cannot persist a value of type '{t}'")));
+            }
+        })
+    }
+
+    /// Value of a stored JSON field.
+    pub fn from_json(&mut self, j: &J) -> R<Value> {
+        Ok(match j {
+            J::Null => Value::None,
+            J::Bool(b) => Value::Bool(*b),
+            J::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    Value::Int(i)
+                } else {
+                    Value::Float(n.as_f64().unwrap_or(0.0))
+                }
+            }
+            J::String(s) => Value::str(s),
+            J::Array(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for x in items {
+                    out.push(self.from_json(x)?);
+                }
+                Value::list(out)
+            }
+            J::Object(m) => {
+                if let Some(J::String(id)) = m.get("__ref__") {
+                    return Ok(match parse_id(id).map(|id| self.handle_of(id)).transpose()?.flatten() {
+                        Some(h) => Value::Anchor(h),
+                        None => Value::None,
+                    });
+                }
+                if let Some(J::String(b)) = m.get("__bigint__") {
+                    return Ok(b.parse::<num_bigint::BigInt>().map(Value::from_bigint).unwrap_or(Value::None));
+                }
+                if let Some(J::String(f)) = m.get("__float__") {
+                    return Ok(Value::Float(crate::pyfmt::parse_float(f).unwrap_or(f64::NAN)));
+                }
+                if let Some(J::Array(items)) = m.get("__tuple__") {
+                    let mut out = Vec::new();
+                    for x in items {
+                        out.push(self.from_json(x)?);
+                    }
+                    return Ok(Value::tuple(out));
+                }
+                if let Some(J::Array(items)) = m.get("__set__") {
+                    let mut s = Set::default();
+                    for x in items {
+                        let v = self.from_json(x)?;
+                        s.insert(self.hash_key(&v)?);
+                    }
+                    return Ok(Value::Set(Rc::new(std::cell::RefCell::new(s))));
+                }
+                if let Some(J::Array(pairs)) = m.get("__dict__") {
+                    let mut d = Dict::default();
+                    for p in pairs {
+                        if let J::Array(kv) = p
+                            && kv.len() == 2
+                        {
+                            let k = self.from_json(&kv[0])?;
+                            let v = self.from_json(&kv[1])?;
+                            d.insert(self.hash_key(&k)?, v);
+                        }
+                    }
+                    return Ok(Value::dict(d));
+                }
+                if let (Some(J::String(e)), Some(J::String(n))) = (m.get("__enum__"), m.get("name")) {
+                    if let Some(c) = self.classes.get(e.as_str()).cloned()
+                        && let Some(v) = c.find_static(n)
+                    {
+                        return Ok(v);
+                    }
+                    return Ok(Value::None);
+                }
+                if let Some(J::String(o)) = m.get("__obj__") {
+                    let Some(class) = self.classes.get(o.as_str()).cloned() else {
+                        return Ok(Value::None);
+                    };
+                    let empty = Map::new();
+                    let stored = match m.get("fields") {
+                        Some(J::Object(f)) => f,
+                        _ => &empty,
+                    };
+                    let mut fields = Vec::with_capacity(class.fields.len());
+                    for f in &class.fields {
+                        fields.push(match stored.get(&*f.name) {
+                            Some(x) => self.from_json(x)?,
+                            None => Value::None,
+                        });
+                    }
+                    return Ok(Value::Instance(Rc::new(Instance {
+                        class,
+                        fields: std::cell::RefCell::new(fields),
+                        extra: Default::default(),
+                        id: next_id(),
+                    })));
+                }
+                let mut d = Dict::default();
+                for (k, x) in m {
+                    let v = self.from_json(x)?;
+                    d.insert(HashKey(Value::str(k)), v);
+                }
+                Value::dict(d)
+            }
+        })
+    }
+
+    /// Persist everything the run changed through the host, then run `on_commit`
+    /// callbacks.
+    pub fn commit(&mut self) -> R<()> {
+        let mut set = CommitSet::default();
+        // Nodes created and never connected (other than roots) are not persisted.
+        let persisted = |s: &Slot| -> bool {
+            !(s.class.is_node() && s.state == SlotState::New && s.edges.is_empty() && s.class.kind != ClassKind::Root)
+        };
+        let n = self.graph.slots.len();
+        for h in 0..n {
+            let (state, keep) = {
+                let s = &self.graph.slots[h];
+                (s.state, persisted(s))
+            };
+            if !matches!(state, SlotState::New | SlotState::Dirty) || !keep {
+                continue;
+            }
+            let stored = self.stored_form(h as Handle)?;
+            set.upserts.push(stored);
+        }
+        let live_new: FxHashMap<crate::host::AnchorId, bool> = self
+            .graph
+            .slots
+            .iter()
+            .filter(|s| s.state != SlotState::Deleted)
+            .map(|s| (s.id, persisted(s)))
+            .collect();
+        set.edge_adds = std::mem::take(&mut self.graph.edge_adds)
+            .into_iter()
+            .filter(|(n, e)| live_new.get(n).copied().unwrap_or(false) && live_new.contains_key(e))
+            .collect();
+        set.edge_removes = std::mem::take(&mut self.graph.edge_removes);
+        set.deletes = std::mem::take(&mut self.graph.deletes);
+        if !set.is_empty() {
+            self.host.commit(set).map_err(Interrupt::Host)?;
+        }
+        for s in &mut self.graph.slots {
+            if matches!(s.state, SlotState::New | SlotState::Dirty) {
+                s.state = SlotState::Clean;
+            }
+        }
+        let callbacks = std::mem::take(&mut self.on_commit);
+        for cb in callbacks {
+            self.call_value(&cb, vec![], vec![])?;
+        }
+        Ok(())
+    }
+
+    fn stored_form(&mut self, h: Handle) -> R<StoredAnchor> {
+        let (class, fields, id, ends, owner, access) = {
+            let s = self.graph.slot(h);
+            (s.class.clone(), s.fields.clone(), s.id, s.ends, s.owner, s.access.clone())
+        };
+        let mut m = Map::new();
+        for (f, v) in class.fields.iter().zip(fields.iter()) {
+            if f.is_static {
+                continue;
+            }
+            m.insert(f.name.to_string(), self.to_json(v)?);
+        }
+        Ok(StoredAnchor {
+            id,
+            kind: if class.is_edge() { AnchorKind::Edge } else { AnchorKind::Node },
+            arch_module: class.module.to_string(),
+            arch_type: class.name.to_string(),
+            fingerprint: class.fingerprint.clone(),
+            owner,
+            access,
+            fields: m,
+            ends,
+            edges: Vec::new(),
+        })
+    }
+}

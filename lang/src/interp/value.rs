@@ -1,0 +1,612 @@
+//! Runtime values: Python-like scalars and containers, archetype classes and instances.
+//!
+//! Nodes and edges live in the interpreter's graph arena (the request-scoped L1) and are
+//! referred to by `Value::Anchor(handle)`; objects, walkers and exceptions are reference-
+//! counted instances.
+
+use crate::ast::{self, ArchKind};
+use indexmap::{IndexMap, IndexSet};
+use num_bigint::BigInt;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::rc::Rc;
+
+/// A small, fast, non-cryptographic hasher (FxHash) for interpreter maps.
+#[derive(Default, Clone, Copy)]
+pub struct FxHasher {
+    hash: u64,
+}
+
+const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(SEED);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    #[inline]
+    fn write_u128(&mut self, i: u128) {
+        self.add(i as u64);
+        self.add((i >> 64) as u64);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+pub type FxBuild = BuildHasherDefault<FxHasher>;
+pub type FxHashMap<K, V> = HashMap<K, V, FxBuild>;
+
+/// Python dict: insertion-ordered.
+pub type Dict = IndexMap<HashKey, Value, FxBuild>;
+/// Python set (svc keeps insertion order).
+pub type Set = IndexSet<HashKey, FxBuild>;
+
+/// Handle of a node or edge in the graph arena.
+pub type Handle = u32;
+
+#[derive(Clone)]
+pub enum Value {
+    None,
+    Bool(bool),
+    Int(i64),
+    BigInt(Rc<BigInt>),
+    Float(f64),
+    Str(Rc<str>),
+    List(Rc<RefCell<Vec<Value>>>),
+    Tuple(Rc<Vec<Value>>),
+    Dict(Rc<RefCell<Dict>>),
+    Set(Rc<RefCell<Set>>),
+    /// `range(start, stop, step)`
+    Range(i64, i64, i64),
+    /// A user function, method or lambda (unbound).
+    Func(Rc<Function>),
+    /// A function bound to its receiver (`obj.method`).
+    Bound(Rc<(Value, Rc<Function>)>),
+    /// A builtin function by name (`len`, `print`, ...).
+    Builtin(Rc<str>),
+    /// A builtin method bound to its receiver (`xs.append`).
+    BuiltinMethod(Rc<(Value, Rc<str>)>),
+    /// A type: archetype, exception type, enum or builtin type (`int`, `str`, ...).
+    Class(Rc<Class>),
+    /// An `obj`/`walker`/`class`/exception instance.
+    Instance(Rc<Instance>),
+    /// A node or edge in the graph arena.
+    Anchor(Handle),
+    EnumMember(Rc<EnumMember>),
+    Module(Rc<ModuleObj>),
+    /// A one-shot iterator (`zip`, `enumerate`, `map`, `filter`, `iter`, dict views...).
+    Iter(Rc<RefCell<std::vec::IntoIter<Value>>>),
+    /// `super` bound to an instance and the class whose parent to search.
+    Super(Rc<(Value, Rc<Class>)>),
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::None => write!(f, "None"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::BigInt(i) => write!(f, "{i}"),
+            Value::Float(x) => write!(f, "{x}"),
+            Value::Str(s) => write!(f, "{s:?}"),
+            Value::Anchor(h) => write!(f, "<anchor {h}>"),
+            other => write!(f, "<{}>", other.type_name()),
+        }
+    }
+}
+
+impl Value {
+    pub fn str(s: &str) -> Value {
+        Value::Str(Rc::from(s))
+    }
+
+    pub fn list(items: Vec<Value>) -> Value {
+        Value::List(Rc::new(RefCell::new(items)))
+    }
+
+    pub fn tuple(items: Vec<Value>) -> Value {
+        Value::Tuple(Rc::new(items))
+    }
+
+    pub fn dict(d: Dict) -> Value {
+        Value::Dict(Rc::new(RefCell::new(d)))
+    }
+
+    pub fn from_bigint(b: BigInt) -> Value {
+        use num_traits::ToPrimitive;
+        match b.to_i64() {
+            Some(i) => Value::Int(i),
+            None => Value::BigInt(Rc::new(b)),
+        }
+    }
+
+    /// The Python type name (`int`, `str`, `list`, the archetype name ...). Anchors need
+    /// the graph, so they answer `node` here; the interpreter gives the real name.
+    pub fn type_name(&self) -> &str {
+        match self {
+            Value::None => "NoneType",
+            Value::Bool(_) => "bool",
+            Value::Int(_) | Value::BigInt(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "str",
+            Value::List(_) => "list",
+            Value::Tuple(_) => "tuple",
+            Value::Dict(_) => "dict",
+            Value::Set(_) => "set",
+            Value::Range(..) => "range",
+            Value::Func(_) => "function",
+            Value::Bound(_) => "method",
+            Value::Builtin(_) | Value::BuiltinMethod(_) => "builtin_function_or_method",
+            Value::Class(_) => "type",
+            Value::Instance(i) => &i.class.name,
+            Value::Anchor(_) => "node",
+            Value::EnumMember(m) => &m.class.name,
+            Value::Module(_) => "module",
+            Value::Iter(_) => "iterator",
+            Value::Super(_) => "super",
+        }
+    }
+
+    pub fn is_none(&self) -> bool {
+        matches!(self, Value::None)
+    }
+}
+
+/// What kind of type a `Class` is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClassKind {
+    Arch(ArchKind),
+    /// The root node type `Root`.
+    Root,
+    /// `GenericEdge`, the type of untyped edges.
+    GenericEdge,
+    Enum,
+    /// A builtin exception type (or a user class deriving from one: see `is_exception`).
+    Exception,
+    /// `int`, `str`, `list`, ...
+    Builtin,
+}
+
+/// A `has` field of an archetype (inherited fields first).
+#[derive(Debug)]
+pub struct FieldDef {
+    pub name: Rc<str>,
+    pub ty: Option<Rc<ast::Expr>>,
+    pub default: Option<Rc<ast::Expr>>,
+    pub postinit: bool,
+    /// Declared in a `static has`: lives on the class, not the instance.
+    pub is_static: bool,
+    pub access: Option<ast::Access>,
+}
+
+/// One event ability (`can x with T entry`) in slot order.
+#[derive(Debug)]
+pub struct AbilityDef {
+    pub name: Option<Rc<str>>,
+    pub trigger: Option<Rc<ast::Expr>>,
+    /// Trigger types, resolved on first use.
+    pub resolved: RefCell<Option<Vec<Rc<Class>>>>,
+    pub is_exit: bool,
+    pub func: Rc<Function>,
+}
+
+pub struct Class {
+    pub name: Rc<str>,
+    pub kind: ClassKind,
+    /// Declaring module (file stem); `builtins` for builtin types.
+    pub module: Rc<str>,
+    pub bases: Vec<Rc<Class>>,
+    /// Ancestors in method resolution order (nearest first; the class itself excluded).
+    pub mro: Vec<Rc<Class>>,
+    /// Instance fields, inherited first.
+    pub fields: Vec<FieldDef>,
+    pub field_index: FxHashMap<Rc<str>, usize>,
+    /// Methods declared by this class only (lookup walks the `mro`).
+    pub methods: RefCell<FxHashMap<Rc<str>, Rc<Function>>>,
+    /// Event abilities in slot order, inherited first; an `override` or same-name ability
+    /// replaces the base slot in place.
+    pub abilities: RefCell<Vec<Rc<AbilityDef>>>,
+    /// Static fields and enum members.
+    pub statics: RefCell<FxHashMap<Rc<str>, Value>>,
+    /// Enum members in declaration order.
+    pub members: RefCell<Vec<Rc<EnumMember>>>,
+    pub access: Option<ast::Access>,
+    pub decorators: Vec<Rc<ast::Expr>>,
+    /// Edge typed endpoints `edge E: A --> B` (typing only).
+    pub endpoints: Option<(Rc<ast::Expr>, Rc<ast::Expr>)>,
+    /// Identity used for hashing and `is`.
+    pub id: u64,
+    /// The module scope the class was declared in (for evaluating defaults/triggers).
+    pub scope: RefCell<Option<ScopeRef>>,
+    /// Short fingerprint of field names and types (persistence schema check).
+    pub fingerprint: String,
+    /// The walker's own declaration span (for diagnostics).
+    pub span: crate::span::Span,
+    pub file: u32,
+}
+
+impl fmt::Debug for Class {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<class {}>", self.name)
+    }
+}
+
+impl Class {
+    /// `self` is `other` or a subclass of it.
+    pub fn is_sub(&self, other: &Class) -> bool {
+        self.mro.iter().any(|c| c.id == other.id) || self.id == other.id
+    }
+
+    pub fn arch_kind(&self) -> Option<ArchKind> {
+        match self.kind {
+            ClassKind::Arch(k) => Some(k),
+            ClassKind::Root => Some(ArchKind::Node),
+            ClassKind::GenericEdge => Some(ArchKind::Edge),
+            _ => None,
+        }
+    }
+
+    pub fn is_node(&self) -> bool {
+        self.arch_kind() == Some(ArchKind::Node)
+    }
+
+    pub fn is_edge(&self) -> bool {
+        self.arch_kind() == Some(ArchKind::Edge)
+    }
+
+    pub fn is_walker(&self) -> bool {
+        self.arch_kind() == Some(ArchKind::Walker)
+    }
+
+    pub fn is_exception(&self) -> bool {
+        self.kind == ClassKind::Exception || self.mro.iter().any(|c| c.kind == ClassKind::Exception)
+    }
+
+    pub fn find_method(&self, name: &str) -> Option<Rc<Function>> {
+        if let Some(f) = self.methods.borrow().get(name) {
+            return Some(f.clone());
+        }
+        for c in &self.mro {
+            if let Some(f) = c.methods.borrow().get(name) {
+                return Some(f.clone());
+            }
+        }
+        None
+    }
+
+    pub fn find_static(&self, name: &str) -> Option<Value> {
+        if let Some(v) = self.statics.borrow().get(name) {
+            return Some(v.clone());
+        }
+        for c in &self.mro {
+            if let Some(v) = c.statics.borrow().get(name) {
+                return Some(v.clone());
+            }
+        }
+        None
+    }
+}
+
+pub struct Instance {
+    pub class: Rc<Class>,
+    pub fields: RefCell<Vec<Value>>,
+    /// Attributes not declared with `has` (exception `args`, walker `reports`, dynamic
+    /// attributes set on `class` instances).
+    pub extra: RefCell<Option<Box<FxHashMap<Rc<str>, Value>>>>,
+    pub id: u64,
+}
+
+impl Instance {
+    pub fn get_extra(&self, name: &str) -> Option<Value> {
+        self.extra.borrow().as_ref().and_then(|m| m.get(name).cloned())
+    }
+
+    pub fn set_extra(&self, name: Rc<str>, value: Value) {
+        self.extra.borrow_mut().get_or_insert_with(Default::default).insert(name, value);
+    }
+}
+
+#[derive(Debug)]
+pub struct EnumMember {
+    pub class: Rc<Class>,
+    pub name: Rc<str>,
+    pub value: Value,
+}
+
+pub struct ModuleObj {
+    pub name: Rc<str>,
+    pub scope: ScopeRef,
+}
+
+/// Parameters of a user function, resolved from the AST once.
+#[derive(Debug)]
+pub struct ParamDef {
+    pub name: Rc<str>,
+    pub kind: ast::ParamKind,
+    pub default: Option<Rc<ast::Expr>>,
+    pub ty: Option<Rc<ast::Expr>>,
+}
+
+/// The body of a function.
+#[derive(Debug)]
+pub enum FuncBody {
+    Block(Rc<[ast::Stmt]>),
+    /// Declared without a body and never implemented.
+    Missing,
+}
+
+pub struct Function {
+    pub name: Rc<str>,
+    pub params: Vec<ParamDef>,
+    pub body: RefCell<FuncBody>,
+    /// Scope the function closes over (module globals, or an enclosing frame).
+    pub closure: ScopeRef,
+    /// Class the function is a method of (for `super` and implicit `self`).
+    pub owner: RefCell<Option<std::rc::Weak<Class>>>,
+    pub is_static: bool,
+    pub is_lambda: bool,
+    /// `self`, `here` and `visitor` of the frame a lambda or nested def was made in.
+    pub captured: Option<(Option<Value>, Option<Value>, Option<Value>)>,
+    /// Evaluated default values, computed when the function is defined.
+    pub defaults: RefCell<Vec<Option<Value>>>,
+    pub decorators: Vec<Rc<ast::Expr>>,
+    pub access: Option<ast::Access>,
+    pub ret: Option<Rc<ast::Expr>>,
+    pub file: u32,
+    pub span: crate::span::Span,
+}
+
+impl fmt::Debug for Function {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<function {}>", self.name)
+    }
+}
+
+/// A variable scope. Function frames chain to the scope they close over; assignment
+/// rebinds the nearest enclosing binding (Jac has no `global`/`nonlocal`).
+pub struct Scope {
+    pub vars: FxHashMap<Rc<str>, Value>,
+    pub parent: Option<ScopeRef>,
+}
+
+pub type ScopeRef = Rc<RefCell<Scope>>;
+
+impl Scope {
+    pub fn new_ref(parent: Option<ScopeRef>) -> ScopeRef {
+        Rc::new(RefCell::new(Scope { vars: FxHashMap::default(), parent }))
+    }
+}
+
+/// Look a name up along the scope chain.
+pub fn scope_get(scope: &ScopeRef, name: &str) -> Option<Value> {
+    let s = scope.borrow();
+    if let Some(v) = s.vars.get(name) {
+        return Some(v.clone());
+    }
+    let mut cur = s.parent.clone();
+    drop(s);
+    while let Some(sc) = cur {
+        let b = sc.borrow();
+        if let Some(v) = b.vars.get(name) {
+            return Some(v.clone());
+        }
+        cur = b.parent.clone();
+    }
+    None
+}
+
+/// Assign: rebind the nearest enclosing binding, or create one in `scope`.
+pub fn scope_set(scope: &ScopeRef, name: &Rc<str>, value: Value) {
+    {
+        let mut s = scope.borrow_mut();
+        if let Some(slot) = s.vars.get_mut(name) {
+            *slot = value;
+            return;
+        }
+    }
+    let mut cur = scope.borrow().parent.clone();
+    while let Some(sc) = cur {
+        let mut b = sc.borrow_mut();
+        if let Some(slot) = b.vars.get_mut(name) {
+            *slot = value;
+            return;
+        }
+        cur = b.parent.clone();
+    }
+    scope.borrow_mut().vars.insert(name.clone(), value);
+}
+
+/// Bind in `scope` itself (parameters, typed declarations, loop targets of comprehensions).
+pub fn scope_define(scope: &ScopeRef, name: Rc<str>, value: Value) {
+    scope.borrow_mut().vars.insert(name, value);
+}
+
+/// Remove a binding along the chain (`del x`). Returns false if the name is unbound.
+pub fn scope_remove(scope: &ScopeRef, name: &str) -> bool {
+    let mut cur = Some(scope.clone());
+    while let Some(sc) = cur {
+        let mut b = sc.borrow_mut();
+        if b.vars.shift_remove_compat(name) {
+            return true;
+        }
+        cur = b.parent.clone();
+    }
+    false
+}
+
+trait RemoveCompat {
+    fn shift_remove_compat(&mut self, name: &str) -> bool;
+}
+
+impl RemoveCompat for FxHashMap<Rc<str>, Value> {
+    fn shift_remove_compat(&mut self, name: &str) -> bool {
+        self.remove(name).is_some()
+    }
+}
+
+/// A hashable wrapper with Python equality: `1 == 1.0 == True`, strings by content,
+/// tuples by items, everything else by identity.
+#[derive(Clone, Debug)]
+pub struct HashKey(pub Value);
+
+/// Identity of a reference value, for `is` and identity hashing.
+pub fn identity(v: &Value) -> Option<usize> {
+    Some(match v {
+        Value::List(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::Dict(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::Set(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::Tuple(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::Func(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::Class(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::Instance(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::EnumMember(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::Module(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::Iter(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::Anchor(h) => *h as usize,
+        _ => return None,
+    })
+}
+
+impl Hash for HashKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        hash_value(&self.0, state);
+    }
+}
+
+fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
+    match v {
+        Value::None => state.write_u8(0),
+        Value::Bool(b) => state.write_u64(u64::from(*b)),
+        Value::Int(i) => state.write_u64(*i as u64),
+        Value::BigInt(b) => {
+            state.write_u8(7);
+            b.to_signed_bytes_le().hash(state);
+        }
+        Value::Float(x) => {
+            if x.fract() == 0.0 && x.abs() < 9.2e18 {
+                state.write_u64(*x as i64 as u64);
+            } else {
+                state.write_u64(x.to_bits());
+            }
+        }
+        Value::Str(s) => s.hash(state),
+        Value::Tuple(items) => {
+            state.write_u8(3);
+            for i in items.iter() {
+                hash_value(i, state);
+            }
+        }
+        Value::Range(a, b, c) => {
+            (a, b, c).hash(state);
+        }
+        Value::Builtin(n) => n.hash(state),
+        other => state.write_usize(identity(other).unwrap_or(0)),
+    }
+}
+
+impl PartialEq for HashKey {
+    fn eq(&self, other: &HashKey) -> bool {
+        key_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for HashKey {}
+
+/// Equality for hashable values (no user code runs).
+pub fn key_eq(a: &Value, b: &Value) -> bool {
+    use Value as V;
+    match (a, b) {
+        (V::None, V::None) => true,
+        (V::Str(x), V::Str(y)) => x == y,
+        (V::Tuple(x), V::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| key_eq(p, q))
+        }
+        (V::Range(a1, b1, c1), V::Range(a2, b2, c2)) => (a1, b1, c1) == (a2, b2, c2),
+        (V::Builtin(x), V::Builtin(y)) => x == y,
+        _ => {
+            if let (Some(x), Some(y)) = (num_of(a), num_of(b)) {
+                return x == y;
+            }
+            match (identity(a), identity(b)) {
+                (Some(x), Some(y)) => {
+                    x == y && std::mem::discriminant(a) == std::mem::discriminant(b)
+                }
+                _ => false,
+            }
+        }
+    }
+}
+
+/// A numeric view used for cross-type numeric equality.
+#[derive(PartialEq, Debug)]
+pub enum Num {
+    I(i64),
+    B(BigInt),
+    F(f64),
+}
+
+pub fn num_of(v: &Value) -> Option<Num> {
+    match v {
+        Value::Bool(b) => Some(Num::I(i64::from(*b))),
+        Value::Int(i) => Some(Num::I(*i)),
+        Value::BigInt(b) => Some(Num::B((**b).clone())),
+        Value::Float(f) => {
+            if f.fract() == 0.0 && f.abs() < 9.2e18 {
+                Some(Num::I(*f as i64))
+            } else {
+                Some(Num::F(*f))
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Unique ids for classes and instances (identity for `is`, hashing and repr).
+pub fn next_id() -> u64 {
+    thread_local! {
+        static NEXT: Cell<u64> = const { Cell::new(1) };
+    }
+    NEXT.with(|n| {
+        let v = n.get();
+        n.set(v + 1);
+        v
+    })
+}

@@ -1,0 +1,17 @@
+//! The svc language: lexer, parser, checker and interpreter.
+//!
+//! Phases are split as in rhai/ruff: `lexer` → `parser` (never fails: a tree plus
+//! diagnostics) → `checker` → `interp`. Nothing here does network I/O; the interpreter
+//! reaches storage and output only through [`host::Host`].
+
+pub mod ast;
+pub mod checker;
+pub mod diag;
+pub mod driver;
+pub mod host;
+pub mod interp;
+pub mod lexer;
+pub mod parser;
+pub mod pyfmt;
+pub mod span;
+pub use driver::{CheckOutcome, Limits, RunOptions, RunOutcome, check_file, run_file};

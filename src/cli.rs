@@ -1,0 +1,172 @@
+//! Command-line interface: argument types (clap derive) and one function per command.
+
+use anyhow::{Context as _, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Where `svc run` keeps the graph, relative to the entry file's directory
+/// (language.md decision 8; the spec's default `shelf_db_path`).
+pub const STORE_PATH: &str = ".svc/data/anchor_store.db";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "svc",
+    version,
+    about = "Run, check and serve applications written in the svc language",
+    long_about = "svc hosts application code written in the svc language (Jac syntax, `.svc` \
+                  files): nodes, edges, walkers and abilities on a persistent graph.\n\n\
+                  Start with `svc run FILE.svc` to execute a program, or `svc check FILE.svc` \
+                  to report diagnostics without running anything.",
+    arg_required_else_help = true,
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Run(RunArgs),
+    Check(CheckArgs),
+    // `svc start` (the HTTP server) lands with its own issue.
+}
+
+/// Run a program.
+#[derive(Debug, Args)]
+#[command(
+    about = "Run a .svc program and persist its root graph",
+    long_about = "Parse, check and run FILE.svc: module-level code and `with entry` blocks run \
+                  in file order, `print` and `report` write to stdout.\n\n\
+                  The root graph persists in an embedded store at `.svc/data/anchor_store.db` \
+                  next to FILE, so a second run sees the nodes the first one created, and \
+                  `svc start` later serves the same data. Use --no-store for a throwaway run.\n\n\
+                  Exit status: 0 on success; 1 on a compile or runtime error (printed to \
+                  stderr) or an unreadable file; 2 on a usage error."
+)]
+pub struct RunArgs {
+    /// The entry file (`.svc`)
+    pub file: PathBuf,
+
+    /// Keep the graph in memory only: nothing is read from or written to `.svc/data`
+    #[arg(long)]
+    pub no_store: bool,
+}
+
+/// Check a program without running it.
+#[derive(Debug, Args)]
+#[command(
+    about = "Report diagnostics for a .svc file without running it",
+    long_about = "Parse and type-check FILE.svc and the `.svc` modules it imports, printing every \
+                  diagnostic to stderr as `file:line:col: error[CODE]: message` with the source \
+                  line underlined. Nothing runs and no store is opened.\n\n\
+                  Exit status: 0 when there are no errors (warnings allowed; prints `ok: FILE` \
+                  to stdout); 1 when there are errors or the file cannot be read; 2 on a usage \
+                  error."
+)]
+pub struct CheckArgs {
+    /// The file to check (`.svc`)
+    pub file: PathBuf,
+}
+
+/// Run the parsed command; `Err` is a failure of svc itself (unreadable file, store error),
+/// reported by `main` with exit code 1.
+pub fn dispatch(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Run(args) => run(&args),
+        Command::Check(args) => check(&args),
+    }
+}
+
+fn run(args: &RunArgs) -> Result<ExitCode> {
+    ensure_readable(&args.file)?;
+    let options = lang::RunOptions::default();
+    let outcome = if args.no_store {
+        let mut host = lang::host::MemoryHost::new();
+        host.echo = true;
+        lang::run_file(&args.file, &mut host, &options)
+    } else {
+        let db = store_path(&args.file);
+        let store = actors::SqliteStore::open(&db)
+            .with_context(|| format!("cannot open the store at {}", db.display()))?;
+        let mut host = actors::RunHost::new(store, true);
+        lang::run_file(&args.file, &mut host, &options)
+    };
+    // Output may have been written without a trailing flush by a host.
+    let _ = std::io::stdout().flush();
+    match outcome.error {
+        None => Ok(ExitCode::SUCCESS),
+        Some(error) => {
+            eprint_block(&error);
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+fn check(args: &CheckArgs) -> Result<ExitCode> {
+    ensure_readable(&args.file)?;
+    let mut host = lang::host::MemoryHost::new();
+    let outcome = lang::check_file(&args.file, &mut host);
+    if !outcome.rendered.is_empty() {
+        eprint_block(&outcome.rendered);
+    }
+    if outcome.errors > 0 {
+        return Ok(ExitCode::from(1));
+    }
+    println!("ok: {}", args.file.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `<dir of FILE>/.svc/data/anchor_store.db`.
+pub fn store_path(file: &Path) -> PathBuf {
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    dir.join(STORE_PATH)
+}
+
+/// Fail early, with the path in the message, when FILE is missing or not a file.
+fn ensure_readable(file: &Path) -> Result<()> {
+    let meta =
+        std::fs::metadata(file).with_context(|| format!("cannot read {}", file.display()))?;
+    if !meta.is_file() {
+        bail!("cannot read {}: not a file", file.display());
+    }
+    Ok(())
+}
+
+/// Print text to stderr, ending with exactly one newline.
+fn eprint_block(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    if !text.ends_with('\n') {
+        let _ = err.write_all(b"\n");
+    }
+    let _ = err.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory as _;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn store_lives_next_to_the_file() {
+        assert_eq!(
+            store_path(Path::new("main.svc")),
+            Path::new("./.svc/data/anchor_store.db")
+        );
+        assert_eq!(
+            store_path(Path::new("apps/todo/main.svc")),
+            Path::new("apps/todo/.svc/data/anchor_store.db")
+        );
+    }
+}

@@ -1,0 +1,148 @@
+//! The `svc` command line: help, exit codes, missing files, and `svc run` persistence.
+
+use crate::{TempDir, stderr, stdout, svc, svc_in};
+
+const COUNT_ITEMS: &str =
+    "node Item {}\n\nwith entry {\n    root ++> Item();\n    print(len([root -->]));\n}\n";
+
+#[test]
+fn help_lists_the_commands() {
+    let out = svc().arg("--help").output().expect("spawn svc");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for word in ["run", "check", "Usage"] {
+        assert!(text.contains(word), "--help lacks {word:?}:\n{text}");
+    }
+}
+
+#[test]
+fn run_help_explains_the_store() {
+    let out = svc().args(["run", "--help"]).output().expect("spawn svc");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(".svc/data"),
+        "run --help should name the store:\n{text}"
+    );
+    assert!(text.contains("--no-store"), "{text}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [&["frobnicate"][..], &["run"][..], &[][..]] {
+        let out = svc().args(args).output().expect("spawn svc");
+        assert_eq!(out.status.code(), Some(2), "svc {args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn missing_file_is_a_clear_error() {
+    let dir = TempDir::new("missing");
+    for cmd in ["run", "check"] {
+        let out = svc_in(dir.path(), &[cmd, "nope.svc"]);
+        assert_eq!(out.status.code(), Some(1), "svc {cmd}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("nope.svc"),
+            "svc {cmd}: message should name the file: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn run_persists_the_root_graph_between_runs() {
+    let dir = TempDir::new("persist");
+    dir.write("main.svc", COUNT_ITEMS);
+    let first = svc_in(dir.path(), &["run", "main.svc"]);
+    assert!(
+        first.status.success(),
+        "first run failed: {}",
+        stderr(&first)
+    );
+    assert_eq!(stdout(&first), "1\n");
+    assert!(
+        dir.path().join(".svc/data/anchor_store.db").is_file(),
+        "store not created"
+    );
+
+    let second = svc_in(dir.path(), &["run", "main.svc"]);
+    assert!(
+        second.status.success(),
+        "second run failed: {}",
+        stderr(&second)
+    );
+    assert_eq!(stdout(&second), "2\n");
+}
+
+#[test]
+fn run_store_is_next_to_the_file_not_the_cwd() {
+    let dir = TempDir::new("beside");
+    std::fs::create_dir_all(dir.path().join("app")).expect("mkdir");
+    dir.write("app/main.svc", COUNT_ITEMS);
+    let out = svc_in(dir.path(), &["run", "app/main.svc"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(dir.path().join("app/.svc/data/anchor_store.db").is_file());
+    assert!(!dir.path().join(".svc").exists());
+}
+
+#[test]
+fn no_store_does_not_persist() {
+    let dir = TempDir::new("nostore");
+    dir.write("main.svc", COUNT_ITEMS);
+    for _ in 0..2 {
+        let out = svc_in(dir.path(), &["run", "--no-store", "main.svc"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(stdout(&out), "1\n");
+    }
+    assert!(
+        !dir.path().join(".svc").exists(),
+        "--no-store must not create .svc/"
+    );
+}
+
+#[test]
+fn run_error_exits_1_with_message_on_stderr() {
+    let dir = TempDir::new("runerr");
+    dir.write(
+        "main.svc",
+        "with entry {\n    print(\"before\");\n    x = 1 / 0;\n}\n",
+    );
+    let out = svc_in(dir.path(), &["run", "main.svc"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "before\n");
+    assert!(
+        stderr(&out).contains("division by zero"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn check_clean_file_exits_0() {
+    let dir = TempDir::new("checkok");
+    dir.write("main.svc", COUNT_ITEMS);
+    let out = svc_in(dir.path(), &["check", "main.svc"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "ok: main.svc\n");
+    assert_eq!(stderr(&out), "");
+    assert!(
+        !dir.path().join(".svc").exists(),
+        "check must not open the store"
+    );
+}
+
+#[test]
+fn check_failing_file_exits_1_with_diagnostics() {
+    let dir = TempDir::new("checkerr");
+    dir.write("main.svc", "with entry {\n    x = (1 + ;\n}\n");
+    let out = svc_in(dir.path(), &["check", "main.svc"]);
+    assert_eq!(out.status.code(), Some(1), "stdout: {}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("main.svc:2:"),
+        "diagnostic should point at line 2: {err}"
+    );
+    assert!(err.contains("error["), "{err}");
+    assert_eq!(stdout(&out), "");
+}

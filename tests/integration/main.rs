@@ -1,0 +1,72 @@
+//! Black-box integration tests: they run the real `svc` binary.
+//!
+//! One test binary (every extra one costs a link on CI); modules by concern:
+//! `cli` (commands, exit codes, persistence) and `fixtures` (the data-driven
+//! `tests/fixtures/**` suites).
+
+mod cli;
+mod fixtures;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The `svc` binary under test, with a stable, colourless output environment.
+pub fn svc() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_svc"));
+    cmd.env("NO_COLOR", "1").env("NO_EMOJI", "1");
+    cmd
+}
+
+/// Run `svc ARGS...` in `dir` and collect its output.
+pub fn svc_in(dir: &Path, args: &[&str]) -> Output {
+    svc()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("spawn the svc binary")
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A fresh directory under the system temp dir, removed on drop.
+pub struct TempDir {
+    path: PathBuf,
+}
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let path =
+            std::env::temp_dir().join(format!("svc-it-{tag}-{}-{n}-{nanos:x}", std::process::id()));
+        std::fs::create_dir_all(&path).expect("create temp dir");
+        TempDir { path }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Write `name` inside the directory and return its path.
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let file = self.path.join(name);
+        std::fs::write(&file, text).expect("write temp file");
+        file
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
