@@ -22,6 +22,7 @@ use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior, params};
 use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -650,30 +651,32 @@ fn unix_seconds() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// A fresh random 128-bit anchor id: from `/dev/urandom` where available, otherwise
-/// from time, process id and a counter mixed with splitmix64. Never zero.
+/// A fresh random 128-bit anchor id, never zero. The process seeds once from
+/// `/dev/urandom` (falling back to time and process id) and then mixes a counter through
+/// splitmix64, so ids are unique within the process and unpredictable across processes
+/// without a system call per id.
 pub fn random_id() -> AnchorId {
-    let mut bytes = [0u8; 16];
-    let from_os = std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
-        .is_ok();
-    let id = if from_os {
-        u128::from_le_bytes(bytes)
-    } else {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let seed = (nanos as u64)
-            ^ ((nanos >> 64) as u64)
-            ^ (u64::from(std::process::id()) << 32)
-            ^ COUNTER
-                .fetch_add(1, Ordering::Relaxed)
-                .wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let hi = splitmix64(seed);
-        let lo = splitmix64(hi ^ seed.rotate_left(17));
-        (u128::from(hi) << 64) | u128::from(lo)
-    };
+    static SEED: OnceLock<(u64, u64)> = OnceLock::new();
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let &(hi_seed, lo_seed) = SEED.get_or_init(|| {
+        let mut bytes = [0u8; 16];
+        let from_os = std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
+            .is_ok();
+        if from_os {
+            let seed = u128::from_le_bytes(bytes);
+            ((seed >> 64) as u64, seed as u64)
+        } else {
+            let nanos = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            let base = (nanos as u64) ^ (u64::from(std::process::id()) << 32);
+            (splitmix64(base), splitmix64(base ^ 0x5851_F42D_4C95_7F2D))
+        }
+    });
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    // splitmix64 is a bijection, so distinct counters give distinct halves.
+    let id = (u128::from(splitmix64(hi_seed ^ n)) << 64) | u128::from(splitmix64(lo_seed ^ n));
     if id == 0 { 1 } else { id }
 }
 

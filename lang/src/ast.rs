@@ -318,27 +318,69 @@ pub enum StmtKind {
     Empty,
     Expr(Expr),
     /// `a = b = value;` and the typed form `x: T = value;` (then `targets.len() == 1`).
-    Assign { targets: Vec<Expr>, ty: Option<Expr>, value: Expr },
+    Assign {
+        targets: Vec<Expr>,
+        ty: Option<Expr>,
+        value: Expr,
+    },
     /// `x: T;` without a value.
-    Declare { target: Expr, ty: Expr },
-    AugAssign { target: Expr, op: BinOp, value: Expr },
-    If { cond: Expr, body: Vec<Stmt>, elifs: Vec<(Expr, Vec<Stmt>)>, orelse: Option<Vec<Stmt>> },
-    While { cond: Expr, body: Vec<Stmt>, orelse: Option<Vec<Stmt>> },
-    For { target: Expr, iter: Expr, body: Vec<Stmt>, orelse: Option<Vec<Stmt>> },
+    Declare {
+        target: Expr,
+        ty: Expr,
+    },
+    AugAssign {
+        target: Expr,
+        op: BinOp,
+        value: Expr,
+    },
+    If {
+        cond: Expr,
+        body: Vec<Stmt>,
+        elifs: Vec<(Expr, Vec<Stmt>)>,
+        orelse: Option<Vec<Stmt>>,
+    },
+    While {
+        cond: Expr,
+        body: Vec<Stmt>,
+        orelse: Option<Vec<Stmt>>,
+    },
+    For {
+        target: Expr,
+        iter: Expr,
+        body: Vec<Stmt>,
+        orelse: Option<Vec<Stmt>>,
+    },
     /// `for i = 0 while i < n with i += 1 { }` (also the older `to ... by ...`).
     /// `init` is the assignment statement, `step` the step statement.
-    IterFor { init: Box<Stmt>, cond: Expr, step: Box<Stmt>, body: Vec<Stmt>, orelse: Option<Vec<Stmt>> },
-    Forever { body: Vec<Stmt> },
+    IterFor {
+        init: Box<Stmt>,
+        cond: Expr,
+        step: Box<Stmt>,
+        body: Vec<Stmt>,
+        orelse: Option<Vec<Stmt>>,
+    },
+    Forever {
+        body: Vec<Stmt>,
+    },
     Try {
         body: Vec<Stmt>,
         handlers: Vec<ExceptHandler>,
         orelse: Option<Vec<Stmt>>,
         finally: Option<Vec<Stmt>>,
     },
-    Match { subject: Expr, cases: Vec<MatchCase> },
+    Match {
+        subject: Expr,
+        cases: Vec<MatchCase>,
+    },
     Return(Option<Expr>),
-    Raise { exc: Option<Expr>, cause: Option<Expr> },
-    Assert { cond: Expr, msg: Option<Expr> },
+    Raise {
+        exc: Option<Expr>,
+        cause: Option<Expr>,
+    },
+    Assert {
+        cond: Expr,
+        msg: Option<Expr>,
+    },
     /// `del x;`, `del d[k];`, `del node;`, `del [a, b];`.
     Delete(Expr),
     Break,
@@ -346,10 +388,17 @@ pub enum StmtKind {
     Skip,
     Disengage,
     /// `visit :index: target else { ... }`.
-    Visit { index: Option<Expr>, target: Expr, orelse: Option<Vec<Stmt>> },
+    Visit {
+        index: Option<Expr>,
+        target: Expr,
+        orelse: Option<Vec<Stmt>>,
+    },
     Report(Expr),
     /// Typed context block `->Type { ... }`.
-    TypedContext { ty: Expr, body: Vec<Stmt> },
+    TypedContext {
+        ty: Expr,
+        body: Vec<Stmt>,
+    },
     /// A declaration inside a block (nested def, archetype, glob, import, impl).
     Item(Box<Item>),
     /// What recovery skipped; the interpreter never runs a module with errors.
@@ -568,50 +617,127 @@ pub enum ExprKind {
     Tuple(Vec<Expr>),
     Set(Vec<Expr>),
     Dict(Vec<DictItem>),
-    ListComp { elt: Box<Expr>, gens: Vec<Comprehension> },
-    SetComp { elt: Box<Expr>, gens: Vec<Comprehension> },
-    DictComp { key: Box<Expr>, value: Box<Expr>, gens: Vec<Comprehension> },
-    GenExp { elt: Box<Expr>, gens: Vec<Comprehension> },
+    ListComp {
+        elt: Box<Expr>,
+        gens: Vec<Comprehension>,
+    },
+    SetComp {
+        elt: Box<Expr>,
+        gens: Vec<Comprehension>,
+    },
+    DictComp {
+        key: Box<Expr>,
+        value: Box<Expr>,
+        gens: Vec<Comprehension>,
+    },
+    GenExp {
+        elt: Box<Expr>,
+        gens: Vec<Comprehension>,
+    },
     /// `*xs` in a list/tuple/call or an assignment target.
     Starred(Box<Expr>),
 
     // --- access and calls ---
-    Attr { obj: Box<Expr>, name: Name, null_safe: bool },
-    Index { obj: Box<Expr>, index: Box<Expr>, null_safe: bool },
+    Attr {
+        obj: Box<Expr>,
+        name: Name,
+        null_safe: bool,
+    },
+    Index {
+        obj: Box<Expr>,
+        index: Box<Expr>,
+        null_safe: bool,
+    },
     /// Only valid as the `index` of an `Index`.
-    Slice { lower: Option<Box<Expr>>, upper: Option<Box<Expr>>, step: Option<Box<Expr>> },
-    Call { func: Box<Expr>, args: Vec<Arg> },
+    Slice {
+        lower: Option<Box<Expr>>,
+        upper: Option<Box<Expr>>,
+        step: Option<Box<Expr>>,
+    },
+    Call {
+        func: Box<Expr>,
+        args: Vec<Arg>,
+    },
 
     // --- operators ---
-    Unary { op: UnaryOp, operand: Box<Expr> },
-    Binary { op: BinOp, left: Box<Expr>, right: Box<Expr> },
-    BoolOp { op: BoolOp, left: Box<Expr>, right: Box<Expr> },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
+    Binary {
+        op: BinOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
+    BoolOp {
+        op: BoolOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
     /// A comparison chain `a < b <= c`.
-    Compare { left: Box<Expr>, ops: Vec<(CmpOp, Expr)> },
-    Ternary { cond: Box<Expr>, then: Box<Expr>, orelse: Box<Expr> },
+    Compare {
+        left: Box<Expr>,
+        ops: Vec<(CmpOp, Expr)>,
+    },
+    Ternary {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        orelse: Box<Expr>,
+    },
     /// `(name := value)`
-    Walrus { name: Name, value: Box<Expr> },
+    Walrus {
+        name: Name,
+        value: Box<Expr>,
+    },
     /// `lambda (params) -> T { body }`; the value is the sole expression statement or a
     /// `return`.
-    Lambda { params: Vec<Param>, ret: Option<Box<Expr>>, body: Vec<Stmt> },
+    Lambda {
+        params: Vec<Param>,
+        ret: Option<Box<Expr>>,
+        body: Vec<Stmt>,
+    },
     /// `x as T`
-    Cast { expr: Box<Expr>, ty: Box<Expr> },
-    Pipe { op: PipeOp, left: Box<Expr>, right: Box<Expr> },
+    Cast {
+        expr: Box<Expr>,
+        ty: Box<Expr>,
+    },
+    Pipe {
+        op: PipeOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
     Await(Box<Expr>),
 
     // --- object-spatial ---
     /// `a spawn b` in either order; the interpreter decides which side is the walker.
-    Spawn { left: Box<Expr>, right: Box<Expr> },
+    Spawn {
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
     /// `a ++> b`, `a <++ b`, `a <++> b`, typed forms.
-    Connect { left: Box<Expr>, right: Box<Expr>, op: ConnectOp },
+    Connect {
+        left: Box<Expr>,
+        right: Box<Expr>,
+        op: ConnectOp,
+    },
     /// `a del --> b`, `a del ->:E:-> b`.
-    Disconnect { left: Box<Expr>, right: Box<Expr>, op: EdgeOp },
+    Disconnect {
+        left: Box<Expr>,
+        right: Box<Expr>,
+        op: EdgeOp,
+    },
     /// `[-->]`, `[edge here ->:E:-> ]`, ...
     EdgeRef(EdgeRef),
     /// `xs[?:T, a > 1]` applied to a value.
-    Filter { obj: Box<Expr>, filter: Filter },
+    Filter {
+        obj: Box<Expr>,
+        filter: Filter,
+    },
     /// `objs(=a=5, b=7)` assign-comprehension (LATER).
-    AssignComp { obj: Box<Expr>, assigns: Vec<(Name, Expr)> },
+    AssignComp {
+        obj: Box<Expr>,
+        assigns: Vec<(Name, Expr)>,
+    },
 
     /// What recovery put in place of an unparsable expression.
     Error,
@@ -623,6 +749,9 @@ impl Expr {
     }
 
     pub fn error(span: Span) -> Expr {
-        Expr { kind: ExprKind::Error, span }
+        Expr {
+            kind: ExprKind::Error,
+            span,
+        }
     }
 }

@@ -20,11 +20,21 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn error(code: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
-        Diagnostic { severity: Severity::Error, code, message: message.into(), span }
+        Diagnostic {
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+            span,
+        }
     }
 
     pub fn warning(code: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
-        Diagnostic { severity: Severity::Warning, code, message: message.into(), span }
+        Diagnostic {
+            severity: Severity::Warning,
+            code,
+            message: message.into(),
+            span,
+        }
     }
 
     pub fn is_error(&self) -> bool {
@@ -38,7 +48,10 @@ impl Diagnostic {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        let mut out = format!("{}:{line}:{col}: {kind}[{}]: {}\n", file.name, self.code, self.message);
+        let mut out = format!(
+            "{}:{line}:{col}: {kind}[{}]: {}\n",
+            file.name, self.code, self.message
+        );
         let text = file.line_text(line);
         let gutter = line.to_string();
         let pad = " ".repeat(gutter.len());
@@ -46,7 +59,11 @@ impl Diagnostic {
         let _ = writeln!(out, "{gutter} | {text}");
         let width = {
             let (end_line, end_col) = file.line_col(self.span.end);
-            if end_line == line && end_col > col { end_col - col } else { 1 }
+            if end_line == line && end_col > col {
+                end_col - col
+            } else {
+                1
+            }
         };
         let _ = writeln!(out, "{pad} | {}{}", " ".repeat(col - 1), "^".repeat(width));
         out

@@ -20,7 +20,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_depth: 1000, max_ops: None, timeout: None }
+        Limits {
+            max_depth: 1000,
+            max_ops: None,
+            timeout: None,
+        }
     }
 }
 
@@ -46,6 +50,14 @@ pub struct RunOutcome {
     pub error: Option<String>,
 }
 
+/// Checker errors that stop `svc run` before any code runs: structural errors a
+/// compiler rejects. Everything else the checker finds (an undefined name, a wrong
+/// arity, a trigger that is not a type) surfaces at run time as the svc exception
+/// Python semantics give, when and if the code is reached; `svc check` reports all.
+const FATAL_CHECKS: &[&str] = &[
+    "E2006", "E2007", "E2009", "E2010", "E2011", "E2012", "E2013", "E2027", "E2028",
+];
+
 /// Stack size the CLI and server give the thread that runs the interpreter: deep svc
 /// recursion (up to `Limits::max_depth` frames) must never overflow the native stack.
 pub const INTERPRETER_STACK_BYTES: usize = 512 << 20;
@@ -70,7 +82,13 @@ fn render_all(diags: &[Diagnostic], file: &SourceFile) -> String {
 pub fn check_file(path: &Path, host: &mut dyn Host) -> CheckOutcome {
     let text = match read_source(path, host) {
         Ok(t) => t,
-        Err(e) => return CheckOutcome { rendered: e + "\n", errors: 1, warnings: 0 },
+        Err(e) => {
+            return CheckOutcome {
+                rendered: e + "\n",
+                errors: 1,
+                warnings: 0,
+            };
+        }
     };
     let file = SourceFile::new(path.display().to_string(), text);
     let mut diags = crate::parser::parse(&file.text).diagnostics;
@@ -80,7 +98,11 @@ pub fn check_file(path: &Path, host: &mut dyn Host) -> CheckOutcome {
     }
     diags.sort_by_key(|d| (d.span.start, d.severity));
     let errors = diags.iter().filter(|d| d.is_error()).count();
-    CheckOutcome { rendered: render_all(&diags, &file), errors, warnings: diags.len() - errors }
+    CheckOutcome {
+        rendered: render_all(&diags, &file),
+        errors,
+        warnings: diags.len() - errors,
+    }
 }
 
 /// Parse, check and run `path`: module-level code and `with entry` blocks, printing
@@ -88,32 +110,51 @@ pub fn check_file(path: &Path, host: &mut dyn Host) -> CheckOutcome {
 pub fn run_file(path: &Path, host: &mut dyn Host, options: &RunOptions) -> RunOutcome {
     let text = match read_source(path, host) {
         Ok(t) => t,
-        Err(e) => return RunOutcome { error: Some(e + "\n") },
+        Err(e) => {
+            return RunOutcome {
+                error: Some(e + "\n"),
+            };
+        }
     };
     run_source(path, text, host, options)
 }
 
 /// Like `run_file`, with the source given as a string (`path` names it and anchors
 /// imports).
-pub fn run_source(path: &Path, text: String, host: &mut dyn Host, options: &RunOptions) -> RunOutcome {
+pub fn run_source(
+    path: &Path,
+    text: String,
+    host: &mut dyn Host,
+    options: &RunOptions,
+) -> RunOutcome {
     let file = SourceFile::new(path.display().to_string(), text);
     let parsed = crate::parser::parse(&file.text);
-    let mut diags: Vec<Diagnostic> = parsed.diagnostics.into_iter().filter(Diagnostic::is_error).collect();
+    let mut diags: Vec<Diagnostic> = parsed
+        .diagnostics
+        .into_iter()
+        .filter(Diagnostic::is_error)
+        .collect();
     if diags.is_empty() {
         diags.extend(
             crate::checker::check_module(&parsed.module, path, host)
                 .into_iter()
-                .filter(Diagnostic::is_error),
+                .filter(|d| d.is_error() && FATAL_CHECKS.contains(&d.code)),
         );
     }
     if !diags.is_empty() {
-        return RunOutcome { error: Some(render_all(&diags, &file)) };
+        return RunOutcome {
+            error: Some(render_all(&diags, &file)),
+        };
     }
     let mut it = Interp::new(host, options.limits.clone());
     let fid = it.add_file(file);
-    let result = it.run_main(path, &parsed.module, fid).and_then(|()| it.commit());
+    let result = it
+        .run_main(path, &parsed.module, fid)
+        .and_then(|()| it.commit());
     match result {
         Ok(()) => RunOutcome { error: None },
-        Err(e) => RunOutcome { error: Some(it.render_error(e)) },
+        Err(e) => RunOutcome {
+            error: Some(it.render_error(e)),
+        },
     }
 }

@@ -183,7 +183,10 @@ pub struct MemoryHost {
 
 impl MemoryHost {
     pub fn new() -> MemoryHost {
-        MemoryHost { root: 1, ..MemoryHost::default() }
+        MemoryHost {
+            root: 1,
+            ..MemoryHost::default()
+        }
     }
 }
 
@@ -194,7 +197,11 @@ impl Host for MemoryHost {
 
     fn commit(&mut self, changes: CommitSet) -> Result<(), HostError> {
         for a in changes.upserts {
-            let edges = self.anchors.get(&a.id).map(|old| old.edges.clone()).unwrap_or_default();
+            let edges = self
+                .anchors
+                .get(&a.id)
+                .map(|old| old.edges.clone())
+                .unwrap_or_default();
             self.anchors.insert(a.id, StoredAnchor { edges, ..a });
         }
         for (node, edge) in changes.edge_adds {

@@ -13,12 +13,18 @@ impl Span {
     pub const DUMMY: Span = Span { start: 0, end: 0 };
 
     pub fn new(start: usize, end: usize) -> Span {
-        Span { start: start as u32, end: end as u32 }
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
     }
 
     /// The smallest span covering both `self` and `other`.
     pub fn to(self, other: Span) -> Span {
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 
     pub fn len(self) -> usize {
@@ -47,7 +53,11 @@ impl SourceFile {
                 line_starts.push(i as u32 + 1);
             }
         }
-        Arc::new(SourceFile { name: name.into(), text, line_starts })
+        Arc::new(SourceFile {
+            name: name.into(),
+            text,
+            line_starts,
+        })
     }
 
     /// 1-based line and 1-based column (in characters) of a byte offset.
@@ -59,7 +69,10 @@ impl SourceFile {
         };
         let start = self.line_starts[line] as usize;
         let end = (offset as usize).max(start);
-        let col = self.text.get(start..end).map_or(end - start, |s| s.chars().count());
+        let col = self
+            .text
+            .get(start..end)
+            .map_or(end - start, |s| s.chars().count());
         (line + 1, col + 1)
     }
 
@@ -68,11 +81,19 @@ impl SourceFile {
         let Some(&start) = self.line_starts.get(line.wrapping_sub(1)) else {
             return "";
         };
-        let end = self.line_starts.get(line).map_or(self.text.len(), |&e| e as usize);
-        self.text.get(start as usize..end).unwrap_or("").trim_end_matches(['\n', '\r'])
+        let end = self
+            .line_starts
+            .get(line)
+            .map_or(self.text.len(), |&e| e as usize);
+        self.text
+            .get(start as usize..end)
+            .unwrap_or("")
+            .trim_end_matches(['\n', '\r'])
     }
 
     pub fn slice(&self, span: Span) -> &str {
-        self.text.get(span.start as usize..span.end as usize).unwrap_or("")
+        self.text
+            .get(span.start as usize..span.end as usize)
+            .unwrap_or("")
     }
 }

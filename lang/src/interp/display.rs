@@ -97,8 +97,11 @@ impl Interp<'_> {
                 out.push(')');
             }
             Value::Dict(d) => {
-                let items: Vec<(Value, Value)> =
-                    d.borrow().iter().map(|(k, v)| (k.0.clone(), v.clone())).collect();
+                let items: Vec<(Value, Value)> = d
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| (k.0.clone(), v.clone()))
+                    .collect();
                 out.push('{');
                 for (i, (k, x)) in items.iter().enumerate() {
                     if i > 0 {
@@ -133,7 +136,12 @@ impl Interp<'_> {
                 }
             }
             Value::Func(f) => {
-                let _ = write!(out, "<function {} at 0x{:012x}>", f.name, std::rc::Rc::as_ptr(f) as usize);
+                let _ = write!(
+                    out,
+                    "<function {} at 0x{:012x}>",
+                    f.name,
+                    std::rc::Rc::as_ptr(f) as usize
+                );
             }
             Value::Bound(b) => {
                 let _ = write!(out, "<bound method {}>", b.1.name);
@@ -197,7 +205,13 @@ impl Interp<'_> {
         Ok(())
     }
 
-    fn write_fields(&mut self, class: &Class, fields: &[Value], out: &mut String, depth: usize) -> R<()> {
+    fn write_fields(
+        &mut self,
+        class: &Class,
+        fields: &[Value],
+        out: &mut String,
+        depth: usize,
+    ) -> R<()> {
         out.push_str(&class.name);
         out.push('(');
         let mut first = true;

@@ -91,7 +91,10 @@ impl Interp<'_> {
             E::ListComp { elt, gens } | E::GenExp { elt, gens } => {
                 let mut out = Vec::new();
                 let scope = Scope::new_ref(Some(ctx.scope.clone()));
-                let cctx = Ctx { scope, ..ctx.clone() };
+                let cctx = Ctx {
+                    scope,
+                    ..ctx.clone()
+                };
                 self.comprehend(gens, &cctx, &mut |it, c| {
                     let v = it.eval(elt, c)?;
                     out.push(v);
@@ -102,7 +105,10 @@ impl Interp<'_> {
             E::SetComp { elt, gens } => {
                 let mut out = Set::default();
                 let scope = Scope::new_ref(Some(ctx.scope.clone()));
-                let cctx = Ctx { scope, ..ctx.clone() };
+                let cctx = Ctx {
+                    scope,
+                    ..ctx.clone()
+                };
                 self.comprehend(gens, &cctx, &mut |it, c| {
                     let v = it.eval(elt, c)?;
                     out.insert(it.hash_key(&v)?);
@@ -113,7 +119,10 @@ impl Interp<'_> {
             E::DictComp { key, value, gens } => {
                 let mut out = Dict::default();
                 let scope = Scope::new_ref(Some(ctx.scope.clone()));
-                let cctx = Ctx { scope, ..ctx.clone() };
+                let cctx = Ctx {
+                    scope,
+                    ..ctx.clone()
+                };
                 self.comprehend(gens, &cctx, &mut |it, c| {
                     let k = it.eval(key, c)?;
                     let v = it.eval(value, c)?;
@@ -123,14 +132,22 @@ impl Interp<'_> {
                 Ok(Value::dict(out))
             }
             E::Starred(inner) => self.eval(inner, ctx),
-            E::Attr { obj, name, null_safe } => {
+            E::Attr {
+                obj,
+                name,
+                null_safe,
+            } => {
                 let o = self.eval(obj, ctx)?;
                 if *null_safe && o.is_none() {
                     return Ok(Value::None);
                 }
                 self.get_attr(&o, &name.name)
             }
-            E::Index { obj, index, null_safe } => {
+            E::Index {
+                obj,
+                index,
+                null_safe,
+            } => {
                 let o = self.eval(obj, ctx)?;
                 if *null_safe && o.is_none() {
                     return Ok(Value::None);
@@ -177,7 +194,11 @@ impl Interp<'_> {
             }
             E::Ternary { cond, then, orelse } => {
                 let c = self.eval(cond, ctx)?;
-                if self.truthy(&c)? { self.eval(then, ctx) } else { self.eval(orelse, ctx) }
+                if self.truthy(&c)? {
+                    self.eval(then, ctx)
+                } else {
+                    self.eval(orelse, ctx)
+                }
             }
             E::Walrus { name, value } => {
                 let v = self.eval(value, ctx)?;
@@ -212,7 +233,9 @@ impl Interp<'_> {
             E::EdgeRef(r) => {
                 let (nodes, pairs) = self.eval_edge_ref(r, ctx)?;
                 if r.edges {
-                    Ok(Value::list(pairs.into_iter().map(|(e, _)| Value::Anchor(e)).collect()))
+                    Ok(Value::list(
+                        pairs.into_iter().map(|(e, _)| Value::Anchor(e)).collect(),
+                    ))
                 } else {
                     Ok(Value::list(nodes.into_iter().map(Value::Anchor).collect()))
                 }
@@ -344,7 +367,11 @@ impl Interp<'_> {
                 if vals.len() != items.len() {
                     return Err(self.err(
                         "ValueError",
-                        format!("not enough values to unpack (expected {}, got {})", items.len(), vals.len()),
+                        format!(
+                            "not enough values to unpack (expected {}, got {})",
+                            items.len(),
+                            vals.len()
+                        ),
                     ));
                 }
                 for (t, x) in items.iter().zip(vals) {
@@ -361,7 +388,12 @@ impl Interp<'_> {
         for p in parts {
             match p {
                 ast::FStringPart::Literal(s) => out.push_str(s),
-                ast::FStringPart::Expr { expr, conversion, spec, debug_text } => {
+                ast::FStringPart::Expr {
+                    expr,
+                    conversion,
+                    spec,
+                    debug_text,
+                } => {
                     let v = self.eval(expr, ctx)?;
                     if let Some(t) = debug_text {
                         out.push_str(t);
@@ -382,7 +414,9 @@ impl Interp<'_> {
                             if spec_text.is_empty() {
                                 out.push_str(&s);
                             } else {
-                                out.push_str(&self.format_value(&Value::Str(Rc::from(s)), &spec_text)?);
+                                out.push_str(
+                                    &self.format_value(&Value::Str(Rc::from(s)), &spec_text)?,
+                                );
                             }
                         }
                         None => {
@@ -406,7 +440,11 @@ impl Interp<'_> {
         let r = match v {
             Value::Bool(b) => {
                 if spec.is_empty() {
-                    Ok(if *b { "True".to_string() } else { "False".to_string() })
+                    Ok(if *b {
+                        "True".to_string()
+                    } else {
+                        "False".to_string()
+                    })
                 } else {
                     pyfmt::format_int(&num_bigint::BigInt::from(i64::from(*b)), &fs)
                 }
@@ -450,7 +488,9 @@ impl Interp<'_> {
                                 match &k.0 {
                                     Value::Str(s) => kw.push((s.clone(), v.clone())),
                                     _ => {
-                                        return Err(self.err("TypeError", "keywords must be strings"));
+                                        return Err(
+                                            self.err("TypeError", "keywords must be strings")
+                                        );
                                     }
                                 }
                             }
@@ -471,7 +511,12 @@ impl Interp<'_> {
 
     fn eval_call(&mut self, func: &ast::Expr, args: &[Arg], ctx: &Ctx) -> R<Value> {
         // Method calls without allocating a bound method.
-        if let E::Attr { obj, name, null_safe } = &func.kind {
+        if let E::Attr {
+            obj,
+            name,
+            null_safe,
+        } = &func.kind
+        {
             let recv = self.eval(obj, ctx)?;
             if *null_safe && recv.is_none() {
                 return Ok(Value::None);
@@ -501,14 +546,22 @@ impl Interp<'_> {
         match recv {
             Value::Instance(inst) => {
                 if let Some(f) = inst.class.find_method(name) {
-                    let this = if f.is_static { None } else { Some(recv.clone()) };
+                    let this = if f.is_static {
+                        None
+                    } else {
+                        Some(recv.clone())
+                    };
                     return self.call_function(&f, this, args, kwargs, None);
                 }
             }
             Value::Anchor(h) => {
                 let class = self.graph.slot(*h).class.clone();
                 if let Some(f) = class.find_method(name) {
-                    let this = if f.is_static { None } else { Some(recv.clone()) };
+                    let this = if f.is_static {
+                        None
+                    } else {
+                        Some(recv.clone())
+                    };
                     return self.call_function(&f, this, args, kwargs, None);
                 }
             }
@@ -522,15 +575,38 @@ impl Interp<'_> {
                 if name == "init" || name == "__init__" || name == "postinit" {
                     return Ok(Value::None);
                 }
-                return Err(self.err("AttributeError", format!("'super' object has no attribute '{name}'")));
+                return Err(self.err(
+                    "AttributeError",
+                    format!("'super' object has no attribute '{name}'"),
+                ));
             }
-            Value::Str(_) | Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::Tuple(_)
-            | Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Bool(_) | Value::Range(..) => {
+            Value::Class(c) if c.kind == ClassKind::Builtin => {
+                if let Some(v) = builtins::call_method(self, recv, name, args, kwargs)? {
+                    return Ok(v);
+                }
+                return Err(self.err(
+                    "AttributeError",
+                    format!("type object '{}' has no attribute '{name}'", c.name),
+                ));
+            }
+            Value::Str(_)
+            | Value::List(_)
+            | Value::Dict(_)
+            | Value::Set(_)
+            | Value::Tuple(_)
+            | Value::Int(_)
+            | Value::BigInt(_)
+            | Value::Float(_)
+            | Value::Bool(_)
+            | Value::Range(..) => {
                 if let Some(v) = builtins::call_method(self, recv, name, args, kwargs)? {
                     return Ok(v);
                 }
                 let t = self.type_name_of(recv);
-                return Err(self.err("AttributeError", format!("'{t}' object has no attribute '{name}'")));
+                return Err(self.err(
+                    "AttributeError",
+                    format!("'{t}' object has no attribute '{name}'"),
+                ));
             }
             _ => {}
         }
@@ -554,12 +630,24 @@ impl Interp<'_> {
         }
     }
 
-    fn call_osp_builtin(&mut self, name: &str, args: Vec<Value>, kwargs: Vec<(Rc<str>, Value)>) -> R<Value> {
-        let kw = |k: &str| kwargs.iter().find(|(n, _)| &**n == k).map(|(_, v)| v.clone());
+    fn call_osp_builtin(
+        &mut self,
+        name: &str,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        let kw = |k: &str| {
+            kwargs
+                .iter()
+                .find(|(n, _)| &**n == k)
+                .map(|(_, v)| v.clone())
+        };
         let arg0 = args.first().cloned();
         match name {
             "jid" => match arg0 {
-                Some(Value::Anchor(h)) => Ok(Value::str(&crate::host::format_id(self.graph.slot(h).id))),
+                Some(Value::Anchor(h)) => {
+                    Ok(Value::str(&crate::host::format_id(self.graph.slot(h).id)))
+                }
                 Some(Value::Instance(i)) => Ok(Value::str(&format!("{:032x}", u128::from(i.id)))),
                 _ => Err(self.err("TypeError", "jid() expects a node, edge or walker")),
             },
@@ -572,7 +660,9 @@ impl Interp<'_> {
                 if &*id == "root" {
                     return Ok(Value::Anchor(self.root_handle()?));
                 }
-                let Some(id) = crate::host::parse_id(&id) else { return Ok(Value::None) };
+                let Some(id) = crate::host::parse_id(&id) else {
+                    return Ok(Value::None);
+                };
                 match self.handle_of(id)? {
                     Some(h) if self.can_read(h) => Ok(Value::Anchor(h)),
                     _ => Ok(Value::None),
@@ -583,7 +673,11 @@ impl Interp<'_> {
                     return Err(self.err("TypeError", format!("{name}() expects a node or edge")));
                 };
                 self.check_write(h)?;
-                let level = match kw("level").or_else(|| args.get(1).cloned().filter(|v| !matches!(v, Value::Anchor(_) | Value::Str(_)))) {
+                let level = match kw("level").or_else(|| {
+                    args.get(1)
+                        .cloned()
+                        .filter(|v| !matches!(v, Value::Anchor(_) | Value::Str(_)))
+                }) {
                     Some(v) => self.level_of(&v)?,
                     None => crate::host::level::READ,
                 };
@@ -632,7 +726,8 @@ impl Interp<'_> {
                             _ => None,
                         };
                         let Some(root) = root else {
-                            return Err(self.err("TypeError", format!("{name}() expects a root or root id")));
+                            return Err(self
+                                .err("TypeError", format!("{name}() expects a root or root id")));
                         };
                         let l = slot_level(self, args.get(2).or(kw("level").as_ref()))?;
                         let acc = &mut self.graph.slot_mut(h).access;
@@ -720,7 +815,13 @@ impl Interp<'_> {
     // Connect / disconnect
     // -----------------------------------------------------------------------------------
 
-    fn eval_connect(&mut self, left: &ast::Expr, right: &ast::Expr, op: &ast::ConnectOp, ctx: &Ctx) -> R<Value> {
+    fn eval_connect(
+        &mut self,
+        left: &ast::Expr,
+        right: &ast::Expr,
+        op: &ast::ConnectOp,
+        ctx: &Ctx,
+    ) -> R<Value> {
         let a = self.eval(left, ctx)?;
         let b = self.eval(right, ctx)?;
         let lefts = self.anchors_of(&a)?;
@@ -787,7 +888,12 @@ impl Interp<'_> {
         let mut edges: Vec<(Handle, Handle, Handle)> = Vec::new();
         let mut frontier = vec![start];
         let mut level = 0;
-        let op = ast::EdgeOp { dir: EdgeDir::Out, edge_type: None, conds: vec![], span: crate::span::Span::DUMMY };
+        let op = ast::EdgeOp {
+            dir: EdgeDir::Out,
+            edge_type: None,
+            conds: vec![],
+            span: crate::span::Span::DUMMY,
+        };
         let ctx = Ctx {
             scope: self.builtins.clone(),
             this: None,
@@ -832,13 +938,16 @@ impl Interp<'_> {
             return Ok(serde_json::json!({"nodes": ns, "edges": es}).to_string());
         }
         out.push_str("digraph {\n");
-        let index: FxHashMap<Handle, usize> = nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+        let index: FxHashMap<Handle, usize> =
+            nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
         for (i, &n) in nodes.iter().enumerate() {
             let label = self.repr(&Value::Anchor(n))?.replace('"', "\\\"");
             out.push_str(&format!("{i} [label=\"{label}\"];\n"));
         }
         for &(e, s, t) in &edges {
-            let (Some(a), Some(b)) = (index.get(&s), index.get(&t)) else { continue };
+            let (Some(a), Some(b)) = (index.get(&s), index.get(&t)) else {
+                continue;
+            };
             let label = self.repr(&Value::Anchor(e))?.replace('"', "\\\"");
             out.push_str(&format!("{a} -> {b} [label=\"{label}\"];\n"));
         }

@@ -204,8 +204,16 @@ impl Interp<'_> {
         };
         self.check_connect(src)?;
         self.check_connect(dst)?;
-        let (sid, did, eid) = (self.graph.slot(src).id, self.graph.slot(dst).id, self.graph.slot(e).id);
-        self.graph.slot_mut(e).ends = Some(EdgeEnds { source: sid, target: did, undirected });
+        let (sid, did, eid) = (
+            self.graph.slot(src).id,
+            self.graph.slot(dst).id,
+            self.graph.slot(e).id,
+        );
+        self.graph.slot_mut(e).ends = Some(EdgeEnds {
+            source: sid,
+            target: did,
+            undirected,
+        });
         self.graph.slot_mut(src).edges.push(eid);
         self.graph.edge_adds.push((sid, eid));
         if did != sid {
@@ -307,9 +315,15 @@ impl Interp<'_> {
             let nid = self.graph.slot(n).id;
             let edge_ids = self.graph.slot(n).edges.clone();
             for eid in edge_ids {
-                let Some(e) = self.handle_of(eid)? else { continue };
-                let Some(ends) = self.graph.slot(e).ends else { continue };
-                let Some(far) = far_end(&ends, nid, op.dir) else { continue };
+                let Some(e) = self.handle_of(eid)? else {
+                    continue;
+                };
+                let Some(ends) = self.graph.slot(e).ends else {
+                    continue;
+                };
+                let Some(far) = far_end(&ends, nid, op.dir) else {
+                    continue;
+                };
                 if let Some(t) = edge_type
                     && !self.class_matches(&self.graph.slot(e).class, t)
                 {
@@ -318,7 +332,9 @@ impl Interp<'_> {
                 if !op.conds.is_empty() && !self.conds_hold(&Value::Anchor(e), &op.conds, ctx)? {
                     continue;
                 }
-                let Some(fh) = self.handle_of(far)? else { continue };
+                let Some(fh) = self.handle_of(far)? else {
+                    continue;
+                };
                 if !self.can_read(fh) {
                     continue;
                 }
@@ -354,9 +370,11 @@ impl Interp<'_> {
                 let s = self.graph.slot(*h);
                 s.class.field_index.get(name).map(|&i| s.fields[i].clone())
             }
-            Value::Instance(i) => {
-                i.class.field_index.get(name).map(|&ix| i.fields.borrow()[ix].clone())
-            }
+            Value::Instance(i) => i
+                .class
+                .field_index
+                .get(name)
+                .map(|&ix| i.fields.borrow()[ix].clone()),
             Value::Dict(d) => d.borrow().get(&HashKey(Value::str(name))).cloned(),
             _ => None,
         }
@@ -394,16 +412,34 @@ impl Interp<'_> {
             Value::Anchor(h) => Ok(vec![*h]),
             Value::List(items) => {
                 let items = items.borrow();
-                Ok(items.iter().filter_map(|x| if let Value::Anchor(h) = x { Some(*h) } else { None }).collect())
+                Ok(items
+                    .iter()
+                    .filter_map(|x| {
+                        if let Value::Anchor(h) = x {
+                            Some(*h)
+                        } else {
+                            None
+                        }
+                    })
+                    .collect())
             }
             Value::Tuple(items) => Ok(items
                 .iter()
-                .filter_map(|x| if let Value::Anchor(h) = x { Some(*h) } else { None })
+                .filter_map(|x| {
+                    if let Value::Anchor(h) = x {
+                        Some(*h)
+                    } else {
+                        None
+                    }
+                })
                 .collect()),
             Value::None => Ok(vec![]),
             other => {
                 let t = self.type_name_of(other);
-                Err(self.err("TypeError", format!("expected a node or a list of nodes, got '{t}'")))
+                Err(self.err(
+                    "TypeError",
+                    format!("expected a node or a list of nodes, got '{t}'"),
+                ))
             }
         }
     }
@@ -512,7 +548,10 @@ impl Interp<'_> {
         } else {
             Err(self.err(
                 "PermissionError",
-                format!("no CONNECT access to {}", crate::host::format_id(self.graph.slot(h).id)),
+                format!(
+                    "no CONNECT access to {}",
+                    crate::host::format_id(self.graph.slot(h).id)
+                ),
             ))
         }
     }
@@ -523,7 +562,10 @@ impl Interp<'_> {
         } else {
             Err(self.err(
                 "PermissionError",
-                format!("no WRITE access to {}", crate::host::format_id(self.graph.slot(h).id)),
+                format!(
+                    "no WRITE access to {}",
+                    crate::host::format_id(self.graph.slot(h).id)
+                ),
             ))
         }
     }

@@ -112,7 +112,12 @@ pub struct Interp<'h> {
 /// from it.
 struct FnTemplate {
     name: Rc<str>,
-    params: Vec<(Rc<str>, ast::ParamKind, Option<Rc<ast::Expr>>, Option<Rc<ast::Expr>>)>,
+    params: Vec<(
+        Rc<str>,
+        ast::ParamKind,
+        Option<Rc<ast::Expr>>,
+        Option<Rc<ast::Expr>>,
+    )>,
     body: Rc<[ast::Stmt]>,
     ret: Option<Rc<ast::Expr>>,
     span: Span,
@@ -166,16 +171,16 @@ impl<'h> Interp<'h> {
             id: next_id(),
         });
         inst.set_extra(Rc::from("args"), Value::tuple(vec![Value::str(&msg)]));
-        Interrupt::Exc(Box::new(PyErr { value: Value::Instance(inst), trace: Vec::new(), origin: None }))
+        Interrupt::Exc(Box::new(PyErr {
+            value: Value::Instance(inst),
+            trace: Vec::new(),
+            origin: None,
+        }))
     }
 
     /// Make an exception instance of `class` with `args`.
     pub fn make_exception(&self, class: Rc<Class>, args: Vec<Value>) -> Value {
-        let fields = class
-            .fields
-            .iter()
-            .map(|_| Value::None)
-            .collect::<Vec<_>>();
+        let fields = class.fields.iter().map(|_| Value::None).collect::<Vec<_>>();
         let inst = Rc::new(Instance {
             class,
             fields: std::cell::RefCell::new(fields),
@@ -243,7 +248,10 @@ impl<'h> Interp<'h> {
     ) -> R<Rc<ModuleObj>> {
         let scope = Scope::new_ref(Some(self.builtins.clone()));
         let name = Self::module_name(path);
-        let m = Rc::new(ModuleObj { name: name.clone(), scope: scope.clone() });
+        let m = Rc::new(ModuleObj {
+            name: name.clone(),
+            scope: scope.clone(),
+        });
         if let Ok(canon) = path.canonicalize() {
             self.modules.insert(canon, m.clone());
         }
@@ -337,7 +345,7 @@ impl<'h> Interp<'h> {
         defined.insert(name, true);
         for b in &a.bases {
             if let ast::ExprKind::Name(bn) = &b.kind
-                && let Some(dep) = all.iter().find(|d| &*d.name.name == &**bn)
+                && let Some(dep) = all.iter().find(|d| *d.name.name == **bn)
             {
                 self.declare_arch_ordered(dep, all, defined, ctx, module)?;
             }
@@ -393,15 +401,23 @@ impl<'h> Interp<'h> {
                     self.load_module(&resolve(mp), mp)?
                 };
                 if imp.kind == ast::ImportKind::Include {
-                    let vars: Vec<(Rc<str>, Value)> =
-                        m.scope.borrow().vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                    let vars: Vec<(Rc<str>, Value)> = m
+                        .scope
+                        .borrow()
+                        .vars
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
                     for (k, v) in vars {
                         scope_define(&ctx.scope, k, v);
                     }
                     continue;
                 }
                 let bind = alias.as_ref().map(|a| a.name.clone()).unwrap_or_else(|| {
-                    mp.parts.first().map(|n| n.name.clone()).unwrap_or_else(|| Rc::from("_"))
+                    mp.parts
+                        .first()
+                        .map(|n| n.name.clone())
+                        .unwrap_or_else(|| Rc::from("_"))
                 });
                 scope_define(&ctx.scope, bind, Value::Module(m));
             }
@@ -460,11 +476,8 @@ impl<'h> Interp<'h> {
         module: &Rc<str>,
     ) -> R<Rc<Class>> {
         let mut bases = self.eval_bases(&a.bases, ctx)?;
-        if bases.is_empty() && a.kind == ArchKind::Class {
-            // plain class
-        }
         let is_exc = bases.iter().any(|b| b.is_exception());
-        let kind = if is_exc && a.kind == ArchKind::Class || is_exc && a.kind == ArchKind::Obj {
+        let kind = if is_exc && matches!(a.kind, ArchKind::Class | ArchKind::Obj) {
             ClassKind::Arch(ArchKind::Obj)
         } else {
             ClassKind::Arch(a.kind)
@@ -522,9 +535,6 @@ impl<'h> Interp<'h> {
             }
             format!("{:016x}", h.finish())
         };
-        if bases.is_empty() {
-            // every archetype of a kind shares nothing further
-        }
         let mro = ancestors(&bases);
         let class = Rc::new(Class {
             name: a.name.name.clone(),
@@ -593,11 +603,17 @@ impl<'h> Interp<'h> {
                 }
                 Member::Archetype(inner) => {
                     let c = self.declare_archetype(inner, ctx, module)?;
-                    class.statics.borrow_mut().insert(inner.name.name.clone(), Value::Class(c));
+                    class
+                        .statics
+                        .borrow_mut()
+                        .insert(inner.name.name.clone(), Value::Class(c));
                 }
                 Member::Enum(e) => {
                     let c = self.declare_enum(e, ctx, module)?;
-                    class.statics.borrow_mut().insert(e.name.name.clone(), Value::Class(c));
+                    class
+                        .statics
+                        .borrow_mut()
+                        .insert(e.name.name.clone(), Value::Class(c));
                 }
                 Member::Impl(imp) => self.apply_impl(imp, ctx)?,
                 _ => {}
@@ -648,9 +664,16 @@ impl<'h> Interp<'h> {
             if let Value::Int(i) = v {
                 auto = i + 1;
             }
-            let member = Rc::new(EnumMember { class: class.clone(), name: m.name.name.clone(), value: v });
+            let member = Rc::new(EnumMember {
+                class: class.clone(),
+                name: m.name.name.clone(),
+                value: v,
+            });
             class.members.borrow_mut().push(member.clone());
-            class.statics.borrow_mut().insert(m.name.name.clone(), Value::EnumMember(member));
+            class
+                .statics
+                .borrow_mut()
+                .insert(m.name.name.clone(), Value::EnumMember(member));
         }
         for x in &e.extra {
             if let Member::Ability(ab) = x {
@@ -687,7 +710,11 @@ impl<'h> Interp<'h> {
             })
             .unwrap_or_default();
         let name: Rc<str> = ab.name.as_ref().map(|n| n.name.clone()).unwrap_or_else(|| {
-            Rc::from(if ab.event.as_ref().is_some_and(|e| e.is_exit) { "<exit>" } else { "<entry>" })
+            Rc::from(if ab.event.as_ref().is_some_and(|e| e.is_exit) {
+                "<exit>"
+            } else {
+                "<entry>"
+            })
         });
         let body = match &ab.body {
             Some(b) => FuncBody::Block(Rc::from(b.as_slice())),
@@ -705,7 +732,11 @@ impl<'h> Interp<'h> {
             defaults: Default::default(),
             decorators: ab.decorators.iter().map(|d| Rc::new(d.clone())).collect(),
             access: ab.access,
-            ret: ab.signature.as_ref().and_then(|s| s.ret.clone()).map(Rc::new),
+            ret: ab
+                .signature
+                .as_ref()
+                .and_then(|s| s.ret.clone())
+                .map(Rc::new),
             file: ctx.file,
             span: ab.span,
         })
@@ -727,12 +758,18 @@ impl<'h> Interp<'h> {
             }
             let span = imp.target.first().map(|n| n.span).unwrap_or(imp.span);
             let _ = span;
-            return Err(self.err("NameError", format!("impl target '{first}' is not declared")));
+            return Err(self.err(
+                "NameError",
+                format!("impl target '{first}' is not declared"),
+            ));
         }
         let mut class = match target {
             Some(Value::Class(c)) => c,
             _ => {
-                return Err(self.err("NameError", format!("impl target '{first}' is not declared")));
+                return Err(self.err(
+                    "NameError",
+                    format!("impl target '{first}' is not declared"),
+                ));
             }
         };
         for (i, n) in rest.iter().enumerate() {
@@ -763,7 +800,10 @@ impl<'h> Interp<'h> {
                         is_static: false,
                         is_async: false,
                         access: None,
-                        name: Some(ast::Name { name: Rc::from(*n), span: imp.span }),
+                        name: Some(ast::Name {
+                            name: Rc::from(*n),
+                            span: imp.span,
+                        }),
                         signature: match &imp.kind {
                             ast::ImplKind::Signature(s) => s.clone(),
                             _ => None,
@@ -842,11 +882,12 @@ impl<'h> Interp<'h> {
             }
             StmtKind::Assign { targets, ty, value } => {
                 let v = self.eval(value, ctx)?;
-                if ty.is_some() && targets.len() == 1 {
-                    if let ast::ExprKind::Name(n) = &targets[0].kind {
-                        scope_define(&ctx.scope, n.clone(), v);
-                        return Ok(Flow::Normal);
-                    }
+                if ty.is_some()
+                    && targets.len() == 1
+                    && let ast::ExprKind::Name(n) = &targets[0].kind
+                {
+                    scope_define(&ctx.scope, n.clone(), v);
+                    return Ok(Flow::Normal);
                 }
                 for t in targets {
                     self.assign(t, v.clone(), ctx)?;
@@ -863,7 +904,12 @@ impl<'h> Interp<'h> {
                 self.aug_assign(target, *op, value, ctx)?;
                 Ok(Flow::Normal)
             }
-            StmtKind::If { cond, body, elifs, orelse } => {
+            StmtKind::If {
+                cond,
+                body,
+                elifs,
+                orelse,
+            } => {
                 let c = self.eval(cond, ctx)?;
                 if self.truthy(&c)? {
                     return self.exec_block(body, ctx);
@@ -903,7 +949,12 @@ impl<'h> Interp<'h> {
                     other => return Ok(other),
                 }
             },
-            StmtKind::For { target, iter, body, orelse } => {
+            StmtKind::For {
+                target,
+                iter,
+                body,
+                orelse,
+            } => {
                 let it = self.eval(iter, ctx)?;
                 // Fast path for ranges: no materialisation.
                 if let Value::Range(start, stop, step) = it {
@@ -933,7 +984,13 @@ impl<'h> Interp<'h> {
                 }
                 Ok(Flow::Normal)
             }
-            StmtKind::IterFor { init, cond, step, body, orelse } => {
+            StmtKind::IterFor {
+                init,
+                cond,
+                step,
+                body,
+                orelse,
+            } => {
                 self.exec_stmt(init, ctx)?;
                 loop {
                     let c = self.eval(cond, ctx)?;
@@ -952,9 +1009,12 @@ impl<'h> Interp<'h> {
                 }
                 Ok(Flow::Normal)
             }
-            StmtKind::Try { body, handlers, orelse, finally } => {
-                self.exec_try(body, handlers, orelse.as_deref(), finally.as_deref(), ctx)
-            }
+            StmtKind::Try {
+                body,
+                handlers,
+                orelse,
+                finally,
+            } => self.exec_try(body, handlers, orelse.as_deref(), finally.as_deref(), ctx),
             StmtKind::Match { subject, cases } => self.exec_match(subject, cases, ctx),
             StmtKind::Return(v) => {
                 let v = match v {
@@ -975,14 +1035,18 @@ impl<'h> Interp<'h> {
                     };
                 };
                 let v = self.eval(e, ctx)?;
-                let v = self.to_exception(v)?;
+                let v = self.exception_from(v)?;
                 if let Some(c) = cause {
                     let cv = self.eval(c, ctx)?;
                     if let Value::Instance(i) = &v {
                         i.set_extra(Rc::from("__cause__"), cv);
                     }
                 }
-                Err(Interrupt::Exc(Box::new(PyErr { value: v, trace: Vec::new(), origin: None })))
+                Err(Interrupt::Exc(Box::new(PyErr {
+                    value: v,
+                    trace: Vec::new(),
+                    origin: None,
+                })))
             }
             StmtKind::Assert { cond, msg } => {
                 let c = self.eval(cond, ctx)?;
@@ -993,11 +1057,15 @@ impl<'h> Interp<'h> {
                     Some(m) => vec![self.eval(m, ctx)?],
                     None => vec![],
                 };
-                let class = self.builtin_class("AssertionError").ok_or_else(|| {
-                    Interrupt::Limit("AssertionError class missing".into())
-                })?;
+                let class = self
+                    .builtin_class("AssertionError")
+                    .ok_or_else(|| Interrupt::Limit("AssertionError class missing".into()))?;
                 let v = self.make_exception(class, args);
-                Err(Interrupt::Exc(Box::new(PyErr { value: v, trace: Vec::new(), origin: None })))
+                Err(Interrupt::Exc(Box::new(PyErr {
+                    value: v,
+                    trace: Vec::new(),
+                    origin: None,
+                })))
             }
             StmtKind::Delete(target) => {
                 self.delete(target, ctx)?;
@@ -1012,7 +1080,11 @@ impl<'h> Interp<'h> {
                 }
                 Ok(Flow::Disengage)
             }
-            StmtKind::Visit { index, target, orelse } => {
+            StmtKind::Visit {
+                index,
+                target,
+                orelse,
+            } => {
                 let queued = self.exec_visit(index.as_ref(), target, ctx)?;
                 if !queued && let Some(b) = orelse {
                     return self.exec_block(b, ctx);
@@ -1100,12 +1172,21 @@ impl<'h> Interp<'h> {
         Ok(())
     }
 
-    fn closure_from_ability(&mut self, key: (u32, u32), ab: &ast::Ability, ctx: &Ctx) -> Rc<Function> {
+    fn closure_from_ability(
+        &mut self,
+        key: (u32, u32),
+        ab: &ast::Ability,
+        ctx: &Ctx,
+    ) -> Rc<Function> {
         let t = match self.fn_cache.get(&key) {
             Some(t) => t.clone(),
             None => {
                 let t = Rc::new(FnTemplate {
-                    name: ab.name.as_ref().map(|n| n.name.clone()).unwrap_or_else(|| Rc::from("<fn>")),
+                    name: ab
+                        .name
+                        .as_ref()
+                        .map(|n| n.name.clone())
+                        .unwrap_or_else(|| Rc::from("<fn>")),
                     params: ab
                         .signature
                         .as_ref()
@@ -1124,7 +1205,11 @@ impl<'h> Interp<'h> {
                         })
                         .unwrap_or_default(),
                     body: Rc::from(ab.body.clone().unwrap_or_default().as_slice()),
-                    ret: ab.signature.as_ref().and_then(|s| s.ret.clone()).map(Rc::new),
+                    ret: ab
+                        .signature
+                        .as_ref()
+                        .and_then(|s| s.ret.clone())
+                        .map(Rc::new),
                     span: ab.span,
                 });
                 self.fn_cache.insert(key, t.clone());
@@ -1270,7 +1355,7 @@ impl<'h> Interp<'h> {
     }
 
     /// `raise X` accepts a class (instantiated with no args) or an instance.
-    fn to_exception(&mut self, v: Value) -> R<Value> {
+    fn exception_from(&mut self, v: Value) -> R<Value> {
         match &v {
             Value::Class(c) if c.is_exception() => self.call_value(&v, vec![], vec![]),
             Value::Instance(i) if i.class.is_exception() => Ok(v),
@@ -1302,15 +1387,23 @@ impl<'h> Interp<'h> {
                 scope_set(&ctx.scope, n, v.clone());
                 Ok(true)
             }
-            E::BoolOp { .. } | E::Binary { op: ast::BinOp::BitOr, .. } => {
+            E::BoolOp { .. }
+            | E::Binary {
+                op: ast::BinOp::BitOr,
+                ..
+            } => {
                 if let E::Binary { left, right, .. } = &p.kind {
-                    return Ok(self.match_pattern(left, v, ctx)? || self.match_pattern(right, v, ctx)?);
+                    return Ok(
+                        self.match_pattern(left, v, ctx)? || self.match_pattern(right, v, ctx)?
+                    );
                 }
                 let pv = self.eval(p, ctx)?;
                 self.py_eq(&pv, v)
             }
             E::List(items) | E::Tuple(items) => {
-                let Ok(vals) = self.iterate(v) else { return Ok(false) };
+                let Ok(vals) = self.iterate(v) else {
+                    return Ok(false);
+                };
                 if matches!(v, Value::Str(_)) {
                     return Ok(false);
                 }
@@ -1427,7 +1520,9 @@ impl<'h> Interp<'h> {
                 Ok(())
             }
             E::Starred(inner) => self.assign(inner, v, ctx),
-            E::Special(sp @ (ast::SpecialRef::Init | ast::SpecialRef::PostInit | ast::SpecialRef::Props)) => {
+            E::Special(
+                sp @ (ast::SpecialRef::Init | ast::SpecialRef::PostInit | ast::SpecialRef::Props),
+            ) => {
                 scope_set(&ctx.scope, &Rc::from(expr::special_name(*sp)), v);
                 Ok(())
             }
@@ -1453,7 +1548,13 @@ impl<'h> Interp<'h> {
         }
     }
 
-    fn aug_assign(&mut self, target: &ast::Expr, op: ast::BinOp, value: &ast::Expr, ctx: &Ctx) -> R<()> {
+    fn aug_assign(
+        &mut self,
+        target: &ast::Expr,
+        op: ast::BinOp,
+        value: &ast::Expr,
+        ctx: &Ctx,
+    ) -> R<()> {
         use ast::ExprKind as E;
         match &target.kind {
             E::Name(n) => {
@@ -1535,7 +1636,10 @@ impl<'h> Interp<'h> {
                 {
                     return Ok(());
                 }
-                Err(self.err("AttributeError", format!("cannot delete attribute '{}'", name.name)))
+                Err(self.err(
+                    "AttributeError",
+                    format!("cannot delete attribute '{}'", name.name),
+                ))
             }
             _ => {
                 let v = self.eval(target, ctx)?;
@@ -1549,7 +1653,12 @@ impl<'h> Interp<'h> {
     // -----------------------------------------------------------------------------------
 
     /// Call any callable value.
-    pub fn call_value(&mut self, f: &Value, args: Vec<Value>, kwargs: Vec<(Rc<str>, Value)>) -> R<Value> {
+    pub fn call_value(
+        &mut self,
+        f: &Value,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
         match f {
             Value::Func(func) => {
                 let this = None;
@@ -1586,12 +1695,20 @@ impl<'h> Interp<'h> {
         }
         self.tick()?;
         let scope = Scope::new_ref(Some(func.closure.clone()));
-        let owner = func.owner.borrow().as_ref().and_then(std::rc::Weak::upgrade);
+        let owner = func
+            .owner
+            .borrow()
+            .as_ref()
+            .and_then(std::rc::Weak::upgrade);
         self.bind_params(func, &scope, args, kwargs)?;
         let (here, visitor) = walk_ctx.unwrap_or((None, None));
         // Lambdas and nested functions see `self`/`here`/`visitor` of where they were made.
         let (this, here, visitor) = match &func.captured {
-            Some(c) if this.is_none() => (c.0.clone(), here.or_else(|| c.1.clone()), visitor.or_else(|| c.2.clone())),
+            Some(c) if this.is_none() => (
+                c.0.clone(),
+                here.or_else(|| c.1.clone()),
+                visitor.or_else(|| c.2.clone()),
+            ),
             _ => (this, here, visitor),
         };
         let ctx = Ctx {
@@ -1628,7 +1745,11 @@ impl<'h> Interp<'h> {
             Err(Interrupt::Exc(mut e)) => {
                 let span = e.origin.map_or(func.span, |o| o.1);
                 let file = e.origin.map_or(func.file, |o| o.0);
-                e.trace.push(TraceFrame { func: func.name.clone(), file, span });
+                e.trace.push(TraceFrame {
+                    func: func.name.clone(),
+                    file,
+                    span,
+                });
                 e.origin = None;
                 Err(Interrupt::Exc(e))
             }
@@ -1693,7 +1814,11 @@ impl<'h> Interp<'h> {
         }
         let mut kwdict = Dict::default();
         for (k, v) in kwargs {
-            match func.params.iter().position(|p| p.name == k && p.kind == K::Normal) {
+            match func
+                .params
+                .iter()
+                .position(|p| p.name == k && p.kind == K::Normal)
+            {
                 Some(i) => {
                     if bound[i] {
                         drop(s);
@@ -1756,7 +1881,12 @@ impl<'h> Interp<'h> {
     }
 
     /// Instantiate a class: archetypes, builtin types and exceptions.
-    pub fn construct(&mut self, c: &Rc<Class>, args: Vec<Value>, kwargs: Vec<(Rc<str>, Value)>) -> R<Value> {
+    pub fn construct(
+        &mut self,
+        c: &Rc<Class>,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
         match c.kind {
             ClassKind::Builtin => builtins::construct_builtin(self, c, args, kwargs),
             ClassKind::Exception => Ok(self.make_exception(c.clone(), args)),
@@ -1783,8 +1913,9 @@ impl<'h> Interp<'h> {
     ) -> R<Value> {
         let n = c.fields.len();
         let mut values: Vec<Option<Value>> = vec![None; n];
-        let init_fields: Vec<usize> =
-            (0..n).filter(|&i| !c.fields[i].postinit && !c.fields[i].is_static).collect();
+        let init_fields: Vec<usize> = (0..n)
+            .filter(|&i| !c.fields[i].postinit && !c.fields[i].is_static)
+            .collect();
         if args.len() > init_fields.len() {
             return Err(self.err(
                 "TypeError",
@@ -1814,12 +1945,19 @@ impl<'h> Interp<'h> {
                 _ => {
                     return Err(self.err(
                         "TypeError",
-                        format!("{}.__init__() got an unexpected keyword argument '{}'", c.name, k),
+                        format!(
+                            "{}.__init__() got an unexpected keyword argument '{}'",
+                            c.name, k
+                        ),
                     ));
                 }
             }
         }
-        let scope = c.scope.borrow().clone().unwrap_or_else(|| self.builtins.clone());
+        let scope = c
+            .scope
+            .borrow()
+            .clone()
+            .unwrap_or_else(|| self.builtins.clone());
         let dctx = Ctx {
             scope,
             this: None,
@@ -1852,7 +1990,9 @@ impl<'h> Interp<'h> {
         }
         let v = match c.arch_kind() {
             Some(ArchKind::Node) | Some(ArchKind::Edge) => {
-                let h = self.graph.new_anchor(c.clone(), fields, self.host.user_root());
+                let h = self
+                    .graph
+                    .new_anchor(c.clone(), fields, self.host.user_root());
                 Value::Anchor(h)
             }
             _ => Value::Instance(Rc::new(Instance {
@@ -1872,8 +2012,16 @@ impl<'h> Interp<'h> {
     // Builtins setup
     // -----------------------------------------------------------------------------------
 
-    fn new_builtin_class(&mut self, name: &'static str, kind: ClassKind, base: Option<&str>) -> Rc<Class> {
-        let bases: Vec<Rc<Class>> = base.and_then(|b| self.builtin_classes.get(b).cloned()).into_iter().collect();
+    fn new_builtin_class(
+        &mut self,
+        name: &'static str,
+        kind: ClassKind,
+        base: Option<&str>,
+    ) -> Rc<Class> {
+        let bases: Vec<Rc<Class>> = base
+            .and_then(|b| self.builtin_classes.get(b).cloned())
+            .into_iter()
+            .collect();
         let mro = ancestors(&bases);
         let c = Rc::new(Class {
             name: Rc::from(name),
@@ -1902,10 +2050,27 @@ impl<'h> Interp<'h> {
     }
 
     fn install_builtins(&mut self) {
-        for t in ["object", "int", "float", "str", "list", "dict", "set", "tuple", "range", "type",
-            "NoneType", "function", "frozenset", "bytes"]
-        {
-            self.new_builtin_class(t, ClassKind::Builtin, if t == "object" { None } else { Some("object") });
+        for t in [
+            "object",
+            "int",
+            "float",
+            "str",
+            "list",
+            "dict",
+            "set",
+            "tuple",
+            "range",
+            "type",
+            "NoneType",
+            "function",
+            "frozenset",
+            "bytes",
+        ] {
+            self.new_builtin_class(
+                t,
+                ClassKind::Builtin,
+                if t == "object" { None } else { Some("object") },
+            );
         }
         self.new_builtin_class("bool", ClassKind::Builtin, Some("int"));
         self.new_builtin_class("any", ClassKind::Builtin, Some("object"));
@@ -1932,6 +2097,7 @@ impl<'h> Interp<'h> {
             ("SyntaxError", "Exception"),
             ("PermissionError", "Exception"),
             ("UnicodeError", "ValueError"),
+            ("MemoryError", "Exception"),
         ];
         for (n, b) in excs {
             self.new_builtin_class(n, ClassKind::Exception, Some(b));
@@ -1941,26 +2107,63 @@ impl<'h> Interp<'h> {
         self.classes.insert(root.name.clone(), root);
         let ge = self.new_builtin_class("GenericEdge", ClassKind::GenericEdge, None);
         self.classes.insert(ge.name.clone(), ge);
-        self.install_enum("AccessLevel", &[("NO_ACCESS", Value::Int(-1)), ("READ", Value::Int(0)),
-            ("CONNECT", Value::Int(1)), ("WRITE", Value::Int(2))]);
-        self.install_enum("APIProtocol", &[("HTTP", Value::str("http")), ("WEBHOOK", Value::str("webhook")),
-            ("WEBSOCKET", Value::str("websocket"))]);
-        self.install_enum("ScheduleTrigger", &[("CRON", Value::str("cron")), ("INTERVAL", Value::str("interval")),
-            ("DATE", Value::str("date"))]);
-        for (n, v) in [("NoPerm", -1), ("ReadPerm", 0), ("ConnectPerm", 1), ("WritePerm", 2)] {
+        self.install_enum(
+            "AccessLevel",
+            &[
+                ("NO_ACCESS", Value::Int(-1)),
+                ("READ", Value::Int(0)),
+                ("CONNECT", Value::Int(1)),
+                ("WRITE", Value::Int(2)),
+            ],
+        );
+        self.install_enum(
+            "APIProtocol",
+            &[
+                ("HTTP", Value::str("http")),
+                ("WEBHOOK", Value::str("webhook")),
+                ("WEBSOCKET", Value::str("websocket")),
+            ],
+        );
+        self.install_enum(
+            "ScheduleTrigger",
+            &[
+                ("CRON", Value::str("cron")),
+                ("INTERVAL", Value::str("interval")),
+                ("DATE", Value::str("date")),
+            ],
+        );
+        for (n, v) in [
+            ("NoPerm", -1),
+            ("ReadPerm", 0),
+            ("ConnectPerm", 1),
+            ("WritePerm", 2),
+        ] {
             scope_define(&self.builtins, Rc::from(n), Value::Int(v));
         }
-        for name in builtins::BUILTIN_FUNCTIONS.iter().chain(OSP_BUILTINS.iter()) {
-            scope_define(&self.builtins, Rc::from(*name), Value::Builtin(Rc::from(*name)));
+        for name in builtins::BUILTIN_FUNCTIONS
+            .iter()
+            .chain(OSP_BUILTINS.iter())
+        {
+            scope_define(
+                &self.builtins,
+                Rc::from(*name),
+                Value::Builtin(Rc::from(*name)),
+            );
         }
     }
 
     fn install_enum(&mut self, name: &'static str, members: &[(&str, Value)]) -> Rc<Class> {
         let c = self.new_builtin_class(name, ClassKind::Enum, None);
         for (n, v) in members {
-            let m = Rc::new(EnumMember { class: c.clone(), name: Rc::from(*n), value: v.clone() });
+            let m = Rc::new(EnumMember {
+                class: c.clone(),
+                name: Rc::from(*n),
+                value: v.clone(),
+            });
             c.members.borrow_mut().push(m.clone());
-            c.statics.borrow_mut().insert(Rc::from(*n), Value::EnumMember(m));
+            c.statics
+                .borrow_mut()
+                .insert(Rc::from(*n), Value::EnumMember(m));
         }
         c
     }
@@ -1969,19 +2172,34 @@ impl<'h> Interp<'h> {
         let scope = Scope::new_ref(None);
         if name == "http" {
             let c = self.builtin_class("HTTPMethod").unwrap_or_else(|| {
-                self.install_enum("HTTPMethod", &[("GET", Value::str("GET")), ("POST", Value::str("POST")),
-                    ("PUT", Value::str("PUT")), ("PATCH", Value::str("PATCH")), ("DELETE", Value::str("DELETE")),
-                    ("HEAD", Value::str("HEAD")), ("OPTIONS", Value::str("OPTIONS"))])
+                self.install_enum(
+                    "HTTPMethod",
+                    &[
+                        ("GET", Value::str("GET")),
+                        ("POST", Value::str("POST")),
+                        ("PUT", Value::str("PUT")),
+                        ("PATCH", Value::str("PATCH")),
+                        ("DELETE", Value::str("DELETE")),
+                        ("HEAD", Value::str("HEAD")),
+                        ("OPTIONS", Value::str("OPTIONS")),
+                    ],
+                )
             });
             scope_define(&scope, Rc::from("HTTPMethod"), Value::Class(c));
         }
-        Rc::new(ModuleObj { name: Rc::from(name), scope })
+        Rc::new(ModuleObj {
+            name: Rc::from(name),
+            scope,
+        })
     }
 
     fn builtin_module_member(&mut self, module: &str, name: &str) -> R<Value> {
         let m = self.builtin_module(module);
         scope_get(&m.scope, name).ok_or_else(|| {
-            self.err("ImportError", format!("cannot import name '{name}' from '{module}'"))
+            self.err(
+                "ImportError",
+                format!("cannot import name '{name}' from '{module}'"),
+            )
         })
     }
 }
@@ -1993,11 +2211,23 @@ fn builtin_module(name: &str) -> bool {
 
 /// Object-spatial builtins handled by the interpreter itself.
 pub const OSP_BUILTINS: &[&str] = &[
-    "jid", "jobj", "grant", "revoke", "allroots", "save", "commit", "on_commit", "printgraph",
-    "perm_grant", "perm_revoke", "allow_root", "disallow_root", "restspec", "schedule",
+    "jid",
+    "jobj",
+    "grant",
+    "revoke",
+    "allroots",
+    "save",
+    "commit",
+    "on_commit",
+    "printgraph",
+    "perm_grant",
+    "perm_revoke",
+    "allow_root",
+    "disallow_root",
+    "restspec",
+    "schedule",
     "destroy",
 ];
-
 
 /// Ancestors of a class with these bases, nearest first, without duplicates.
 fn ancestors(bases: &[Rc<Class>]) -> Vec<Rc<Class>> {
@@ -2016,18 +2246,30 @@ impl Interp<'_> {
     /// The stderr text of an uncaught error: the message, the source excerpt where it
     /// was raised and the svc frames it unwound through (innermost last).
     pub fn render_error(&mut self, e: Interrupt) -> String {
-        let glyph = if std::env::var_os("NO_EMOJI").is_some() { "" } else { "✖ " };
+        let glyph = if std::env::var_os("NO_EMOJI").is_some() {
+            ""
+        } else {
+            "✖ "
+        };
         match e {
             Interrupt::Limit(m) => format!("{glyph}Error: {m}\n"),
             Interrupt::Host(h) => format!("{glyph}Error: {h}\n"),
             Interrupt::Exc(err) => {
                 let mut err = *err;
                 if let Some((file, span)) = err.origin.take() {
-                    err.trace.push(TraceFrame { func: Rc::from("<module>"), file, span });
+                    err.trace.push(TraceFrame {
+                        func: Rc::from("<module>"),
+                        file,
+                        span,
+                    });
                 }
                 let class = self.class_of(&err.value);
                 let msg = self.to_str(&err.value).unwrap_or_default();
-                let msg = if msg.is_empty() { class.name.to_string() } else { msg };
+                let msg = if msg.is_empty() {
+                    class.name.to_string()
+                } else {
+                    msg
+                };
                 let mut out = format!("{glyph}Error: {msg}\n");
                 // Excerpt at the innermost frame: two lines of context each side.
                 if let Some(f) = err.trace.first()
@@ -2035,14 +2277,23 @@ impl Interp<'_> {
                 {
                     let (line, col) = file.line_col(f.span.start);
                     let (end_line, end_col) = file.line_col(f.span.end);
-                    let width = if end_line == line && end_col > col { end_col - col } else { 1 };
+                    let width = if end_line == line && end_col > col {
+                        end_col - col
+                    } else {
+                        1
+                    };
                     for l in line.saturating_sub(2).max(1)..=line + 2 {
-                        if l > line && file.line_text(l).is_empty() && l > file.text.lines().count() {
+                        if l > line && file.line_text(l).is_empty() && l > file.text.lines().count()
+                        {
                             break;
                         }
                         out.push_str(&format!("{l:>5} | {}\n", file.line_text(l)));
                         if l == line {
-                            out.push_str(&format!("      | {}{}\n", " ".repeat(col - 1), "^".repeat(width)));
+                            out.push_str(&format!(
+                                "      | {}{}\n",
+                                " ".repeat(col - 1),
+                                "^".repeat(width)
+                            ));
                         }
                     }
                 }
@@ -2051,7 +2302,11 @@ impl Interp<'_> {
                         Some(file) => (file.name.clone(), file.line_col(f.span.start).0),
                         None => ("<unknown>".to_string(), 0),
                     };
-                    let call = if &*f.func == "<module>" { String::from("<module>") } else { format!("{}()", f.func) };
+                    let call = if &*f.func == "<module>" {
+                        String::from("<module>")
+                    } else {
+                        format!("{}()", f.func)
+                    };
                     out.push_str(&format!("  at {call} {name}:{line}\n"));
                 }
                 out

@@ -29,10 +29,11 @@ impl Interp<'_> {
             Value::Float(f) => Some(*f),
             Value::Int(i) => Some(*i as f64),
             Value::Bool(b) => Some(f64::from(u8::from(*b))),
-            Value::BigInt(b) => Some(
-                pyfmt::int_to_float(b)
-                    .ok_or_else(|| self.err("OverflowError", "int too large to convert to float"))?,
-            ),
+            Value::BigInt(b) => {
+                Some(pyfmt::int_to_float(b).ok_or_else(|| {
+                    self.err("OverflowError", "int too large to convert to float")
+                })?)
+            }
             _ => None,
         })
     }
@@ -58,7 +59,9 @@ impl Interp<'_> {
                 BinOp::Mul => x.checked_mul(y),
                 BinOp::FloorDiv => {
                     if y == 0 {
-                        return Err(self.err("ZeroDivisionError", "integer division or modulo by zero"));
+                        return Err(
+                            self.err("ZeroDivisionError", "integer division or modulo by zero")
+                        );
                     }
                     x.checked_div_euclid(y).map(|_| Integer::div_floor(&x, &y))
                 }
@@ -81,10 +84,12 @@ impl Interp<'_> {
                 BinOp::BitOr => Some(x | y),
                 BinOp::BitXor => Some(x ^ y),
                 BinOp::Pow if y >= 0 => u32::try_from(y).ok().and_then(|e| x.checked_pow(e)),
-                BinOp::LShift if (0..63).contains(&y) => {
-                    x.checked_mul(1i64 << y).filter(|_| true)
-                }
-                BinOp::RShift if y >= 0 => Some(if y >= 64 { if x < 0 { -1 } else { 0 } } else { x >> y }),
+                BinOp::LShift if (0..63).contains(&y) => x.checked_mul(1i64 << y).filter(|_| true),
+                BinOp::RShift if y >= 0 => Some(if y >= 64 {
+                    if x < 0 { -1 } else { 0 }
+                } else {
+                    x >> y
+                }),
                 _ => None,
             };
             if let Some(r) = r {
@@ -113,7 +118,10 @@ impl Interp<'_> {
                     if !matches!(other, Value::Str(_) | Value::List(_) | Value::Tuple(_)) =>
                 {
                     let (t, o) = (a.type_name().to_string(), self.type_name_of(other));
-                    Err(self.err("TypeError", format!("can only concatenate {t} (not \"{o}\") to {t}")))
+                    Err(self.err(
+                        "TypeError",
+                        format!("can only concatenate {t} (not \"{o}\") to {t}"),
+                    ))
                 }
                 _ => self.arith(op, "+", a, b),
             },
@@ -153,9 +161,10 @@ impl Interp<'_> {
             },
             BinOp::BitOr => match (a, b) {
                 // `A | B` of types is a union (used by triggers, isinstance and filters).
-                (Value::Class(_) | Value::Tuple(_) | Value::None, Value::Class(_) | Value::None)
-                    if !matches!((a, b), (Value::None, Value::None)) =>
-                {
+                (
+                    Value::Class(_) | Value::Tuple(_) | Value::None,
+                    Value::Class(_) | Value::None,
+                ) if !matches!((a, b), (Value::None, Value::None)) => {
                     let mut items = match a {
                         Value::Tuple(t) => (**t).clone(),
                         other => vec![other.clone()],
@@ -180,7 +189,12 @@ impl Interp<'_> {
             BinOp::BitAnd => match (a, b) {
                 (Value::Set(x), Value::Set(y)) => {
                     let y = y.borrow();
-                    let s: Set = x.borrow().iter().filter(|k| y.contains(*k)).cloned().collect();
+                    let s: Set = x
+                        .borrow()
+                        .iter()
+                        .filter(|k| y.contains(*k))
+                        .cloned()
+                        .collect();
                     Ok(Value::Set(Rc::new(std::cell::RefCell::new(s))))
                 }
                 _ => self.int_bitop(op, "&", a, b),
@@ -188,7 +202,12 @@ impl Interp<'_> {
             BinOp::Sub => match (a, b) {
                 (Value::Set(x), Value::Set(y)) => {
                     let y = y.borrow();
-                    let s: Set = x.borrow().iter().filter(|k| !y.contains(*k)).cloned().collect();
+                    let s: Set = x
+                        .borrow()
+                        .iter()
+                        .filter(|k| !y.contains(*k))
+                        .cloned()
+                        .collect();
                     Ok(Value::Set(Rc::new(std::cell::RefCell::new(s))))
                 }
                 _ => self.arith(op, "-", a, b),
@@ -233,14 +252,20 @@ impl Interp<'_> {
                     return Err(self.err("ValueError", "negative shift count"));
                 };
                 if n > u64::from(u32::MAX) {
-                    if x.is_negative() { BigInt::from(-1) } else { BigInt::zero() }
+                    if x.is_negative() {
+                        BigInt::from(-1)
+                    } else {
+                        BigInt::zero()
+                    }
                 } else {
                     x >> n
                 }
             }
             _ => return Err(self.unsupported(sym, a, b)),
         };
-        if matches!((a, b), (Value::Bool(_), Value::Bool(_))) && matches!(op, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor) {
+        if matches!((a, b), (Value::Bool(_), Value::Bool(_)))
+            && matches!(op, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor)
+        {
             return Ok(Value::Bool(!r.is_zero()));
         }
         Ok(Value::from_bigint(r))
@@ -293,7 +318,11 @@ impl Interp<'_> {
             }
             _ => return Err(self.unsupported(sym, a, b)),
         };
-        if r.is_infinite() && x.is_finite() && y.is_finite() && matches!(op, BinOp::Mul | BinOp::Add | BinOp::Sub) {
+        if r.is_infinite()
+            && x.is_finite()
+            && y.is_finite()
+            && matches!(op, BinOp::Mul | BinOp::Add | BinOp::Sub)
+        {
             return Ok(Value::Float(r));
         }
         Ok(Value::Float(r))
@@ -325,14 +354,19 @@ impl Interp<'_> {
                 if y.is_zero() {
                     return Err(self.err("ZeroDivisionError", "division by zero"));
                 }
-                let (Some(fx), Some(fy)) = (pyfmt::int_to_float(&x), pyfmt::int_to_float(&y)) else {
-                    return Err(self.err("OverflowError", "integer division result too large for a float"));
+                let (Some(fx), Some(fy)) = (pyfmt::int_to_float(&x), pyfmt::int_to_float(&y))
+                else {
+                    return Err(self.err(
+                        "OverflowError",
+                        "integer division result too large for a float",
+                    ));
                 };
                 return Ok(Value::Float(fx / fy));
             }
             BinOp::Pow => {
                 if y.is_negative() {
-                    let (Some(fx), Some(fy)) = (pyfmt::int_to_float(&x), pyfmt::int_to_float(&y)) else {
+                    let (Some(fx), Some(fy)) = (pyfmt::int_to_float(&x), pyfmt::int_to_float(&y))
+                    else {
                         return Err(self.err("OverflowError", "int too large to convert to float"));
                     };
                     if fx == 0.0 {
@@ -368,7 +402,10 @@ impl Interp<'_> {
                 Value::BigInt(b) => pyfmt::PrintfArg::Int((**b).clone()),
                 Value::Bool(b) => pyfmt::PrintfArg::Bool(*b),
                 Value::Float(f) => pyfmt::PrintfArg::Float(*f),
-                other => pyfmt::PrintfArg::Str { str: self.to_str(other)?, repr: self.repr(other)? },
+                other => pyfmt::PrintfArg::Str {
+                    str: self.to_str(other)?,
+                    repr: self.repr(other)?,
+                },
             });
         }
         match pyfmt::printf_format(fmt, &pargs) {
@@ -381,20 +418,31 @@ impl Interp<'_> {
         match op {
             UnaryOp::Not => Ok(Value::Bool(!self.truthy(v)?)),
             UnaryOp::Neg => match v {
-                Value::Int(i) => Ok(i.checked_neg().map_or_else(|| Value::from_bigint(-BigInt::from(*i)), Value::Int)),
+                Value::Int(i) => Ok(i
+                    .checked_neg()
+                    .map_or_else(|| Value::from_bigint(-BigInt::from(*i)), Value::Int)),
                 Value::Bool(b) => Ok(Value::Int(-i64::from(*b))),
                 Value::BigInt(b) => Ok(Value::from_bigint(-(**b).clone())),
                 Value::Float(f) => Ok(Value::Float(-f)),
-                _ => Err(self.err("TypeError", format!("bad operand type for unary -: '{}'", self.type_name_of(v)))),
+                _ => Err(self.err(
+                    "TypeError",
+                    format!("bad operand type for unary -: '{}'", self.type_name_of(v)),
+                )),
             },
             UnaryOp::Pos => match v {
                 Value::Int(_) | Value::BigInt(_) | Value::Float(_) => Ok(v.clone()),
                 Value::Bool(b) => Ok(Value::Int(i64::from(*b))),
-                _ => Err(self.err("TypeError", format!("bad operand type for unary +: '{}'", self.type_name_of(v)))),
+                _ => Err(self.err(
+                    "TypeError",
+                    format!("bad operand type for unary +: '{}'", self.type_name_of(v)),
+                )),
             },
             UnaryOp::Invert => match big(v) {
                 Some(b) => Ok(Value::from_bigint(-b - 1)),
-                None => Err(self.err("TypeError", format!("bad operand type for unary ~: '{}'", self.type_name_of(v)))),
+                None => Err(self.err(
+                    "TypeError",
+                    format!("bad operand type for unary ~: '{}'", self.type_name_of(v)),
+                )),
             },
         }
     }
@@ -404,9 +452,15 @@ impl Interp<'_> {
             CmpOp::Eq => self.py_eq(a, b),
             CmpOp::NotEq => Ok(!self.py_eq(a, b)?),
             CmpOp::Lt => self.py_lt(a, b),
-            CmpOp::Gt => self.py_lt(b, a),
-            CmpOp::LtE => Ok(self.py_lt(a, b)? || self.py_eq(a, b)? && self.orderable(a, b)),
-            CmpOp::GtE => Ok(self.py_lt(b, a)? || self.py_eq(a, b)? && self.orderable(a, b)),
+            CmpOp::Gt => self.py_lt(b, a).map_err(|_| self.order_error(">", a, b)),
+            CmpOp::LtE => {
+                Ok(self.py_lt(a, b).map_err(|_| self.order_error("<=", a, b))?
+                    || self.py_eq(a, b)?)
+            }
+            CmpOp::GtE => {
+                Ok(self.py_lt(b, a).map_err(|_| self.order_error(">=", a, b))?
+                    || self.py_eq(a, b)?)
+            }
             CmpOp::In => self.contains(b, a),
             CmpOp::NotIn => Ok(!self.contains(b, a)?),
             CmpOp::Is => Ok(is_same(a, b)),
@@ -414,8 +468,15 @@ impl Interp<'_> {
         }
     }
 
-    fn orderable(&self, _a: &Value, _b: &Value) -> bool {
-        true
+    fn order_error(&self, sym: &str, a: &Value, b: &Value) -> super::Interrupt {
+        self.err(
+            "TypeError",
+            format!(
+                "'{sym}' not supported between instances of '{}' and '{}'",
+                self.type_name_of(a),
+                self.type_name_of(b)
+            ),
+        )
     }
 
     pub fn contains(&mut self, container: &Value, item: &Value) -> R<bool> {
@@ -424,7 +485,10 @@ impl Interp<'_> {
                 Value::Str(sub) => Ok(s.contains(&**sub)),
                 other => Err(self.err(
                     "TypeError",
-                    format!("'in <string>' requires string as left operand, not {}", self.type_name_of(other)),
+                    format!(
+                        "'in <string>' requires string as left operand, not {}",
+                        self.type_name_of(other)
+                    ),
                 )),
             },
             Value::Dict(d) => {
@@ -618,7 +682,10 @@ impl Interp<'_> {
         Ok(match v {
             Value::List(l) => l.borrow().clone(),
             Value::Tuple(t) => (**t).clone(),
-            Value::Str(s) => s.chars().map(|c| Value::Str(Rc::from(c.to_string()))).collect(),
+            Value::Str(s) => s
+                .chars()
+                .map(|c| Value::Str(Rc::from(c.to_string())))
+                .collect(),
             Value::Dict(d) => d.borrow().keys().map(|k| k.0.clone()).collect(),
             Value::Set(s) => set_items(&s.borrow()),
             Value::Range(a, b, s) => {
@@ -635,9 +702,12 @@ impl Interp<'_> {
                 out
             }
             Value::Iter(it) => it.borrow_mut().by_ref().collect(),
-            Value::Class(c) if c.kind == ClassKind::Enum => {
-                c.members.borrow().iter().map(|m| Value::EnumMember(m.clone())).collect()
-            }
+            Value::Class(c) if c.kind == ClassKind::Enum => c
+                .members
+                .borrow()
+                .iter()
+                .map(|m| Value::EnumMember(m.clone()))
+                .collect(),
             other => {
                 return Err(self.err(
                     "TypeError",
@@ -678,32 +748,40 @@ impl Interp<'_> {
         };
         match self.builtin_classes.get(name) {
             Some(c) => c.clone(),
-            None => self.builtin_classes.get("object").cloned().unwrap_or_else(|| {
-                // Unreachable after install_builtins; keep a harmless fallback.
-                self.builtin_classes.values().next().cloned().unwrap_or_else(|| {
-                    Rc::new(Class {
-                        name: Rc::from("object"),
-                        kind: ClassKind::Builtin,
-                        module: Rc::from("builtins"),
-                        bases: vec![],
-                        mro: vec![],
-                        fields: vec![],
-                        field_index: Default::default(),
-                        methods: Default::default(),
-                        abilities: Default::default(),
-                        statics: Default::default(),
-                        members: Default::default(),
-                        access: None,
-                        decorators: vec![],
-                        endpoints: None,
-                        id: 0,
-                        scope: Default::default(),
-                        fingerprint: String::new(),
-                        span: crate::span::Span::DUMMY,
-                        file: 0,
-                    })
-                })
-            }),
+            None => self
+                .builtin_classes
+                .get("object")
+                .cloned()
+                .unwrap_or_else(|| {
+                    // Unreachable after install_builtins; keep a harmless fallback.
+                    self.builtin_classes
+                        .values()
+                        .next()
+                        .cloned()
+                        .unwrap_or_else(|| {
+                            Rc::new(Class {
+                                name: Rc::from("object"),
+                                kind: ClassKind::Builtin,
+                                module: Rc::from("builtins"),
+                                bases: vec![],
+                                mro: vec![],
+                                fields: vec![],
+                                field_index: Default::default(),
+                                methods: Default::default(),
+                                abilities: Default::default(),
+                                statics: Default::default(),
+                                members: Default::default(),
+                                access: None,
+                                decorators: vec![],
+                                endpoints: None,
+                                id: 0,
+                                scope: Default::default(),
+                                fingerprint: String::new(),
+                                span: crate::span::Span::DUMMY,
+                                file: 0,
+                            })
+                        })
+                }),
         }
     }
 
@@ -793,8 +871,11 @@ impl Interp<'_> {
                 if let Some(f) = c.find_method(name) {
                     return Ok(Value::Func(f));
                 }
-                if c.kind == ClassKind::Builtin && builtins::has_method(&sample_of(&c.name), name) {
-                    return Ok(Value::BuiltinMethod(Rc::new((Value::Class(c.clone()), Rc::from(name)))));
+                if c.kind == ClassKind::Builtin && builtins::has_method(v, name) {
+                    return Ok(Value::BuiltinMethod(Rc::new((
+                        Value::Class(c.clone()),
+                        Rc::from(name),
+                    ))));
                 }
             }
             Value::EnumMember(m) => match name {
@@ -823,13 +904,19 @@ impl Interp<'_> {
                     return Ok(Value::Class(self.class_of(other)));
                 }
                 if builtins::has_method(other, name) {
-                    return Ok(Value::BuiltinMethod(Rc::new((other.clone(), Rc::from(name)))));
+                    return Ok(Value::BuiltinMethod(Rc::new((
+                        other.clone(),
+                        Rc::from(name),
+                    ))));
                 }
             }
         }
         Err(self.err(
             "AttributeError",
-            format!("'{}' object has no attribute '{name}'", self.type_name_of(v)),
+            format!(
+                "'{}' object has no attribute '{name}'",
+                self.type_name_of(v)
+            ),
         ))
     }
 
@@ -846,7 +933,10 @@ impl Interp<'_> {
                 }
                 Err(self.err(
                     "AttributeError",
-                    format!("'{}' object has no attribute '{name}'", self.type_name_of(v)),
+                    format!(
+                        "'{}' object has no attribute '{name}'",
+                        self.type_name_of(v)
+                    ),
                 ))
             }
             Value::Instance(inst) => {
@@ -863,7 +953,10 @@ impl Interp<'_> {
             }
             _ => Err(self.err(
                 "AttributeError",
-                format!("'{}' object has no attribute '{name}'", self.type_name_of(v)),
+                format!(
+                    "'{}' object has no attribute '{name}'",
+                    self.type_name_of(v)
+                ),
             )),
         }
     }
@@ -877,12 +970,15 @@ impl Interp<'_> {
             Value::Int(i) => *i,
             Value::Bool(b) => i64::from(*b),
             Value::BigInt(_) => {
-                return Err(self.err("IndexError", format!("cannot fit 'int' into an index-sized integer")));
+                return Err(self.err("IndexError", "cannot fit 'int' into an index-sized integer"));
             }
             other => {
                 return Err(self.err(
                     "TypeError",
-                    format!("{what} indices must be integers or slices, not {}", self.type_name_of(other)),
+                    format!(
+                        "{what} indices must be integers or slices, not {}",
+                        self.type_name_of(other)
+                    ),
                 ));
             }
         };
@@ -904,7 +1000,9 @@ impl Interp<'_> {
             Value::Str(s) => {
                 let n = s.chars().count();
                 let ix = self.index_of(n, i, "string")?;
-                Ok(Value::Str(Rc::from(s.chars().nth(ix).map(|c| c.to_string()).unwrap_or_default())))
+                Ok(Value::Str(Rc::from(
+                    s.chars().nth(ix).map(|c| c.to_string()).unwrap_or_default(),
+                )))
             }
             Value::Dict(d) => {
                 let k = self.hash_key(i)?;
@@ -951,7 +1049,10 @@ impl Interp<'_> {
             }
             other => Err(self.err(
                 "TypeError",
-                format!("'{}' object does not support item assignment", self.type_name_of(other)),
+                format!(
+                    "'{}' object does not support item assignment",
+                    self.type_name_of(other)
+                ),
             )),
         }
     }
@@ -973,12 +1074,21 @@ impl Interp<'_> {
             }
             other => Err(self.err(
                 "TypeError",
-                format!("'{}' object doesn't support item deletion", self.type_name_of(other)),
+                format!(
+                    "'{}' object doesn't support item deletion",
+                    self.type_name_of(other)
+                ),
             )),
         }
     }
 
-    pub fn get_slice(&mut self, o: &Value, lo: Option<i64>, hi: Option<i64>, step: Option<i64>) -> R<Value> {
+    pub fn get_slice(
+        &mut self,
+        o: &Value,
+        lo: Option<i64>,
+        hi: Option<i64>,
+        step: Option<i64>,
+    ) -> R<Value> {
         let step = step.unwrap_or(1);
         if step == 0 {
             return Err(self.err("ValueError", "slice step cannot be zero"));
@@ -991,17 +1101,25 @@ impl Interp<'_> {
             }
             Value::Tuple(t) => {
                 let idx = pyfmt::slice_indices(t.len() as i64, lo, hi, step);
-                Ok(Value::tuple(idx.into_iter().map(|i| t[i].clone()).collect()))
+                Ok(Value::tuple(
+                    idx.into_iter().map(|i| t[i].clone()).collect(),
+                ))
             }
             Value::Str(s) => {
                 let chars: Vec<char> = s.chars().collect();
                 let idx = pyfmt::slice_indices(chars.len() as i64, lo, hi, step);
-                Ok(Value::Str(Rc::from(idx.into_iter().map(|i| chars[i]).collect::<String>())))
+                Ok(Value::Str(Rc::from(
+                    idx.into_iter().map(|i| chars[i]).collect::<String>(),
+                )))
             }
             Value::Range(a, b, s) => {
                 let n = range_len(*a, *b, *s);
                 let idx = pyfmt::slice_indices(n, lo, hi, step);
-                Ok(Value::list(idx.into_iter().map(|i| Value::Int(a + s * i as i64)).collect()))
+                Ok(Value::list(
+                    idx.into_iter()
+                        .map(|i| Value::Int(a + s * i as i64))
+                        .collect(),
+                ))
             }
             other => Err(self.err(
                 "TypeError",
@@ -1010,11 +1128,20 @@ impl Interp<'_> {
         }
     }
 
-    pub fn del_slice(&mut self, o: &Value, lo: Option<i64>, hi: Option<i64>, step: Option<i64>) -> R<()> {
+    pub fn del_slice(
+        &mut self,
+        o: &Value,
+        lo: Option<i64>,
+        hi: Option<i64>,
+        step: Option<i64>,
+    ) -> R<()> {
         let Value::List(l) = o else {
             return Err(self.err(
                 "TypeError",
-                format!("'{}' object doesn't support item deletion", self.type_name_of(o)),
+                format!(
+                    "'{}' object doesn't support item deletion",
+                    self.type_name_of(o)
+                ),
             ));
         };
         let step = step.unwrap_or(1);
@@ -1036,17 +1163,31 @@ impl Interp<'_> {
         match self.builtin_class("KeyError") {
             Some(c) => {
                 let v = self.make_exception(c, vec![key.clone()]);
-                super::Interrupt::Exc(Box::new(super::PyErr { value: v, trace: Vec::new(), origin: None }))
+                super::Interrupt::Exc(Box::new(super::PyErr {
+                    value: v,
+                    trace: Vec::new(),
+                    origin: None,
+                }))
             }
             None => self.err("KeyError", "key not found"),
         }
     }
 
-    pub fn set_slice(&mut self, o: &Value, lo: Option<i64>, hi: Option<i64>, step: Option<i64>, v: Value) -> R<()> {
+    pub fn set_slice(
+        &mut self,
+        o: &Value,
+        lo: Option<i64>,
+        hi: Option<i64>,
+        step: Option<i64>,
+        v: Value,
+    ) -> R<()> {
         let Value::List(l) = o else {
             return Err(self.err(
                 "TypeError",
-                format!("'{}' object does not support slice assignment", self.type_name_of(o)),
+                format!(
+                    "'{}' object does not support slice assignment",
+                    self.type_name_of(o)
+                ),
             ));
         };
         let items = self.iterate(&v)?;
@@ -1106,18 +1247,6 @@ pub fn is_same(a: &Value, b: &Value) -> bool {
             (Some(x), Some(y)) => x == y,
             _ => false,
         },
-    }
-}
-
-/// A sample value of a builtin type (for `has_method` on the type object).
-fn sample_of(name: &str) -> Value {
-    match name {
-        "str" => Value::str(""),
-        "list" => Value::list(vec![]),
-        "dict" => Value::dict(Dict::default()),
-        "int" => Value::Int(0),
-        "float" => Value::Float(0.0),
-        _ => Value::None,
     }
 }
 

@@ -39,7 +39,11 @@ impl Interp<'_> {
                 None => match &f.default {
                     // A field added since the anchor was written gets its default.
                     Some(d) => {
-                        let scope = class.scope.borrow().clone().unwrap_or_else(|| self.builtins.clone());
+                        let scope = class
+                            .scope
+                            .borrow()
+                            .clone()
+                            .unwrap_or_else(|| self.builtins.clone());
                         let ctx = super::Ctx {
                             scope,
                             this: None,
@@ -99,9 +103,15 @@ impl Interp<'_> {
                 json!({"__set__": out})
             }
             Value::Dict(d) => {
-                let items: Vec<(Value, Value)> =
-                    d.borrow().iter().map(|(k, v)| (k.0.clone(), v.clone())).collect();
-                if items.iter().all(|(k, _)| matches!(k, Value::Str(s) if !s.starts_with("__"))) {
+                let items: Vec<(Value, Value)> = d
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| (k.0.clone(), v.clone()))
+                    .collect();
+                if items
+                    .iter()
+                    .all(|(k, _)| matches!(k, Value::Str(s) if !s.starts_with("__")))
+                {
                     let mut m = Map::new();
                     for (k, x) in &items {
                         if let Value::Str(s) = k {
@@ -118,7 +128,9 @@ impl Interp<'_> {
                 }
             }
             Value::Anchor(h) => json!({"__ref__": format_id(self.graph.slot(*h).id)}),
-            Value::EnumMember(m) => json!({"__enum__": m.class.name.to_string(), "name": m.name.to_string()}),
+            Value::EnumMember(m) => {
+                json!({"__enum__": m.class.name.to_string(), "name": m.name.to_string()})
+            }
             Value::Instance(i) => {
                 let fields = i.fields.borrow().clone();
                 let mut m = Map::new();
@@ -156,16 +168,27 @@ impl Interp<'_> {
             }
             J::Object(m) => {
                 if let Some(J::String(id)) = m.get("__ref__") {
-                    return Ok(match parse_id(id).map(|id| self.handle_of(id)).transpose()?.flatten() {
-                        Some(h) => Value::Anchor(h),
-                        None => Value::None,
-                    });
+                    return Ok(
+                        match parse_id(id)
+                            .map(|id| self.handle_of(id))
+                            .transpose()?
+                            .flatten()
+                        {
+                            Some(h) => Value::Anchor(h),
+                            None => Value::None,
+                        },
+                    );
                 }
                 if let Some(J::String(b)) = m.get("__bigint__") {
-                    return Ok(b.parse::<num_bigint::BigInt>().map(Value::from_bigint).unwrap_or(Value::None));
+                    return Ok(b
+                        .parse::<num_bigint::BigInt>()
+                        .map(Value::from_bigint)
+                        .unwrap_or(Value::None));
                 }
                 if let Some(J::String(f)) = m.get("__float__") {
-                    return Ok(Value::Float(crate::pyfmt::parse_float(f).unwrap_or(f64::NAN)));
+                    return Ok(Value::Float(
+                        crate::pyfmt::parse_float(f).unwrap_or(f64::NAN),
+                    ));
                 }
                 if let Some(J::Array(items)) = m.get("__tuple__") {
                     let mut out = Vec::new();
@@ -195,7 +218,8 @@ impl Interp<'_> {
                     }
                     return Ok(Value::dict(d));
                 }
-                if let (Some(J::String(e)), Some(J::String(n))) = (m.get("__enum__"), m.get("name")) {
+                if let (Some(J::String(e)), Some(J::String(n))) = (m.get("__enum__"), m.get("name"))
+                {
                     if let Some(c) = self.classes.get(e.as_str()).cloned()
                         && let Some(v) = c.find_static(n)
                     {
@@ -242,7 +266,10 @@ impl Interp<'_> {
         let mut set = CommitSet::default();
         // Nodes created and never connected (other than roots) are not persisted.
         let persisted = |s: &Slot| -> bool {
-            !(s.class.is_node() && s.state == SlotState::New && s.edges.is_empty() && s.class.kind != ClassKind::Root)
+            !(s.class.is_node()
+                && s.state == SlotState::New
+                && s.edges.is_empty()
+                && s.class.kind != ClassKind::Root)
         };
         let n = self.graph.slots.len();
         for h in 0..n {
@@ -287,7 +314,14 @@ impl Interp<'_> {
     fn stored_form(&mut self, h: Handle) -> R<StoredAnchor> {
         let (class, fields, id, ends, owner, access) = {
             let s = self.graph.slot(h);
-            (s.class.clone(), s.fields.clone(), s.id, s.ends, s.owner, s.access.clone())
+            (
+                s.class.clone(),
+                s.fields.clone(),
+                s.id,
+                s.ends,
+                s.owner,
+                s.access.clone(),
+            )
         };
         let mut m = Map::new();
         for (f, v) in class.fields.iter().zip(fields.iter()) {
@@ -298,7 +332,11 @@ impl Interp<'_> {
         }
         Ok(StoredAnchor {
             id,
-            kind: if class.is_edge() { AnchorKind::Edge } else { AnchorKind::Node },
+            kind: if class.is_edge() {
+                AnchorKind::Edge
+            } else {
+                AnchorKind::Node
+            },
             arch_module: class.module.to_string(),
             arch_type: class.name.to_string(),
             fingerprint: class.fingerprint.clone(),

@@ -336,11 +336,17 @@ pub struct Instance {
 
 impl Instance {
     pub fn get_extra(&self, name: &str) -> Option<Value> {
-        self.extra.borrow().as_ref().and_then(|m| m.get(name).cloned())
+        self.extra
+            .borrow()
+            .as_ref()
+            .and_then(|m| m.get(name).cloned())
     }
 
     pub fn set_extra(&self, name: Rc<str>, value: Value) {
-        self.extra.borrow_mut().get_or_insert_with(Default::default).insert(name, value);
+        self.extra
+            .borrow_mut()
+            .get_or_insert_with(Default::default)
+            .insert(name, value);
     }
 }
 
@@ -411,7 +417,10 @@ pub type ScopeRef = Rc<RefCell<Scope>>;
 
 impl Scope {
     pub fn new_ref(parent: Option<ScopeRef>) -> ScopeRef {
-        Rc::new(RefCell::new(Scope { vars: FxHashMap::default(), parent }))
+        Rc::new(RefCell::new(Scope {
+            vars: FxHashMap::default(),
+            parent,
+        }))
     }
 }
 

@@ -47,7 +47,12 @@ impl Interp<'_> {
             Some(&i) => walker.fields.borrow_mut()[i] = Value::List(reports.clone()),
             None => walker.set_extra(Rc::from("reports"), Value::List(reports.clone())),
         }
-        self.walks.push(Walk { walker: walker.clone(), queue, disengaged: false, reports });
+        self.walks.push(Walk {
+            walker: walker.clone(),
+            queue,
+            disengaged: false,
+            reports,
+        });
         let result = self.run_walk(&walker);
         self.walks.pop();
         result?;
@@ -101,7 +106,10 @@ impl Interp<'_> {
         let abilities: Vec<Rc<AbilityDef>> = wclass.abilities.borrow().clone();
         // Untyped walker entry: once, before any location, with here = first location.
         let first = self.walks.last().and_then(|w| w.queue.front().cloned());
-        for ab in abilities.iter().filter(|a| a.trigger.is_none() && !a.is_exit) {
+        for ab in abilities
+            .iter()
+            .filter(|a| a.trigger.is_none() && !a.is_exit)
+        {
             self.run_ability(ab, wval.clone(), first.clone(), None)?;
             if self.disengaged() {
                 return Ok(());
@@ -133,7 +141,10 @@ impl Interp<'_> {
         if self.disengaged() || last.is_none() {
             return Ok(());
         }
-        for ab in abilities.iter().filter(|a| a.trigger.is_none() && a.is_exit) {
+        for ab in abilities
+            .iter()
+            .filter(|a| a.trigger.is_none() && a.is_exit)
+        {
             self.run_ability(ab, wval.clone(), last.clone(), None)?;
             if self.disengaged() {
                 break;
@@ -152,7 +163,9 @@ impl Interp<'_> {
     /// Entering a location: (a) walker abilities typed for it, (b) its untyped entry
     /// abilities, (c) its entry abilities typed for the walker.
     fn enter(&mut self, wabs: &[Rc<AbilityDef>], wval: &Value, loc: &Value) -> R<()> {
-        let Some(lclass) = self.loc_class(loc) else { return Ok(()) };
+        let Some(lclass) = self.loc_class(loc) else {
+            return Ok(());
+        };
         let wclass = self.class_of(wval);
         for ab in wabs.iter().filter(|a| a.trigger.is_some() && !a.is_exit) {
             for _ in 0..self.trigger_matches(ab, &lclass)? {
@@ -187,7 +200,9 @@ impl Interp<'_> {
     /// Leaving a location: (a) its exit abilities typed for the walker, (b) its untyped
     /// exit abilities, (c) walker exit abilities typed for it.
     fn exit(&mut self, wabs: &[Rc<AbilityDef>], wval: &Value, loc: &Value) -> R<()> {
-        let Some(lclass) = self.loc_class(loc) else { return Ok(()) };
+        let Some(lclass) = self.loc_class(loc) else {
+            return Ok(());
+        };
         let wclass = self.class_of(wval);
         if !lclass.is_edge() {
             let labs: Vec<Rc<AbilityDef>> = lclass.abilities.borrow().clone();
@@ -245,7 +260,8 @@ impl Interp<'_> {
             *ab.resolved.borrow_mut() = Some(types);
         }
         let r = ab.resolved.borrow();
-        Ok(r.as_ref().map_or(0, |ts| ts.iter().filter(|t| class.is_sub(t)).count()))
+        Ok(r.as_ref()
+            .map_or(0, |ts| ts.iter().filter(|t| class.is_sub(t)).count()))
     }
 
     fn collect_trigger_types(&mut self, v: &Value, out: &mut Vec<Rc<Class>>) -> R<()> {
@@ -314,7 +330,10 @@ impl Interp<'_> {
                 Value::Int(i) => Some(i),
                 other => {
                     let t = self.type_name_of(&other);
-                    return Err(self.err("TypeError", format!("visit index must be an int, not '{t}'")));
+                    return Err(self.err(
+                        "TypeError",
+                        format!("visit index must be an int, not '{t}'"),
+                    ));
                 }
             },
             None => None,
@@ -391,4 +410,3 @@ impl Interp<'_> {
         Ok(())
     }
 }
-

@@ -404,7 +404,9 @@ fn native_min_max(src: &Value, is_max: bool) -> Option<Value> {
             Value::Str(_) => {
                 let mut best: &Value = first;
                 for v in items {
-                    let (Value::Str(x), Value::Str(b)) = (v, best) else { return None };
+                    let (Value::Str(x), Value::Str(b)) = (v, best) else {
+                        return None;
+                    };
                     if (is_max && x > b) || (!is_max && x < b) {
                         best = v;
                     }
@@ -505,7 +507,10 @@ fn sum(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs) -> R<Value> {
     let src = src.unwrap_or(Value::None);
     let start = start.unwrap_or(Value::Int(0));
     if let Value::Str(_) = &start {
-        return Err(it.err("TypeError", "sum() can't sum strings [use ''.join(seq) instead]"));
+        return Err(it.err(
+            "TypeError",
+            "sum() can't sum strings [use ''.join(seq) instead]",
+        ));
     }
     // Lists and tuples are scanned in place; the rest (if any) is copied out.
     let (native, rest): (Option<Value>, Vec<Value>) = match &src {
@@ -538,7 +543,11 @@ fn sum(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs) -> R<Value> {
             if let Some(r) = r {
                 result = r;
             }
-            rest = tail.get(pos..).map(<[Value]>::to_vec).unwrap_or_default().into_iter();
+            rest = tail
+                .get(pos..)
+                .map(<[Value]>::to_vec)
+                .unwrap_or_default()
+                .into_iter();
         }
     }
     for item in rest {

@@ -210,7 +210,9 @@ pub(super) fn sort_values(
         Homogeneous::Floats => {
             let mut idx: Vec<usize> = (0..n).collect();
             idx.sort_by(|&a, &b| match (&keys[a], &keys[b]) {
-                (Value::Float(x), Value::Float(y)) => ord(x.partial_cmp(y).unwrap_or(Ordering::Equal)),
+                (Value::Float(x), Value::Float(y)) => {
+                    ord(x.partial_cmp(y).unwrap_or(Ordering::Equal))
+                }
                 _ => Ordering::Equal,
             });
             idx
@@ -228,7 +230,11 @@ pub(super) fn sort_values(
 /// reverse trick: reverse, sort stably, reverse back).
 fn merge_perm(it: &mut Interp, keys: &[Value], reverse: bool) -> Result<Vec<usize>, Interrupt> {
     let n = keys.len();
-    let mut idx: Vec<usize> = if reverse { (0..n).rev().collect() } else { (0..n).collect() };
+    let mut idx: Vec<usize> = if reverse {
+        (0..n).rev().collect()
+    } else {
+        (0..n).collect()
+    };
     let mut buf = Vec::with_capacity(n / 2 + 1);
     let mut less = |a: usize, b: usize| general_lt(it, &keys[a], &keys[b]);
     merge_sort(&mut idx, &mut buf, &mut less)?;
@@ -241,5 +247,12 @@ fn merge_perm(it: &mut Interp, keys: &[Value], reverse: bool) -> Result<Vec<usiz
 /// Reorder `items` by a permutation (`perm[i]` = index of the item that goes to `i`).
 fn apply_perm(items: Vec<Value>, perm: &[usize]) -> Vec<Value> {
     let mut slots: Vec<Option<Value>> = items.into_iter().map(Some).collect();
-    perm.iter().map(|&i| slots.get_mut(i).and_then(Option::take).unwrap_or(Value::None)).collect()
+    perm.iter()
+        .map(|&i| {
+            slots
+                .get_mut(i)
+                .and_then(Option::take)
+                .unwrap_or(Value::None)
+        })
+        .collect()
 }

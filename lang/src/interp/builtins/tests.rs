@@ -90,7 +90,6 @@ with entry {
 }
 
 #[test]
-#[ignore = "needs Interp::call_method_value to route builtin-class receivers to builtins::call_method"]
 fn unbound_builtin_methods() {
     let src = "with entry {\n    print(sorted([\"b\", \"C\", \"a\"], key=str.lower), list(map(str.upper, [\"x\", \"y\"])));\n    print(dict.fromkeys([1, 2], 0));\n}\n";
     assert_eq!(run(src), "['a', 'b', 'C'] ['X', 'Y']\n{1: 0, 2: 0}\n");
@@ -112,6 +111,66 @@ with entry {
         run(src),
         "caught integer division or modulo by zero [3, 1, 2]\n"
     );
+}
+
+#[test]
+fn archetypes_with_builtins() {
+    let src = r#"
+obj Pt {
+    has x: int, y: int = 0;
+    def __len__() -> int { return 2; }
+}
+with entry {
+    p = Pt(x=1);
+    print(len(p), isinstance(p, Pt), isinstance(p, (int, Pt)), hasattr(p, "x"), getattr(p, "y"), hasattr(p, "z"));
+    setattr(p, "y", 5);
+    print(p.y, "{0.x}-{0.y}".format(p), type(p).__name__, callable(Pt), callable(p));
+    pts = [Pt(x=3), Pt(x=1), Pt(x=2)];
+    print([q.x for q in sorted(pts, key=lambda (q: Pt) -> int { q.x; })], max(pts, key=lambda (q: Pt) -> int { q.x; }).x);
+    try { sorted(pts); } except TypeError as e { print(e); }
+}
+"#;
+    let want = "2 True True True 0 False\n\
+                5 1-5 Pt True False\n\
+                [1, 2, 3] 3\n\
+                '<' not supported between instances of 'Pt' and 'Pt'\n";
+    assert_eq!(run(src), want);
+}
+
+#[test]
+fn merge_sort_path_is_stable() {
+    // Mixed int/float keys take the general (merge sort) path.
+    let src = r#"
+with entry {
+    xs = [(i % 4) + (0.5 if i % 3 == 0 else 0) for i in range(30)];
+    idx = sorted(range(30), key=lambda (i: int) -> float { xs[i]; });
+    print(idx);
+    print(sorted(range(30), key=lambda (i: int) -> float { xs[i]; }, reverse=True));
+    print(sorted(xs) == sorted(xs, key=lambda (x: float) -> float { x; }), sorted(xs, reverse=True)[:5]);
+}
+"#;
+    let xs: Vec<f64> = (0..30)
+        .map(|i| f64::from(i % 4) + if i % 3 == 0 { 0.5 } else { 0.0 })
+        .collect();
+    let mut asc: Vec<usize> = (0..30).collect();
+    asc.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]));
+    let mut desc: Vec<usize> = (0..30).collect();
+    desc.sort_by(|&a, &b| xs[b].total_cmp(&xs[a]));
+    let fmt = |v: &[usize]| {
+        format!(
+            "[{}]",
+            v.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let want = format!(
+        "{}\n{}\nTrue [3.5, 3.5, 3.5, 3, 3]\n",
+        fmt(&asc),
+        fmt(&desc)
+    );
+    assert_eq!(run(src), want);
 }
 
 /// (name, body of `with entry { ... }`, expected stdout) — expectations from CPython 3.12.
@@ -250,6 +309,16 @@ const PROGRAMS: &[(&str, &str, &str)] = &[
         "tuple_num_methods",
         "    t = (1, 2, 1);\n    print(t.count(1), t.index(2), (255).bit_length(), (2.0).is_integer(), (2.5).is_integer(), range(0, 10, 2).index(4));",
         "2 1 8 True False 2\n",
+    ),
+    (
+        "more_numbers",
+        "    print(sum([1, 2**63]), sum([0.1, 0.2, 0.3]), sum([1e100, 1.0, -1e100]), sum([1, 2.5, 10**20]), sum([True, True]), sum([], 0.0));\n    print(round(-2.5), round(0.5), round(1.5), round(2.5, 0), round(-0.0), round(1e20), round(123.456, -1), round(-1.5));\n    print(max(\"abc\", \"abd\"), min([3.5, 2, 2.0]), max([2, 2.0]), min([\"b\", \"a\"], key=None), sorted([3, 1], key=None));\n    print(hash(0.0) == hash(-0.0), hash(2.0) == hash(2), divmod(-7.5, 2), pow(-2, 3), abs(-2**70));",
+        "9223372036854775809 0.6 1.0 1e+20 2 0.0\n-2 0 2 2.0 0 100000000000000000000 120.0 -2\nabd 2 2 a [1, 3]\nTrue True (-4.0, 0.5) -8 1180591620717411303424\n",
+    ),
+    (
+        "more_strings",
+        "    print(\"{:>8.3f}|{:08.2f}|{:x}|{!r:>6}|{:<3d}|\".format(3.14159, -3.5, 255, \"a\", 7));\n    print(\"a,b,c\".split(\",\", maxsplit=1), [1, 2, 1, 3].index(1, -2), \"abc\".find(\"c\", -1), \"a b\".split(\" \", -1));\n    print(int(\"  12  \"), int(\"0b101\", 0), int(\"-0o17\", 0), float(\"1e3\"), float(\" -inf \"), str(1.0), str(-0.0), str(1e16));\n    print(\"%\", \"x\".join([\"1\"]), \"\".join([\"a\"]) is not None, \"ab\".startswith(\"\"), \"\".endswith(\"\"), \"ab\".find(\"\", 5));",
+        "   3.142|-0003.50|ff|   'a'|7  |\n['a', 'b,c'] 2 2 ['a', 'b']\n12 5 -15 1000.0 -inf 1.0 -0.0 1e+16\n% 1 True True True -1\n",
     ),
 ];
 
@@ -399,57 +468,3 @@ const ERRORS: &[(&str, &str)] = &[
     ),
     ("[1, 2, 3].index(1, 1)", "ValueError: 1 is not in list"),
 ];
-
-#[test]
-fn archetypes_with_builtins() {
-    let src = r#"
-obj Pt {
-    has x: int, y: int = 0;
-    def __len__() -> int { return 2; }
-}
-with entry {
-    p = Pt(x=1);
-    print(len(p), isinstance(p, Pt), isinstance(p, (int, Pt)), hasattr(p, "x"), getattr(p, "y"), hasattr(p, "z"));
-    setattr(p, "y", 5);
-    print(p.y, "{0.x}-{0.y}".format(p), type(p).__name__, callable(Pt), callable(p));
-    pts = [Pt(x=3), Pt(x=1), Pt(x=2)];
-    print([q.x for q in sorted(pts, key=lambda (q: Pt) -> int { q.x; })], max(pts, key=lambda (q: Pt) -> int { q.x; }).x);
-    try { sorted(pts); } except TypeError as e { print(e); }
-}
-"#;
-    let want = "2 True True True 0 False\n\
-                5 1-5 Pt True False\n\
-                [1, 2, 3] 3\n\
-                '<' not supported between instances of 'Pt' and 'Pt'\n";
-    assert_eq!(run(src), want);
-}
-
-#[test]
-fn merge_sort_path_is_stable() {
-    // Mixed int/float keys take the general (merge sort) path.
-    let src = r#"
-with entry {
-    xs = [(i % 4) + (0.5 if i % 3 == 0 else 0) for i in range(30)];
-    idx = sorted(range(30), key=lambda (i: int) -> float { xs[i]; });
-    print(idx);
-    print(sorted(range(30), key=lambda (i: int) -> float { xs[i]; }, reverse=True));
-}
-"#;
-    let xs: Vec<f64> = (0..30)
-        .map(|i| f64::from(i % 4) + if i % 3 == 0 { 0.5 } else { 0.0 })
-        .collect();
-    let mut asc: Vec<usize> = (0..30).collect();
-    asc.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]));
-    let mut desc: Vec<usize> = (0..30).collect();
-    desc.sort_by(|&a, &b| xs[b].total_cmp(&xs[a]));
-    let fmt = |v: &[usize]| {
-        format!(
-            "[{}]",
-            v.iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
-    assert_eq!(run(src), format!("{}\n{}\n", fmt(&asc), fmt(&desc)));
-}
