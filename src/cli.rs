@@ -53,6 +53,18 @@ pub struct RunArgs {
     /// Keep the graph in memory only: nothing is read from or written to `.svc/data`
     #[arg(long)]
     pub no_store: bool,
+
+    /// Stop the run with an error after this many seconds
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+
+    /// Stop the run with an error after this many interpreter operations
+    #[arg(long, value_name = "N")]
+    pub max_ops: Option<u64>,
+
+    /// Deepest svc call stack before a RecursionError
+    #[arg(long, value_name = "N", default_value_t = lang::Limits::default().max_depth)]
+    pub max_depth: usize,
 }
 
 /// Check a program without running it.
@@ -82,7 +94,18 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
 
 fn run(args: &RunArgs) -> Result<ExitCode> {
     ensure_readable(&args.file)?;
-    let options = lang::RunOptions::default();
+    let timeout = match args.timeout {
+        Some(t) if !(t.is_finite() && t > 0.0) => bail!("--timeout must be a positive number"),
+        Some(t) => Some(std::time::Duration::from_secs_f64(t)),
+        None => None,
+    };
+    let options = lang::RunOptions {
+        limits: lang::Limits {
+            max_depth: args.max_depth,
+            max_ops: args.max_ops,
+            timeout,
+        },
+    };
     let outcome = if args.no_store {
         let mut host = lang::host::MemoryHost::new();
         host.echo = true;

@@ -15,7 +15,9 @@ fn main() -> ExitCode {
         .stack_size(lang::driver::INTERPRETER_STACK_BYTES)
         .spawn(move || cli::dispatch(args));
     let outcome = match worker {
-        Ok(handle) => handle.join().unwrap_or_else(|_| Err(anyhow::anyhow!("internal error: the run panicked"))),
+        Ok(handle) => handle
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("internal error: the run panicked"))),
         Err(e) => Err(anyhow::anyhow!("cannot start the interpreter thread: {e}")),
     };
     match outcome {

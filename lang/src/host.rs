@@ -140,6 +140,18 @@ pub trait Host {
     /// interpreter keeps what it loaded (the request-scoped L1).
     fn load(&mut self, id: AnchorId) -> Result<Option<StoredAnchor>, HostError>;
 
+    /// Load several anchors at once (absent ids are left out). Traversals prefetch a
+    /// node's edges and far ends with this, so a store can answer in a few queries.
+    fn load_many(&mut self, ids: &[AnchorId]) -> Result<Vec<StoredAnchor>, HostError> {
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in ids {
+            if let Some(a) = self.load(id)? {
+                out.push(a);
+            }
+        }
+        Ok(out)
+    }
+
     /// Persist a run's changes atomically.
     fn commit(&mut self, changes: CommitSet) -> Result<(), HostError>;
 

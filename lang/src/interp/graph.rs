@@ -314,6 +314,14 @@ impl Interp<'_> {
         for &n in from {
             let nid = self.graph.slot(n).id;
             let edge_ids = self.graph.slot(n).edges.clone();
+            self.prefetch(&edge_ids)?;
+            let far_ids: Vec<AnchorId> = edge_ids
+                .iter()
+                .filter_map(|e| self.graph.by_id.get(e))
+                .filter_map(|&e| self.graph.slot(e).ends)
+                .filter_map(|ends| far_end(&ends, nid, op.dir))
+                .collect();
+            self.prefetch(&far_ids)?;
             for eid in edge_ids {
                 let Some(e) = self.handle_of(eid)? else {
                     continue;

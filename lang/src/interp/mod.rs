@@ -90,8 +90,8 @@ pub struct Interp<'h> {
     /// Loaded modules by canonical path.
     modules: HashMap<PathBuf, Rc<ModuleObj>>,
     /// Every archetype class by name (for persistence lookups).
-    pub classes: HashMap<Rc<str>, Rc<Class>>,
-    builtin_classes: HashMap<&'static str, Rc<Class>>,
+    pub classes: FxHashMap<Rc<str>, Rc<Class>>,
+    builtin_classes: FxHashMap<&'static str, Rc<Class>>,
     pub walks: Vec<walk::Walk>,
     /// Reports made outside any walk (a server request's report list).
     pub top_reports: Vec<Value>,
@@ -123,8 +123,74 @@ struct FnTemplate {
     span: Span,
 }
 
+/// A loaded program: its files, module scopes and classes. A server loads it once per
+/// worker thread and starts every request's run from it with `Interp::with_program`, so
+/// declarations and module-level `with entry` code run once, not per request. Cloning
+/// is cheap (reference counts).
+#[derive(Clone)]
+pub struct Program {
+    files: Vec<Arc<SourceFile>>,
+    builtins: ScopeRef,
+    modules: HashMap<PathBuf, Rc<ModuleObj>>,
+    classes: FxHashMap<Rc<str>, Rc<Class>>,
+    builtin_classes: FxHashMap<&'static str, Rc<Class>>,
+    fn_cache: HashMap<(u32, u32), Rc<FnTemplate>>,
+    main_module: Option<Rc<ModuleObj>>,
+}
+
 impl<'h> Interp<'h> {
-    pub fn new(host: &'h mut dyn Host, limits: Limits) -> Interp<'h> {
+    /// The program state of this interpreter (after `run_main`), for later runs.
+    pub fn program(&self) -> Program {
+        Program {
+            files: self.files.clone(),
+            builtins: self.builtins.clone(),
+            modules: self.modules.clone(),
+            classes: self.classes.clone(),
+            builtin_classes: self.builtin_classes.clone(),
+            fn_cache: self.fn_cache.clone(),
+            main_module: self.main_module.clone(),
+        }
+    }
+
+    /// A fresh run (empty graph, no walks) over an already loaded program.
+    pub fn with_program(
+        host: &'h mut dyn Host,
+        mut limits: Limits,
+        program: &Program,
+    ) -> Interp<'h> {
+        limits.max_depth = limits.max_depth.min(MAX_DEPTH_CAP);
+        let deadline = limits.timeout.map(|d| Instant::now() + d);
+        let p = program.clone();
+        Interp {
+            host,
+            graph: Graph::default(),
+            files: p.files,
+            builtins: p.builtins,
+            modules: p.modules,
+            classes: p.classes,
+            builtin_classes: p.builtin_classes,
+            walks: Vec::new(),
+            top_reports: Vec::new(),
+            depth: 0,
+            ops: 0,
+            limits,
+            deadline,
+            fn_cache: p.fn_cache,
+            handling: Vec::new(),
+            main_module: p.main_module,
+            on_commit: Vec::new(),
+        }
+    }
+
+    /// A module-level name of the main module (a walker class, a function, a glob).
+    pub fn main_global(&self, name: &str) -> Option<Value> {
+        self.main_module
+            .as_ref()
+            .and_then(|m| m.scope.borrow().vars.get(name).cloned())
+    }
+
+    pub fn new(host: &'h mut dyn Host, mut limits: Limits) -> Interp<'h> {
+        limits.max_depth = limits.max_depth.min(MAX_DEPTH_CAP);
         let deadline = limits.timeout.map(|d| Instant::now() + d);
         let mut it = Interp {
             host,
@@ -132,8 +198,8 @@ impl<'h> Interp<'h> {
             files: Vec::new(),
             builtins: Scope::new_ref(None),
             modules: HashMap::new(),
-            classes: HashMap::new(),
-            builtin_classes: HashMap::new(),
+            classes: FxHashMap::default(),
+            builtin_classes: FxHashMap::default(),
             walks: Vec::new(),
             top_reports: Vec::new(),
             depth: 0,
@@ -2208,6 +2274,10 @@ impl<'h> Interp<'h> {
 fn builtin_module(name: &str) -> bool {
     matches!(name, "http")
 }
+
+/// The deepest svc call stack any host may ask for: deeper would risk the native stack
+/// (`driver::INTERPRETER_STACK_BYTES`) even in a debug build.
+pub const MAX_DEPTH_CAP: usize = 10_000;
 
 /// Object-spatial builtins handled by the interpreter itself.
 pub const OSP_BUILTINS: &[&str] = &[

@@ -16,6 +16,29 @@ impl Interp<'_> {
             Ok(None) => return Ok(None),
             Err(e) => return Err(Interrupt::Host(e)),
         };
+        self.materialise(stored)
+    }
+
+    /// Load every id not yet in the arena with one host call (a traversal's prefetch).
+    pub(crate) fn prefetch(&mut self, ids: &[crate::host::AnchorId]) -> R<()> {
+        let missing: Vec<crate::host::AnchorId> = ids
+            .iter()
+            .copied()
+            .filter(|id| !self.graph.by_id.contains_key(id))
+            .collect();
+        if missing.len() < 2 {
+            return Ok(());
+        }
+        let loaded = self.host.load_many(&missing).map_err(Interrupt::Host)?;
+        for stored in loaded {
+            if !self.graph.by_id.contains_key(&stored.id) {
+                self.materialise(stored)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn materialise(&mut self, stored: StoredAnchor) -> R<Option<Handle>> {
         let Some(class) = self.classes.get(stored.arch_type.as_str()).cloned() else {
             // The archetype no longer exists in this program: leave it unread.
             return Ok(None);
@@ -26,10 +49,10 @@ impl Interp<'_> {
             id: stored.id,
             class: class.clone(),
             fields: Vec::new(),
-            edges: stored.edges.clone(),
+            edges: stored.edges,
             ends,
             owner: stored.owner,
-            access: stored.access.clone(),
+            access: stored.access,
             state: SlotState::Clean,
         });
         let mut fields = Vec::with_capacity(class.fields.len());
