@@ -4,7 +4,7 @@
 #   benches/jac_ratio.sh [FILTER]
 #
 # Builds svc in release, then runs every program (or those whose name contains FILTER)
-# RUNS times (default 3) with `svc run --no-store` and with `jac run`, each run in a fresh
+# RUNS times (default 3) with `svc run` and with `jac run` (both persisting their graph), each run in a fresh
 # temporary directory (jac persists its graph under .jac/), and prints the median wall
 # time of each plus the ratio jac/svc (higher = svc faster). Uses hyperfine when it is
 # installed, else bash's clock.
@@ -40,7 +40,7 @@ median_ms() {
   [ "$tool" = jac ] && name="main.jac"
   if command -v hyperfine >/dev/null 2>&1; then
     local dir="$scratch/hf" json="$scratch/hf.json" cmd
-    if [ "$tool" = jac ]; then cmd="$JAC run $name"; else cmd="$SVC run --no-store $name"; fi
+    if [ "$tool" = jac ]; then cmd="$JAC run $name"; else cmd="$SVC run $name"; fi
     mkdir -p "$dir"
     if ! (cd "$dir" && NO_COLOR=1 NO_EMOJI=1 hyperfine --runs "$RUNS" --style none \
       --prepare "rm -rf .jac .svc && cp '$src' $name" --export-json "$json" "$cmd" >/dev/null); then
@@ -59,7 +59,7 @@ median_ms() {
     mkdir -p "$dir"
     cp "$src" "$dir/$name"
     start=$(date +%s%N)
-    local cmd=("$SVC" run --no-store "$name")
+    local cmd=("$SVC" run "$name")
     [ "$tool" = jac ] && cmd=("$JAC" run "$name")
     if ! (cd "$dir" && NO_COLOR=1 NO_EMOJI=1 "${cmd[@]}" >/dev/null 2>"$scratch/stderr"); then
       echo "$tool failed on $(basename "$src"):" >&2

@@ -20,6 +20,11 @@ use lang::host::{
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior, params};
 use std::collections::{HashMap, HashSet};
+
+/// Maps and sets keyed by anchor id: ids are random, so a fast non-cryptographic hash
+/// is enough (bulk commits hash hundreds of thousands of ids).
+type IdMap<V> = HashMap<AnchorId, V, lang::interp::value::FxBuild>;
+type IdSet = HashSet<AnchorId, lang::interp::value::FxBuild>;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -292,7 +297,7 @@ impl SqliteStore {
         &mut self,
         ids: &[AnchorId],
     ) -> Result<Vec<(StoredAnchor, u64)>, StoreError> {
-        let mut unique: HashSet<AnchorId> = HashSet::with_capacity(ids.len());
+        let mut unique: IdSet = IdSet::with_capacity_and_hasher(ids.len(), Default::default());
         let ids: Vec<AnchorId> = ids
             .iter()
             .copied()
@@ -392,7 +397,8 @@ impl SqliteStore {
             }
         }
 
-        let mut written: HashSet<AnchorId> = HashSet::with_capacity(changes.upserts.len());
+        let mut written: IdSet =
+            IdSet::with_capacity_and_hasher(changes.upserts.len(), Default::default());
         {
             let mut upsert = tx.prepare_cached(UPSERT_ANCHOR)?;
             let mut buf = Vec::with_capacity(256);
@@ -406,7 +412,7 @@ impl SqliteStore {
             }
         }
 
-        let mut touched: HashSet<AnchorId> = HashSet::new();
+        let mut touched: IdSet = IdSet::default();
         {
             let mut max_seq =
                 tx.prepare_cached("SELECT max(seq) FROM anchor_edges WHERE node_id = ?1")?;
@@ -414,7 +420,7 @@ impl SqliteStore {
                 "INSERT INTO anchor_edges (node_id, seq, edge_id) VALUES (?1, ?2, ?3)",
             )?;
             // One `max(seq)` lookup per node per commit, then consecutive sequence numbers.
-            let mut next_seq: HashMap<AnchorId, i64> = HashMap::new();
+            let mut next_seq: IdMap<i64> = IdMap::default();
             // Grouped by node (stable: each node's appends keep their order).
             let mut adds: Vec<(AnchorId, AnchorId)> = changes.edge_adds.clone();
             adds.sort_by_key(|&(node, _)| node);
@@ -483,6 +489,45 @@ impl SqliteStore {
         let n: i64 = self.conn.query_row(sql, [], |r| r.get(0))?;
         Ok(u64::try_from(n).unwrap_or(0))
     }
+
+    /// Make sure root node `id` exists (a user's root, created on first use). Returns
+    /// `true` when this call created it. An existing root is left untouched (its version
+    /// is not bumped).
+    pub fn ensure_root(&mut self, id: AnchorId) -> Result<bool, StoreError> {
+        if self.version(id)?.is_some() {
+            return Ok(false);
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let exists: Option<i64> = tx
+            .query_row(
+                "SELECT 1 FROM anchors WHERE id = ?1",
+                [IdText::new(id)],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if exists.is_some() {
+            return Ok(false);
+        }
+        write_anchor(&tx, &root_anchor(id))?;
+        tx.commit()?;
+        Ok(true)
+    }
+
+    /// A cheap liveness probe of the connection and the file: reads the stored root id
+    /// and checks it is still this store's root.
+    pub fn check_health(&self) -> Result<(), StoreError> {
+        let text: String =
+            self.conn
+                .query_row("SELECT value FROM meta WHERE key = 'root_id'", [], |r| {
+                    r.get(0)
+                })?;
+        match parse_id(&text) {
+            Some(root) if root == self.root => Ok(()),
+            _ => Err(StoreError::Meta(format!("root_id changed to {text:?}"))),
+        }
+    }
 }
 
 /// The root node as stored on first open.
@@ -490,12 +535,12 @@ fn root_anchor(root: AnchorId) -> StoredAnchor {
     StoredAnchor {
         id: root,
         kind: AnchorKind::Node,
-        arch_module: "builtins".to_string(),
-        arch_type: "Root".to_string(),
-        fingerprint: String::new(),
+        arch_module: "builtins".into(),
+        arch_type: "Root".into(),
+        fingerprint: "".into(),
         owner: root,
         access: AccessPolicy::default(),
-        fields: serde_json::Map::new(),
+        fields: "{}".to_string(),
         ends: None,
         edges: Vec::new(),
     }
@@ -515,12 +560,8 @@ fn write_anchor_with(
 ) -> Result<(), StoreError> {
     buf.clear();
     encode_access(&a.access, buf);
-    let access_end = buf.len();
-    if serde_json::to_writer(&mut *buf, &a.fields).is_err() {
-        buf.truncate(access_end);
-        buf.extend_from_slice(b"{}");
-    }
-    let (access, fields) = buf.split_at(access_end);
+    let access = &buf[..];
+    let fields = a.fields.as_bytes();
     let (source, target, undirected) = match a.ends {
         Some(e) => (
             Some(IdText::new(e.source)),
@@ -532,9 +573,9 @@ fn write_anchor_with(
     stmt.execute(params![
         IdText::new(a.id),
         a.kind.as_str(),
-        a.arch_module,
-        a.arch_type,
-        a.fingerprint,
+        &*a.arch_module,
+        &*a.arch_type,
+        &*a.fingerprint,
         FORMAT_VERSION,
         IdText::new(a.owner),
         Utf8(access),
@@ -660,20 +701,24 @@ fn decode_anchor(raw: &[SqlValue], edges: Vec<SqlValue>) -> Result<(StoredAnchor
     let id = id_column(raw, 0)?;
     let kind_text = text(raw, 1)?;
     let kind = AnchorKind::parse(kind_text).ok_or_else(|| format!("unknown kind {kind_text:?}"))?;
-    let arch_module = text(raw, 2)?.to_string();
-    let arch_type = text(raw, 3)?.to_string();
-    let fingerprint = text(raw, 4)?.to_string();
+    let arch_module = text(raw, 2)?.into();
+    let arch_type = text(raw, 3)?.into();
+    let fingerprint = text(raw, 4)?.into();
     match &raw[5] {
         SqlValue::Integer(v) if *v <= FORMAT_VERSION => {}
         other => return Err(format!("unsupported format_version {other:?}")),
     }
     let owner = id_column(raw, 6)?;
     let access = decode_access(text(raw, 7)?)?;
-    let fields = match serde_json::from_str::<serde_json::Value>(text(raw, 8)?) {
-        Ok(serde_json::Value::Object(map)) => map,
-        Ok(other) => return Err(format!("fields is not a JSON object: {other}")),
-        Err(e) => return Err(format!("fields is not JSON: {e}")),
-    };
+    let fields = text(raw, 8)?;
+    // Validate without building a tree: the interpreter parses it when it needs it.
+    if !fields.trim_start().starts_with('{') {
+        return Err("fields is not a JSON object".to_string());
+    }
+    if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(fields) {
+        return Err(format!("fields is not JSON: {e}"));
+    }
+    let fields = fields.to_string();
     let ends = match (opt_text(raw, 9)?, opt_text(raw, 10)?) {
         (Some(s), Some(t)) => {
             let source = parse_id(s).ok_or_else(|| format!("bad source id {s:?}"))?;
@@ -775,6 +820,84 @@ fn splitmix64(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The optimistic-concurrency bookkeeping of one run, shared by every `Host` over a
+/// `SqliteStore` (`RunHost` of `svc run`, the server's per-call host): it remembers the
+/// version of each anchor the run loaded and, at commit, adds those versions to the
+/// `read_versions` of the anchors the commit writes, deletes or re-links, so a run that
+/// read stale data fails with `StoreError::Conflict` instead of overwriting.
+#[derive(Debug, Default)]
+pub struct VersionTracker {
+    loaded: IdMap<u64>,
+}
+
+impl VersionTracker {
+    /// Forget everything (a fresh run, or a replay).
+    pub fn clear(&mut self) {
+        self.loaded.clear();
+    }
+
+    /// `store.load_versioned`, remembering the version.
+    pub fn load(
+        &mut self,
+        store: &mut SqliteStore,
+        id: AnchorId,
+    ) -> Result<Option<StoredAnchor>, StoreError> {
+        match store.load_versioned(id)? {
+            Some((anchor, version)) => {
+                self.loaded.insert(id, version);
+                Ok(Some(anchor))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// `store.load_many_versioned`, remembering the versions.
+    pub fn load_many(
+        &mut self,
+        store: &mut SqliteStore,
+        ids: &[AnchorId],
+    ) -> Result<Vec<StoredAnchor>, StoreError> {
+        let found = store.load_many_versioned(ids)?;
+        Ok(found
+            .into_iter()
+            .map(|(anchor, version)| {
+                self.loaded.insert(anchor.id, version);
+                anchor
+            })
+            .collect())
+    }
+
+    /// Add the remembered versions of the anchors `changes` touches to its
+    /// `read_versions` (entries already there win), then commit. After a successful
+    /// commit what the run loaded is stale, so the tracker is cleared.
+    pub fn commit(
+        &mut self,
+        store: &mut SqliteStore,
+        mut changes: CommitSet,
+    ) -> Result<(), StoreError> {
+        let mut checked: IdSet = changes.read_versions.iter().map(|(id, _)| *id).collect();
+        let written = changes
+            .upserts
+            .iter()
+            .map(|a| a.id)
+            .chain(changes.deletes.iter().copied())
+            .chain(changes.edge_adds.iter().map(|(node, _)| *node))
+            .chain(changes.edge_removes.iter().map(|(node, _)| *node));
+        let mut extra = Vec::new();
+        for id in written {
+            if checked.insert(id)
+                && let Some(&version) = self.loaded.get(&id)
+            {
+                extra.push((id, version));
+            }
+        }
+        changes.read_versions.extend(extra);
+        store.commit(&changes)?;
+        self.loaded.clear();
+        Ok(())
+    }
+}
+
 /// The `Host` of `svc run`: graph in the embedded store, output straight to the
 /// process's stdout (flushed per call), modules read from disk.
 ///
@@ -787,7 +910,7 @@ pub struct RunHost {
     /// `true`: write output to stdout; `false`: keep it in memory (see `captured`).
     pub echo_stdout: bool,
     captured: String,
-    loaded_versions: HashMap<AnchorId, u64>,
+    versions: VersionTracker,
 }
 
 impl RunHost {
@@ -798,7 +921,7 @@ impl RunHost {
             root,
             echo_stdout,
             captured: String::new(),
-            loaded_versions: HashMap::new(),
+            versions: VersionTracker::default(),
         }
     }
 
@@ -810,49 +933,15 @@ impl RunHost {
 
 impl Host for RunHost {
     fn load(&mut self, id: AnchorId) -> Result<Option<StoredAnchor>, HostError> {
-        match self.store.load_versioned(id)? {
-            Some((anchor, version)) => {
-                self.loaded_versions.insert(id, version);
-                Ok(Some(anchor))
-            }
-            None => Ok(None),
-        }
+        Ok(self.versions.load(&mut self.store, id)?)
     }
 
     fn load_many(&mut self, ids: &[AnchorId]) -> Result<Vec<StoredAnchor>, HostError> {
-        let found = self.store.load_many_versioned(ids)?;
-        Ok(found
-            .into_iter()
-            .map(|(anchor, version)| {
-                self.loaded_versions.insert(anchor.id, version);
-                anchor
-            })
-            .collect())
+        Ok(self.versions.load_many(&mut self.store, ids)?)
     }
 
-    fn commit(&mut self, mut changes: CommitSet) -> Result<(), HostError> {
-        let mut checked: HashSet<AnchorId> =
-            changes.read_versions.iter().map(|(id, _)| *id).collect();
-        let written = changes
-            .upserts
-            .iter()
-            .map(|a| a.id)
-            .chain(changes.deletes.iter().copied())
-            .chain(changes.edge_adds.iter().map(|(node, _)| *node))
-            .chain(changes.edge_removes.iter().map(|(node, _)| *node));
-        let mut extra = Vec::new();
-        for id in written {
-            if checked.insert(id)
-                && let Some(&version) = self.loaded_versions.get(&id)
-            {
-                extra.push((id, version));
-            }
-        }
-        changes.read_versions.extend(extra);
-        self.store.commit(&changes)?;
-        // What this run loaded is stale now; a later run in this host reloads.
-        self.loaded_versions.clear();
-        Ok(())
+    fn commit(&mut self, changes: CommitSet) -> Result<(), HostError> {
+        Ok(self.versions.commit(&mut self.store, changes)?)
     }
 
     fn user_root(&self) -> AnchorId {
@@ -906,6 +995,14 @@ mod tests {
         }
     }
 
+    /// `fields` (a JSON object's text) with its `name` replaced.
+    fn set_name(fields: &str, name: &str) -> String {
+        let mut m: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(fields).expect("fields json");
+        m.insert("name".into(), serde_json::json!(name));
+        serde_json::Value::Object(m).to_string()
+    }
+
     fn node(id: AnchorId, owner: AnchorId, name: &str) -> StoredAnchor {
         let mut fields = serde_json::Map::new();
         fields.insert("name".into(), serde_json::json!(name));
@@ -924,7 +1021,7 @@ mod tests {
                 public: Some(0),
                 roots: vec![(owner, 2)],
             },
-            fields,
+            fields: serde_json::Value::Object(fields).to_string(),
             ends: None,
             edges: Vec::new(),
         }
@@ -936,10 +1033,10 @@ mod tests {
             kind: AnchorKind::Edge,
             arch_module: "builtins".into(),
             arch_type: "GenericEdge".into(),
-            fingerprint: String::new(),
+            fingerprint: "".into(),
             owner,
             access: AccessPolicy::default(),
-            fields: serde_json::Map::new(),
+            fields: "{}".to_string(),
             ends: Some(EdgeEnds {
                 source,
                 target,
@@ -956,7 +1053,7 @@ mod tests {
             let mut store = SqliteStore::open(dir.db()).expect("open");
             let root = store.root_id();
             let loaded = store.load(root).expect("load").expect("root exists");
-            assert_eq!(loaded.arch_type, "Root");
+            assert_eq!(&*loaded.arch_type, "Root");
             assert_eq!(loaded.owner, root);
             root
         };
@@ -989,9 +1086,7 @@ mod tests {
         // An update replaces the fields and bumps the version.
         assert_eq!(store.version(n.id).expect("version"), Some(1));
         let mut changed = n.clone();
-        changed
-            .fields
-            .insert("name".into(), serde_json::json!("second"));
+        changed.fields = set_name(&changed.fields, "second");
         store
             .commit(&CommitSet {
                 upserts: vec![changed.clone()],
@@ -1167,9 +1262,7 @@ mod tests {
 
         // Another writer gets there first.
         let mut other = n.clone();
-        other
-            .fields
-            .insert("name".into(), serde_json::json!("theirs"));
+        other.fields = set_name(&other.fields, "theirs");
         store
             .commit(&CommitSet {
                 upserts: vec![other.clone()],
@@ -1178,7 +1271,7 @@ mod tests {
             .expect("c");
 
         let mut mine = n.clone();
-        mine.fields.insert("name".into(), serde_json::json!("mine"));
+        mine.fields = set_name(&mine.fields, "mine");
         let result = store.commit(&CommitSet {
             upserts: vec![mine, node(0x6, root, "new")],
             edge_adds: vec![(root, 0x99)],
@@ -1231,6 +1324,24 @@ mod tests {
         ));
         b.write_stdout("hello\n");
         assert_eq!(b.captured(), "hello\n");
+    }
+
+    #[test]
+    fn ensure_root_creates_once_and_keeps_the_version() {
+        let dir = TempDir::new("roots");
+        let mut store = SqliteStore::open(dir.db()).expect("open");
+        let user = random_id();
+        assert!(store.ensure_root(user).expect("create"));
+        assert!(!store.ensure_root(user).expect("exists"));
+        assert!(
+            !store
+                .ensure_root(store.root_id())
+                .expect("shared root exists")
+        );
+        assert_eq!(store.version(user).expect("version"), Some(1));
+        let root = store.load(user).expect("load").expect("root");
+        assert_eq!((&*root.arch_type, root.owner), ("Root", user));
+        store.check_health().expect("healthy");
     }
 
     #[test]

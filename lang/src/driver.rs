@@ -54,7 +54,7 @@ pub struct RunOutcome {
 /// compiler rejects. Everything else the checker finds (an undefined name, a wrong
 /// arity, a trigger that is not a type) surfaces at run time as the svc exception
 /// Python semantics give, when and if the code is reached; `svc check` reports all.
-const FATAL_CHECKS: &[&str] = &[
+pub(crate) const FATAL_CHECKS: &[&str] = &[
     "E2006", "E2007", "E2009", "E2010", "E2011", "E2012", "E2013", "E2027", "E2028",
 ];
 

@@ -3,6 +3,7 @@
 //! implement it per request; `MemoryHost` keeps everything in process.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Anchor id: 128 random bits, shown as 32 lowercase hex characters (see `jid`).
 pub type AnchorId = u128;
@@ -80,17 +81,18 @@ pub struct StoredAnchor {
     pub id: AnchorId,
     pub kind: AnchorKind,
     /// Module the archetype was declared in (file stem, `builtins` for `Root`).
-    pub arch_module: String,
+    pub arch_module: Arc<str>,
     /// Archetype name (`Root` for a root node, `GenericEdge` for an untyped edge).
-    pub arch_type: String,
+    pub arch_type: Arc<str>,
     /// Digest of the archetype's field names and types when the anchor was written.
-    pub fingerprint: String,
+    pub fingerprint: Arc<str>,
     /// Root that owns the anchor.
     pub owner: AnchorId,
     pub access: AccessPolicy,
-    /// The `has` fields as JSON (archetype values inside are `{"__ref__": id}` or nested
-    /// objects with `__obj__`).
-    pub fields: serde_json::Map<String, serde_json::Value>,
+    /// The `has` fields as the text of one JSON object (archetype values inside are
+    /// `{"__ref__": id}` or nested objects with `__obj__`). Kept as text: the interpreter
+    /// writes it directly and a store saves it as is.
+    pub fields: String,
     /// Edges only.
     pub ends: Option<EdgeEnds>,
     /// Nodes only, filled on load: the node's edge ids in creation order. In a commit,

@@ -13,5 +13,6 @@ pub mod interp;
 pub mod lexer;
 pub mod parser;
 pub mod pyfmt;
+pub mod serve;
 pub mod span;
 pub use driver::{CheckOutcome, Limits, RunOptions, RunOutcome, check_file, run_file};

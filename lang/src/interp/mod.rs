@@ -11,6 +11,7 @@ mod expr;
 pub mod graph;
 mod ops;
 mod persist;
+pub(crate) mod serve_support;
 pub mod value;
 mod walk;
 
@@ -622,7 +623,7 @@ impl<'h> Interp<'h> {
                 .map(|(s, t)| (Rc::new(s.clone()), Rc::new(t.clone()))),
             id: next_id(),
             scope: std::cell::RefCell::new(Some(ctx.scope.clone())),
-            fingerprint,
+            stored: StoredNames::new(module, &a.name.name, &fingerprint),
             span: a.name.span,
             file: ctx.file,
         });
@@ -717,7 +718,7 @@ impl<'h> Interp<'h> {
             endpoints: None,
             id: next_id(),
             scope: std::cell::RefCell::new(Some(ctx.scope.clone())),
-            fingerprint: String::new(),
+            stored: StoredNames::new(module, &e.name.name, ""),
             span: e.name.span,
             file: ctx.file,
         });
@@ -2106,7 +2107,7 @@ impl<'h> Interp<'h> {
             endpoints: None,
             id: next_id(),
             scope: Default::default(),
-            fingerprint: String::new(),
+            stored: StoredNames::new("builtins", name, ""),
             span: Span::DUMMY,
             file: 0,
         });

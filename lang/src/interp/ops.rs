@@ -776,7 +776,7 @@ impl Interp<'_> {
                                 endpoints: None,
                                 id: 0,
                                 scope: Default::default(),
-                                fingerprint: String::new(),
+                                stored: StoredNames::default(),
                                 span: crate::span::Span::DUMMY,
                                 file: 0,
                             })

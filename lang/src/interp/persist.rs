@@ -5,7 +5,7 @@ use super::graph::{Slot, SlotState};
 use super::value::*;
 use super::{Interp, Interrupt, R};
 use crate::host::{AnchorKind, CommitSet, StoredAnchor, format_id, parse_id};
-use serde_json::{Map, Value as J, json};
+use serde_json::{Map, Value as J};
 use std::rc::Rc;
 
 impl Interp<'_> {
@@ -39,11 +39,16 @@ impl Interp<'_> {
     }
 
     fn materialise(&mut self, stored: StoredAnchor) -> R<Option<Handle>> {
-        let Some(class) = self.classes.get(stored.arch_type.as_str()).cloned() else {
+        let Some(class) = self.classes.get(&*stored.arch_type).cloned() else {
             // The archetype no longer exists in this program: leave it unread.
             return Ok(None);
         };
         let ends = stored.ends;
+        let stored_fields = match serde_json::from_str::<Map<String, J>>(&stored.fields) {
+            Ok(m) => m,
+            // A store validates rows before handing them out; treat garbage as unreadable.
+            Err(_) => return Ok(None),
+        };
         // Insert first (fields empty) so reference cycles in fields resolve.
         let h = self.graph.insert(Slot {
             id: stored.id,
@@ -57,7 +62,7 @@ impl Interp<'_> {
         });
         let mut fields = Vec::with_capacity(class.fields.len());
         for f in &class.fields {
-            let v = match stored.fields.get(&*f.name) {
+            let v = match stored_fields.get(&*f.name) {
                 Some(j) => self.from_json(j)?,
                 None => match &f.default {
                     // A field added since the anchor was written gets its default.
@@ -87,43 +92,51 @@ impl Interp<'_> {
         Ok(Some(h))
     }
 
-    /// JSON form of a field value.
-    pub fn to_json(&mut self, v: &Value) -> R<J> {
-        Ok(match v {
-            Value::None => J::Null,
-            Value::Bool(b) => J::Bool(*b),
-            Value::Int(i) => json!(i),
-            Value::BigInt(b) => json!({"__bigint__": b.to_string()}),
+    /// Append the stored JSON text of a field value to `out`.
+    pub fn write_json(&mut self, v: &Value, out: &mut String) -> R<()> {
+        use std::fmt::Write as _;
+        match v {
+            Value::None => out.push_str("null"),
+            Value::Bool(true) => out.push_str("true"),
+            Value::Bool(false) => out.push_str("false"),
+            Value::Int(i) => {
+                let _ = write!(out, "{i}");
+            }
+            Value::BigInt(b) => {
+                let _ = write!(out, "{{\"__bigint__\":\"{b}\"}}");
+            }
             Value::Float(f) => {
                 if f.is_finite() {
-                    json!(f)
+                    // Keep floats floats on reload (`1.0`, not `1`).
+                    let r = crate::pyfmt::float_repr(*f);
+                    out.push_str(&r);
+                    if !r.contains(['.', 'e', 'E']) {
+                        out.push_str(".0");
+                    }
                 } else {
-                    json!({"__float__": crate::pyfmt::float_repr(*f)})
+                    let _ = write!(
+                        out,
+                        "{{\"__float__\":\"{}\"}}",
+                        crate::pyfmt::float_repr(*f)
+                    );
                 }
             }
-            Value::Str(s) => J::String(s.to_string()),
+            Value::Str(s) => write_json_str(s, out),
             Value::List(l) => {
                 let items = l.borrow().clone();
-                let mut out = Vec::with_capacity(items.len());
-                for x in &items {
-                    out.push(self.to_json(x)?);
-                }
-                J::Array(out)
+                self.write_json_seq(&items, out)?;
             }
             Value::Tuple(t) => {
-                let mut out = Vec::with_capacity(t.len());
-                for x in t.iter() {
-                    out.push(self.to_json(x)?);
-                }
-                json!({"__tuple__": out})
+                out.push_str("{\"__tuple__\":");
+                let items = (**t).clone();
+                self.write_json_seq(&items, out)?;
+                out.push('}');
             }
             Value::Set(s) => {
+                out.push_str("{\"__set__\":");
                 let items: Vec<Value> = s.borrow().iter().map(|k| k.0.clone()).collect();
-                let mut out = Vec::with_capacity(items.len());
-                for x in &items {
-                    out.push(self.to_json(x)?);
-                }
-                json!({"__set__": out})
+                self.write_json_seq(&items, out)?;
+                out.push('}');
             }
             Value::Dict(d) => {
                 let items: Vec<(Value, Value)> = d
@@ -135,38 +148,94 @@ impl Interp<'_> {
                     .iter()
                     .all(|(k, _)| matches!(k, Value::Str(s) if !s.starts_with("__")))
                 {
-                    let mut m = Map::new();
-                    for (k, x) in &items {
-                        if let Value::Str(s) = k {
-                            m.insert(s.to_string(), self.to_json(x)?);
+                    out.push('{');
+                    for (i, (k, x)) in items.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
                         }
+                        if let Value::Str(s) = k {
+                            write_json_str(s, out);
+                        }
+                        out.push(':');
+                        self.write_json(x, out)?;
                     }
-                    J::Object(m)
+                    out.push('}');
                 } else {
-                    let mut pairs = Vec::new();
-                    for (k, x) in &items {
-                        pairs.push(json!([self.to_json(k)?, self.to_json(x)?]));
+                    out.push_str("{\"__dict__\":[");
+                    for (i, (k, x)) in items.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        out.push('[');
+                        self.write_json(k, out)?;
+                        out.push(',');
+                        self.write_json(x, out)?;
+                        out.push(']');
                     }
-                    json!({"__dict__": pairs})
+                    out.push_str("]}");
                 }
             }
-            Value::Anchor(h) => json!({"__ref__": format_id(self.graph.slot(*h).id)}),
+            Value::Anchor(h) => {
+                let _ = write!(
+                    out,
+                    "{{\"__ref__\":\"{}\"}}",
+                    format_id(self.graph.slot(*h).id)
+                );
+            }
             Value::EnumMember(m) => {
-                json!({"__enum__": m.class.name.to_string(), "name": m.name.to_string()})
+                out.push_str("{\"__enum__\":");
+                write_json_str(&m.class.name, out);
+                out.push_str(",\"name\":");
+                write_json_str(&m.name, out);
+                out.push('}');
             }
             Value::Instance(i) => {
                 let fields = i.fields.borrow().clone();
-                let mut m = Map::new();
-                for (f, x) in i.class.fields.iter().zip(fields.iter()) {
-                    m.insert(f.name.to_string(), self.to_json(x)?);
-                }
-                json!({"__obj__": i.class.name.to_string(), "fields": m})
+                let class = i.class.clone();
+                out.push_str("{\"__obj__\":");
+                write_json_str(&class.name, out);
+                out.push_str(",\"fields\":");
+                self.write_json_fields(&class, &fields, out)?;
+                out.push('}');
             }
             other => {
                 let t = self.type_name_of(other);
                 return Err(self.err("TypeError", format!("cannot persist a value of type '{t}'")));
             }
-        })
+        }
+        Ok(())
+    }
+
+    fn write_json_seq(&mut self, items: &[Value], out: &mut String) -> R<()> {
+        out.push('[');
+        for (i, x) in items.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            self.write_json(x, out)?;
+        }
+        out.push(']');
+        Ok(())
+    }
+
+    /// The JSON object text of an archetype's `has` fields (statics left out).
+    fn write_json_fields(&mut self, class: &Class, fields: &[Value], out: &mut String) -> R<()> {
+        out.push('{');
+        let mut first = true;
+        for (f, x) in class.fields.iter().zip(fields.iter()) {
+            if f.is_static {
+                continue;
+            }
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            write_json_str(&f.name, out);
+            out.push(':');
+            self.write_json(x, out)?;
+        }
+        out.push('}');
+        Ok(())
     }
 
     /// Value of a stored JSON field.
@@ -346,13 +415,8 @@ impl Interp<'_> {
                 s.access.clone(),
             )
         };
-        let mut m = Map::new();
-        for (f, v) in class.fields.iter().zip(fields.iter()) {
-            if f.is_static {
-                continue;
-            }
-            m.insert(f.name.to_string(), self.to_json(v)?);
-        }
+        let mut text = String::with_capacity(16 + 24 * fields.len());
+        self.write_json_fields(&class, &fields, &mut text)?;
         Ok(StoredAnchor {
             id,
             kind: if class.is_edge() {
@@ -360,14 +424,41 @@ impl Interp<'_> {
             } else {
                 AnchorKind::Node
             },
-            arch_module: class.module.to_string(),
-            arch_type: class.name.to_string(),
-            fingerprint: class.fingerprint.clone(),
+            arch_module: class.stored.module.clone(),
+            arch_type: class.stored.name.clone(),
+            fingerprint: class.stored.fingerprint.clone(),
             owner,
             access,
-            fields: m,
+            fields: text,
             ends,
             edges: Vec::new(),
         })
     }
+}
+
+/// Append `s` as a JSON string literal.
+fn write_json_str(s: &str, out: &mut String) {
+    use std::fmt::Write as _;
+    out.push('"');
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        let esc = match c {
+            '"' => "\\\"",
+            '\\' => "\\\\",
+            '\n' => "\\n",
+            '\r' => "\\r",
+            '\t' => "\\t",
+            c if (c as u32) < 0x20 => "",
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        if esc.is_empty() {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        } else {
+            out.push_str(esc);
+        }
+        start = i + c.len_utf8();
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
 }

@@ -228,6 +228,26 @@ pub struct AbilityDef {
     pub func: Rc<Function>,
 }
 
+/// `arch_module`, `arch_type` and `fingerprint` of a class, shared with every stored
+/// anchor (no allocation per anchor).
+#[derive(Clone, Debug, Default)]
+pub struct StoredNames {
+    pub module: std::sync::Arc<str>,
+    pub name: std::sync::Arc<str>,
+    /// Short digest of the field names (persistence schema check).
+    pub fingerprint: std::sync::Arc<str>,
+}
+
+impl StoredNames {
+    pub fn new(module: &str, name: &str, fingerprint: &str) -> StoredNames {
+        StoredNames {
+            module: module.into(),
+            name: name.into(),
+            fingerprint: fingerprint.into(),
+        }
+    }
+}
+
 pub struct Class {
     pub name: Rc<str>,
     pub kind: ClassKind,
@@ -256,8 +276,8 @@ pub struct Class {
     pub id: u64,
     /// The module scope the class was declared in (for evaluating defaults/triggers).
     pub scope: RefCell<Option<ScopeRef>>,
-    /// Short fingerprint of field names and types (persistence schema check).
-    pub fingerprint: String,
+    /// Names a store records with each anchor of this class.
+    pub stored: StoredNames,
     /// The walker's own declaration span (for diagnostics).
     pub span: crate::span::Span,
     pub file: u32,

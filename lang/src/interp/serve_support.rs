@@ -1,0 +1,832 @@
+//! The interpreter side of `crate::serve`: loading an app once, the endpoint table, JSON
+//! coercion of arguments and the JSON form of results.
+
+use super::value::*;
+use super::{Ctx, Interp, Interrupt, R};
+use crate::ast::{self, ArchKind, ExprKind as E, Item};
+use crate::driver::Limits;
+use crate::host::{Host, HostError, format_id, parse_id};
+use crate::serve::*;
+use crate::span::SourceFile;
+use serde_json::{Map, Value as Json, json};
+use std::path::Path;
+use std::rc::Rc;
+
+/// Parse, check and run the module code of `path`; build its endpoint table.
+pub(crate) fn load_app(
+    path: &Path,
+    host: &mut dyn Host,
+    limits: &Limits,
+) -> Result<LoadedApp, String> {
+    let Some(text) = host.read_module(path) else {
+        return Err(format!("error: cannot read '{}'\n", path.display()));
+    };
+    let file = SourceFile::new(path.display().to_string(), text);
+    let parsed = crate::parser::parse(&file.text);
+    let mut diags: Vec<_> = parsed
+        .diagnostics
+        .into_iter()
+        .filter(|d| d.is_error())
+        .collect();
+    if diags.is_empty() {
+        diags.extend(
+            crate::checker::check_module(&parsed.module, path, host)
+                .into_iter()
+                .filter(|d| d.is_error() && crate::driver::FATAL_CHECKS.contains(&d.code)),
+        );
+    }
+    if !diags.is_empty() {
+        return Err(diags.iter().map(|d| d.render(&file) + "\n").collect());
+    }
+    let capture = CaptureHost {
+        inner: host,
+        out: String::new(),
+    };
+    let mut capture = capture;
+    let (program, endpoints) = {
+        let mut it = Interp::new(&mut capture, limits.clone());
+        let fid = it.add_file(file);
+        if let Err(e) = it
+            .run_main(path, &parsed.module, fid)
+            .and_then(|()| it.commit())
+        {
+            return Err(it.render_error(e));
+        }
+        let endpoints = match it.endpoint_table(&parsed.module, fid) {
+            Ok(e) => e,
+            Err(e) => return Err(it.render_error(e)),
+        };
+        (it.program(), endpoints)
+    };
+    Ok(LoadedApp {
+        program,
+        endpoints,
+        load_output: capture.out,
+    })
+}
+
+/// Collects what module code prints while an app loads.
+struct CaptureHost<'a> {
+    inner: &'a mut dyn Host,
+    out: String,
+}
+
+impl Host for CaptureHost<'_> {
+    fn load(
+        &mut self,
+        id: crate::host::AnchorId,
+    ) -> Result<Option<crate::host::StoredAnchor>, HostError> {
+        self.inner.load(id)
+    }
+    fn load_many(
+        &mut self,
+        ids: &[crate::host::AnchorId],
+    ) -> Result<Vec<crate::host::StoredAnchor>, HostError> {
+        self.inner.load_many(ids)
+    }
+    fn commit(&mut self, changes: crate::host::CommitSet) -> Result<(), HostError> {
+        self.inner.commit(changes)
+    }
+    fn user_root(&self) -> crate::host::AnchorId {
+        self.inner.user_root()
+    }
+    fn shared_root(&self) -> crate::host::AnchorId {
+        self.inner.shared_root()
+    }
+    fn write_stdout(&mut self, text: &str) {
+        self.out.push_str(text);
+    }
+    fn call_native(&mut self, name: &str, args: &[Json]) -> Option<Result<Json, HostError>> {
+        self.inner.call_native(name, args)
+    }
+    fn read_module(&mut self, path: &Path) -> Option<String> {
+        self.inner.read_module(path)
+    }
+}
+
+impl Interp<'_> {
+    fn module_ctx(&self, file: u32) -> Ctx {
+        let scope = match &self.main_module {
+            Some(m) => m.scope.clone(),
+            None => self.builtins.clone(),
+        };
+        Ctx {
+            scope,
+            this: None,
+            here: None,
+            visitor: None,
+            class: None,
+            file,
+            func: Rc::from("<module>"),
+        }
+    }
+
+    /// The app's own walkers and functions (declared in the main file), in file order.
+    /// Names starting with `_` are middleware walkers, not endpoints.
+    fn endpoint_table(&mut self, module: &ast::Module, file: u32) -> R<Vec<EndpointInfo>> {
+        let ctx = self.module_ctx(file);
+        let mut out = Vec::new();
+        for item in &module.items {
+            match item {
+                Item::Archetype(a) if a.kind == ArchKind::Walker => {
+                    let Some(Value::Class(class)) = self.main_global(&a.name.name) else {
+                        continue;
+                    };
+                    let spec = self.rest_spec(&a.decorators, &ctx)?;
+                    let mut params = Vec::new();
+                    for f in &class.fields {
+                        if f.is_static || f.postinit || &*f.name == "reports" {
+                            continue;
+                        }
+                        let ty = match &f.ty {
+                            Some(t) => self.type_info(t, &ctx),
+                            None => TypeInfo::Any,
+                        };
+                        let default = match &f.default {
+                            Some(d) => self.constant_json(d, &ctx),
+                            None => None,
+                        };
+                        params.push(ParamInfo {
+                            name: f.name.to_string(),
+                            ty,
+                            required: f.default.is_none(),
+                            default,
+                        });
+                    }
+                    out.push(EndpointInfo {
+                        kind: EndpointKind::Walker,
+                        name: a.name.name.to_string(),
+                        public: a.access == Some(ast::Access::Pub),
+                        params,
+                        returns: None,
+                        spec,
+                        doc: a.doc.clone(),
+                        is_async: a.is_async,
+                    });
+                }
+                Item::Ability(ab) if ab.kind == ast::AbilityKind::Def => {
+                    let Some(name) = &ab.name else { continue };
+                    let spec = self.rest_spec(&ab.decorators, &ctx)?;
+                    let mut params = Vec::new();
+                    if let Some(sig) = &ab.signature {
+                        for p in &sig.params {
+                            if p.kind != ast::ParamKind::Normal {
+                                continue;
+                            }
+                            let ty = match &p.ty {
+                                Some(t) => self.type_info(t, &ctx),
+                                None => TypeInfo::Any,
+                            };
+                            let default = match &p.default {
+                                Some(d) => self.constant_json(d, &ctx),
+                                None => None,
+                            };
+                            params.push(ParamInfo {
+                                name: p.name.name.to_string(),
+                                ty,
+                                required: p.default.is_none(),
+                                default,
+                            });
+                        }
+                    }
+                    let returns = ab
+                        .signature
+                        .as_ref()
+                        .and_then(|s| s.ret.as_ref())
+                        .map(|t| self.type_info(t, &ctx));
+                    out.push(EndpointInfo {
+                        kind: EndpointKind::Function,
+                        name: name.name.to_string(),
+                        public: ab.access == Some(ast::Access::Pub),
+                        params,
+                        returns,
+                        spec,
+                        doc: ab.doc.clone(),
+                        is_async: ab.is_async,
+                    });
+                }
+                _ => {}
+            }
+        }
+        out.retain(|e| !e.name.starts_with('_'));
+        Ok(out)
+    }
+
+    /// `@restspec(...)` keyword arguments, evaluated in module scope.
+    fn rest_spec(&mut self, decorators: &[ast::Expr], ctx: &Ctx) -> R<RestSpec> {
+        let mut spec = RestSpec::default();
+        for d in decorators {
+            let E::Call { func, args } = &d.kind else {
+                continue;
+            };
+            let is_restspec = matches!(&func.kind, E::Name(n) if &**n == "restspec");
+            if !is_restspec {
+                continue;
+            }
+            for a in args {
+                let ast::Arg::Keyword(k, v) = a else { continue };
+                let v = self.eval(v, ctx)?;
+                let text = match &v {
+                    Value::EnumMember(m) => match &m.value {
+                        Value::Str(s) => s.to_string(),
+                        other => self.to_str(other)?,
+                    },
+                    other => self.to_str(other)?,
+                };
+                match &*k.name {
+                    "method" => spec.method = text.to_ascii_uppercase(),
+                    "path" => spec.path = (!text.is_empty()).then_some(text),
+                    "protocol" => {
+                        spec.protocol = match text.to_ascii_lowercase().as_str() {
+                            "webhook" => Protocol::Webhook,
+                            "websocket" => Protocol::Websocket,
+                            _ => Protocol::Http,
+                        }
+                    }
+                    "broadcast" => spec.broadcast = self.truthy(&v)?,
+                    "produces" => spec.produces = (!text.is_empty()).then_some(text),
+                    "envelope" => spec.envelope = self.truthy(&v)?,
+                    _ => {}
+                }
+            }
+        }
+        Ok(spec)
+    }
+
+    /// The JSON of a default when it evaluates without side effects worth worrying about
+    /// (literals, containers, enum members).
+    fn constant_json(&mut self, e: &ast::Expr, ctx: &Ctx) -> Option<Json> {
+        match &e.kind {
+            E::Call { .. } | E::Spawn { .. } | E::Connect { .. } | E::Lambda { .. } => None,
+            _ => {
+                let v = self.eval(e, ctx).ok()?;
+                self.to_wire(&v).ok()
+            }
+        }
+    }
+
+    /// The server's view of a type annotation.
+    fn type_info(&mut self, t: &ast::Expr, ctx: &Ctx) -> TypeInfo {
+        match &t.kind {
+            E::None => TypeInfo::None,
+            E::Name(n) => match &**n {
+                "int" => TypeInfo::Int,
+                "float" => TypeInfo::Float,
+                "str" => TypeInfo::Str,
+                "bool" => TypeInfo::Bool,
+                "list" => TypeInfo::List(Box::new(TypeInfo::Any)),
+                "dict" => TypeInfo::Dict(Box::new(TypeInfo::Str), Box::new(TypeInfo::Any)),
+                "tuple" => TypeInfo::Tuple(vec![]),
+                "UploadFile" => TypeInfo::UploadFile,
+                "any" | "object" => TypeInfo::Any,
+                other => match scope_get(&ctx.scope, other) {
+                    Some(Value::Class(c)) if c.kind == ClassKind::Enum => {
+                        let mut values = Vec::new();
+                        for m in c.members.borrow().iter() {
+                            if let Ok(j) = self.to_wire(&m.value) {
+                                values.push(j);
+                            }
+                        }
+                        TypeInfo::Enum(c.name.to_string(), values)
+                    }
+                    Some(Value::Class(c)) if c.arch_kind().is_some() => {
+                        TypeInfo::Object(c.name.to_string())
+                    }
+                    _ => TypeInfo::Any,
+                },
+            },
+            E::Index { obj, index, .. } => {
+                let E::Name(n) = &obj.kind else {
+                    return TypeInfo::Any;
+                };
+                let items: Vec<&ast::Expr> = match &index.kind {
+                    E::Tuple(items) => items.iter().collect(),
+                    _ => vec![&**index],
+                };
+                match &**n {
+                    "list" | "set" => TypeInfo::List(Box::new(
+                        items
+                            .first()
+                            .map_or(TypeInfo::Any, |t| self.type_info(t, ctx)),
+                    )),
+                    "dict" => TypeInfo::Dict(
+                        Box::new(
+                            items
+                                .first()
+                                .map_or(TypeInfo::Str, |t| self.type_info(t, ctx)),
+                        ),
+                        Box::new(
+                            items
+                                .get(1)
+                                .map_or(TypeInfo::Any, |t| self.type_info(t, ctx)),
+                        ),
+                    ),
+                    "tuple" => {
+                        TypeInfo::Tuple(items.iter().map(|t| self.type_info(t, ctx)).collect())
+                    }
+                    "Optional" => TypeInfo::Optional(Box::new(
+                        items
+                            .first()
+                            .map_or(TypeInfo::Any, |t| self.type_info(t, ctx)),
+                    )),
+                    _ => TypeInfo::Any,
+                }
+            }
+            E::Binary {
+                op: ast::BinOp::BitOr,
+                left,
+                right,
+            } => {
+                let (l, r) = (self.type_info(left, ctx), self.type_info(right, ctx));
+                match (l, r) {
+                    (TypeInfo::None, x) | (x, TypeInfo::None) => TypeInfo::Optional(Box::new(x)),
+                    (TypeInfo::Union(mut a), b) => {
+                        a.push(b);
+                        TypeInfo::Union(a)
+                    }
+                    (a, b) => TypeInfo::Union(vec![a, b]),
+                }
+            }
+            _ => TypeInfo::Any,
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Calls
+    // -----------------------------------------------------------------------------------
+
+    fn call_error(&mut self, e: Interrupt) -> CallError {
+        match e {
+            Interrupt::Limit(m) => CallError::Limit(m),
+            Interrupt::Host(HostError::Conflict(m)) => CallError::Conflict(m),
+            Interrupt::Host(h) => CallError::Host(h.to_string()),
+            Interrupt::Exc(err) => {
+                let class = self.class_of(&err.value);
+                let msg = self.to_str(&err.value).unwrap_or_default();
+                let frame = err.trace.first().map(|f| (f.file, f.span)).or(err.origin);
+                let at = match frame
+                    .and_then(|(f, s)| self.files.get(f as usize).map(|file| (file.clone(), s)))
+                {
+                    Some((file, span)) => {
+                        let (line, col) = file.line_col(span.start);
+                        format!(" (at {}:{line}:{col})", file.name)
+                    }
+                    None => String::new(),
+                };
+                CallError::Runtime {
+                    exc_type: class.name.to_string(),
+                    message: format!("{}: {msg}{at}", class.name),
+                }
+            }
+        }
+    }
+
+    /// Run walker `name` with JSON arguments from `start`.
+    pub fn serve_spawn(
+        &mut self,
+        name: &str,
+        args: &Map<String, Json>,
+        start: Start,
+    ) -> Result<CallOutcome, CallError> {
+        let class = match self.main_global(name) {
+            Some(Value::Class(c)) if c.is_walker() => c,
+            _ => return Err(CallError::NotFound(format!("walker '{name}' not found"))),
+        };
+        let file = class.file;
+        let ctx = self.module_ctx(file);
+        let mut kwargs = Vec::new();
+        let mut problems = Vec::new();
+        for (k, v) in args {
+            match class.field_index.get(k.as_str()) {
+                Some(&i)
+                    if !class.fields[i].postinit
+                        && !class.fields[i].is_static
+                        && k != "reports" =>
+                {
+                    let ty = match class.fields[i].ty.clone() {
+                        Some(t) => self.type_info(&t, &ctx),
+                        None => TypeInfo::Any,
+                    };
+                    match self.from_wire(v, &ty) {
+                        Ok(val) => kwargs.push((Rc::from(k.as_str()), val)),
+                        Err(m) => problems.push((k.clone(), m)),
+                    }
+                }
+                _ => problems.push((
+                    k.clone(),
+                    format!("unknown field: walker '{name}' has no field '{k}'"),
+                )),
+            }
+        }
+        for f in &class.fields {
+            if f.default.is_none()
+                && !f.postinit
+                && !f.is_static
+                && &*f.name != "reports"
+                && !args.contains_key(&*f.name)
+            {
+                problems.push((f.name.to_string(), "field required".to_string()));
+            }
+        }
+        if !problems.is_empty() {
+            return Err(CallError::Validation(problems));
+        }
+        let walker = match self.construct(&class, vec![], kwargs) {
+            Ok(w) => w,
+            Err(e) => return Err(self.call_error(e)),
+        };
+        let loc = match start {
+            Start::Root => self.root_handle().map(Value::Anchor),
+            Start::Node(id) => match self.handle_of(id) {
+                Ok(Some(h)) if self.can_read(h) => Ok(Value::Anchor(h)),
+                Ok(_) => {
+                    return Err(CallError::NotFound(format!(
+                        "node '{}' not found",
+                        format_id(id)
+                    )));
+                }
+                Err(e) => Err(e),
+            },
+        };
+        let result = loc.and_then(|loc| self.spawn(walker, loc));
+        let walker = match result {
+            Ok(w) => w,
+            Err(e) => return Err(self.call_error(e)),
+        };
+        let reports = match self
+            .get_attr(&walker, "reports")
+            .and_then(|r| self.iterate(&r))
+        {
+            Ok(r) => r,
+            Err(e) => return Err(self.call_error(e)),
+        };
+        let mut out = Vec::with_capacity(reports.len());
+        for r in &reports {
+            out.push(self.to_wire(r).map_err(|e| self.call_error(e))?);
+        }
+        let result = self.to_wire(&walker).map_err(|e| self.call_error(e))?;
+        Ok(CallOutcome {
+            result,
+            reports: out,
+        })
+    }
+
+    /// Call function `name` with JSON arguments.
+    pub fn serve_call(
+        &mut self,
+        name: &str,
+        args: &Map<String, Json>,
+    ) -> Result<CallOutcome, CallError> {
+        let func = match self.main_global(name) {
+            Some(Value::Func(f)) => f,
+            _ => return Err(CallError::NotFound(format!("function '{name}' not found"))),
+        };
+        let ctx = self.module_ctx(func.file);
+        let mut kwargs = Vec::new();
+        let mut problems = Vec::new();
+        for (k, v) in args {
+            match func
+                .params
+                .iter()
+                .find(|p| &*p.name == k.as_str() && p.kind == ast::ParamKind::Normal)
+            {
+                Some(p) => {
+                    let ty = match p.ty.clone() {
+                        Some(t) => self.type_info(&t, &ctx),
+                        None => TypeInfo::Any,
+                    };
+                    match self.from_wire(v, &ty) {
+                        Ok(val) => kwargs.push((Rc::from(k.as_str()), val)),
+                        Err(m) => problems.push((k.clone(), m)),
+                    }
+                }
+                None => problems.push((
+                    k.clone(),
+                    format!("unknown parameter: function '{name}' has no parameter '{k}'"),
+                )),
+            }
+        }
+        for p in &func.params {
+            if p.kind == ast::ParamKind::Normal
+                && p.default.is_none()
+                && !args.contains_key(&*p.name)
+            {
+                problems.push((p.name.to_string(), "field required".to_string()));
+            }
+        }
+        if !problems.is_empty() {
+            return Err(CallError::Validation(problems));
+        }
+        let r = self
+            .call_function(&func, None, vec![], kwargs, None)
+            .and_then(|v| {
+                self.commit()?;
+                Ok(v)
+            });
+        let v = match r {
+            Ok(v) => v,
+            Err(e) => return Err(self.call_error(e)),
+        };
+        let result = self.to_wire(&v).map_err(|e| self.call_error(e))?;
+        let reports = std::mem::take(&mut self.top_reports);
+        let mut out = Vec::with_capacity(reports.len());
+        for r in &reports {
+            out.push(self.to_wire(r).map_err(|e| self.call_error(e))?);
+        }
+        Ok(CallOutcome {
+            result,
+            reports: out,
+        })
+    }
+
+    // -----------------------------------------------------------------------------------
+    // JSON on the wire
+    // -----------------------------------------------------------------------------------
+
+    /// The wire form of a value: archetypes become objects of their public fields plus
+    /// `_svc_type`, `_svc_id` and `_svc_archetype`; enums their value.
+    pub fn to_wire(&mut self, v: &Value) -> R<Json> {
+        self.wire_value(v, 0)
+    }
+
+    fn wire_value(&mut self, v: &Value, depth: usize) -> R<Json> {
+        if depth > 64 {
+            return Ok(Json::Null);
+        }
+        Ok(match v {
+            Value::None => Json::Null,
+            Value::Bool(b) => Json::Bool(*b),
+            Value::Int(i) => json!(i),
+            Value::BigInt(b) => {
+                use num_traits::ToPrimitive;
+                match b.to_u64() {
+                    Some(u) => json!(u),
+                    None => Json::String(b.to_string()),
+                }
+            }
+            Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
+            Value::Str(s) => Json::String(s.to_string()),
+            Value::List(_)
+            | Value::Tuple(_)
+            | Value::Set(_)
+            | Value::Range(..)
+            | Value::Iter(_) => {
+                let items = self.iterate(v)?;
+                let mut out = Vec::with_capacity(items.len());
+                for x in &items {
+                    out.push(self.wire_value(x, depth + 1)?);
+                }
+                Json::Array(out)
+            }
+            Value::Dict(d) => {
+                let items: Vec<(Value, Value)> = d
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| (k.0.clone(), v.clone()))
+                    .collect();
+                let mut m = Map::new();
+                for (k, x) in &items {
+                    let key = match k {
+                        Value::Str(s) => s.to_string(),
+                        other => self.to_str(other)?,
+                    };
+                    m.insert(key, self.wire_value(x, depth + 1)?);
+                }
+                Json::Object(m)
+            }
+            Value::EnumMember(m) => {
+                let val = m.value.clone();
+                self.wire_value(&val, depth + 1)?
+            }
+            Value::Anchor(h) => {
+                let (class, fields, id) = {
+                    let s = self.graph.slot(*h);
+                    (s.class.clone(), s.fields.clone(), s.id)
+                };
+                let mut m = self.wire_fields(&class, &fields, depth)?;
+                m.insert("_svc_type".into(), Json::String(class.name.to_string()));
+                m.insert("_svc_id".into(), Json::String(format_id(id)));
+                m.insert(
+                    "_svc_archetype".into(),
+                    Json::String(if class.is_edge() { "edge" } else { "node" }.into()),
+                );
+                Json::Object(m)
+            }
+            Value::Instance(i) => {
+                let class = i.class.clone();
+                let fields = i.fields.borrow().clone();
+                let mut m = self.wire_fields(&class, &fields, depth)?;
+                if class.is_exception() {
+                    m.insert("message".into(), Json::String(self.to_str(v)?));
+                }
+                m.insert("_svc_type".into(), Json::String(class.name.to_string()));
+                if class.is_walker() {
+                    m.insert(
+                        "_svc_id".into(),
+                        Json::String(format!("{:032x}", u128::from(i.id))),
+                    );
+                }
+                let kind = match class.arch_kind() {
+                    Some(ArchKind::Walker) => "walker",
+                    _ => "obj",
+                };
+                m.insert("_svc_archetype".into(), Json::String(kind.into()));
+                Json::Object(m)
+            }
+            other => Json::String(self.to_str(other)?),
+        })
+    }
+
+    fn wire_fields(
+        &mut self,
+        class: &Class,
+        fields: &[Value],
+        depth: usize,
+    ) -> R<Map<String, Json>> {
+        let mut m = Map::new();
+        for (f, x) in class.fields.iter().zip(fields.iter()) {
+            if f.is_static
+                || matches!(
+                    f.access,
+                    Some(ast::Access::Priv) | Some(ast::Access::Protect)
+                )
+                || (&*f.name == "reports" && class.is_walker())
+            {
+                continue;
+            }
+            m.insert(f.name.to_string(), self.wire_value(x, depth + 1)?);
+        }
+        Ok(m)
+    }
+
+    /// Coerce a JSON argument to the declared type; `Err` is the validation message.
+    pub fn from_wire(&mut self, j: &Json, ty: &TypeInfo) -> Result<Value, String> {
+        let kind = |j: &Json| match j {
+            Json::Null => "null",
+            Json::Bool(_) => "boolean",
+            Json::Number(_) => "number",
+            Json::String(_) => "string",
+            Json::Array(_) => "array",
+            Json::Object(_) => "object",
+        };
+        match ty {
+            TypeInfo::Any | TypeInfo::UploadFile | TypeInfo::Union(_) | TypeInfo::Tuple(_) => {
+                Ok(self.generic_from_wire(j))
+            }
+            TypeInfo::None => match j {
+                Json::Null => Ok(Value::None),
+                other => Err(format!("expected null, got {}", kind(other))),
+            },
+            TypeInfo::Optional(inner) => match j {
+                Json::Null => Ok(Value::None),
+                other => self.from_wire(other, inner),
+            },
+            TypeInfo::Int => match j {
+                Json::Number(n) => match n.as_i64() {
+                    Some(i) => Ok(Value::Int(i)),
+                    None => match n.as_f64() {
+                        Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(Value::Int(f as i64)),
+                        _ => Err(format!("expected an integer, got {n}")),
+                    },
+                },
+                Json::String(s) => crate::pyfmt::parse_int(s.trim(), 10)
+                    .map(Value::from_bigint)
+                    .ok_or_else(|| format!("expected an integer, got '{s}'")),
+                Json::Bool(_) => Err("expected an integer, got boolean".into()),
+                other => Err(format!("expected an integer, got {}", kind(other))),
+            },
+            TypeInfo::Float => match j {
+                Json::Number(n) => n
+                    .as_f64()
+                    .map(Value::Float)
+                    .ok_or_else(|| "expected a number".into()),
+                Json::String(s) => crate::pyfmt::parse_float(s.trim())
+                    .map(Value::Float)
+                    .ok_or_else(|| format!("expected a number, got '{s}'")),
+                other => Err(format!("expected a number, got {}", kind(other))),
+            },
+            TypeInfo::Str => match j {
+                Json::String(s) => Ok(Value::str(s)),
+                other => Err(format!("expected a string, got {}", kind(other))),
+            },
+            TypeInfo::Bool => match j {
+                Json::Bool(b) => Ok(Value::Bool(*b)),
+                Json::String(s) => match s.to_ascii_lowercase().as_str() {
+                    "true" | "1" | "yes" | "on" => Ok(Value::Bool(true)),
+                    "false" | "0" | "no" | "off" => Ok(Value::Bool(false)),
+                    _ => Err(format!("expected a boolean, got '{s}'")),
+                },
+                other => Err(format!("expected a boolean, got {}", kind(other))),
+            },
+            TypeInfo::List(inner) => match j {
+                Json::Array(items) => {
+                    let mut out = Vec::with_capacity(items.len());
+                    for (i, x) in items.iter().enumerate() {
+                        out.push(
+                            self.from_wire(x, inner)
+                                .map_err(|m| format!("item {i}: {m}"))?,
+                        );
+                    }
+                    Ok(Value::list(out))
+                }
+                other => Err(format!("expected an array, got {}", kind(other))),
+            },
+            TypeInfo::Dict(_, inner) => match j {
+                Json::Object(m) => {
+                    let mut d = Dict::default();
+                    for (k, x) in m {
+                        let v = self
+                            .from_wire(x, inner)
+                            .map_err(|e| format!("key '{k}': {e}"))?;
+                        d.insert(HashKey(Value::str(k)), v);
+                    }
+                    Ok(Value::dict(d))
+                }
+                other => Err(format!("expected an object, got {}", kind(other))),
+            },
+            TypeInfo::Enum(name, _) => {
+                let Some(Value::Class(c)) = self
+                    .main_global(name)
+                    .or_else(|| self.classes.get(name.as_str()).cloned().map(Value::Class))
+                else {
+                    return Err(format!("unknown enum '{name}'"));
+                };
+                let members = c.members.borrow().clone();
+                for m in &members {
+                    let wire = self.to_wire(&m.value).map_err(|_| "bad enum".to_string())?;
+                    if &wire == j || matches!(j, Json::String(s) if *s == *m.name) {
+                        return Ok(Value::EnumMember(m.clone()));
+                    }
+                }
+                Err(format!("expected one of the values of {name}"))
+            }
+            TypeInfo::Object(name) => {
+                let Some(class) = self.classes.get(name.as_str()).cloned() else {
+                    return Err(format!("unknown type '{name}'"));
+                };
+                match j {
+                    Json::String(s) if class.is_node() => {
+                        let id = parse_id(s).ok_or_else(|| format!("expected a {name} id"))?;
+                        match self.handle_of(id) {
+                            Ok(Some(h))
+                                if self.can_read(h) && self.graph.slot(h).class.is_sub(&class) =>
+                            {
+                                Ok(Value::Anchor(h))
+                            }
+                            _ => Err(format!("no {name} with id '{s}'")),
+                        }
+                    }
+                    Json::Object(m) if class.arch_kind() == Some(ArchKind::Obj) => {
+                        let mut kwargs = Vec::new();
+                        for (k, x) in m {
+                            if k.starts_with("_svc_") {
+                                continue;
+                            }
+                            let Some(&i) = class.field_index.get(k.as_str()) else {
+                                return Err(format!("{name} has no field '{k}'"));
+                            };
+                            let fty = match class.fields[i].ty.clone() {
+                                Some(t) => {
+                                    let ctx = self.module_ctx(class.file);
+                                    self.type_info(&t, &ctx)
+                                }
+                                None => TypeInfo::Any,
+                            };
+                            kwargs.push((Rc::from(k.as_str()), self.from_wire(x, &fty)?));
+                        }
+                        self.construct(&class, vec![], kwargs).map_err(|e| {
+                            match self.call_error(e) {
+                                CallError::Runtime { message, .. } => message,
+                                other => format!("{other:?}"),
+                            }
+                        })
+                    }
+                    other => Err(format!("expected a {name}, got {}", kind(other))),
+                }
+            }
+        }
+    }
+
+    fn generic_from_wire(&mut self, j: &Json) -> Value {
+        match j {
+            Json::Null => Value::None,
+            Json::Bool(b) => Value::Bool(*b),
+            Json::Number(n) => match n.as_i64() {
+                Some(i) => Value::Int(i),
+                None => Value::Float(n.as_f64().unwrap_or(0.0)),
+            },
+            Json::String(s) => Value::str(s),
+            Json::Array(items) => {
+                Value::list(items.iter().map(|x| self.generic_from_wire(x)).collect())
+            }
+            Json::Object(m) => {
+                let mut d = Dict::default();
+                for (k, x) in m {
+                    let v = self.generic_from_wire(x);
+                    d.insert(HashKey(Value::str(k)), v);
+                }
+                Value::dict(d)
+            }
+        }
+    }
+}

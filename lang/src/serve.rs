@@ -1,0 +1,178 @@
+//! What a server needs from the language: the endpoint table of a loaded program
+//! (walkers and functions with their parameters and `@restspec` options) and calls that
+//! take and give JSON. This is the only place where program values cross to JSON for the
+//! HTTP layer; the wire format itself (the envelope) belongs to the server.
+
+use crate::driver::Limits;
+use crate::host::{AnchorId, Host};
+use crate::interp::{Interp, Program};
+use serde_json::{Map, Value as Json};
+use std::path::Path;
+
+/// A walker or a function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndpointKind {
+    Walker,
+    Function,
+}
+
+/// The declared type of a parameter, as far as the server cares.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeInfo {
+    Any,
+    Int,
+    Float,
+    Str,
+    Bool,
+    None,
+    List(Box<TypeInfo>),
+    Tuple(Vec<TypeInfo>),
+    Dict(Box<TypeInfo>, Box<TypeInfo>),
+    /// `T | None`
+    Optional(Box<TypeInfo>),
+    Union(Vec<TypeInfo>),
+    /// A multipart file upload (`UploadFile`).
+    UploadFile,
+    /// An `obj`/node archetype by name (a JSON object of its fields).
+    Object(String),
+    /// An enum by name with its member values.
+    Enum(String, Vec<Json>),
+}
+
+/// One parameter: a walker `has` field or a function parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamInfo {
+    pub name: String,
+    pub ty: TypeInfo,
+    pub required: bool,
+    /// The default value as JSON, when it is a constant the server can show.
+    pub default: Option<Json>,
+}
+
+/// The protocol of `@restspec(protocol=...)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    Http,
+    Webhook,
+    Websocket,
+}
+
+/// `@restspec(...)` options, with the spec's defaults filled in.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RestSpec {
+    /// Upper-case HTTP method (`POST` by default).
+    pub method: String,
+    /// Custom path (`None` = `/walker/<name>` or `/function/<name>`).
+    pub path: Option<String>,
+    pub protocol: Protocol,
+    pub broadcast: bool,
+    /// Content type for `envelope=false` (`None` = `text/plain; charset=utf-8`).
+    pub produces: Option<String>,
+    pub envelope: bool,
+}
+
+impl Default for RestSpec {
+    fn default() -> RestSpec {
+        RestSpec {
+            method: "POST".into(),
+            path: None,
+            protocol: Protocol::Http,
+            broadcast: false,
+            produces: None,
+            envelope: true,
+        }
+    }
+}
+
+/// One walker or function of the app, as an endpoint.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EndpointInfo {
+    pub kind: EndpointKind,
+    pub name: String,
+    /// Declared `:pub` (no token needed).
+    pub public: bool,
+    pub params: Vec<ParamInfo>,
+    /// Declared return type of a function.
+    pub returns: Option<TypeInfo>,
+    pub spec: RestSpec,
+    /// Docstring, if any.
+    pub doc: Option<String>,
+    /// Walkers: an `async walker`.
+    pub is_async: bool,
+}
+
+/// Where a walker starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// The running user's root.
+    Root,
+    /// A node by id (the user must be able to read it).
+    Node(AnchorId),
+}
+
+/// A successful call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallOutcome {
+    /// Function: the return value. Walker: the executed walker as an object.
+    pub result: Json,
+    /// Walker: its reports. Function: reports made outside any walk (usually empty).
+    pub reports: Vec<Json>,
+}
+
+/// Why a call failed. The server maps each to an HTTP status and error code.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CallError {
+    /// No such walker/function in the app (404).
+    NotFound(String),
+    /// Arguments did not validate: `(field, message)` pairs (422).
+    Validation(Vec<(String, String)>),
+    /// The svc code raised: the rendered message with its source position (500).
+    Runtime { exc_type: String, message: String },
+    /// A resource limit was hit (500).
+    Limit(String),
+    /// The commit lost an optimistic-concurrency race (409 after replays).
+    Conflict(String),
+    /// Storage failed (500).
+    Host(String),
+}
+
+/// A program loaded for serving: parse, check and run module-level code once; each call
+/// then starts from this state with a fresh graph.
+pub struct LoadedApp {
+    pub program: Program,
+    pub endpoints: Vec<EndpointInfo>,
+    /// Text the module-level code printed while loading.
+    pub load_output: String,
+}
+
+/// Load `path` for serving; `Err` is the text for stderr (diagnostics or a runtime error).
+pub fn load_app(path: &Path, host: &mut dyn Host, limits: &Limits) -> Result<LoadedApp, String> {
+    crate::interp::serve_support::load_app(path, host, limits)
+}
+
+/// Run walker `name` with `args` (JSON object of its `has` fields) from `start`, commit,
+/// and return the walker and its reports as JSON.
+pub fn spawn_walker(
+    app: &Program,
+    host: &mut dyn Host,
+    limits: &Limits,
+    name: &str,
+    args: &Map<String, Json>,
+    start: Start,
+) -> Result<CallOutcome, CallError> {
+    let mut it = Interp::with_program(host, limits.clone(), app);
+    it.serve_spawn(name, args, start)
+}
+
+/// Call function `name` with `args` (JSON object of its parameters), commit, and return
+/// its result as JSON.
+pub fn call_function(
+    app: &Program,
+    host: &mut dyn Host,
+    limits: &Limits,
+    name: &str,
+    args: &Map<String, Json>,
+) -> Result<CallOutcome, CallError> {
+    let mut it = Interp::with_program(host, limits.clone(), app);
+    it.serve_call(name, args)
+}
