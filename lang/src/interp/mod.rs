@@ -86,13 +86,14 @@ pub struct Ctx {
 pub struct Interp<'h> {
     pub host: &'h mut dyn Host,
     pub graph: Graph,
-    pub files: Vec<Arc<SourceFile>>,
+    /// Loaded source files (shared with the `Program`; copied only when a run adds one).
+    pub files: Rc<Vec<Arc<SourceFile>>>,
     pub builtins: ScopeRef,
     /// Loaded modules by canonical path.
-    modules: HashMap<PathBuf, Rc<ModuleObj>>,
+    modules: Rc<HashMap<PathBuf, Rc<ModuleObj>>>,
     /// Every archetype class by name (for persistence lookups).
-    pub classes: FxHashMap<Rc<str>, Rc<Class>>,
-    builtin_classes: FxHashMap<&'static str, Rc<Class>>,
+    pub classes: Rc<FxHashMap<Rc<str>, Rc<Class>>>,
+    builtin_classes: Rc<FxHashMap<&'static str, Rc<Class>>>,
     pub walks: Vec<walk::Walk>,
     /// Reports made outside any walk (a server request's report list).
     pub top_reports: Vec<Value>,
@@ -100,8 +101,7 @@ pub struct Interp<'h> {
     ops: u64,
     limits: Limits,
     deadline: Option<Instant>,
-    /// Functions made from nested defs and lambdas, by (file, span start).
-    fn_cache: HashMap<(u32, u32), Rc<FnTemplate>>,
+    fn_cache: FnCache,
     /// Frames of the exception currently being handled (for bare `raise`).
     handling: Vec<Value>,
     pub main_module: Option<Rc<ModuleObj>>,
@@ -130,14 +130,18 @@ struct FnTemplate {
 /// is cheap (reference counts).
 #[derive(Clone)]
 pub struct Program {
-    files: Vec<Arc<SourceFile>>,
+    files: Rc<Vec<Arc<SourceFile>>>,
     builtins: ScopeRef,
-    modules: HashMap<PathBuf, Rc<ModuleObj>>,
-    classes: FxHashMap<Rc<str>, Rc<Class>>,
-    builtin_classes: FxHashMap<&'static str, Rc<Class>>,
-    fn_cache: HashMap<(u32, u32), Rc<FnTemplate>>,
+    modules: Rc<HashMap<PathBuf, Rc<ModuleObj>>>,
+    classes: Rc<FxHashMap<Rc<str>, Rc<Class>>>,
+    builtin_classes: Rc<FxHashMap<&'static str, Rc<Class>>>,
+    fn_cache: FnCache,
     main_module: Option<Rc<ModuleObj>>,
 }
+
+/// Functions made from nested defs and lambdas, by (file, span start); shared by every
+/// run of a program on one thread.
+type FnCache = Rc<std::cell::RefCell<HashMap<(u32, u32), Rc<FnTemplate>>>>;
 
 impl<'h> Interp<'h> {
     /// The program state of this interpreter (after `run_main`), for later runs.
@@ -196,18 +200,18 @@ impl<'h> Interp<'h> {
         let mut it = Interp {
             host,
             graph: Graph::default(),
-            files: Vec::new(),
+            files: Rc::new(Vec::new()),
             builtins: Scope::new_ref(None),
-            modules: HashMap::new(),
-            classes: FxHashMap::default(),
-            builtin_classes: FxHashMap::default(),
+            modules: Rc::new(HashMap::new()),
+            classes: Rc::new(FxHashMap::default()),
+            builtin_classes: Rc::new(FxHashMap::default()),
             walks: Vec::new(),
             top_reports: Vec::new(),
             depth: 0,
             ops: 0,
             limits,
             deadline,
-            fn_cache: HashMap::new(),
+            fn_cache: Rc::default(),
             handling: Vec::new(),
             main_module: None,
             on_commit: Vec::new(),
@@ -290,7 +294,7 @@ impl<'h> Interp<'h> {
 
     /// Register a source file and return its id.
     pub fn add_file(&mut self, file: Arc<SourceFile>) -> u32 {
-        self.files.push(file);
+        Rc::make_mut(&mut self.files).push(file);
         (self.files.len() - 1) as u32
     }
 
@@ -320,7 +324,7 @@ impl<'h> Interp<'h> {
             scope: scope.clone(),
         });
         if let Ok(canon) = path.canonicalize() {
-            self.modules.insert(canon, m.clone());
+            Rc::make_mut(&mut self.modules).insert(canon, m.clone());
         }
         let ctx = Ctx {
             scope: scope.clone(),
@@ -695,7 +699,7 @@ impl<'h> Interp<'h> {
             class.statics.borrow_mut().insert(name, v);
         }
         if class.arch_kind().is_some() {
-            self.classes.insert(class.name.clone(), class.clone());
+            Rc::make_mut(&mut self.classes).insert(class.name.clone(), class.clone());
         }
         Ok(class)
     }
@@ -751,7 +755,7 @@ impl<'h> Interp<'h> {
             }
         }
         scope_define(&ctx.scope, e.name.name.clone(), Value::Class(class.clone()));
-        self.classes.insert(class.name.clone(), class.clone());
+        Rc::make_mut(&mut self.classes).insert(class.name.clone(), class.clone());
         Ok(class)
     }
 
@@ -1245,7 +1249,8 @@ impl<'h> Interp<'h> {
         ab: &ast::Ability,
         ctx: &Ctx,
     ) -> Rc<Function> {
-        let t = match self.fn_cache.get(&key) {
+        let cached = self.fn_cache.borrow().get(&key).cloned();
+        let t = match cached {
             Some(t) => t.clone(),
             None => {
                 let t = Rc::new(FnTemplate {
@@ -1279,7 +1284,7 @@ impl<'h> Interp<'h> {
                         .map(Rc::new),
                     span: ab.span,
                 });
-                self.fn_cache.insert(key, t.clone());
+                self.fn_cache.borrow_mut().insert(key, t.clone());
                 t
             }
         };
@@ -1324,7 +1329,8 @@ impl<'h> Interp<'h> {
         ctx: &Ctx,
     ) -> Value {
         let key = (ctx.file, e.span.start);
-        let t = match self.fn_cache.get(&key) {
+        let cached = self.fn_cache.borrow().get(&key).cloned();
+        let t = match cached {
             Some(t) => t.clone(),
             None => {
                 let t = Rc::new(FnTemplate {
@@ -1344,7 +1350,7 @@ impl<'h> Interp<'h> {
                     ret: ret.cloned().map(Rc::new),
                     span: e.span,
                 });
-                self.fn_cache.insert(key, t.clone());
+                self.fn_cache.borrow_mut().insert(key, t.clone());
                 t
             }
         };
@@ -2111,7 +2117,7 @@ impl<'h> Interp<'h> {
             span: Span::DUMMY,
             file: 0,
         });
-        self.builtin_classes.insert(name, c.clone());
+        Rc::make_mut(&mut self.builtin_classes).insert(name, c.clone());
         scope_define(&self.builtins, Rc::from(name), Value::Class(c.clone()));
         c
     }
@@ -2171,9 +2177,9 @@ impl<'h> Interp<'h> {
         }
         // Object-spatial builtins.
         let root = self.new_builtin_class("Root", ClassKind::Root, None);
-        self.classes.insert(root.name.clone(), root);
+        Rc::make_mut(&mut self.classes).insert(root.name.clone(), root);
         let ge = self.new_builtin_class("GenericEdge", ClassKind::GenericEdge, None);
-        self.classes.insert(ge.name.clone(), ge);
+        Rc::make_mut(&mut self.classes).insert(ge.name.clone(), ge);
         self.install_enum(
             "AccessLevel",
             &[
