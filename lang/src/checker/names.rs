@@ -151,24 +151,9 @@ const EXCEPTIONS: &[&str] = &[
     "BaseExceptionGroup",
 ];
 
-/// Object-spatial builtins and the server helpers a host provides natively.
-const OSP_BUILTINS: &[&str] = &[
-    "jid",
-    "jobj",
-    "grant",
-    "revoke",
-    "allroots",
-    "save",
-    "commit",
-    "on_commit",
-    "printgraph",
-    "perm_grant",
-    "perm_revoke",
-    "allow_root",
-    "disallow_root",
-    "restspec",
-    "schedule",
-    "destroy",
+/// Ambient object-spatial types and constants, and the server helpers a host provides
+/// natively (the object-spatial builtin functions come from `interp::OSP_BUILTINS`).
+const AMBIENT_NAMES: &[&str] = &[
     "Root",
     "GenericEdge",
     "AccessLevel",
@@ -389,7 +374,7 @@ fn builtins() -> &'static HashSet<&'static str> {
         set(&[
             PY_BUILTINS,
             EXCEPTIONS,
-            OSP_BUILTINS,
+            AMBIENT_NAMES,
             crate::interp::builtins::BUILTIN_FUNCTIONS,
             crate::interp::builtins::BUILTIN_TYPES,
             crate::interp::OSP_BUILTINS,

@@ -418,29 +418,8 @@ impl Interp<'_> {
     pub(crate) fn anchors_of(&mut self, v: &Value) -> R<Vec<Handle>> {
         match v {
             Value::Anchor(h) => Ok(vec![*h]),
-            Value::List(items) => {
-                let items = items.borrow();
-                Ok(items
-                    .iter()
-                    .filter_map(|x| {
-                        if let Value::Anchor(h) = x {
-                            Some(*h)
-                        } else {
-                            None
-                        }
-                    })
-                    .collect())
-            }
-            Value::Tuple(items) => Ok(items
-                .iter()
-                .filter_map(|x| {
-                    if let Value::Anchor(h) = x {
-                        Some(*h)
-                    } else {
-                        None
-                    }
-                })
-                .collect()),
+            Value::List(items) => Ok(anchor_handles(&items.borrow())),
+            Value::Tuple(items) => Ok(anchor_handles(items)),
             Value::None => Ok(vec![]),
             other => {
                 let t = self.type_name_of(other);
@@ -551,30 +530,32 @@ impl Interp<'_> {
     }
 
     pub(crate) fn check_connect(&self, h: Handle) -> R<()> {
-        if self.access_level(h) >= crate::host::level::CONNECT {
-            Ok(())
-        } else {
-            Err(self.err(
-                "PermissionError",
-                format!(
-                    "no CONNECT access to {}",
-                    crate::host::format_id(self.graph.slot(h).id)
-                ),
-            ))
-        }
+        self.check_level(h, crate::host::level::CONNECT, "CONNECT")
     }
 
     pub(crate) fn check_write(&self, h: Handle) -> R<()> {
-        if self.access_level(h) >= crate::host::level::WRITE {
-            Ok(())
-        } else {
-            Err(self.err(
-                "PermissionError",
-                format!(
-                    "no WRITE access to {}",
-                    crate::host::format_id(self.graph.slot(h).id)
-                ),
-            ))
-        }
+        self.check_level(h, crate::host::level::WRITE, "WRITE")
     }
+
+    fn check_level(&self, h: Handle, level: i8, name: &str) -> R<()> {
+        if self.access_level(h) >= level {
+            return Ok(());
+        }
+        let id = crate::host::format_id(self.graph.slot(h).id);
+        Err(self.err("PermissionError", format!("no {name} access to {id}")))
+    }
+}
+
+/// The anchors among `items`, in order.
+fn anchor_handles(items: &[Value]) -> Vec<Handle> {
+    items
+        .iter()
+        .filter_map(|x| {
+            if let Value::Anchor(h) = x {
+                Some(*h)
+            } else {
+                None
+            }
+        })
+        .collect()
 }

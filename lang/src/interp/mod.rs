@@ -194,28 +194,17 @@ impl<'h> Interp<'h> {
             .and_then(|m| m.scope.borrow().vars.get(name).cloned())
     }
 
-    pub fn new(host: &'h mut dyn Host, mut limits: Limits) -> Interp<'h> {
-        limits.max_depth = limits.max_depth.min(MAX_DEPTH_CAP);
-        let deadline = limits.timeout.map(|d| Instant::now() + d);
-        let mut it = Interp {
-            host,
-            graph: Graph::default(),
-            files: Rc::new(Vec::new()),
+    pub fn new(host: &'h mut dyn Host, limits: Limits) -> Interp<'h> {
+        let empty = Program {
+            files: Rc::default(),
             builtins: Scope::new_ref(None),
-            modules: Rc::new(HashMap::new()),
-            classes: Rc::new(FxHashMap::default()),
-            builtin_classes: Rc::new(FxHashMap::default()),
-            walks: Vec::new(),
-            top_reports: Vec::new(),
-            depth: 0,
-            ops: 0,
-            limits,
-            deadline,
+            modules: Rc::default(),
+            classes: Rc::default(),
+            builtin_classes: Rc::default(),
             fn_cache: Rc::default(),
-            handling: Vec::new(),
             main_module: None,
-            on_commit: Vec::new(),
         };
+        let mut it = Interp::with_program(host, limits, &empty);
         it.install_builtins();
         it
     }

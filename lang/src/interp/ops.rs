@@ -746,43 +746,11 @@ impl Interp<'_> {
             Value::Class(_) => "type",
             _ => "function",
         };
-        match self.builtin_classes.get(name) {
-            Some(c) => c.clone(),
-            None => self
-                .builtin_classes
-                .get("object")
-                .cloned()
-                .unwrap_or_else(|| {
-                    // Unreachable after install_builtins; keep a harmless fallback.
-                    self.builtin_classes
-                        .values()
-                        .next()
-                        .cloned()
-                        .unwrap_or_else(|| {
-                            Rc::new(Class {
-                                name: Rc::from("object"),
-                                kind: ClassKind::Builtin,
-                                module: Rc::from("builtins"),
-                                bases: vec![],
-                                mro: vec![],
-                                fields: vec![],
-                                field_index: Default::default(),
-                                methods: Default::default(),
-                                abilities: Default::default(),
-                                statics: Default::default(),
-                                members: Default::default(),
-                                access: None,
-                                decorators: vec![],
-                                endpoints: None,
-                                id: 0,
-                                scope: Default::default(),
-                                stored: StoredNames::default(),
-                                span: crate::span::Span::DUMMY,
-                                file: 0,
-                            })
-                        })
-                }),
-        }
+        self.builtin_classes
+            .get(name)
+            .or_else(|| self.builtin_classes.get("object"))
+            .cloned()
+            .expect("builtin classes are installed when the interpreter is made")
     }
 
     /// `isinstance(v, t)` where `t` is a class, a tuple of classes or a union.
