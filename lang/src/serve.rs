@@ -146,8 +146,21 @@ pub struct LoadedApp {
 }
 
 /// Load `path` for serving; `Err` is the text for stderr (diagnostics or a runtime error).
+/// Module code and plain `with entry` blocks run; `with entry:__main__` blocks do not
+/// (the server imports the app; see `load_app_as_main`).
 pub fn load_app(path: &Path, host: &mut dyn Host, limits: &Limits) -> Result<LoadedApp, String> {
-    crate::interp::serve_support::load_app(path, host, limits)
+    crate::interp::serve_support::load_app(path, host, limits, false)
+}
+
+/// `load_app`, treating the entry as the main module when `as_main` (`svc start --main`):
+/// its `with entry:__main__` blocks run too.
+pub fn load_app_as_main(
+    path: &Path,
+    host: &mut dyn Host,
+    limits: &Limits,
+    as_main: bool,
+) -> Result<LoadedApp, String> {
+    crate::interp::serve_support::load_app(path, host, limits, as_main)
 }
 
 /// Run walker `name` with `args` (JSON object of its `has` fields) from `start`, commit,

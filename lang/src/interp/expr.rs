@@ -648,7 +648,9 @@ impl Interp<'_> {
                 Some(Value::Anchor(h)) => {
                     Ok(Value::str(&crate::host::format_id(self.graph.slot(h).id)))
                 }
-                Some(Value::Instance(i)) => Ok(Value::str(&format!("{:032x}", u128::from(i.id)))),
+                Some(Value::Instance(i)) => Ok(Value::str(&crate::host::format_id(
+                    super::instance_id(i.id),
+                ))),
                 _ => Err(self.err("TypeError", "jid() expects a node, edge or walker")),
             },
             "jobj" => {

@@ -287,9 +287,21 @@ impl<'h> Interp<'h> {
         (self.files.len() - 1) as u32
     }
 
-    /// Load and run a parsed module as the main module.
+    /// Load and run a parsed module as the main module (`with entry:__main__` runs).
     pub fn run_main(&mut self, path: &Path, module: &ast::Module, file: u32) -> R<()> {
-        let m = self.exec_module(path, module, file, true)?;
+        self.run_entry_module(path, module, file, true)
+    }
+
+    /// Load and run the entry module; `as_main` decides whether its
+    /// `with entry:__main__` blocks run (`svc run`: yes; `svc start`: only with `--main`).
+    pub fn run_entry_module(
+        &mut self,
+        path: &Path,
+        module: &ast::Module,
+        file: u32,
+        as_main: bool,
+    ) -> R<()> {
+        let m = self.exec_module(path, module, file, as_main)?;
         self.main_module = Some(m);
         Ok(())
     }
@@ -2269,6 +2281,20 @@ impl<'h> Interp<'h> {
 /// Modules built into svc (there is no Python underneath).
 fn builtin_module(name: &str) -> bool {
     matches!(name, "http")
+}
+
+/// The 128-bit id shown for an object or walker instance (`jid`, `_svc_id`): its
+/// process-unique counter spread over 128 bits by a bijective mixer, so ids look like
+/// anchor ids and never collide within a process.
+pub fn instance_id(counter: u64) -> crate::host::AnchorId {
+    let mix = |mut z: u64| {
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let hi = mix(counter.wrapping_add(0x9e37_79b9_7f4a_7c15));
+    let lo = mix(hi ^ counter);
+    (u128::from(hi) << 64) | u128::from(lo)
 }
 
 /// The deepest svc call stack any host may ask for: deeper would risk the native stack

@@ -1,6 +1,7 @@
 //! The interpreter side of `crate::serve`: loading an app once, the endpoint table, JSON
 //! coercion of arguments and the JSON form of results.
 
+use super::instance_id;
 use super::value::*;
 use super::{Ctx, Interp, Interrupt, R};
 use crate::ast::{self, ArchKind, ExprKind as E, Item};
@@ -17,6 +18,7 @@ pub(crate) fn load_app(
     path: &Path,
     host: &mut dyn Host,
     limits: &Limits,
+    as_main: bool,
 ) -> Result<LoadedApp, String> {
     let Some(text) = host.read_module(path) else {
         return Err(format!("error: cannot read '{}'\n", path.display()));
@@ -47,7 +49,7 @@ pub(crate) fn load_app(
         let mut it = Interp::new(&mut capture, limits.clone());
         let fid = it.add_file(file);
         if let Err(e) = it
-            .run_main(path, &parsed.module, fid)
+            .run_entry_module(path, &parsed.module, fid, as_main)
             .and_then(|()| it.commit())
         {
             return Err(it.render_error(e));
@@ -621,10 +623,7 @@ impl Interp<'_> {
                 }
                 m.insert("_svc_type".into(), Json::String(class.name.to_string()));
                 if class.is_walker() {
-                    m.insert(
-                        "_svc_id".into(),
-                        Json::String(format!("{:032x}", u128::from(i.id))),
-                    );
+                    m.insert("_svc_id".into(), Json::String(format_id(instance_id(i.id))));
                 }
                 let kind = match class.arch_kind() {
                     Some(ArchKind::Walker) => "walker",
