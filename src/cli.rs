@@ -31,7 +31,7 @@ pub struct Cli {
 pub enum Command {
     Run(RunArgs),
     Check(CheckArgs),
-    // `svc start` (the HTTP server) lands with its own issue.
+    Start(StartArgs),
 }
 
 /// Run a program.
@@ -83,12 +83,77 @@ pub struct CheckArgs {
     pub file: PathBuf,
 }
 
+/// Serve an app over HTTP.
+#[derive(Debug, Args)]
+#[command(
+    about = "Serve a .svc app: its walkers and functions become HTTP endpoints",
+    long_about = "Load ENTRY (default main.svc) and serve its walkers at /walker/<name> and its \
+                  functions at /function/<name> (or their @restspec paths), answering with the \
+                  JSON envelope. Health at /healthz, API docs at /docs.\n\n\
+                  The graph persists in the embedded store at `.svc/data/anchor_store.db` next \
+                  to ENTRY (the one `svc run` uses). Settings come from svc.toml next to ENTRY, \
+                  then `svc.<profile>.toml`, then SVC_* environment variables, then these flags.\n\n\
+                  Stops gracefully on SIGTERM/SIGINT (exit 0). Exit status 1 when the app does \
+                  not load or the port cannot be bound; 2 on a usage error."
+)]
+pub struct StartArgs {
+    /// The entry file (`.svc`)
+    #[arg(default_value = "main.svc")]
+    pub entry: PathBuf,
+
+    /// Listen port (default from svc.toml, else 8000); the next free port is used if it is taken
+    #[arg(short, long)]
+    pub port: Option<u16>,
+
+    /// Bind address (default from svc.toml, else 0.0.0.0)
+    #[arg(long)]
+    pub host: Option<String>,
+
+    /// Treat the entry as the main module
+    #[arg(short, long)]
+    pub main: bool,
+
+    /// Print the generated API (endpoints, methods, auth, parameters) and exit without serving
+    #[arg(short, long)]
+    pub faux: bool,
+
+    /// Development mode: reload the app when a .svc file changes
+    #[arg(short, long)]
+    pub dev: bool,
+
+    /// Separate API port in dev mode (0 = the main port; only 0 is supported)
+    #[arg(
+        short = 'a',
+        long = "api_port",
+        alias = "api-port",
+        default_value_t = 0
+    )]
+    pub api_port: u16,
+
+    /// Serve the API only, no client (the only mode today)
+    #[arg(short = 'n', long = "no-client")]
+    pub no_client: bool,
+
+    /// Configuration profile: also read svc.<PROFILE>.toml
+    #[arg(long, value_name = "PROFILE")]
+    pub profile: Option<String>,
+
+    /// Interpreter threads running walkers and functions (default: the number of cores)
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+
+    /// Log format on stderr
+    #[arg(long, value_enum, default_value_t)]
+    pub log_format: crate::server::logging::LogFormat,
+}
+
 /// Run the parsed command; `Err` is a failure of svc itself (unreadable file, store error),
 /// reported by `main` with exit code 1.
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run(&args),
         Command::Check(args) => check(&args),
+        Command::Start(args) => crate::server::start(&args),
     }
 }
 

@@ -1,6 +1,10 @@
 //! The `svc` command: parses the command line and hands off to `cli`.
 
 mod cli;
+mod config;
+mod docs;
+mod openapi;
+mod server;
 
 use clap::Parser as _;
 use std::process::ExitCode;

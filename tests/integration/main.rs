@@ -1,11 +1,14 @@
 //! Black-box integration tests: they run the real `svc` binary.
 //!
 //! One test binary (every extra one costs a link on CI); modules by concern:
-//! `cli` (commands, exit codes, persistence) and `fixtures` (the data-driven
-//! `tests/fixtures/**` suites).
+//! `cli` (commands, exit codes, persistence), `fixtures` (the data-driven
+//! `tests/fixtures/**` suites) and `server` (`svc start` over HTTP, with the client and
+//! server guard of `support`).
 
 mod cli;
 mod fixtures;
+mod server;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

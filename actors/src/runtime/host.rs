@@ -1,0 +1,165 @@
+//! The `Host`s of the server: `ServeHost` (one per call attempt, over the worker's
+//! store connection, acting for the caller's root) and `LoadHost` (loading the app's
+//! module code, with the sources it read recorded or replayed so every worker runs the
+//! same text).
+
+use crate::store::{SqliteStore, StoreError, VersionTracker};
+use lang::host::{AnchorId, CommitSet, Host, HostError, StoredAnchor};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Map a store error to the interpreter's, remembering whether the connection failed.
+fn host_error(e: StoreError, failed: &mut bool) -> HostError {
+    if !matches!(e, StoreError::Conflict { .. }) {
+        *failed = true;
+    }
+    HostError::from(e)
+}
+
+/// The `Host` of one call attempt. Reads and the commit go through the worker's
+/// connection with the shared `VersionTracker` bookkeeping (the same as `svc run`), so a
+/// commit over stale reads fails with `HostError::Conflict` and the worker replays.
+pub(crate) struct ServeHost<'a> {
+    store: &'a mut SqliteStore,
+    versions: &'a mut VersionTracker,
+    user_root: AnchorId,
+    shared_root: AnchorId,
+    trace_id: &'a str,
+    /// A store operation failed for a reason other than a conflict: the worker re-opens
+    /// its connection after the call.
+    pub(crate) store_failed: bool,
+}
+
+impl<'a> ServeHost<'a> {
+    /// A host acting for `user_root`, with `shared_root` as `root.shared`. The tracker
+    /// must be clear (a fresh attempt).
+    pub(crate) fn new(
+        store: &'a mut SqliteStore,
+        versions: &'a mut VersionTracker,
+        user_root: AnchorId,
+        shared_root: AnchorId,
+        trace_id: &'a str,
+    ) -> ServeHost<'a> {
+        ServeHost {
+            store,
+            versions,
+            user_root,
+            shared_root,
+            trace_id,
+            store_failed: false,
+        }
+    }
+}
+
+impl Host for ServeHost<'_> {
+    fn load(&mut self, id: AnchorId) -> Result<Option<StoredAnchor>, HostError> {
+        self.versions
+            .load(self.store, id)
+            .map_err(|e| host_error(e, &mut self.store_failed))
+    }
+
+    fn load_many(&mut self, ids: &[AnchorId]) -> Result<Vec<StoredAnchor>, HostError> {
+        self.versions
+            .load_many(self.store, ids)
+            .map_err(|e| host_error(e, &mut self.store_failed))
+    }
+
+    fn commit(&mut self, changes: CommitSet) -> Result<(), HostError> {
+        self.versions
+            .commit(self.store, changes)
+            .map_err(|e| host_error(e, &mut self.store_failed))
+    }
+
+    fn user_root(&self) -> AnchorId {
+        self.user_root
+    }
+
+    fn shared_root(&self) -> AnchorId {
+        self.shared_root
+    }
+
+    /// `print` and `report` output of a served call is a log line, never part of the
+    /// HTTP response.
+    fn write_stdout(&mut self, text: &str) {
+        let text = text.strip_suffix('\n').unwrap_or(text);
+        tracing::debug!(target: "svc::stdout", trace_id = self.trace_id, "{text}");
+    }
+
+    fn read_module(&mut self, path: &Path) -> Option<String> {
+        std::fs::read_to_string(path).ok()
+    }
+}
+
+/// Where `LoadHost` gets module sources.
+pub(crate) enum Sources<'a> {
+    /// Read from disk and record every file read (the validating load).
+    Record(&'a mut HashMap<PathBuf, String>),
+    /// Serve the recorded text; a path not recorded is read from disk.
+    Replay(&'a HashMap<PathBuf, String>),
+}
+
+/// The `Host` used while an app's module code runs (`lang::serve::load_app`), acting for
+/// the shared root. The validating load commits (module-level code takes effect once per
+/// load of the app); a worker's own load of already validated sources discards its
+/// commit, so N workers do not repeat the module code's writes N times.
+pub(crate) struct LoadHost<'a> {
+    store: &'a mut SqliteStore,
+    versions: VersionTracker,
+    root: AnchorId,
+    sources: Sources<'a>,
+    commit: bool,
+}
+
+impl<'a> LoadHost<'a> {
+    pub(crate) fn new(store: &'a mut SqliteStore, sources: Sources<'a>, commit: bool) -> Self {
+        let root = store.root_id();
+        LoadHost {
+            store,
+            versions: VersionTracker::default(),
+            root,
+            sources,
+            commit,
+        }
+    }
+}
+
+impl Host for LoadHost<'_> {
+    fn load(&mut self, id: AnchorId) -> Result<Option<StoredAnchor>, HostError> {
+        Ok(self.versions.load(self.store, id)?)
+    }
+
+    fn load_many(&mut self, ids: &[AnchorId]) -> Result<Vec<StoredAnchor>, HostError> {
+        Ok(self.versions.load_many(self.store, ids)?)
+    }
+
+    fn commit(&mut self, changes: CommitSet) -> Result<(), HostError> {
+        if self.commit {
+            self.versions.commit(self.store, changes)?;
+        }
+        Ok(())
+    }
+
+    fn user_root(&self) -> AnchorId {
+        self.root
+    }
+
+    fn write_stdout(&mut self, text: &str) {
+        // `load_app` captures module output itself; this is only reached if it doesn't.
+        let text = text.strip_suffix('\n').unwrap_or(text);
+        tracing::debug!(target: "svc::stdout", "{text}");
+    }
+
+    fn read_module(&mut self, path: &Path) -> Option<String> {
+        match &mut self.sources {
+            Sources::Record(seen) => {
+                let text = std::fs::read_to_string(path).ok()?;
+                seen.insert(path.to_path_buf(), text.clone());
+                Some(text)
+            }
+            Sources::Replay(known) => match known.get(path) {
+                Some(text) => Some(text.clone()),
+                None => std::fs::read_to_string(path).ok(),
+            },
+        }
+    }
+}

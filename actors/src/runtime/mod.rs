@@ -1,0 +1,301 @@
+//! The actor runtime behind `svc start`: runs an app's walkers and functions off the
+//! HTTP threads, over the embedded store, with optimistic-concurrency replay.
+//!
+//! # README
+//!
+//! **Shape.** `Runtime` is a small `Clone + Send + Sync` handle (actor addresses and an
+//! `Arc`). Behind it:
+//!
+//! - a run pool: an actix `SyncArbiter` of `RunWorker` actors (`worker.rs`), one OS
+//!   thread each, started with `SyncArbiter::start_with_thread_builder` so every thread
+//!   gets `lang::driver::INTERPRETER_STACK_BYTES` of stack (deep svc recursion). A call
+//!   is one `RunCall` message (`messages.rs`) answered by whichever worker is free: the
+//!   HTTP thread only awaits the reply, interpretation never runs on it.
+//! - a `StoreSupervisor` (`supervisor.rs`, actix `Supervised`, on its own arbiter) that
+//!   owns the store file: the connection opened at start (schema, shared root), a probe
+//!   every 10 s and on `CheckStore`/`ReportStoreFailure`, restart = re-open.
+//!
+//! **Each worker owns its state.** `lang::interp::Program` is `!Send`, so the pool's
+//! factory runs inside each worker thread and loads the app there; each worker also
+//! opens its own `SqliteStore` connection (WAL: readers run concurrently, writers are
+//! serialised by SQLite with the busy timeout). After a store error a worker drops its
+//! connection, re-opens it on the next call and tells the supervisor.
+//!
+//! **Loading.** `Runtime::start` loads the app once to validate it (on a helper thread
+//! with the interpreter's stack, not the caller's: module code may recurse), recording
+//! every source file read. That load commits module-level writes, once. Workers then
+//! load from the recorded text (`app::SourceBoard`) and discard their module-level
+//! commits, so N workers do not repeat them. `Runtime::reload` sends `Reload` to one
+//! worker, which re-reads the files (committing) and publishes a new generation; every
+//! other worker sees the generation change (one atomic load per call) and re-loads from
+//! the published text before its next call. A failed reload publishes nothing.
+//!
+//! **Calls.** `ServeHost` (`host.rs`) acts for the caller's root (`Caller::root`, or
+//! the shared root for guests; a user root is created in the store on first use) with
+//! `shared_root()` = the store's root, the same root `svc run` uses, so `svc run` can
+//! seed what `svc start` serves. It reuses `store::VersionTracker` (the bookkeeping of
+//! `svc run`'s `RunHost`). The run's L1 is the interpreter's own per-run graph. Output
+//! (`print`, `report`) goes to `tracing` at debug level (target `svc::stdout`), never to
+//! the response.
+//!
+//! **Conflicts.** A commit that loses an optimistic-concurrency race is replayed from
+//! scratch (fresh interpreter run, fresh version tracker) up to `max_replays` times with
+//! a randomized, doubling backoff (0.1 ms to about 30 ms), then fails with `CallError::Conflict`.
+//! Pure optimistic replay can starve a call on a hot node (two workers appending to one
+//! root: the winner commits again between the loser's read and its commit), so from the
+//! third attempt on a call runs alone: every attempt holds a process-wide `RwLock` gate
+//! shared, an escalated attempt holds it exclusively. Within one process a call then
+//! always lands; only another process writing the same file can still exhaust replays.
+//!
+//! **Failure.** A panic inside a call is caught in the worker (`catch_unwind`), answered
+//! as `CallError::Host("internal error")`, logged, and the worker keeps serving with a
+//! fresh store connection. `in_flight` counts calls from `call` until their worker is
+//! done with them (for draining at shutdown).
+
+mod app;
+mod host;
+pub mod messages;
+mod supervisor;
+mod worker;
+
+#[cfg(test)]
+mod tests;
+
+pub use lang::serve::{CallError, CallOutcome, EndpointInfo, EndpointKind, Start};
+pub use messages::StoreHealth;
+pub use supervisor::StoreSupervisor;
+pub use worker::RunWorker;
+
+use crate::store::SqliteStore;
+use actix::{Addr, Arbiter, Supervisor, SyncArbiter, System};
+use lang::host::AnchorId;
+use messages::{CheckStore, InFlight, Reload, RunCall};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use worker::PoolShared;
+
+/// How to start a `Runtime`.
+#[derive(Clone, Debug)]
+pub struct RuntimeConfig {
+    /// The app's main `.svc` file.
+    pub entry: PathBuf,
+    /// The SQLite file (`shelf_db_path`); parent directories are created.
+    pub store_path: PathBuf,
+    /// Run workers (interpreter threads); `RuntimeConfig::new` uses the available cores.
+    pub workers: usize,
+    /// Limits of each call (timeout, operations, depth); a replay starts them afresh.
+    pub limits: lang::Limits,
+    /// Optimistic-concurrency replays of a call before it fails with `Conflict`
+    /// (default 8).
+    pub max_replays: u32,
+}
+
+impl RuntimeConfig {
+    /// Defaults: one worker per available core, default limits, 8 replays.
+    pub fn new(entry: impl Into<PathBuf>, store_path: impl Into<PathBuf>) -> RuntimeConfig {
+        RuntimeConfig {
+            entry: entry.into(),
+            store_path: store_path.into(),
+            workers: std::thread::available_parallelism().map_or(2, usize::from),
+            limits: lang::Limits::default(),
+            max_replays: 8,
+        }
+    }
+}
+
+/// Who is calling: the seam the identity issue fills in. `root: None` = the guest, whose
+/// root is the shared public root.
+#[derive(Clone, Debug, Default)]
+pub struct Caller {
+    /// The authenticated user's id (logged with the call), `None` for the guest.
+    pub user_id: Option<String>,
+    /// The user's root node; created in the store on first use if absent.
+    pub root: Option<AnchorId>,
+}
+
+/// One walker or function call.
+#[derive(Clone, Debug)]
+pub struct CallRequest {
+    pub kind: EndpointKind,
+    /// Walker or function name.
+    pub name: String,
+    /// Walker `has` fields or function parameters, as JSON (validated by the language).
+    pub args: serde_json::Map<String, serde_json::Value>,
+    /// Where a walker starts (ignored for functions).
+    pub start: Start,
+    pub caller: Caller,
+    /// The request's trace id, attached to the call's log lines and output.
+    pub trace_id: String,
+}
+
+/// What a (re)loaded app shows the HTTP layer.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// The app's walkers and functions, in file order.
+    pub endpoints: Vec<EndpointInfo>,
+    /// What the module-level code printed while loading.
+    pub load_output: String,
+}
+
+/// Handle to the running runtime: actor addresses only, cheap to clone, `Send + Sync`.
+#[derive(Clone)]
+pub struct Runtime {
+    pool: Addr<RunWorker>,
+    supervisor: Addr<StoreSupervisor>,
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store_path: PathBuf,
+    shared_root: AnchorId,
+    in_flight: Arc<AtomicUsize>,
+    replays: Arc<AtomicU64>,
+    /// The supervisor's arbiter, stopped with the last handle (or a failed start).
+    arbiter: Arbiter,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.arbiter.stop();
+    }
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("store_path", &self.inner.store_path)
+            .field(
+                "shared_root",
+                &lang::host::format_id(self.inner.shared_root),
+            )
+            .field("in_flight", &self.in_flight())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// Must be called inside a running actix System (the HTTP layer runs it). Opens the
+    /// store, loads the app once to validate it and get the endpoint table (`Err` = text
+    /// for stderr: diagnostics or the runtime error), then starts the store supervisor
+    /// and the worker pool and waits until every worker has loaded the app. Blocks the
+    /// calling thread while loading (startup only).
+    pub fn start(config: RuntimeConfig) -> Result<(Runtime, Loaded), String> {
+        if System::try_current().is_none() {
+            return Err("error: the runtime must be started inside an actix System\n".into());
+        }
+        let workers = config.workers.max(1);
+        let store = SqliteStore::open(&config.store_path).map_err(|e| {
+            format!(
+                "error: cannot open store {}: {e}\n",
+                config.store_path.display()
+            )
+        })?;
+        let shared_root = store.root_id();
+        let (store, validated) = app::validate_on_thread(&config.entry, store, &config.limits)?;
+        let (loaded, files) = validated?;
+
+        let arbiter = Arbiter::new();
+        let supervisor =
+            Supervisor::start_in_arbiter(&arbiter.handle(), move |_| StoreSupervisor::new(store));
+        let inner = Inner {
+            store_path: config.store_path.clone(),
+            shared_root,
+            in_flight: Arc::new(AtomicUsize::new(0)),
+            replays: Arc::new(AtomicU64::new(0)),
+            arbiter,
+        };
+        let shared = Arc::new(PoolShared {
+            entry: config.entry.clone(),
+            store_path: config.store_path.clone(),
+            limits: config.limits.clone(),
+            max_replays: config.max_replays,
+            shared_root,
+            board: app::SourceBoard::new(files),
+            supervisor: supervisor.clone().recipient(),
+            replays: Arc::clone(&inner.replays),
+            gate: std::sync::RwLock::new(()),
+        });
+
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
+        let mut thread_no = 0usize;
+        let pool = SyncArbiter::start_with_thread_builder(
+            workers,
+            move || {
+                thread_no += 1;
+                std::thread::Builder::new()
+                    .name(format!("svc-run-{thread_no}"))
+                    .stack_size(lang::driver::INTERPRETER_STACK_BYTES)
+            },
+            move || {
+                let (worker, ready) = RunWorker::start(Arc::clone(&shared));
+                // Restarted workers report too; nobody listens any more, which is fine.
+                let _ = ready_tx.send(ready);
+                worker
+            },
+        );
+        for _ in 0..workers {
+            match ready_rx.recv() {
+                Ok(Ok(())) => {}
+                Ok(Err(text)) => return Err(text),
+                Err(_) => return Err("error: a run worker failed to start\n".into()),
+            }
+        }
+        let runtime = Runtime {
+            pool,
+            supervisor,
+            inner: Arc::new(inner),
+        };
+        Ok((runtime, loaded))
+    }
+
+    /// Run one walker or function on a free worker and await its outcome. A call whose
+    /// commit keeps losing optimistic-concurrency races fails with `Conflict` after
+    /// `max_replays` replays; a stopped pool or a panic is `Host`.
+    pub async fn call(&self, req: CallRequest) -> Result<CallOutcome, CallError> {
+        let in_flight = InFlight::enter(&self.inner.in_flight);
+        match self.pool.send(RunCall { req, in_flight }).await {
+            Ok(outcome) => outcome,
+            Err(e) => Err(CallError::Host(format!("run pool unavailable: {e}"))),
+        }
+    }
+
+    /// Re-load the app from disk in every worker (dev mode); `Err` (text for stderr)
+    /// leaves the old app running. Every call sent after this returns `Ok` runs the new
+    /// app.
+    pub async fn reload(&self) -> Result<Loaded, String> {
+        match self.pool.send(Reload).await {
+            Ok(result) => result,
+            Err(e) => Err(format!("error: run pool unavailable: {e}\n")),
+        }
+    }
+
+    /// Probe the store through its supervisor (for health endpoints); a failed probe
+    /// makes the supervisor re-open the file.
+    pub async fn store_health(&self) -> Result<StoreHealth, String> {
+        match self.supervisor.send(CheckStore).await {
+            Ok(health) => health,
+            Err(e) => Err(format!("store supervisor unavailable: {e}")),
+        }
+    }
+
+    /// The shared public root (the guest's root, `root.shared`; the root `svc run` uses).
+    pub fn shared_root(&self) -> AnchorId {
+        self.inner.shared_root
+    }
+
+    /// The SQLite file of the store.
+    pub fn store_path(&self) -> &Path {
+        &self.inner.store_path
+    }
+
+    /// Number of calls currently running or queued (for graceful shutdown draining).
+    pub fn in_flight(&self) -> usize {
+        self.inner.in_flight.load(Ordering::Acquire)
+    }
+
+    /// Optimistic-concurrency replays made since start (all workers), for metrics.
+    pub fn replays(&self) -> u64 {
+        self.inner.replays.load(Ordering::Relaxed)
+    }
+}

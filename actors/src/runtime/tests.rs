@@ -1,0 +1,476 @@
+//! Tests of the runtime: real worker threads, a real store file in a temp dir, a small
+//! app written by each test, all inside an actix `System`.
+
+use super::*;
+use crate::store::{RunHost, random_id};
+use serde_json::{Value as Json, json};
+use std::sync::atomic::AtomicU64;
+
+/// A function name that makes the worker panic (test builds only).
+pub(super) const PANIC_PROBE: &str = "__panic_probe__";
+
+const APP: &str = r#"
+node Item { has name: str = ""; }
+
+def add(a: int, b: int) -> int { return a + b; }
+def greet(name: str, punct: str = "!") -> str { return f"hello {name}{punct}"; }
+def boom(x: int) -> float { return x / 0; }
+def count() -> int { return len([root -->]); }
+def shared_count() -> int { return len([root.shared -->]); }
+def attach_shared(name: str) -> int { root.shared ++> Item(name=name); return 1; }
+def version() -> int { return 1; }
+def deep(n: int) -> int { if n == 0 { return 0; } return 1 + deep(n - 1); }
+
+walker Make {
+    has name: str;
+    can go with Root entry { here ++> Item(name=self.name); report self.name; }
+}
+
+walker Add {
+    can go with Root entry { here ++> Item(); }
+}
+
+walker Names {
+    can go with Root entry { visit [-->]; }
+    can see with Item entry { report here.name; }
+}
+"#;
+
+/// A directory under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!(
+            "svc-runtime-{tag}-{}-{n}-{:x}",
+            std::process::id(),
+            random_id() as u32
+        ));
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        TempDir(dir)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).expect("write app");
+        path
+    }
+
+    fn config(&self, workers: usize) -> RuntimeConfig {
+        let mut config = RuntimeConfig::new(
+            self.0.join("main.svc"),
+            self.0.join(".svc/data/anchor_store.db"),
+        );
+        config.workers = workers;
+        config
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn args(value: Json) -> serde_json::Map<String, Json> {
+    match value {
+        Json::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+fn request(kind: EndpointKind, name: &str, a: Json) -> CallRequest {
+    CallRequest {
+        kind,
+        name: name.to_string(),
+        args: args(a),
+        start: Start::Root,
+        caller: Caller::default(),
+        trace_id: "test".to_string(),
+    }
+}
+
+async fn function(rt: &Runtime, name: &str, a: Json) -> Result<CallOutcome, CallError> {
+    rt.call(request(EndpointKind::Function, name, a)).await
+}
+
+async fn walker(rt: &Runtime, name: &str, a: Json) -> Result<CallOutcome, CallError> {
+    rt.call(request(EndpointKind::Walker, name, a)).await
+}
+
+async fn count(rt: &Runtime) -> Json {
+    function(rt, "count", json!({}))
+        .await
+        .expect("count")
+        .result
+}
+
+/// Run `f` inside a fresh actix System.
+fn in_system<F: std::future::Future>(f: F) -> F::Output {
+    actix::System::new().block_on(f)
+}
+
+#[test]
+fn runtime_is_a_send_sync_handle() {
+    fn assert_send_sync<T: Send + Sync + Clone + 'static>() {}
+    assert_send_sync::<Runtime>();
+}
+
+#[test]
+fn start_reports_endpoints_and_load_output() {
+    let dir = TempDir::new("start");
+    dir.write(
+        "main.svc",
+        &format!("{APP}\nwith entry {{ print(\"loaded\"); }}\n"),
+    );
+    in_system(async {
+        let (rt, loaded) = Runtime::start(dir.config(2)).expect("start");
+        let names: Vec<&str> = loaded.endpoints.iter().map(|e| e.name.as_str()).collect();
+        assert!(
+            names.contains(&"add") && names.contains(&"Make"),
+            "{names:?}"
+        );
+        assert_eq!(loaded.load_output, "loaded\n");
+        let on_disk = SqliteStore::open(dir.config(1).store_path).expect("open");
+        assert_eq!(rt.shared_root(), on_disk.root_id());
+        assert_eq!(rt.store_path(), dir.config(1).store_path);
+        let health = rt.store_health().await.expect("health");
+        assert_eq!(health.shared_root, rt.shared_root());
+        assert_eq!(rt.in_flight(), 0);
+    });
+}
+
+#[test]
+fn start_fails_with_diagnostics() {
+    let dir = TempDir::new("bad");
+    dir.write("main.svc", "def broken( { return 1; }\n");
+    in_system(async {
+        let err = Runtime::start(dir.config(1)).expect_err("must fail");
+        assert!(err.contains("error"), "{err}");
+    });
+    assert!(Runtime::start(dir.config(1)).is_err(), "outside a System");
+}
+
+#[test]
+fn function_calls_with_json_args() {
+    let dir = TempDir::new("fn");
+    dir.write("main.svc", APP);
+    in_system(async {
+        let (rt, _) = Runtime::start(dir.config(2)).expect("start");
+        let out = function(&rt, "add", json!({"a": 2, "b": 3}))
+            .await
+            .expect("add");
+        assert_eq!(out.result, json!(5));
+        assert_eq!(out.reports, Vec::<Json>::new());
+        // Strings coerce to the declared int; defaults apply.
+        let out = function(&rt, "add", json!({"a": "40", "b": 2}))
+            .await
+            .expect("add");
+        assert_eq!(out.result, json!(42));
+        let out = function(&rt, "greet", json!({"name": "svc"}))
+            .await
+            .expect("greet");
+        assert_eq!(out.result, json!("hello svc!"));
+        // Deep recursion needs the worker's big stack.
+        let out = function(&rt, "deep", json!({"n": 900}))
+            .await
+            .expect("deep");
+        assert_eq!(out.result, json!(900));
+        assert_eq!(rt.in_flight(), 0);
+    });
+}
+
+#[test]
+fn walker_runs_commits_and_reports() {
+    let dir = TempDir::new("walker");
+    dir.write("main.svc", APP);
+    in_system(async {
+        let (rt, _) = Runtime::start(dir.config(2)).expect("start");
+        let out = walker(&rt, "Make", json!({"name": "a"}))
+            .await
+            .expect("make");
+        assert_eq!(out.reports, vec![json!("a")]);
+        assert_eq!(out.result["name"], json!("a"));
+        assert_eq!(out.result["_svc_type"], json!("Make"));
+        assert_eq!(out.result["_svc_archetype"], json!("walker"));
+        walker(&rt, "Make", json!({"name": "b"}))
+            .await
+            .expect("make");
+        let out = walker(&rt, "Names", json!({})).await.expect("names");
+        assert_eq!(out.reports, vec![json!("a"), json!("b")]);
+        assert_eq!(count(&rt).await, json!(2));
+    });
+}
+
+#[test]
+fn not_found_validation_and_runtime_errors() {
+    let dir = TempDir::new("errors");
+    dir.write("main.svc", APP);
+    in_system(async {
+        let (rt, _) = Runtime::start(dir.config(1)).expect("start");
+        let e = function(&rt, "nope", json!({})).await.expect_err("404");
+        assert!(matches!(e, CallError::NotFound(_)), "{e:?}");
+        let e = walker(&rt, "add", json!({}))
+            .await
+            .expect_err("not a walker");
+        assert!(matches!(e, CallError::NotFound(_)), "{e:?}");
+
+        let e = function(&rt, "add", json!({"a": "x", "c": 1}))
+            .await
+            .expect_err("422");
+        let CallError::Validation(problems) = e else {
+            panic!("{e:?}")
+        };
+        let fields: Vec<&str> = problems.iter().map(|(f, _)| f.as_str()).collect();
+        assert!(fields.contains(&"a"), "{problems:?}");
+        assert!(fields.contains(&"c"), "{problems:?}");
+        assert!(fields.contains(&"b"), "missing b: {problems:?}");
+
+        let e = function(&rt, "boom", json!({"x": 1}))
+            .await
+            .expect_err("500");
+        let CallError::Runtime { exc_type, message } = e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(exc_type, "ZeroDivisionError");
+        assert!(message.starts_with("ZeroDivisionError:"), "{message}");
+        assert!(message.contains("main.svc:"), "position: {message}");
+
+        let mut start_elsewhere = request(EndpointKind::Walker, "Names", json!({}));
+        start_elsewhere.start = Start::Node(0xdead);
+        let e = rt.call(start_elsewhere).await.expect_err("no such node");
+        assert!(matches!(e, CallError::NotFound(_)), "{e:?}");
+        assert_eq!(rt.in_flight(), 0);
+    });
+}
+
+#[test]
+fn concurrent_writers_both_land() {
+    let dir = TempDir::new("race");
+    dir.write("main.svc", APP);
+    in_system(async {
+        let (rt, _) = Runtime::start(dir.config(2)).expect("start");
+        let writer = |rt: Runtime| async move {
+            for _ in 0..200 {
+                walker(&rt, "Add", json!({})).await.expect("add");
+            }
+        };
+        tokio::join!(writer(rt.clone()), writer(rt.clone()));
+        assert_eq!(count(&rt).await, json!(400));
+        println!("replays: {}", rt.replays());
+        assert_eq!(rt.in_flight(), 0);
+    });
+}
+
+#[test]
+fn without_replays_a_lost_race_is_a_conflict_and_lands_nothing() {
+    let dir = TempDir::new("noreplay");
+    dir.write("main.svc", APP);
+    let mut config = dir.config(2);
+    config.max_replays = 0;
+    in_system(async {
+        let (rt, _) = Runtime::start(config).expect("start");
+        let writer = |rt: Runtime| async move {
+            let mut landed = 0;
+            for _ in 0..200 {
+                match walker(&rt, "Add", json!({})).await {
+                    Ok(_) => landed += 1,
+                    Err(CallError::Conflict(m)) => assert!(m.contains("conflict"), "{m}"),
+                    Err(e) => panic!("{e:?}"),
+                }
+            }
+            landed
+        };
+        let (a, b) = tokio::join!(writer(rt.clone()), writer(rt.clone()));
+        assert_eq!(count(&rt).await, json!(a + b));
+        assert_eq!(rt.replays(), 0);
+    });
+}
+
+#[test]
+fn user_roots_are_separate_from_the_shared_root() {
+    let dir = TempDir::new("roots");
+    dir.write("main.svc", APP);
+    in_system(async {
+        let (rt, _) = Runtime::start(dir.config(2)).expect("start");
+        walker(&rt, "Make", json!({"name": "guest"}))
+            .await
+            .expect("guest");
+        let user = Caller {
+            user_id: Some("u1".into()),
+            root: Some(random_id()),
+        };
+        let mut mine = request(EndpointKind::Walker, "Make", json!({"name": "mine"}));
+        mine.caller = user.clone();
+        rt.call(mine).await.expect("user walker");
+        let mut names = request(EndpointKind::Walker, "Names", json!({}));
+        names.caller = user.clone();
+        let out = rt.call(names).await.expect("names");
+        assert_eq!(out.reports, vec![json!("mine")]);
+        // Nodes attached to the shared root stay closed to others (rule 16): the user
+        // sees none of the guest's, but may attach its own (CONNECT floor).
+        let as_user = |name: &str, a: Json| {
+            let mut req = request(EndpointKind::Function, name, a);
+            req.caller = user.clone();
+            req
+        };
+        let shared = rt.call(as_user("shared_count", json!({})));
+        assert_eq!(shared.await.expect("shared").result, json!(0));
+        let attach = rt.call(as_user("attach_shared", json!({"name": "u"})));
+        attach.await.expect("attach to the shared root");
+        let shared = rt.call(as_user("shared_count", json!({})));
+        assert_eq!(shared.await.expect("shared").result, json!(1));
+        assert_eq!(count(&rt).await, json!(1), "the guest sees only its own");
+    });
+}
+
+#[test]
+fn reload_picks_up_a_changed_file() {
+    let dir = TempDir::new("reload");
+    dir.write("main.svc", APP);
+    in_system(async {
+        let (rt, _) = Runtime::start(dir.config(2)).expect("start");
+        assert_eq!(
+            function(&rt, "version", json!({})).await.expect("v").result,
+            json!(1)
+        );
+        dir.write("main.svc", &APP.replace("return 1; }", "return 2; }"));
+        let loaded = rt.reload().await.expect("reload");
+        assert!(loaded.endpoints.iter().any(|e| e.name == "version"));
+        // Every worker runs the new app.
+        for _ in 0..8 {
+            assert_eq!(
+                function(&rt, "version", json!({})).await.expect("v").result,
+                json!(2)
+            );
+        }
+        // A broken file leaves the old app running.
+        dir.write("main.svc", "def version( -> int { return 3; }\n");
+        assert!(rt.reload().await.is_err());
+        for _ in 0..8 {
+            assert_eq!(
+                function(&rt, "version", json!({})).await.expect("v").result,
+                json!(2)
+            );
+        }
+    });
+}
+
+#[test]
+fn restart_keeps_data_seeded_by_svc_run() {
+    let dir = TempDir::new("restart");
+    let config = dir.config(2);
+    // `svc run` seeds the same store through the same root.
+    let seed = dir.write(
+        "seed.svc",
+        "node Item { has name: str = \"\"; }\nwith entry { root ++> Item(name=\"seeded\"); }\n",
+    );
+    {
+        let store = SqliteStore::open(&config.store_path).expect("open");
+        let mut host = RunHost::new(store, false);
+        let outcome = lang::run_file(&seed, &mut host, &lang::RunOptions::default());
+        assert_eq!(outcome.error, None);
+    }
+    dir.write("main.svc", APP);
+    in_system(async {
+        let (rt, _) = Runtime::start(config.clone()).expect("start");
+        assert_eq!(count(&rt).await, json!(1));
+        walker(&rt, "Make", json!({"name": "x"}))
+            .await
+            .expect("make");
+        assert_eq!(count(&rt).await, json!(2));
+    });
+    in_system(async {
+        let (rt, _) = Runtime::start(config.clone()).expect("restart");
+        let out = walker(&rt, "Names", json!({})).await.expect("names");
+        assert_eq!(out.reports, vec![json!("seeded"), json!("x")]);
+    });
+}
+
+#[test]
+fn module_code_commits_once_not_per_worker() {
+    let dir = TempDir::new("module");
+    dir.write(
+        "main.svc",
+        &format!("{APP}\nwith entry {{ root ++> Item(name=\"boot\"); }}\n"),
+    );
+    in_system(async {
+        let (rt, _) = Runtime::start(dir.config(3)).expect("start");
+        assert_eq!(count(&rt).await, json!(1));
+    });
+}
+
+#[test]
+fn a_panicking_call_does_not_stop_the_worker() {
+    let dir = TempDir::new("panic");
+    dir.write("main.svc", APP);
+    in_system(async {
+        let (rt, _) = Runtime::start(dir.config(1)).expect("start");
+        let e = function(&rt, PANIC_PROBE, json!({}))
+            .await
+            .expect_err("panic");
+        assert_eq!(e, CallError::Host("internal error".into()));
+        let out = function(&rt, "add", json!({"a": 1, "b": 1}))
+            .await
+            .expect("still serving");
+        assert_eq!(out.result, json!(2));
+        assert_eq!(rt.in_flight(), 0);
+    });
+}
+
+/// `cargo test --release -p actors -- --ignored --nocapture call_throughput` prints the
+/// calls/s of a trivial function through `Runtime::call`.
+#[test]
+#[ignore = "timing probe; run in release"]
+fn call_throughput() {
+    const CALLS: usize = 20_000;
+    let dir = TempDir::new("bench");
+    dir.write("main.svc", APP);
+    in_system(async {
+        let workers = std::thread::available_parallelism().map_or(2, usize::from);
+        let (rt, _) = Runtime::start(dir.config(workers)).expect("start");
+        let t = std::time::Instant::now();
+        for _ in 0..CALLS / 10 {
+            function(&rt, "add", json!({"a": 1, "b": 2}))
+                .await
+                .expect("add");
+        }
+        let seq = (CALLS / 10) as f64 / t.elapsed().as_secs_f64();
+        for concurrency in [16usize, 64] {
+            let t = std::time::Instant::now();
+            let lane = |rt: Runtime| async move {
+                for _ in 0..CALLS / concurrency {
+                    function(&rt, "add", json!({"a": 1, "b": 2}))
+                        .await
+                        .expect("add");
+                }
+            };
+            let lanes: Vec<_> = (0..concurrency)
+                .map(|_| actix::spawn(lane(rt.clone())))
+                .collect();
+            for l in lanes {
+                l.await.expect("lane");
+            }
+            let rate = CALLS as f64 / t.elapsed().as_secs_f64();
+            println!(
+                "{workers} workers, {concurrency} concurrent callers: {rate:.0} calls/s \
+                 (one caller: {seq:.0} calls/s)"
+            );
+        }
+        // Each call loads the root with its whole edge list, so the rate falls as the
+        // root grows: report it per 1,000 children.
+        for thousand in 1..=3 {
+            let t = std::time::Instant::now();
+            for _ in 0..1_000 {
+                walker(&rt, "Add", json!({})).await.expect("walker");
+            }
+            let rate = 1_000.0 / t.elapsed().as_secs_f64();
+            println!(
+                "walker `here ++> Item()`, one caller, root with up to {thousand}k \
+                 children: {rate:.0} calls/s"
+            );
+        }
+    });
+}

@@ -1,0 +1,291 @@
+//! `RunWorker`: one interpreter thread of the run pool (an actix `SyncArbiter` actor).
+//! It owns its own `Program` (loaded in its thread), its own store connection and the
+//! replay loop of optimistic concurrency.
+
+use super::app::{self, SourceBoard};
+use super::host::ServeHost;
+use super::messages::{Reload, ReportStoreFailure, RunCall};
+use super::{CallError, CallOutcome, CallRequest, EndpointKind, Loaded};
+use crate::store::{SqliteStore, VersionTracker, random_id};
+use actix::{Actor, Handler, Recipient, SyncContext};
+use lang::Limits;
+use lang::host::AnchorId;
+use lang::interp::Program;
+use std::collections::HashSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
+
+/// What every worker of a pool shares (read-only, except the board).
+pub(crate) struct PoolShared {
+    pub(crate) entry: PathBuf,
+    pub(crate) store_path: PathBuf,
+    pub(crate) limits: Limits,
+    pub(crate) max_replays: u32,
+    pub(crate) shared_root: AnchorId,
+    pub(crate) board: SourceBoard,
+    pub(crate) supervisor: Recipient<ReportStoreFailure>,
+    /// Replays made so far (all workers), for metrics.
+    pub(crate) replays: Arc<AtomicU64>,
+    /// Every call attempt holds this shared; an attempt after `EXCLUSIVE_AFTER` lost
+    /// races holds it exclusively (see `Turn`).
+    pub(crate) gate: RwLock<()>,
+}
+
+/// Replays after which a call's attempts run alone in the process. Pure optimistic
+/// replay can starve a call on a hot node (a writer that keeps committing between the
+/// loser's read and its commit); running alone guarantees progress within the process.
+const EXCLUSIVE_AFTER: u32 = 2;
+
+/// A call attempt's hold on the pool's gate (held for its `Drop`).
+#[expect(dead_code, reason = "the guards are held, never read")]
+enum Turn<'a> {
+    Shared(RwLockReadGuard<'a, ()>),
+    Exclusive(RwLockWriteGuard<'a, ()>),
+}
+
+/// The program a worker runs and the source generation it was loaded from.
+struct WorkerApp {
+    program: Program,
+    generation: u64,
+}
+
+/// One interpreter thread. Created by the pool's factory inside its own thread (with
+/// `lang::driver::INTERPRETER_STACK_BYTES` of stack), so the `!Send` program never moves.
+pub struct RunWorker {
+    shared: Arc<PoolShared>,
+    store: Option<SqliteStore>,
+    app: Option<WorkerApp>,
+    versions: VersionTracker,
+    /// User roots known to exist in the store (created on first use).
+    known_roots: HashSet<AnchorId>,
+}
+
+impl Actor for RunWorker {
+    type Context = SyncContext<Self>;
+}
+
+impl RunWorker {
+    /// Open a connection and load the published app. `Err` (the text for stderr) still
+    /// yields a worker, which retries on its next message.
+    pub(crate) fn start(shared: Arc<PoolShared>) -> (RunWorker, Result<(), String>) {
+        let mut worker = RunWorker {
+            shared,
+            store: None,
+            app: None,
+            versions: VersionTracker::default(),
+            known_roots: HashSet::new(),
+        };
+        let ready = catch_unwind(AssertUnwindSafe(|| worker.refresh_app()))
+            .unwrap_or_else(|_| Err("error: internal error while loading the app\n".into()));
+        (worker, ready)
+    }
+
+    /// The store connection, opened on demand.
+    fn store(&mut self) -> Result<&mut SqliteStore, String> {
+        let store = match self.store.take() {
+            Some(store) => store,
+            None => SqliteStore::open(&self.shared.store_path).map_err(|e| {
+                format!(
+                    "cannot open store {}: {e}",
+                    self.shared.store_path.display()
+                )
+            })?,
+        };
+        Ok(self.store.insert(store))
+    }
+
+    /// Drop the connection (it is re-opened on the next use) and tell the supervisor.
+    fn reset_store(&mut self, error: String) {
+        self.store = None;
+        self.versions.clear();
+        self.known_roots.clear();
+        self.shared.supervisor.do_send(ReportStoreFailure { error });
+    }
+
+    /// Load the published sources if this worker has none or an older generation. A
+    /// failed reload of an already running worker keeps its old program.
+    fn refresh_app(&mut self) -> Result<(), String> {
+        let published = self.shared.board.generation();
+        if self.app.as_ref().is_some_and(|a| a.generation == published) {
+            return Ok(());
+        }
+        let source = self.shared.board.current();
+        let entry = self.shared.entry.clone();
+        let limits = self.shared.limits.clone();
+        let store = self.store()?;
+        match app::load_published(&entry, &source, store, &limits) {
+            Ok(program) => {
+                self.app = Some(WorkerApp {
+                    program,
+                    generation: source.generation,
+                });
+                Ok(())
+            }
+            Err(text) => match &mut self.app {
+                Some(app) => {
+                    tracing::error!(
+                        generation = source.generation,
+                        "a worker could not load the reloaded app; it keeps the old one: {text}"
+                    );
+                    app.generation = source.generation;
+                    Ok(())
+                }
+                None => Err(text),
+            },
+        }
+    }
+
+    /// One call with its replays.
+    fn run(&mut self, req: &CallRequest) -> Result<CallOutcome, CallError> {
+        #[cfg(test)]
+        if req.name == super::tests::PANIC_PROBE {
+            panic!("panic probe");
+        }
+        self.refresh_app().map_err(CallError::Host)?;
+        let shared_root = self.shared.shared_root;
+        let user_root = req.caller.root.unwrap_or(shared_root);
+        if user_root != shared_root && !self.known_roots.contains(&user_root) {
+            let created = self
+                .store()
+                .map_err(CallError::Host)?
+                .ensure_root(user_root);
+            match created {
+                Ok(_) => {
+                    self.known_roots.insert(user_root);
+                }
+                Err(e) => {
+                    let text = format!("store error: {e}");
+                    self.reset_store(text.clone());
+                    return Err(CallError::Host(text));
+                }
+            }
+        }
+        let shared = Arc::clone(&self.shared);
+        let mut attempt = 0;
+        loop {
+            self.store().map_err(CallError::Host)?;
+            // Optimistic attempts share the gate; a call that lost `EXCLUSIVE_AFTER` races
+            // runs alone in this process, so it cannot lose to another worker again.
+            let turn = if attempt >= EXCLUSIVE_AFTER {
+                Turn::Exclusive(shared.gate.write().unwrap_or_else(PoisonError::into_inner))
+            } else {
+                Turn::Shared(shared.gate.read().unwrap_or_else(PoisonError::into_inner))
+            };
+            let (Some(store), Some(app)) = (self.store.as_mut(), self.app.as_ref()) else {
+                return Err(CallError::Host("the app is not loaded".into()));
+            };
+            self.versions.clear();
+            let mut host = ServeHost::new(
+                store,
+                &mut self.versions,
+                user_root,
+                shared_root,
+                &req.trace_id,
+            );
+            let limits = &self.shared.limits;
+            let result = match req.kind {
+                EndpointKind::Walker => lang::serve::spawn_walker(
+                    &app.program,
+                    &mut host,
+                    limits,
+                    &req.name,
+                    &req.args,
+                    req.start,
+                ),
+                EndpointKind::Function => lang::serve::call_function(
+                    &app.program,
+                    &mut host,
+                    limits,
+                    &req.name,
+                    &req.args,
+                ),
+            };
+            if host.store_failed {
+                let text = match &result {
+                    Err(CallError::Host(m)) => m.clone(),
+                    _ => "store error".to_string(),
+                };
+                self.reset_store(text);
+            }
+            match result {
+                Err(CallError::Conflict(anchor)) if attempt < self.shared.max_replays => {
+                    attempt += 1;
+                    self.shared.replays.fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!(
+                        trace_id = %req.trace_id,
+                        user = req.caller.user_id.as_deref().unwrap_or("guest"),
+                        name = %req.name,
+                        attempt,
+                        %anchor,
+                        "write conflict; replaying the call"
+                    );
+                    drop(turn);
+                    backoff(attempt);
+                }
+                Err(CallError::Conflict(anchor)) => {
+                    return Err(CallError::Conflict(format!(
+                        "write conflict on anchor {anchor} after {attempt} replays"
+                    )));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// The validating reload: read the files again, run the module code (committing),
+    /// and publish the sources for the other workers.
+    fn reload(&mut self) -> Result<Loaded, String> {
+        let entry = self.shared.entry.clone();
+        let limits = self.shared.limits.clone();
+        let store = self.store().map_err(|e| format!("error: {e}\n"))?;
+        let (program, loaded, files) = app::load_from_disk(&entry, store, &limits)?;
+        let generation = self.shared.board.publish(files);
+        self.app = Some(WorkerApp {
+            program,
+            generation,
+        });
+        Ok(loaded)
+    }
+}
+
+/// Sleep a random while before replay `attempt` (1-based): a quarter of a ceiling that
+/// doubles per attempt (0.4 ms, 0.8 ms, ... capped at 25.6 ms) plus up to the ceiling
+/// again, so two losers do not collide again in lockstep.
+fn backoff(attempt: u32) {
+    let ceiling_us: u64 = 200 << attempt.min(7);
+    let jitter = (random_id() as u64) % ceiling_us;
+    std::thread::sleep(Duration::from_micros(ceiling_us / 4 + jitter));
+}
+
+impl Handler<RunCall> for RunWorker {
+    type Result = Result<CallOutcome, CallError>;
+
+    fn handle(&mut self, msg: RunCall, _ctx: &mut SyncContext<Self>) -> Self::Result {
+        let RunCall { req, in_flight } = msg;
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.run(&req)));
+        drop(in_flight);
+        outcome.unwrap_or_else(|_| {
+            tracing::error!(
+                trace_id = %req.trace_id,
+                user = req.caller.user_id.as_deref().unwrap_or("guest"),
+                name = %req.name,
+                "a call panicked; the worker re-opens its store and keeps serving"
+            );
+            self.store = None;
+            self.versions.clear();
+            Err(CallError::Host("internal error".into()))
+        })
+    }
+}
+
+impl Handler<Reload> for RunWorker {
+    type Result = Result<Loaded, String>;
+
+    fn handle(&mut self, _msg: Reload, _ctx: &mut SyncContext<Self>) -> Self::Result {
+        catch_unwind(AssertUnwindSafe(|| self.reload()))
+            .unwrap_or_else(|_| Err("error: internal error while reloading the app\n".into()))
+    }
+}

@@ -1,0 +1,20 @@
+-- Shared by the per-target scripts: POST a JSON body, and at the end print one
+-- machine-readable line that run.sh parses (latencies in microseconds).
+-- errors.status counts responses with status >= 400; run.sh fails the run if any
+-- error counter is non-zero.
+
+function post_json(body)
+   wrk.method = "POST"
+   wrk.body = body
+   wrk.headers["Content-Type"] = "application/json"
+end
+
+function done(summary, latency, requests)
+   local e = summary.errors
+   io.write(string.format(
+      "WRKRESULT requests=%d duration_us=%d rps=%.2f p50_us=%d p99_us=%d " ..
+      "connect=%d read=%d write=%d timeout=%d status=%d\n",
+      summary.requests, summary.duration, summary.requests / (summary.duration / 1e6),
+      latency:percentile(50), latency:percentile(99),
+      e.connect, e.read, e.write, e.timeout, e.status))
+end

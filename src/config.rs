@@ -1,0 +1,678 @@
+//! Server configuration for `svc start`: defaults, `svc.toml`, an optional profile file
+//! and environment overrides, in that order (later wins). Command-line flags are applied
+//! on top by the HTTP layer.
+//!
+//! Layout (see `svc.toml.example` for every key):
+//!
+//! 1. Built-in defaults (the spec's, plus `max_body_bytes` = 1 MiB from decisions.md).
+//! 2. `<app_dir>/svc.toml`, if present: `[scale.server]` and `[scale.database]`.
+//! 3. The profile file `<app_dir>/svc.<profile>.toml`, same layout, overlaid key by key,
+//!    when a profile is named by `--profile` or, failing that, by `SVC_PROFILE`. The spec
+//!    leaves profile files "not shown"; this is our choice. A named profile whose file is
+//!    missing is an error (a typo must not silently run with the base settings).
+//! 4. Environment variables (`SVC_SERVER_PORT`, ..., `DOCDB_URI`, `CACHE_URL`). An empty
+//!    value counts as unset.
+//!
+//! Unknown keys inside the two sections we read are ignored with a warning (through
+//! `tracing`, so install the subscriber before loading). Keys the spec assigns to these
+//! sections but later issues implement are accepted silently. Other sections belong to
+//! their own features and are not looked at here. A value of the wrong type is an error
+//! naming the key and the file.
+
+use anyhow::{anyhow, bail};
+use std::path::{Path, PathBuf};
+
+/// Name of the main configuration file, next to the entry file.
+pub const CONFIG_FILE: &str = "svc.toml";
+/// Default of `max_body_bytes`: 1 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+/// Default of `shelf_db_path`, relative to the app directory.
+pub const DEFAULT_SHELF_DB_PATH: &str = ".svc/data/anchor_store.db";
+
+/// The whole configuration `svc start` runs with.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub server: ServerConfig,
+    pub database: DatabaseConfig,
+    /// The profile in effect (`--profile`, else `SVC_PROFILE`).
+    pub profile: Option<String>,
+    /// Configuration files actually read, in order.
+    pub source: Vec<PathBuf>,
+}
+
+/// `[scale.server]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// Listen port (8000).
+    pub port: u16,
+    /// Bind address (`0.0.0.0`).
+    pub host: String,
+    /// Serve `/docs`, `/redoc` and `/openapi.json` (true).
+    pub docs_enabled: bool,
+    /// Leave access-log lines of `/`, `/docs`, `/openapi.json` and the health paths out (false).
+    pub suppress_health_check_logs: bool,
+    /// Largest accepted request body (1 MiB); larger bodies get 413.
+    pub max_body_bytes: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> ServerConfig {
+        ServerConfig {
+            port: 8000,
+            host: "0.0.0.0".into(),
+            docs_enabled: true,
+            suppress_health_check_logs: false,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
+/// `[scale.database]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DatabaseConfig {
+    /// The embedded anchor store; a relative path is resolved against the app directory.
+    pub shelf_db_path: PathBuf,
+    /// Document database URI; when set, persistence uses the document backend.
+    pub docdb_uri: Option<String>,
+    /// Cache store URL (L2 and cross-replica L1 invalidation).
+    pub cache_url: Option<String>,
+}
+
+impl DatabaseConfig {
+    fn defaults(app_dir: &Path) -> DatabaseConfig {
+        DatabaseConfig {
+            shelf_db_path: app_dir.join(DEFAULT_SHELF_DB_PATH),
+            docdb_uri: None,
+            cache_url: None,
+        }
+    }
+}
+
+/// Keys of `[scale.server]` that later issues read: accepted without a warning.
+const SERVER_LATER_KEYS: &[&str] = &[];
+/// Keys of `[scale.database]` that later issues read: accepted without a warning.
+const DATABASE_LATER_KEYS: &[&str] = &[
+    "cache_l1_invalidation_enabled",
+    "cache_l1_invalidation_channel",
+];
+
+impl Config {
+    /// Load the configuration of the app in `app_dir`. `profile` (from `--profile`) beats
+    /// the `SVC_PROFILE` environment variable.
+    pub fn load(app_dir: &Path, profile: Option<&str>) -> anyhow::Result<Config> {
+        Config::load_with_env(app_dir, profile, &|name| std::env::var(name).ok())
+    }
+
+    /// [`Config::load`] with the environment supplied by `env` (tests).
+    pub fn load_with_env(
+        app_dir: &Path,
+        profile: Option<&str>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<Config> {
+        let env = |name: &str| env(name).filter(|v| !v.is_empty());
+        let mut config = Config {
+            server: ServerConfig::default(),
+            database: DatabaseConfig::defaults(app_dir),
+            profile: None,
+            source: Vec::new(),
+        };
+
+        let base = app_dir.join(CONFIG_FILE);
+        if let Some(text) = read_if_present(&base)? {
+            config.apply_file(app_dir, &base, &text)?;
+        }
+
+        let profile = match profile.filter(|p| !p.is_empty()) {
+            Some(p) => Some(p.to_string()),
+            None => env("SVC_PROFILE"),
+        };
+        if let Some(name) = &profile {
+            check_profile_name(name)?;
+            let file = app_dir.join(format!("svc.{name}.toml"));
+            let text = read_if_present(&file)?.ok_or_else(|| {
+                anyhow!(
+                    "profile `{name}`: configuration file {} not found",
+                    file.display()
+                )
+            })?;
+            config.apply_file(app_dir, &file, &text)?;
+        }
+        config.profile = profile;
+
+        config.apply_env(app_dir, &env)?;
+        Ok(config)
+    }
+
+    /// Overlay the keys present in one TOML file.
+    fn apply_file(&mut self, app_dir: &Path, file: &Path, text: &str) -> anyhow::Result<()> {
+        let table: toml::Table = toml::from_str(text)
+            .map_err(|e| anyhow!("{}: {}", file.display(), e.to_string().trim_end()))?;
+        self.source.push(file.to_path_buf());
+        let Some(scale) = table.get("scale") else {
+            return Ok(());
+        };
+        let scale = scale.as_table().ok_or_else(|| {
+            anyhow!(
+                "{}: `scale` must be a table, found {}",
+                file.display(),
+                scale.type_str()
+            )
+        })?;
+
+        if let Some(server) = section(file, scale, "server")? {
+            let s = &mut self.server;
+            for (key, value) in server {
+                let at = Key {
+                    file,
+                    section: "scale.server",
+                    key,
+                };
+                match key.as_str() {
+                    "port" => s.port = at.port(value)?,
+                    "host" => s.host = at.non_empty_string(value)?,
+                    "docs_enabled" => s.docs_enabled = at.boolean(value)?,
+                    "suppress_health_check_logs" => {
+                        s.suppress_health_check_logs = at.boolean(value)?;
+                    }
+                    "max_body_bytes" => s.max_body_bytes = at.positive_size(value)?,
+                    other if SERVER_LATER_KEYS.contains(&other) => {}
+                    _ => at.warn_unknown(),
+                }
+            }
+        }
+        if let Some(database) = section(file, scale, "database")? {
+            let d = &mut self.database;
+            for (key, value) in database {
+                let at = Key {
+                    file,
+                    section: "scale.database",
+                    key,
+                };
+                match key.as_str() {
+                    "shelf_db_path" => d.shelf_db_path = app_dir.join(at.non_empty_string(value)?),
+                    "docdb_uri" => d.docdb_uri = at.optional_string(value)?,
+                    "cache_url" => d.cache_url = at.optional_string(value)?,
+                    other if DATABASE_LATER_KEYS.contains(&other) => {}
+                    _ => at.warn_unknown(),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Apply the environment overrides.
+    fn apply_env(
+        &mut self,
+        app_dir: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<()> {
+        if let Some(v) = env("SVC_SERVER_PORT") {
+            self.server.port = v.trim().parse().map_err(|_| {
+                anyhow!("environment variable SVC_SERVER_PORT: `{v}` is not a port (0-65535)")
+            })?;
+        }
+        if let Some(v) = env("SVC_SERVER_HOST") {
+            self.server.host = v.trim().to_string();
+        }
+        if let Some(v) = env("SVC_DOCS_ENABLED") {
+            self.server.docs_enabled = env_bool("SVC_DOCS_ENABLED", &v)?;
+        }
+        if let Some(v) = env("SVC_SUPPRESS_HEALTH_CHECK_LOGS") {
+            self.server.suppress_health_check_logs =
+                env_bool("SVC_SUPPRESS_HEALTH_CHECK_LOGS", &v)?;
+        }
+        if let Some(v) = env("SVC_MAX_BODY_BYTES") {
+            self.server.max_body_bytes = match v.trim().parse::<usize>() {
+                Ok(n) if n > 0 => n,
+                _ => bail!(
+                    "environment variable SVC_MAX_BODY_BYTES: `{v}` is not a positive number of bytes"
+                ),
+            };
+        }
+        if let Some(v) = env("SVC_SHELF_DB_PATH") {
+            self.database.shelf_db_path = app_dir.join(v);
+        }
+        if let Some(v) = env("DOCDB_URI") {
+            self.database.docdb_uri = Some(v);
+        }
+        if let Some(v) = env("CACHE_URL") {
+            self.database.cache_url = Some(v);
+        }
+        Ok(())
+    }
+}
+
+/// The text of `path`, or `None` when it does not exist.
+fn read_if_present(path: &Path) -> anyhow::Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(anyhow!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// Profile names become part of a file name: keep them to a safe alphabet.
+fn check_profile_name(name: &str) -> anyhow::Result<()> {
+    let ok = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        bail!("invalid profile name `{name}`: use letters, digits, `-` and `_` only")
+    }
+}
+
+/// `[scale.<name>]` as a table, if present.
+fn section<'t>(
+    file: &Path,
+    scale: &'t toml::Table,
+    name: &str,
+) -> anyhow::Result<Option<&'t toml::Table>> {
+    match scale.get(name) {
+        None => Ok(None),
+        Some(toml::Value::Table(t)) => Ok(Some(t)),
+        Some(other) => bail!(
+            "{}: `scale.{name}` must be a table, found {}",
+            file.display(),
+            other.type_str()
+        ),
+    }
+}
+
+/// One key of one file, for typed reads with error messages that name both.
+struct Key<'a> {
+    file: &'a Path,
+    section: &'a str,
+    key: &'a str,
+}
+
+impl Key<'_> {
+    fn wrong(&self, expected: &str, value: &toml::Value) -> anyhow::Error {
+        anyhow!(
+            "{}: [{}] {}: expected {expected}, found {} {}",
+            self.file.display(),
+            self.section,
+            self.key,
+            value.type_str(),
+            value
+        )
+    }
+
+    fn warn_unknown(&self) {
+        tracing::warn!(
+            file = %self.file.display(),
+            "unknown configuration key [{}] {} ignored",
+            self.section,
+            self.key
+        );
+    }
+
+    fn port(&self, value: &toml::Value) -> anyhow::Result<u16> {
+        value
+            .as_integer()
+            .and_then(|n| u16::try_from(n).ok())
+            .ok_or_else(|| self.wrong("an integer port (0-65535)", value))
+    }
+
+    fn positive_size(&self, value: &toml::Value) -> anyhow::Result<usize> {
+        value
+            .as_integer()
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|n| *n > 0)
+            .ok_or_else(|| self.wrong("a positive integer", value))
+    }
+
+    fn boolean(&self, value: &toml::Value) -> anyhow::Result<bool> {
+        value
+            .as_bool()
+            .ok_or_else(|| self.wrong("a boolean", value))
+    }
+
+    fn non_empty_string(&self, value: &toml::Value) -> anyhow::Result<String> {
+        value
+            .as_str()
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .ok_or_else(|| self.wrong("a non-empty string", value))
+    }
+
+    /// A string; empty means "not set".
+    fn optional_string(&self, value: &toml::Value) -> anyhow::Result<Option<String>> {
+        let s = value
+            .as_str()
+            .ok_or_else(|| self.wrong("a string", value))?;
+        Ok((!s.is_empty()).then(|| s.to_string()))
+    }
+}
+
+fn env_bool(name: &str, value: &str) -> anyhow::Result<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => bail!("environment variable {name}: `{value}` is not a boolean (true/false/1/0)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A fresh empty directory under the system temp dir, removed on drop.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new() -> TempDir {
+            static N: AtomicUsize = AtomicUsize::new(0);
+            let n = N.fetch_add(1, Ordering::Relaxed);
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            let dir = std::env::temp_dir().join(format!(
+                "svc-config-test-{}-{n}-{nanos}",
+                std::process::id()
+            ));
+            std::fs::create_dir_all(&dir).expect("create temp dir");
+            TempDir(dir)
+        }
+
+        fn write(&self, name: &str, text: &str) -> &TempDir {
+            std::fs::write(self.0.join(name), text).expect("write config file");
+            self
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn load(dir: &TempDir, profile: Option<&str>, env: &[(&str, &str)]) -> anyhow::Result<Config> {
+        let env: HashMap<String, String> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::load_with_env(&dir.0, profile, &move |k| env.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_without_any_file() {
+        let dir = TempDir::new();
+        let c = load(&dir, None, &[]).expect("config loads");
+        assert_eq!(c.server, ServerConfig::default());
+        assert_eq!(c.server.port, 8000);
+        assert_eq!(c.server.host, "0.0.0.0");
+        assert!(c.server.docs_enabled);
+        assert!(!c.server.suppress_health_check_logs);
+        assert_eq!(c.server.max_body_bytes, 1 << 20);
+        assert_eq!(
+            c.database.shelf_db_path,
+            dir.0.join(".svc/data/anchor_store.db")
+        );
+        assert_eq!(c.database.docdb_uri, None);
+        assert_eq!(c.database.cache_url, None);
+        assert_eq!(c.profile, None);
+        assert!(c.source.is_empty());
+    }
+
+    #[test]
+    fn reads_both_sections() {
+        let dir = TempDir::new();
+        dir.write(
+            "svc.toml",
+            r#"
+[scale.server]
+port = 9000
+host = "127.0.0.1"
+docs_enabled = false
+suppress_health_check_logs = true
+max_body_bytes = 2048
+
+[scale.database]
+shelf_db_path = "state/db.sqlite"
+docdb_uri = "mongodb://db:27017"
+cache_url = ""
+cache_l1_invalidation_enabled = true
+
+[scale.kubernetes]
+docdb_enabled = false
+"#,
+        );
+        let c = load(&dir, None, &[]).expect("config loads");
+        assert_eq!(
+            c.server,
+            ServerConfig {
+                port: 9000,
+                host: "127.0.0.1".into(),
+                docs_enabled: false,
+                suppress_health_check_logs: true,
+                max_body_bytes: 2048,
+            }
+        );
+        assert_eq!(c.database.shelf_db_path, dir.0.join("state/db.sqlite"));
+        assert_eq!(c.database.docdb_uri.as_deref(), Some("mongodb://db:27017"));
+        assert_eq!(c.database.cache_url, None, "empty string means unset");
+        assert_eq!(c.source, vec![dir.0.join("svc.toml")]);
+    }
+
+    /// The example file documents the defaults: uncommented, it changes nothing.
+    #[test]
+    fn example_file_shows_the_defaults() {
+        let example = include_str!("../svc.toml.example");
+        let mut text = String::new();
+        for line in example.lines() {
+            let line = line.trim();
+            if line.starts_with('[') {
+                text.push_str(line);
+            } else if let Some(setting) = line.strip_prefix("# ")
+                && let Some((key, rest)) = setting.split_once(" = ")
+                && key
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            {
+                let value = rest.split(" #").next().unwrap_or(rest).trim();
+                text.push_str(&format!("{key} = {value}"));
+            }
+            text.push('\n');
+        }
+        assert!(text.matches(" = ").count() >= 10, "{text}");
+        let dir = TempDir::new();
+        dir.write("svc.toml", &text);
+        let c = load(&dir, None, &[]).expect("config loads");
+        let defaults = load(&TempDir::new(), None, &[]).expect("config loads");
+        assert_eq!(c.server, defaults.server);
+        assert_eq!(c.database.shelf_db_path, dir.0.join(DEFAULT_SHELF_DB_PATH));
+        assert_eq!((c.database.docdb_uri, c.database.cache_url), (None, None));
+    }
+
+    #[test]
+    fn absolute_shelf_path_is_kept() {
+        let dir = TempDir::new();
+        dir.write(
+            "svc.toml",
+            "[scale.database]\nshelf_db_path = \"/var/lib/svc/a.db\"\n",
+        );
+        let c = load(&dir, None, &[]).expect("config loads");
+        assert_eq!(c.database.shelf_db_path, PathBuf::from("/var/lib/svc/a.db"));
+    }
+
+    #[test]
+    fn unknown_keys_are_ignored() {
+        let dir = TempDir::new();
+        dir.write(
+            "svc.toml",
+            "[scale.server]\nprot = 1\nport = 8100\n[other]\nx = 1\n",
+        );
+        let c = load(&dir, None, &[]).expect("config loads");
+        assert_eq!(c.server.port, 8100);
+    }
+
+    #[test]
+    fn wrong_types_name_the_key_and_file() {
+        let cases = [
+            ("[scale.server]\nport = \"80\"\n", "[scale.server] port"),
+            ("[scale.server]\nport = 70000\n", "[scale.server] port"),
+            ("[scale.server]\nhost = 1\n", "[scale.server] host"),
+            (
+                "[scale.server]\ndocs_enabled = \"yes\"\n",
+                "[scale.server] docs_enabled",
+            ),
+            (
+                "[scale.server]\nmax_body_bytes = 0\n",
+                "[scale.server] max_body_bytes",
+            ),
+            (
+                "[scale.server]\nmax_body_bytes = -5\n",
+                "[scale.server] max_body_bytes",
+            ),
+            (
+                "[scale.database]\ndocdb_uri = 5\n",
+                "[scale.database] docdb_uri",
+            ),
+            (
+                "[scale.database]\nshelf_db_path = \"\"\n",
+                "[scale.database] shelf_db_path",
+            ),
+            ("[scale]\nserver = 3\n", "scale.server"),
+            ("scale = 3\n", "`scale`"),
+        ];
+        for (text, needle) in cases {
+            let dir = TempDir::new();
+            dir.write("svc.toml", text);
+            let err = format!("{:#}", load(&dir, None, &[]).expect_err("must fail"));
+            assert!(err.contains(needle), "{text:?}: {err}");
+            assert!(err.contains("svc.toml"), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn invalid_toml_names_the_file() {
+        let dir = TempDir::new();
+        dir.write("svc.toml", "[scale.server\nport = 1\n");
+        let err = format!("{:#}", load(&dir, None, &[]).expect_err("must fail"));
+        assert!(err.contains("svc.toml") && err.contains("line 1"), "{err}");
+    }
+
+    #[test]
+    fn profile_file_overlays_key_by_key() {
+        let dir = TempDir::new();
+        dir.write(
+            "svc.toml",
+            "[scale.server]\nport = 9000\nhost = \"127.0.0.1\"\n",
+        )
+        .write("svc.prod.toml", "[scale.server]\nport = 80\n");
+        let c = load(&dir, Some("prod"), &[]).expect("config loads");
+        assert_eq!(c.server.port, 80);
+        assert_eq!(c.server.host, "127.0.0.1");
+        assert_eq!(c.profile.as_deref(), Some("prod"));
+        assert_eq!(
+            c.source,
+            vec![dir.0.join("svc.toml"), dir.0.join("svc.prod.toml")]
+        );
+    }
+
+    #[test]
+    fn profile_from_env_and_flag_wins() {
+        let dir = TempDir::new();
+        dir.write("svc.staging.toml", "[scale.server]\nport = 81\n")
+            .write("svc.prod.toml", "[scale.server]\nport = 80\n");
+        let c = load(&dir, None, &[("SVC_PROFILE", "staging")]).expect("config loads");
+        assert_eq!((c.server.port, c.profile.as_deref()), (81, Some("staging")));
+        let c = load(&dir, Some("prod"), &[("SVC_PROFILE", "staging")]).expect("config loads");
+        assert_eq!((c.server.port, c.profile.as_deref()), (80, Some("prod")));
+        // A profile file works without a base svc.toml.
+        assert_eq!(c.source, vec![dir.0.join("svc.prod.toml")]);
+    }
+
+    #[test]
+    fn missing_or_bad_profile_is_an_error() {
+        let dir = TempDir::new();
+        let err = format!(
+            "{:#}",
+            load(&dir, Some("prod"), &[]).expect_err("must fail")
+        );
+        assert!(
+            err.contains("svc.prod.toml") && err.contains("not found"),
+            "{err}"
+        );
+        let err = format!(
+            "{:#}",
+            load(&dir, Some("../x"), &[]).expect_err("must fail")
+        );
+        assert!(err.contains("invalid profile name"), "{err}");
+    }
+
+    #[test]
+    fn env_overrides_files() {
+        let dir = TempDir::new();
+        dir.write(
+            "svc.toml",
+            "[scale.server]\nport = 9000\n[scale.database]\ndocdb_uri = \"a\"\n",
+        )
+        .write("svc.prod.toml", "[scale.server]\nport = 80\n");
+        let c = load(
+            &dir,
+            Some("prod"),
+            &[
+                ("SVC_SERVER_PORT", "7000"),
+                ("SVC_SERVER_HOST", "::1"),
+                ("SVC_DOCS_ENABLED", "false"),
+                ("SVC_SUPPRESS_HEALTH_CHECK_LOGS", "1"),
+                ("SVC_MAX_BODY_BYTES", "4096"),
+                ("SVC_SHELF_DB_PATH", "other.db"),
+                ("DOCDB_URI", "mongodb://x"),
+                ("CACHE_URL", "redis://y"),
+            ],
+        )
+        .expect("config loads");
+        assert_eq!(
+            c.server,
+            ServerConfig {
+                port: 7000,
+                host: "::1".into(),
+                docs_enabled: false,
+                suppress_health_check_logs: true,
+                max_body_bytes: 4096,
+            }
+        );
+        assert_eq!(c.database.shelf_db_path, dir.0.join("other.db"));
+        assert_eq!(c.database.docdb_uri.as_deref(), Some("mongodb://x"));
+        assert_eq!(c.database.cache_url.as_deref(), Some("redis://y"));
+    }
+
+    #[test]
+    fn empty_env_values_count_as_unset() {
+        let dir = TempDir::new();
+        dir.write("svc.toml", "[scale.database]\ndocdb_uri = \"a\"\n");
+        let c =
+            load(&dir, None, &[("DOCDB_URI", ""), ("SVC_SERVER_PORT", "")]).expect("config loads");
+        assert_eq!(c.database.docdb_uri.as_deref(), Some("a"));
+        assert_eq!(c.server.port, 8000);
+    }
+
+    #[test]
+    fn bad_env_values_name_the_variable() {
+        let dir = TempDir::new();
+        for (var, value) in [
+            ("SVC_SERVER_PORT", "eighty"),
+            ("SVC_SERVER_PORT", "65536"),
+            ("SVC_DOCS_ENABLED", "maybe"),
+            ("SVC_SUPPRESS_HEALTH_CHECK_LOGS", "2"),
+            ("SVC_MAX_BODY_BYTES", "0"),
+            ("SVC_MAX_BODY_BYTES", "1MiB"),
+        ] {
+            let err = format!(
+                "{:#}",
+                load(&dir, None, &[(var, value)]).expect_err("must fail")
+            );
+            assert!(
+                err.contains(var) && err.contains(value),
+                "{var}={value}: {err}"
+            );
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! The one HTTP error-code table: every failure the server answers maps to a stable
+//! `code` and its HTTP status here, and leaves as the JSON envelope.
+
+use super::envelope;
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use actors::runtime::CallError;
+use serde::Serialize;
+
+/// Stable error codes (`error.code` in the envelope).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorCode {
+    BadRequest,
+    Unauthorized,
+    Forbidden,
+    NotFound,
+    MethodNotAllowed,
+    Conflict,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    ValidationError,
+    RateLimited,
+    ExecutionError,
+    InternalError,
+    ServiceUnavailable,
+    /// An app middleware walker rejected the request with a status the table has no
+    /// code for; the status is the one the walker reported.
+    RequestRejected,
+}
+
+/// `(code, wire name, HTTP status)`: the whole table.
+const TABLE: &[(ErrorCode, &str, u16)] = &[
+    (ErrorCode::BadRequest, "BAD_REQUEST", 400),
+    (ErrorCode::Unauthorized, "UNAUTHORIZED", 401),
+    (ErrorCode::Forbidden, "FORBIDDEN", 403),
+    (ErrorCode::NotFound, "NOT_FOUND", 404),
+    (ErrorCode::MethodNotAllowed, "METHOD_NOT_ALLOWED", 405),
+    (ErrorCode::Conflict, "CONFLICT", 409),
+    (ErrorCode::PayloadTooLarge, "PAYLOAD_TOO_LARGE", 413),
+    (
+        ErrorCode::UnsupportedMediaType,
+        "UNSUPPORTED_MEDIA_TYPE",
+        415,
+    ),
+    (ErrorCode::ValidationError, "VALIDATION_ERROR", 422),
+    (ErrorCode::RateLimited, "RATE_LIMITED", 429),
+    (ErrorCode::InternalError, "INTERNAL_ERROR", 500),
+    (ErrorCode::ExecutionError, "EXECUTION_ERROR", 500),
+    (ErrorCode::ServiceUnavailable, "SERVICE_UNAVAILABLE", 503),
+    (ErrorCode::RequestRejected, "REQUEST_REJECTED", 400),
+];
+
+impl ErrorCode {
+    fn row(self) -> (&'static str, u16) {
+        TABLE
+            .iter()
+            .find(|(c, _, _)| *c == self)
+            .map_or(("INTERNAL_ERROR", 500), |&(_, name, status)| (name, status))
+    }
+
+    /// The wire name, e.g. `VALIDATION_ERROR`.
+    pub fn as_str(self) -> &'static str {
+        self.row().0
+    }
+
+    /// The HTTP status this code answers with.
+    pub fn status(self) -> StatusCode {
+        StatusCode::from_u16(self.row().1).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+    }
+
+    /// The first code of the table answering with `status` (used for statuses chosen by
+    /// someone else: an app middleware walker, a response actix produced).
+    pub fn for_status(status: u16) -> Option<ErrorCode> {
+        TABLE
+            .iter()
+            .find(|&&(c, _, s)| s == status && c != ErrorCode::RequestRejected)
+            .map(|&(c, _, _)| c)
+    }
+}
+
+/// One entry of `error.details`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+/// A failure on its way to the client.
+#[derive(Clone, Debug)]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub status: StatusCode,
+    pub message: String,
+    pub details: Vec<FieldError>,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> ApiError {
+        ApiError {
+            code,
+            status: code.status(),
+            message: message.into(),
+            details: Vec::new(),
+        }
+    }
+
+    /// 422 `VALIDATION_ERROR` with one `{field, message}` detail.
+    pub fn validation(field: &str, message: impl Into<String>) -> ApiError {
+        ApiError::validation_all(vec![FieldError {
+            field: field.to_string(),
+            message: message.into(),
+        }])
+    }
+
+    /// 422 `VALIDATION_ERROR` with these details.
+    pub fn validation_all(details: Vec<FieldError>) -> ApiError {
+        let message = match details.as_slice() {
+            [one] => format!("invalid request: {}: {}", one.field, one.message),
+            _ => format!("invalid request: {} problems", details.len()),
+        };
+        ApiError {
+            details,
+            ..ApiError::new(ErrorCode::ValidationError, message)
+        }
+    }
+
+    /// A rejection with a status someone else chose (an app middleware walker or actix
+    /// itself); the code comes from the table when it has one for the status.
+    pub fn with_status(status: u16, message: impl Into<String>) -> ApiError {
+        let status = StatusCode::from_u16(status)
+            .ok()
+            .filter(|s| s.is_client_error() || s.is_server_error())
+            .unwrap_or(StatusCode::BAD_REQUEST);
+        let code = ErrorCode::for_status(status.as_u16()).unwrap_or(ErrorCode::RequestRejected);
+        ApiError {
+            status,
+            ..ApiError::new(code, message)
+        }
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.status
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        envelope::failure(self)
+    }
+}
+
+impl From<CallError> for ApiError {
+    fn from(e: CallError) -> ApiError {
+        match e {
+            CallError::NotFound(m) => ApiError::new(ErrorCode::NotFound, m),
+            CallError::Validation(problems) => ApiError::validation_all(
+                problems
+                    .into_iter()
+                    .map(|(field, message)| FieldError { field, message })
+                    .collect(),
+            ),
+            CallError::Runtime { message, .. } => ApiError::new(ErrorCode::ExecutionError, message),
+            CallError::Limit(m) => ApiError::new(ErrorCode::ExecutionError, m),
+            CallError::Conflict(m) => ApiError::new(
+                ErrorCode::Conflict,
+                format!("write conflict: the request lost a concurrent update ({m})"),
+            ),
+            CallError::Host(m) => {
+                // Storage internals stay in the server log.
+                tracing::error!(error = %m, "storage failure during a call");
+                ApiError::new(
+                    ErrorCode::InternalError,
+                    "storage failure; see the server log",
+                )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_has_one_row() {
+        let codes = [
+            ErrorCode::BadRequest,
+            ErrorCode::Unauthorized,
+            ErrorCode::Forbidden,
+            ErrorCode::NotFound,
+            ErrorCode::MethodNotAllowed,
+            ErrorCode::Conflict,
+            ErrorCode::PayloadTooLarge,
+            ErrorCode::UnsupportedMediaType,
+            ErrorCode::ValidationError,
+            ErrorCode::RateLimited,
+            ErrorCode::ExecutionError,
+            ErrorCode::InternalError,
+            ErrorCode::ServiceUnavailable,
+            ErrorCode::RequestRejected,
+        ];
+        for c in codes {
+            assert_eq!(TABLE.iter().filter(|r| r.0 == c).count(), 1, "{c:?}");
+        }
+        assert_eq!(TABLE.len(), codes.len());
+    }
+
+    #[test]
+    fn statuses_follow_the_decisions() {
+        assert_eq!(ErrorCode::ValidationError.status().as_u16(), 422);
+        assert_eq!(ErrorCode::PayloadTooLarge.as_str(), "PAYLOAD_TOO_LARGE");
+        assert_eq!(ErrorCode::for_status(401), Some(ErrorCode::Unauthorized));
+        assert_eq!(ErrorCode::for_status(500), Some(ErrorCode::InternalError));
+        let teapot = ApiError::with_status(418, "short and stout");
+        assert_eq!(teapot.status.as_u16(), 418);
+        assert_eq!(teapot.code, ErrorCode::RequestRejected);
+        assert_eq!(ApiError::with_status(200, "x").status.as_u16(), 400);
+    }
+
+    #[test]
+    fn call_errors_map_to_codes() {
+        let e = ApiError::from(CallError::Validation(vec![("n".into(), "bad".into())]));
+        assert_eq!(e.status.as_u16(), 422);
+        assert_eq!(e.details.len(), 1);
+        let e = ApiError::from(CallError::Conflict("x".into()));
+        assert_eq!(e.code, ErrorCode::Conflict);
+        let e = ApiError::from(CallError::Limit("too deep".into()));
+        assert_eq!(e.code, ErrorCode::ExecutionError);
+    }
+}

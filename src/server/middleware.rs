@@ -1,0 +1,214 @@
+//! The HTTP middleware wrapped around every route: trace id (`X-Trace-Id`, echoed or
+//! generated), permissive CORS (preflights answered here), the access log, and the last
+//! guard of "every failure is the envelope" (an error actix produced itself, such as a
+//! 405 from a fixed route, is rewritten as the envelope).
+
+use super::AppState;
+use super::envelope;
+use super::errors::ApiError;
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use actix_web::http::{Method, StatusCode};
+use actix_web::middleware::Next;
+use actix_web::{Error, FromRequest, HttpMessage as _, HttpRequest, HttpResponse};
+use std::future::{Ready, ready};
+use std::time::Instant;
+
+pub const TRACE_HEADER: &str = "x-trace-id";
+
+/// Paths whose access-log lines `suppress_health_check_logs` leaves out (with the
+/// documentation pages, `docs::DOC_PATHS`).
+const QUIET_PATHS: &[&str] = &[
+    "/",
+    "/health",
+    "/healthz",
+    "/healthz/ready",
+    "/healthz/live",
+];
+
+/// The request's trace id (set by [`http_layer`] before any handler runs).
+#[derive(Clone, Debug)]
+pub struct TraceId(pub String);
+
+impl FromRequest for TraceId {
+    type Error = Error;
+    type Future = Ready<Result<TraceId, Error>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let id = req.extensions().get::<TraceId>().cloned();
+        ready(Ok(id.unwrap_or_else(|| TraceId(new_trace_id()))))
+    }
+}
+
+/// A random UUID (version 4) in its usual text form.
+pub fn new_trace_id() -> String {
+    let mut id = actors::random_id();
+    id = (id & !(0xF << 76)) | (0x4 << 76);
+    id = (id & !(0x3 << 62)) | (0x2 << 62);
+    let hex = format!("{id:032x}");
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+/// An incoming trace id worth echoing: 1-128 visible ASCII characters.
+fn incoming_trace_id(headers: &HeaderMap) -> Option<String> {
+    let v = headers.get(TRACE_HEADER)?.to_str().ok()?.trim();
+    let ok = !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic());
+    ok.then(|| v.to_string())
+}
+
+/// Trace id, CORS, envelope fallback and access log, in one pass.
+pub async fn http_layer(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, Error> {
+    let started = Instant::now();
+    let trace = incoming_trace_id(req.headers()).unwrap_or_else(new_trace_id);
+    req.extensions_mut().insert(TraceId(trace.clone()));
+    let method = req.method().clone();
+    let path = req.path().to_string();
+    let origin = req.headers().get(header::ORIGIN).cloned();
+    let quiet = req
+        .app_data::<actix_web::web::Data<AppState>>()
+        .is_some_and(|s| s.settings.suppress_health_check_logs)
+        && (QUIET_PATHS.contains(&path.as_str())
+            || crate::docs::DOC_PATHS.contains(&path.as_str()));
+
+    let mut res = if method == Method::OPTIONS {
+        let preflight = preflight(req.headers());
+        req.into_response(preflight)
+    } else {
+        // Handlers and extractors answer their errors as responses; an `Err` here would
+        // come from actix itself and is answered by actix (no request clone may be kept
+        // across `next.call`: routing needs the request uniquely).
+        next.call(req).await?.map_into_boxed_body()
+    };
+    if needs_envelope(&res) {
+        let status = res.status();
+        let message = match res.response().error() {
+            Some(e) => e.to_string(),
+            None => status.canonical_reason().unwrap_or("error").to_string(),
+        };
+        let replacement = envelope::failure(&ApiError::with_status(status.as_u16(), message));
+        res = res.into_response(replacement);
+    }
+
+    let headers = res.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&trace) {
+        headers.insert(HeaderName::from_static(TRACE_HEADER), v);
+    }
+    cors_headers(headers, origin);
+
+    if !quiet {
+        let status = res.status().as_u16();
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        tracing::info!(
+            target: "svc::access",
+            method = %method,
+            path = %path,
+            status,
+            duration_ms = (ms * 10.0).round() / 10.0,
+            trace_id = %trace,
+            "request"
+        );
+    }
+    Ok(res)
+}
+
+/// An error response that is not JSON came from actix itself (or a route that forgot the
+/// envelope): rewrite it.
+fn needs_envelope(res: &ServiceResponse<BoxBody>) -> bool {
+    let status = res.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return false;
+    }
+    let is_json = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    !is_json
+}
+
+/// The answer to any `OPTIONS` request: everything is allowed.
+fn preflight(headers: &HeaderMap) -> HttpResponse {
+    let methods = headers
+        .get(header::ACCESS_CONTROL_REQUEST_METHOD)
+        .cloned()
+        .unwrap_or(HeaderValue::from_static(
+            "GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS",
+        ));
+    let allow_headers = headers
+        .get(header::ACCESS_CONTROL_REQUEST_HEADERS)
+        .cloned()
+        .unwrap_or(HeaderValue::from_static("*"));
+    HttpResponse::build(StatusCode::NO_CONTENT)
+        .insert_header((header::ACCESS_CONTROL_ALLOW_METHODS, methods))
+        .insert_header((header::ACCESS_CONTROL_ALLOW_HEADERS, allow_headers))
+        .insert_header((
+            header::ACCESS_CONTROL_MAX_AGE,
+            HeaderValue::from_static("600"),
+        ))
+        .finish()
+}
+
+/// Permissive CORS: the request's origin is echoed (with credentials allowed), else `*`.
+fn cors_headers(headers: &mut HeaderMap, origin: Option<HeaderValue>) {
+    match origin {
+        Some(origin) => {
+            headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+            headers.insert(
+                header::ACCESS_CONTROL_ALLOW_CREDENTIALS,
+                HeaderValue::from_static("true"),
+            );
+            headers.append(header::VARY, HeaderValue::from_static("Origin"));
+        }
+        None => {
+            headers.insert(
+                header::ACCESS_CONTROL_ALLOW_ORIGIN,
+                HeaderValue::from_static("*"),
+            );
+        }
+    }
+    headers.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static("X-Trace-Id"),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_ids_look_like_uuids() {
+        let a = new_trace_id();
+        let b = new_trace_id();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "4");
+        assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"), "{a}");
+    }
+
+    #[test]
+    fn only_sane_trace_ids_are_echoed() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            HeaderName::from_static(TRACE_HEADER),
+            HeaderValue::from_static("abc-123"),
+        );
+        assert_eq!(incoming_trace_id(&h).as_deref(), Some("abc-123"));
+        h.insert(
+            HeaderName::from_static(TRACE_HEADER),
+            HeaderValue::from_static("has space"),
+        );
+        assert_eq!(incoming_trace_id(&h), None);
+    }
+}

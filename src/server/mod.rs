@@ -1,0 +1,305 @@
+//! The HTTP layer of `svc start`: serves the app's walkers and functions as generated
+//! endpoints with the JSON envelope, plus health and documentation routes.
+//!
+//! Request path: `middleware::http_layer` (trace id, CORS, access log, envelope
+//! fallback) → fixed routes (`health`, docs, the `/` index) → the default service,
+//! `routes::endpoint`, whose extractors resolve the route (`routes::Matched`), authorize
+//! the caller (`auth::Authorized`) and extract the arguments (`params::CallArgs`); it
+//! runs the app's middleware walkers (`hooks`), calls the runtime and wraps the outcome
+//! (`envelope`). Every failure is an `errors::ApiError`: one code table, one envelope.
+
+pub mod auth;
+pub mod dev;
+pub mod envelope;
+pub mod errors;
+pub mod faux;
+pub mod health;
+pub mod hooks;
+pub mod listen;
+pub mod logging;
+pub mod middleware;
+pub mod params;
+pub mod routes;
+pub mod shutdown;
+
+use crate::cli::StartArgs;
+use crate::config::Config;
+use crate::{docs, openapi};
+use actix_web::http::StatusCode;
+use actix_web::middleware::{Compress, from_fn};
+use actix_web::{App, HttpRequest, HttpResponse, HttpServer, guard, web};
+use actors::runtime::{Runtime, RuntimeConfig};
+use anyhow::{Context as _, Result, bail};
+use errors::{ApiError, ErrorCode};
+use routes::RouteTable;
+use serde_json::json;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+/// Wall-clock budget of one walker or function call (a clean `EXECUTION_ERROR` after).
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// Optimistic-concurrency replays before a call fails with 409 `CONFLICT`.
+pub const MAX_REPLAYS: u32 = 8;
+
+/// What the server runs with: the configuration with the command line applied.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub entry: PathBuf,
+    /// Shown by `/` and the docs title: the app directory's name.
+    pub app_name: String,
+    pub host: String,
+    pub port: u16,
+    pub docs_enabled: bool,
+    pub suppress_health_check_logs: bool,
+    pub max_body_bytes: usize,
+    pub store_path: PathBuf,
+    /// Run workers (interpreter threads).
+    pub workers: usize,
+}
+
+impl Settings {
+    fn resolve(args: &StartArgs) -> Result<Settings> {
+        let app_dir = app_dir(&args.entry);
+        let config = Config::load(&app_dir, args.profile.as_deref())?;
+        if config.database.docdb_uri.is_some() {
+            tracing::warn!("DOCDB_URI is set, but this build persists to the embedded store only");
+        }
+        let app_name = std::fs::canonicalize(&app_dir)
+            .ok()
+            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "svc app".into());
+        let cores = std::thread::available_parallelism().map_or(2, usize::from);
+        Ok(Settings {
+            entry: args.entry.clone(),
+            app_name,
+            host: args.host.clone().unwrap_or(config.server.host),
+            port: args.port.unwrap_or(config.server.port),
+            docs_enabled: config.server.docs_enabled,
+            suppress_health_check_logs: config.server.suppress_health_check_logs,
+            max_body_bytes: config.server.max_body_bytes,
+            store_path: config.database.shelf_db_path,
+            workers: args.workers.unwrap_or(cores).max(1),
+        })
+    }
+
+    fn limits() -> lang::Limits {
+        lang::Limits {
+            timeout: Some(CALL_TIMEOUT),
+            ..lang::Limits::default()
+        }
+    }
+}
+
+/// The entry file's directory (`.` for a bare file name).
+fn app_dir(entry: &Path) -> PathBuf {
+    entry
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf()
+}
+
+/// Shared by every worker of the HTTP server.
+pub struct AppState {
+    pub runtime: Runtime,
+    pub settings: Settings,
+    /// Set once shutdown begins: `/healthz/ready` answers 503.
+    pub draining: AtomicBool,
+    table: RwLock<Arc<RouteTable>>,
+}
+
+impl AppState {
+    /// The state of the app serving `req`.
+    pub fn of(req: &HttpRequest) -> Result<&web::Data<AppState>, ApiError> {
+        req.app_data::<web::Data<AppState>>()
+            .ok_or_else(|| ApiError::new(ErrorCode::InternalError, "server state missing"))
+    }
+
+    /// The current route table (swapped whole by `--dev` reloads).
+    pub fn table(&self) -> Arc<RouteTable> {
+        let guard = self.table.read().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(&guard)
+    }
+
+    pub fn swap_table(&self, table: RouteTable) {
+        let mut guard = self.table.write().unwrap_or_else(|e| e.into_inner());
+        *guard = Arc::new(table);
+    }
+}
+
+/// `svc start`.
+pub fn start(args: &StartArgs) -> Result<ExitCode> {
+    logging::init(args.log_format);
+    let meta = std::fs::metadata(&args.entry)
+        .with_context(|| format!("cannot read {}", args.entry.display()))?;
+    if !meta.is_file() {
+        bail!("cannot read {}: not a file", args.entry.display());
+    }
+    if args.faux {
+        return match faux::render(&args.entry, &Settings::limits()) {
+            Ok(text) => {
+                print!("{text}");
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(text) => {
+                eprint!("{text}");
+                Ok(ExitCode::from(1))
+            }
+        };
+    }
+    let settings = Settings::resolve(args)?;
+    if args.api_port != 0 && args.api_port != settings.port {
+        tracing::warn!(
+            api_port = args.api_port,
+            "a separate API port is not supported; the API is served on the main port"
+        );
+    }
+    let dev = args.dev;
+    actix_web::rt::System::new().block_on(serve(settings, dev))
+}
+
+async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
+    let started = Instant::now();
+    let config = RuntimeConfig {
+        entry: settings.entry.clone(),
+        store_path: settings.store_path.clone(),
+        workers: settings.workers,
+        limits: Settings::limits(),
+        max_replays: MAX_REPLAYS,
+    };
+    let (runtime, loaded) = match Runtime::start(config) {
+        Ok(started) => started,
+        Err(text) => {
+            eprint!("{text}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if !loaded.load_output.is_empty() {
+        print!("{}", loaded.load_output);
+    }
+    let hooks = hooks::probe(&runtime).await;
+    let (table, warnings) = RouteTable::build(&loaded.endpoints, hooks);
+    for w in &warnings {
+        tracing::warn!("{w}");
+    }
+    let openapi = settings
+        .docs_enabled
+        .then(|| Arc::new(openapi_document(&settings.app_name, &table).to_string()));
+
+    let (listener, port) = listen::bind(&settings.host, settings.port)
+        .with_context(|| format!("cannot listen on {}:{}", settings.host, settings.port))?;
+    if port != settings.port && settings.port != 0 {
+        println!(
+            "svc: port {} is in use; using port {port} instead",
+            settings.port
+        );
+    }
+    let entry = settings.entry.display().to_string();
+    let host = settings.host.clone();
+    let store = display_path(&settings.store_path);
+    let state = web::Data::new(AppState {
+        runtime: runtime.clone(),
+        settings,
+        draining: AtomicBool::new(false),
+        table: RwLock::new(Arc::new(table)),
+    });
+
+    let app_state = state.clone();
+    let server = HttpServer::new(move || {
+        let openapi = openapi.clone();
+        App::new()
+            .app_data(app_state.clone())
+            .wrap(Compress::default())
+            .wrap(from_fn(middleware::http_layer))
+            .configure(health::configure)
+            .configure(move |cfg| {
+                if let Some(doc) = openapi {
+                    docs::configure(cfg, doc);
+                }
+            })
+            .service(
+                web::resource("/")
+                    .guard(guard::fn_guard(|ctx| {
+                        ctx.app_data::<web::Data<AppState>>()
+                            .is_some_and(|s| !s.table().claims("/"))
+                    }))
+                    .route(web::get().to(index)),
+            )
+            .default_service(web::to(routes::endpoint))
+    })
+    .workers(http_workers())
+    .disable_signals()
+    .shutdown_timeout(shutdown::SHUTDOWN_TIMEOUT_SECS)
+    .listen(listener)?
+    .run();
+    shutdown::spawn(server.handle(), state.clone());
+    if dev {
+        dev::spawn(app_dir(&state.settings.entry), state.clone());
+    }
+    println!("svc: serving {entry} at http://{host}:{port} (store: embedded SQLite at {store})");
+    let _ = std::io::stdout().flush();
+    tracing::debug!(startup_ms = started.elapsed().as_millis() as u64, "ready");
+
+    server.await?;
+    shutdown::drain(&runtime).await;
+    tracing::info!("stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// HTTP worker threads: request handling only awaits the run pool, so few are needed.
+fn http_workers() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .div_ceil(2)
+        .clamp(1, 4)
+}
+
+/// A path as the user wrote it (no leading `./`).
+fn display_path(p: &Path) -> String {
+    let text = p.display().to_string();
+    text.strip_prefix("./").map_or(text.clone(), str::to_string)
+}
+
+/// The OpenAPI document of the served routes.
+fn openapi_document(title: &str, table: &RouteTable) -> serde_json::Value {
+    let docs: Vec<openapi::RouteDoc<'_>> = table
+        .routes()
+        .map(|(method, path, endpoint)| {
+            let pattern = routes::Pattern::parse(path);
+            let path_params: Vec<&str> = pattern.params().collect();
+            let query_params = endpoint
+                .params
+                .iter()
+                .filter(|p| {
+                    params::classify(p, method.as_str(), &path_params) == params::Source::Query
+                })
+                .map(|p| p.name.clone())
+                .collect();
+            openapi::RouteDoc {
+                endpoint,
+                method: method.to_string(),
+                path: path.to_string(),
+                path_params: path_params.iter().map(|s| s.to_string()).collect(),
+                query_params,
+            }
+        })
+        .collect();
+    openapi::build(title, env!("CARGO_PKG_VERSION"), &docs)
+}
+
+/// `GET /` when no endpoint claims it: a small JSON index (decisions.md "Health").
+async fn index(state: web::Data<AppState>) -> HttpResponse {
+    let docs = state.settings.docs_enabled.then_some("/docs");
+    envelope::plain_json(
+        StatusCode::OK,
+        &json!({
+            "name": state.settings.app_name,
+            "version": env!("CARGO_PKG_VERSION"),
+            "docs": docs,
+        }),
+    )
+}

@@ -1,0 +1,406 @@
+//! The generated endpoints: the route table built from the app's endpoint table (spec
+//! "Generated endpoints"), path matching with `{param}` segments, the `Matched`
+//! extractor and the one handler every walker and function call goes through.
+//!
+//! The table is consulted by the app's default service, after the fixed routes (health,
+//! docs), so it can be swapped whole when `--dev` reloads the app, and a function with a
+//! custom path such as `/robots.txt` answers before anything else would.
+
+use super::auth::Authorized;
+use super::envelope;
+use super::errors::{ApiError, ErrorCode};
+use super::hooks::{self, Hooks};
+use super::middleware::TraceId;
+use super::params::CallArgs;
+use super::{AppState, params};
+use actix_web::dev::Payload;
+use actix_web::http::Method;
+use actix_web::{FromRequest, HttpMessage as _, HttpRequest, HttpResponse, web};
+use actors::runtime::{CallRequest, EndpointInfo, EndpointKind, Start};
+use lang::serve::Protocol;
+use std::future::{Ready, ready};
+use std::sync::Arc;
+
+/// The path an endpoint is served at, or `None` when it is not served under the
+/// generated routes (WEBHOOK and WEBSOCKET walkers have their own routes).
+pub fn route_path(e: &EndpointInfo) -> Option<String> {
+    if e.spec.protocol != Protocol::Http {
+        return None;
+    }
+    Some(match &e.spec.path {
+        Some(p) if p.starts_with('/') => p.clone(),
+        Some(p) => format!("/{p}"),
+        None => match e.kind {
+            EndpointKind::Walker => format!("/walker/{}", e.name),
+            EndpointKind::Function => format!("/function/{}", e.name),
+        },
+    })
+}
+
+/// One segment of a route path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Segment {
+    Literal(String),
+    Param(String),
+}
+
+/// A route path such as `/items/{id}`, split into segments (empty segments and a
+/// trailing slash do not count).
+#[derive(Clone, Debug)]
+pub struct Pattern {
+    text: String,
+    segments: Vec<Segment>,
+}
+
+impl Pattern {
+    pub fn parse(text: &str) -> Pattern {
+        let segments = text
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(
+                |s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                    Some(name) if !name.is_empty() => Segment::Param(name.to_string()),
+                    _ => Segment::Literal(s.to_string()),
+                },
+            )
+            .collect();
+        Pattern {
+            text: text.to_string(),
+            segments,
+        }
+    }
+
+    /// The path as declared.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Names of the `{param}` segments.
+    pub fn params(&self) -> impl Iterator<Item = &str> {
+        self.segments.iter().filter_map(|s| match s {
+            Segment::Param(p) => Some(p.as_str()),
+            Segment::Literal(_) => None,
+        })
+    }
+
+    fn literals(&self) -> usize {
+        self.segments
+            .iter()
+            .filter(|s| matches!(s, Segment::Literal(_)))
+            .count()
+    }
+
+    /// Two patterns that match the same paths (`/a/{x}` and `/a/{y}`).
+    fn same_shape(&self, other: &Pattern) -> bool {
+        self.segments.len() == other.segments.len()
+            && self
+                .segments
+                .iter()
+                .zip(&other.segments)
+                .all(|(a, b)| match (a, b) {
+                    (Segment::Literal(x), Segment::Literal(y)) => x == y,
+                    (Segment::Param(_), Segment::Param(_)) => true,
+                    _ => false,
+                })
+    }
+
+    /// Match already-decoded path segments; the captured `{param}` values on success.
+    fn captures(&self, segments: &[String]) -> Option<Vec<(String, String)>> {
+        if segments.len() != self.segments.len() {
+            return None;
+        }
+        let mut out = Vec::new();
+        for (pat, seg) in self.segments.iter().zip(segments) {
+            match pat {
+                Segment::Literal(l) if l == seg => {}
+                Segment::Literal(_) => return None,
+                Segment::Param(name) => out.push((name.clone(), seg.clone())),
+            }
+        }
+        Some(out)
+    }
+}
+
+/// The endpoints served at one path, by method.
+#[derive(Debug)]
+struct PathGroup {
+    pattern: Pattern,
+    methods: Vec<(Method, Arc<EndpointInfo>)>,
+}
+
+/// Every generated route of the loaded app, plus what the app's middleware walkers are.
+#[derive(Debug, Default)]
+pub struct RouteTable {
+    /// Most specific (most literal segments) first; declaration order otherwise.
+    groups: Vec<PathGroup>,
+    pub hooks: Hooks,
+}
+
+/// A request resolved to its endpoint.
+#[derive(Clone, Debug)]
+pub struct Matched {
+    pub endpoint: Arc<EndpointInfo>,
+    /// `{param}` values from the path, percent-decoded.
+    pub path_params: Vec<(String, String)>,
+}
+
+impl RouteTable {
+    /// Build the table; the strings are warnings for the log (duplicate routes, bad
+    /// methods, path parameters that name no parameter).
+    pub fn build(endpoints: &[EndpointInfo], hooks: Hooks) -> (RouteTable, Vec<String>) {
+        let mut warnings = Vec::new();
+        let mut groups: Vec<PathGroup> = Vec::new();
+        for e in endpoints {
+            let Some(path) = route_path(e) else {
+                continue;
+            };
+            let Ok(method) = Method::from_bytes(e.spec.method.as_bytes()) else {
+                warnings.push(format!(
+                    "{} '{}': unknown HTTP method '{}', not served",
+                    kind_name(e.kind),
+                    e.name,
+                    e.spec.method
+                ));
+                continue;
+            };
+            let pattern = Pattern::parse(&path);
+            for p in pattern.params() {
+                if !e.params.iter().any(|q| q.name == p) {
+                    warnings.push(format!(
+                        "{} '{}': path parameter '{{{p}}}' names no parameter; ignored",
+                        kind_name(e.kind),
+                        e.name
+                    ));
+                }
+            }
+            let endpoint = Arc::new(e.clone());
+            match groups.iter_mut().find(|g| g.pattern.same_shape(&pattern)) {
+                Some(g) if g.methods.iter().any(|(m, _)| *m == method) => warnings.push(format!(
+                    "{} '{}': {method} {path} is already served by another endpoint; not served",
+                    kind_name(e.kind),
+                    e.name
+                )),
+                Some(g) => g.methods.push((method, endpoint)),
+                None => groups.push(PathGroup {
+                    pattern,
+                    methods: vec![(method, endpoint)],
+                }),
+            }
+        }
+        // Stable: declaration order among equally specific paths.
+        groups.sort_by_key(|g| std::cmp::Reverse(g.pattern.literals()));
+        let table = RouteTable { groups, hooks };
+        (table, warnings)
+    }
+
+    /// Every served route: `(method, path, endpoint)`, in table order.
+    pub fn routes(&self) -> impl Iterator<Item = (&Method, &str, &EndpointInfo)> {
+        self.groups.iter().flat_map(|g| {
+            g.methods
+                .iter()
+                .map(move |(m, e)| (m, g.pattern.as_str(), &**e))
+        })
+    }
+
+    /// Whether some endpoint is served at exactly this path (for `/`).
+    pub fn claims(&self, path: &str) -> bool {
+        let segments = split_path(path);
+        self.groups
+            .iter()
+            .any(|g| g.pattern.captures(&segments).is_some())
+    }
+
+    /// Resolve a request: its endpoint, or 404 `NOT_FOUND` / 405 `METHOD_NOT_ALLOWED`.
+    pub fn resolve(&self, method: &Method, raw_path: &str) -> Result<Matched, ApiError> {
+        let segments = split_path(raw_path);
+        let mut path_known = false;
+        for g in &self.groups {
+            let Some(path_params) = g.pattern.captures(&segments) else {
+                continue;
+            };
+            path_known = true;
+            if let Some((_, e)) = g.methods.iter().find(|(m, _)| m == method) {
+                return Ok(Matched {
+                    endpoint: Arc::clone(e),
+                    path_params,
+                });
+            }
+        }
+        if path_known {
+            Err(ApiError::new(
+                ErrorCode::MethodNotAllowed,
+                format!("method {method} is not allowed on {raw_path}"),
+            ))
+        } else {
+            Err(ApiError::new(
+                ErrorCode::NotFound,
+                format!("no endpoint at {raw_path}"),
+            ))
+        }
+    }
+}
+
+fn kind_name(kind: EndpointKind) -> &'static str {
+    match kind {
+        EndpointKind::Walker => "walker",
+        EndpointKind::Function => "function",
+    }
+}
+
+/// A raw request path as percent-decoded segments (empty segments dropped).
+fn split_path(raw: &str) -> Vec<String> {
+    raw.split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| params::percent_decode(s, false))
+        .collect()
+}
+
+impl Matched {
+    /// The request's endpoint, resolved once per request (cached in its extensions).
+    pub fn of(req: &HttpRequest) -> Result<Matched, ApiError> {
+        if let Some(m) = req.extensions().get::<Matched>() {
+            return Ok(m.clone());
+        }
+        let state = AppState::of(req)?;
+        let matched = state.table().resolve(req.method(), req.path())?;
+        req.extensions_mut().insert(matched.clone());
+        Ok(matched)
+    }
+}
+
+impl FromRequest for Matched {
+    type Error = ApiError;
+    type Future = Ready<Result<Matched, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(Matched::of(req))
+    }
+}
+
+/// Every walker and function endpoint: resolve, authorize, extract arguments (all
+/// extractors), run the app's middleware walkers, call, wrap.
+pub async fn endpoint(
+    state: web::Data<AppState>,
+    target: Matched,
+    Authorized(caller): Authorized,
+    CallArgs(args): CallArgs,
+    trace: TraceId,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    hooks::run(&state, &req, &caller, &trace).await?;
+    let e = &target.endpoint;
+    let outcome = state
+        .runtime
+        .call(CallRequest {
+            kind: e.kind,
+            name: e.name.clone(),
+            args,
+            start: Start::Root,
+            caller,
+            trace_id: trace.0,
+        })
+        .await?;
+    Ok(match (e.kind, e.spec.envelope) {
+        (EndpointKind::Function, false) => {
+            envelope::raw(e.spec.produces.as_deref(), &outcome.result)
+        }
+        _ => envelope::call_success(&outcome),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lang::serve::{ParamInfo, RestSpec, TypeInfo};
+
+    fn ep(kind: EndpointKind, name: &str, method: &str, path: Option<&str>) -> EndpointInfo {
+        EndpointInfo {
+            kind,
+            name: name.into(),
+            public: true,
+            params: vec![ParamInfo {
+                name: "id".into(),
+                ty: TypeInfo::Int,
+                required: true,
+                default: None,
+            }],
+            returns: None,
+            spec: RestSpec {
+                method: method.into(),
+                path: path.map(str::to_string),
+                ..RestSpec::default()
+            },
+            doc: None,
+            is_async: false,
+        }
+    }
+
+    #[test]
+    fn default_and_custom_paths() {
+        let eps = [
+            ep(EndpointKind::Walker, "w", "POST", None),
+            ep(EndpointKind::Function, "f", "GET", None),
+            ep(EndpointKind::Function, "item", "GET", Some("/items/{id}")),
+            ep(EndpointKind::Function, "robots", "GET", Some("robots.txt")),
+            ep(
+                EndpointKind::Function,
+                "newest",
+                "GET",
+                Some("/items/newest"),
+            ),
+        ];
+        let (t, warnings) = RouteTable::build(&eps, Hooks::default());
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(
+            t.resolve(&Method::POST, "/walker/w")
+                .map(|m| m.endpoint.name.clone())
+                .ok(),
+            Some("w".into())
+        );
+        let m = t.resolve(&Method::GET, "/items/4%202/").expect("matches");
+        assert_eq!(m.endpoint.name, "item");
+        assert_eq!(m.path_params, vec![("id".into(), "4 2".into())]);
+        assert_eq!(
+            t.resolve(&Method::GET, "/items/newest")
+                .map(|m| m.endpoint.name.clone())
+                .ok(),
+            Some("newest".into())
+        );
+        assert_eq!(
+            t.resolve(&Method::GET, "/robots.txt")
+                .map(|m| m.endpoint.name.clone())
+                .ok(),
+            Some("robots".into())
+        );
+        let e = t.resolve(&Method::GET, "/walker/w").err().map(|e| e.code);
+        assert_eq!(e, Some(ErrorCode::MethodNotAllowed));
+        let e = t
+            .resolve(&Method::GET, "/walker/nope")
+            .err()
+            .map(|e| e.code);
+        assert_eq!(e, Some(ErrorCode::NotFound));
+        assert!(!t.claims("/"));
+    }
+
+    #[test]
+    fn webhook_and_websocket_walkers_are_not_generated() {
+        let mut hook = ep(EndpointKind::Walker, "hook", "POST", None);
+        hook.spec.protocol = Protocol::Webhook;
+        let mut ws = ep(EndpointKind::Walker, "chat", "POST", None);
+        ws.spec.protocol = Protocol::Websocket;
+        let (t, _) = RouteTable::build(&[hook, ws], Hooks::default());
+        assert_eq!(t.routes().count(), 0);
+        assert!(t.resolve(&Method::POST, "/walker/hook").is_err());
+    }
+
+    #[test]
+    fn duplicates_warn() {
+        let eps = [
+            ep(EndpointKind::Function, "a", "GET", Some("/x/{id}")),
+            ep(EndpointKind::Function, "b", "GET", Some("/x/{id}")),
+        ];
+        let (t, warnings) = RouteTable::build(&eps, Hooks::default());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(t.routes().count(), 1);
+    }
+}

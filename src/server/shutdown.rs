@@ -1,0 +1,66 @@
+//! Graceful shutdown on SIGTERM/SIGINT: flip `/healthz/ready` to 503, stop accepting,
+//! let in-flight requests finish (actix `shutdown_timeout`), then wait for the runtime's
+//! in-flight calls (a call whose client went away still commits) before exiting 0. A
+//! second signal exits at once (130).
+
+use super::AppState;
+use actix_web::dev::ServerHandle;
+use actix_web::web;
+use actors::runtime::Runtime;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// Seconds actix waits for open connections to finish after a stop signal.
+pub const SHUTDOWN_TIMEOUT_SECS: u64 = 10;
+
+/// Watch for SIGTERM and SIGINT; on the first, drain and stop the server.
+pub fn spawn(handle: ServerHandle, state: web::Data<AppState>) {
+    actix_web::rt::spawn(async move {
+        let signal = wait_for_signal().await;
+        tracing::info!(signal, "shutting down: draining in-flight requests");
+        state.draining.store(true, Ordering::Release);
+        // A second signal means "now": skip the drain.
+        actix_web::rt::spawn(async {
+            let signal = wait_for_signal().await;
+            tracing::warn!(signal, "second signal: exiting without draining");
+            std::process::exit(130);
+        });
+        handle.stop(true).await;
+    });
+}
+
+#[cfg(unix)]
+async fn wait_for_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        },
+        _ => {
+            let _ = tokio::signal::ctrl_c().await;
+            "SIGINT"
+        }
+    }
+}
+
+#[cfg(not(unix))]
+async fn wait_for_signal() -> &'static str {
+    let _ = tokio::signal::ctrl_c().await;
+    "Ctrl-C"
+}
+
+/// After the server stopped: wait (bounded) for calls still running in the pool.
+pub async fn drain(runtime: &Runtime) {
+    let deadline = Instant::now() + Duration::from_secs(SHUTDOWN_TIMEOUT_SECS);
+    while runtime.in_flight() > 0 && Instant::now() < deadline {
+        actix_web::rt::time::sleep(Duration::from_millis(10)).await;
+    }
+    let left = runtime.in_flight();
+    if left > 0 {
+        tracing::warn!(calls = left, "exiting with calls still running");
+    }
+}

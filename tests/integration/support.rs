@@ -1,0 +1,276 @@
+//! Helpers for tests that talk to a running `svc start`: a `ServerGuard` that starts the
+//! real binary and kills it on drop, and a tiny HTTP/1.1 client over `TcpStream`
+//! (`Connection: close`, so a response ends at EOF).
+
+use crate::svc;
+use serde_json::Value;
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// One HTTP response.
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Response {
+    /// The first header of this name (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {} {}", self.status, self.body))
+    }
+}
+
+/// Send one request to `127.0.0.1:port`; `headers` are extra headers.
+pub fn request(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&[u8]>,
+) -> Response {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect to svc");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("set timeout");
+    let mut head =
+        format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if let Some(b) = body {
+        head.push_str(&format!("Content-Length: {}\r\n", b.len()));
+    }
+    head.push_str("\r\n");
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(body.unwrap_or_default());
+    // The server may answer (413) and close before reading everything.
+    let _ = stream.write_all(&bytes);
+    let mut reader = BufReader::new(stream);
+    let mut status_line = String::new();
+    reader.read_line(&mut status_line).expect("status line");
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("bad status line {status_line:?}"));
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("header line");
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            headers.push((k.trim().to_string(), v.trim().to_string()));
+        }
+    }
+    let mut raw = Vec::new();
+    let _ = reader.read_to_end(&mut raw);
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    let body = if chunked { dechunk(&raw) } else { raw };
+    Response {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    }
+}
+
+fn dechunk(mut raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let Some(end) = raw.windows(2).position(|w| w == b"\r\n") else {
+            return out;
+        };
+        let size_text = String::from_utf8_lossy(&raw[..end]);
+        let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
+            .unwrap_or(0);
+        if size == 0 || raw.len() < end + 2 + size {
+            return out;
+        }
+        out.extend_from_slice(&raw[end + 2..end + 2 + size]);
+        raw = &raw[(end + 4 + size).min(raw.len())..];
+    }
+}
+
+pub fn get(port: u16, path: &str) -> Response {
+    request(port, "GET", path, &[], None)
+}
+
+/// POST a JSON body.
+pub fn post_json(port: u16, path: &str, body: &str) -> Response {
+    request(
+        port,
+        "POST",
+        path,
+        &[("Content-Type", "application/json")],
+        Some(body.as_bytes()),
+    )
+}
+
+/// A running `svc start`, killed on drop. Its stdout and stderr are collected.
+pub struct ServerGuard {
+    child: Child,
+    pub port: u16,
+    stdout: Arc<Mutex<String>>,
+    stderr: Arc<Mutex<String>>,
+}
+
+/// A port that was free a moment ago (the server falls back if it is taken by then, and
+/// the guard reads the real port from the startup line).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind(("127.0.0.1", 0))
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+impl ServerGuard {
+    /// `svc start <args> --host 127.0.0.1 --port <free>` in `dir`; waits for /healthz.
+    pub fn start(dir: &Path, args: &[&str]) -> ServerGuard {
+        ServerGuard::start_on(dir, args, free_port())
+    }
+
+    pub fn start_on(dir: &Path, args: &[&str], port: u16) -> ServerGuard {
+        let port_text = port.to_string();
+        let mut child = svc()
+            .current_dir(dir)
+            .arg("start")
+            .args(args)
+            .args([
+                "--host",
+                "127.0.0.1",
+                "--port",
+                &port_text,
+                "--workers",
+                "2",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn svc start");
+        let stdout = collect(child.stdout.take());
+        let stderr = collect(child.stderr.take());
+        let mut guard = ServerGuard {
+            child,
+            port: 0,
+            stdout,
+            stderr,
+        };
+        guard.port = guard.wait_for_port();
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            if TcpStream::connect(("127.0.0.1", guard.port)).is_ok()
+                && get(guard.port, "/healthz").status == 200
+            {
+                return guard;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "svc never became healthy\n{}",
+                guard.output()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The port from `svc: serving ... at http://127.0.0.1:PORT ...`.
+    fn wait_for_port(&mut self) -> u16 {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let text = self.stdout();
+            if let Some(rest) = text.split("at http://127.0.0.1:").nth(1) {
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                if let Ok(port) = digits.parse() {
+                    return port;
+                }
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("svc start exited early ({status})\n{}", self.output());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no startup line\n{}",
+                self.output()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    pub fn stdout(&self) -> String {
+        self.stdout.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    pub fn output(&self) -> String {
+        format!("--- stdout\n{}--- stderr\n{}", self.stdout(), self.stderr())
+    }
+
+    /// Send SIGTERM and wait (up to 15 s) for the exit status.
+    pub fn terminate(mut self) -> ExitStatus {
+        let pid = self.child.id().to_string();
+        let sent = std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("run kill");
+        assert!(sent.success());
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "svc ignored SIGTERM\n{}",
+                self.output()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for ServerGuard {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Drain a child pipe into a shared string on a thread.
+fn collect(pipe: Option<impl std::io::Read + Send + 'static>) -> Arc<Mutex<String>> {
+    let out = Arc::new(Mutex::new(String::new()));
+    if let Some(mut pipe) = pipe {
+        let sink = Arc::clone(&out);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                if let Ok(mut s) = sink.lock() {
+                    s.push_str(&String::from_utf8_lossy(&buf[..n]));
+                }
+            }
+        });
+    }
+    out
+}
