@@ -77,24 +77,17 @@ const SELECT_ANCHOR: &str = "SELECT id, kind, arch_module, arch_type, fingerprin
 /// Ids per query in `load_many_versioned`.
 const LOAD_CHUNK: usize = 128;
 
-/// The two statements of `load_many_versioned`, with `LOAD_CHUNK` placeholders each.
-fn load_many_sql() -> (&'static str, &'static str) {
-    static SQL: OnceLock<(String, String)> = OnceLock::new();
-    let (anchors, edges) = SQL.get_or_init(|| {
+/// The statement of `load_many_versioned`, with `LOAD_CHUNK` placeholders.
+fn load_many_sql() -> &'static str {
+    static SQL: OnceLock<String> = OnceLock::new();
+    SQL.get_or_init(|| {
         let marks = vec!["?"; LOAD_CHUNK].join(", ");
-        (
-            format!(
-                "SELECT id, kind, arch_module, arch_type, fingerprint, format_version, owner, \
-                 access, fields, source, target, undirected, version FROM anchors \
-                 WHERE id IN ({marks})"
-            ),
-            format!(
-                "SELECT node_id, edge_id FROM anchor_edges WHERE node_id IN ({marks}) \
-                 ORDER BY node_id, seq"
-            ),
+        format!(
+            "SELECT id, kind, arch_module, arch_type, fingerprint, format_version, owner, \
+             access, fields, source, target, undirected, version FROM anchors \
+             WHERE id IN ({marks})"
         )
-    });
-    (anchors, edges)
+    })
 }
 
 const ANCHOR_COLUMNS: [&str; 13] = [
@@ -274,20 +267,32 @@ impl SqliteStore {
         let Some(raw) = raw else {
             return Ok(None);
         };
-        let edges: Vec<SqlValue> = {
-            let mut stmt = self.conn.prepare_cached(
-                "SELECT edge_id FROM anchor_edges WHERE node_id = ?1 ORDER BY seq",
-            )?;
-            stmt.query_map([&key], |r| r.get::<_, SqlValue>(0))?
-                .collect::<Result<_, _>>()?
-        };
-        match decode_anchor(&raw, edges) {
+        match decode_anchor(&raw) {
             Ok(found) => Ok(Some(found)),
             Err(reason) => {
                 self.quarantine(&key, &raw, &reason)?;
                 Ok(None)
             }
         }
+    }
+
+    /// A node's edge ids in creation order. Loads leave edge lists out (a node may have
+    /// millions of children); a traversal asks for them with this.
+    pub fn load_edges(&mut self, id: AnchorId) -> Result<Vec<AnchorId>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT edge_id FROM anchor_edges WHERE node_id = ?1 ORDER BY seq")?;
+        let rows = stmt.query_map([IdText::new(id)], |r| r.get::<_, SqlValue>(0))?;
+        let mut out = Vec::new();
+        for row in rows {
+            // An undecodable entry is skipped here and left in the table for recovery.
+            if let SqlValue::Text(t) = row?
+                && let Some(e) = parse_id(&t)
+            {
+                out.push(e);
+            }
+        }
+        Ok(out)
     }
 
     /// Load several anchors with their versions in a few queries (`LOAD_CHUNK` ids per
@@ -304,12 +309,9 @@ impl SqliteStore {
             .filter(|id| unique.insert(*id))
             .collect();
         let mut rows: Vec<Vec<SqlValue>> = Vec::with_capacity(ids.len());
-        let mut edges: HashMap<String, Vec<SqlValue>> = HashMap::new();
         {
             let tx = self.conn.transaction()?;
-            let (anchors_sql, edges_sql) = load_many_sql();
-            let mut select_anchors = tx.prepare_cached(anchors_sql)?;
-            let mut select_edges = tx.prepare_cached(edges_sql)?;
+            let mut select_anchors = tx.prepare_cached(load_many_sql())?;
             for chunk in ids.chunks(LOAD_CHUNK) {
                 // Pad the last chunk with a repeated id so one cached statement serves all.
                 let keys: Vec<IdText> = (0..LOAD_CHUNK)
@@ -323,14 +325,8 @@ impl SqliteStore {
                         .collect::<Result<Vec<_>, _>>()?;
                     rows.push(raw);
                 }
-                let mut found = select_edges.query(rusqlite::params_from_iter(keys.iter()))?;
-                while let Some(row) = found.next()? {
-                    let node: String = row.get(0)?;
-                    edges.entry(node).or_default().push(row.get(1)?);
-                }
             }
             drop(select_anchors);
-            drop(select_edges);
             tx.commit()?;
         }
 
@@ -340,8 +336,7 @@ impl SqliteStore {
                 SqlValue::Text(t) => t.clone(),
                 other => format!("{other:?}"),
             };
-            let node_edges = edges.remove(&key).unwrap_or_default();
-            match decode_anchor(&raw, node_edges) {
+            match decode_anchor(&raw) {
                 Ok(found) => out.push(found),
                 Err(reason) => self.quarantine(&key, &raw, &reason)?,
             }
@@ -542,7 +537,7 @@ fn root_anchor(root: AnchorId) -> StoredAnchor {
         access: AccessPolicy::default(),
         fields: "{}".to_string(),
         ends: None,
-        edges: Vec::new(),
+        edges: None,
     }
 }
 
@@ -697,7 +692,7 @@ fn id_column(raw: &[SqlValue], i: usize) -> Result<AnchorId, String> {
 }
 
 /// Decode one `anchors` row (columns in `ANCHOR_COLUMNS` order) plus its edge list.
-fn decode_anchor(raw: &[SqlValue], edges: Vec<SqlValue>) -> Result<(StoredAnchor, u64), String> {
+fn decode_anchor(raw: &[SqlValue]) -> Result<(StoredAnchor, u64), String> {
     let id = id_column(raw, 0)?;
     let kind_text = text(raw, 1)?;
     let kind = AnchorKind::parse(kind_text).ok_or_else(|| format!("unknown kind {kind_text:?}"))?;
@@ -740,16 +735,6 @@ fn decode_anchor(raw: &[SqlValue], edges: Vec<SqlValue>) -> Result<(StoredAnchor
         SqlValue::Integer(v) if v >= 1 => v as u64,
         ref other => return Err(format!("bad version {other:?}")),
     };
-    let edges = edges
-        .iter()
-        .map(|e| {
-            match e {
-                SqlValue::Text(t) => parse_id(t),
-                _ => None,
-            }
-            .ok_or_else(|| format!("bad edge id {e:?} in edge list"))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
     let anchor = StoredAnchor {
         id,
         kind,
@@ -760,7 +745,8 @@ fn decode_anchor(raw: &[SqlValue], edges: Vec<SqlValue>) -> Result<(StoredAnchor
         access,
         fields,
         ends,
-        edges,
+        // Left out: `load_edges` answers when a traversal needs them.
+        edges: None,
     };
     Ok((anchor, version))
 }
@@ -851,6 +837,15 @@ impl VersionTracker {
         }
     }
 
+    /// A node's edge list (`store.load_edges`).
+    pub fn load_edges(
+        &mut self,
+        store: &mut SqliteStore,
+        id: AnchorId,
+    ) -> Result<Vec<AnchorId>, StoreError> {
+        store.load_edges(id)
+    }
+
     /// `store.load_many_versioned`, remembering the versions.
     pub fn load_many(
         &mut self,
@@ -876,13 +871,22 @@ impl VersionTracker {
         mut changes: CommitSet,
     ) -> Result<(), StoreError> {
         let mut checked: IdSet = changes.read_versions.iter().map(|(id, _)| *id).collect();
+        // Re-linking a node is checked only when the run read that node's edge list: a
+        // blind append commutes with other appends (two runs adding children to one node
+        // both land), while a check-then-create must not race.
+        let edges_read: IdSet = changes.edges_read.iter().copied().collect();
+        let relinked = changes
+            .edge_adds
+            .iter()
+            .chain(changes.edge_removes.iter())
+            .map(|(node, _)| *node)
+            .filter(|node| edges_read.contains(node));
         let written = changes
             .upserts
             .iter()
             .map(|a| a.id)
             .chain(changes.deletes.iter().copied())
-            .chain(changes.edge_adds.iter().map(|(node, _)| *node))
-            .chain(changes.edge_removes.iter().map(|(node, _)| *node));
+            .chain(relinked);
         let mut extra = Vec::new();
         for id in written {
             if checked.insert(id)
@@ -938,6 +942,10 @@ impl Host for RunHost {
 
     fn load_many(&mut self, ids: &[AnchorId]) -> Result<Vec<StoredAnchor>, HostError> {
         Ok(self.versions.load_many(&mut self.store, ids)?)
+    }
+
+    fn load_edges(&mut self, id: AnchorId) -> Result<Vec<AnchorId>, HostError> {
+        Ok(self.versions.load_edges(&mut self.store, id)?)
     }
 
     fn commit(&mut self, changes: CommitSet) -> Result<(), HostError> {
@@ -1023,7 +1031,7 @@ mod tests {
             },
             fields: serde_json::Value::Object(fields).to_string(),
             ends: None,
-            edges: Vec::new(),
+            edges: None,
         }
     }
 
@@ -1042,7 +1050,7 @@ mod tests {
                 target,
                 undirected: false,
             }),
-            edges: Vec::new(),
+            edges: None,
         }
     }
 
@@ -1077,10 +1085,7 @@ mod tests {
         store.commit(&commit).expect("commit");
         assert_eq!(store.load(n.id).expect("load"), Some(n.clone()));
         assert_eq!(store.load(e.id).expect("load"), Some(e));
-        assert_eq!(
-            store.load(root).expect("load").expect("root").edges,
-            vec![0xdef]
-        );
+        assert_eq!(store.load_edges(root).expect("edges"), vec![0xdef]);
         assert_eq!(store.load(0x1234).expect("load"), None);
 
         // An update replaces the fields and bumps the version.
@@ -1112,7 +1117,7 @@ mod tests {
                 })
                 .expect("commit");
         }
-        assert_eq!(store.load(root).expect("load").expect("root").edges, ids);
+        assert_eq!(store.load_edges(root).expect("edges"), ids);
 
         // Removing from the middle keeps the rest in order; appending goes to the end.
         store
@@ -1125,10 +1130,7 @@ mod tests {
         let mut expected = ids.clone();
         expected.retain(|e| *e != 104);
         expected.push(7);
-        assert_eq!(
-            store.load(root).expect("load").expect("root").edges,
-            expected
-        );
+        assert_eq!(store.load_edges(root).expect("edges"), expected);
     }
 
     #[test]
@@ -1161,7 +1163,7 @@ mod tests {
             })
             .expect("c");
         assert_eq!(
-            store.load(n.id).expect("load").expect("node").edges,
+            store.load_edges(n.id).expect("edges"),
             Vec::<AnchorId>::new()
         );
     }
@@ -1227,7 +1229,8 @@ mod tests {
         assert_eq!(store.load(m.id).expect("load"), None);
         assert_eq!(store.count_quarantined().expect("count"), 2);
 
-        // So is a node whose edge list holds something that is not an id.
+        // A node whose edge list holds something that is not an id still loads; the bad
+        // entry is skipped by `load_edges` and left in the table for recovery.
         let k = node(0x79, root, "edgy");
         store
             .commit(&CommitSet {
@@ -1242,8 +1245,12 @@ mod tests {
                 [format_id(k.id)],
             )
             .expect("corrupt the edge list");
-        assert_eq!(store.load(k.id).expect("load"), None);
-        assert_eq!(store.count_quarantined().expect("count"), 3);
+        assert_eq!(store.load(k.id).expect("load"), Some(k.clone()));
+        assert_eq!(
+            store.load_edges(k.id).expect("edges"),
+            Vec::<AnchorId>::new()
+        );
+        assert_eq!(store.count_quarantined().expect("count"), 2);
     }
 
     #[test]
@@ -1285,14 +1292,7 @@ mod tests {
         // Nothing of the losing commit landed.
         assert_eq!(store.load(n.id).expect("load"), Some(other));
         assert_eq!(store.load(0x6).expect("load"), None);
-        assert!(
-            store
-                .load(root)
-                .expect("load")
-                .expect("root")
-                .edges
-                .is_empty()
-        );
+        assert!(store.load_edges(root).expect("edges").is_empty());
 
         // "Read as absent" (version 0) conflicts once someone created the anchor.
         let result = store.commit(&CommitSet {
@@ -1310,18 +1310,30 @@ mod tests {
         let mut b = RunHost::new(SqliteStore::open(dir.db()).expect("open"), false);
         let root = a.user_root();
         assert_eq!(b.user_root(), root);
+        // Two runs that traversed root (read its edge list) and then add a child: the
+        // second must lose (check-then-create).
         a.load(root).expect("load");
         b.load(root).expect("load");
-        let child = |id| CommitSet {
+        let child = |id, read: bool| CommitSet {
             upserts: vec![node(id, root, "c")],
             edge_adds: vec![(root, id + 1)],
+            edges_read: if read { vec![root] } else { vec![] },
             ..CommitSet::default()
         };
-        a.commit(child(0x100)).expect("first writer wins");
+        a.commit(child(0x100, true)).expect("first writer wins");
         assert!(matches!(
-            b.commit(child(0x200)),
+            b.commit(child(0x200, true)),
             Err(HostError::Conflict(_))
         ));
+        // Blind appends (edge list not read) commute: both land.
+        a.load(root).expect("load");
+        b.load(root).expect("load");
+        a.commit(child(0x300, false)).expect("append");
+        b.commit(child(0x400, false)).expect("append");
+        assert_eq!(
+            a.store.load_edges(root).expect("edges"),
+            vec![0x101, 0x301, 0x401]
+        );
         b.write_stdout("hello\n");
         assert_eq!(b.captured(), "hello\n");
     }
@@ -1378,9 +1390,9 @@ mod tests {
         assert_eq!(store.count_quarantined().expect("count"), 1);
         let by_id: HashMap<AnchorId, &StoredAnchor> =
             found.iter().map(|(a, _)| (a.id, a)).collect();
-        assert_eq!(by_id[&0x1000].edges, vec![0x9, 0x8]);
+        assert_eq!(store.load_edges(0x1000).expect("edges"), vec![0x9, 0x8]);
         assert_eq!(by_id[&0x1001], &nodes[1]);
-        assert_eq!(by_id[&root].edges.len(), 300);
+        assert_eq!(store.load_edges(root).expect("edges").len(), 300);
         assert!(!by_id.contains_key(&0x1005));
     }
 
@@ -1418,9 +1430,6 @@ mod tests {
         store.commit(&commit).expect("commit");
         let took = start.elapsed();
         println!("bulk commit: {took:?}");
-        assert_eq!(
-            store.load(root).expect("load").expect("root").edges.len(),
-            100_000
-        );
+        assert_eq!(store.load_edges(root).expect("edges").len(), 100_000);
     }
 }

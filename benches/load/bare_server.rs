@@ -4,8 +4,10 @@
 //! store, middleware or logging in the way. "Function endpoint ≥ 60% of bare" compares
 //! `svc start` against this.
 //!
-//! Run: `cargo run --release --example bare_server -- --port 8001 [--host 127.0.0.1]`.
-//! HTTP workers = available cores (actix's default, set explicitly here).
+//! Run: `cargo run --release --example bare_server -- --port 8001 [--host 127.0.0.1]
+//! [--workers N]`. HTTP workers default to the available cores (actix's default, set
+//! explicitly here); `--workers` is for experiments (e.g. 1, to match an app server that
+//! runs fewer HTTP workers).
 
 use actix_web::{App, HttpResponse, HttpServer, web};
 use serde::{Deserialize, Serialize};
@@ -51,45 +53,62 @@ async fn add_numbers(body: web::Bytes) -> HttpResponse {
     let envelope = Envelope {
         ok: true,
         kind: "response",
-        data: Data { result: args.a.wrapping_add(args.b), reports: [] },
+        data: Data {
+            result: args.a.wrapping_add(args.b),
+            reports: [],
+        },
         error: None,
-        meta: Meta { extra: Extra { http_status: 200 } },
+        meta: Meta {
+            extra: Extra { http_status: 200 },
+        },
     };
     match serde_json::to_vec(&envelope) {
-        Ok(json) => HttpResponse::Ok().content_type("application/json").body(json),
+        Ok(json) => HttpResponse::Ok()
+            .content_type("application/json")
+            .body(json),
         Err(e) => HttpResponse::InternalServerError().body(e.to_string()),
     }
 }
 
 async fn healthz() -> HttpResponse {
-    HttpResponse::Ok().content_type("application/json").body(r#"{"status":"ok"}"#)
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(r#"{"status":"ok"}"#)
 }
 
-fn parse_args() -> Result<(String, u16), String> {
+fn parse_args() -> Result<(String, u16, usize), String> {
     let mut host = "127.0.0.1".to_owned();
     let mut port = 8001;
+    let mut workers = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
         match flag.as_str() {
             "--port" | "-p" => port = value.parse().map_err(|e| format!("--port: {e}"))?,
             "--host" => host = value,
-            other => return Err(format!("unknown argument {other}; usage: --port P [--host H]")),
+            "--workers" => {
+                workers = value.parse().map_err(|e| format!("--workers: {e}"))?;
+                workers = workers.max(1);
+            }
+            other => {
+                return Err(format!(
+                    "unknown argument {other}; usage: --port P [--host H] [--workers N]"
+                ));
+            }
         }
     }
-    Ok((host, port))
+    Ok((host, port, workers))
 }
 
 #[actix_web::main]
 async fn main() -> std::io::Result<()> {
-    let (host, port) = match parse_args() {
+    let (host, port, workers) = match parse_args() {
         Ok(parsed) => parsed,
         Err(message) => {
             eprintln!("bare_server: {message}");
             std::process::exit(2);
         }
     };
-    let workers = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     eprintln!("bare_server: listening on http://{host}:{port} with {workers} workers");
     HttpServer::new(|| {
         App::new()

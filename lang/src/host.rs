@@ -95,10 +95,11 @@ pub struct StoredAnchor {
     pub fields: String,
     /// Edges only.
     pub ends: Option<EdgeEnds>,
-    /// Nodes only, filled on load: the node's edge ids in creation order. In a commit,
-    /// edge membership travels in `CommitSet::edge_adds`/`edge_removes` instead, so
-    /// appending a child costs O(1) however many children a node has.
-    pub edges: Vec<AnchorId>,
+    /// Nodes only: the node's edge ids in creation order, or `None` when the host loads
+    /// edge lists lazily (`Host::load_edges` then answers when a traversal needs them).
+    /// In a commit, edge membership travels in `CommitSet::edge_adds`/`edge_removes`
+    /// instead, so appending a child costs O(1) however many children a node has.
+    pub edges: Option<Vec<AnchorId>>,
 }
 
 /// Everything one run changed, applied atomically by `Host::commit`.
@@ -114,6 +115,10 @@ pub struct CommitSet {
     pub deletes: Vec<AnchorId>,
     /// Versions read by the run, for optimistic concurrency: `(id, version)`.
     pub read_versions: Vec<(AnchorId, u64)>,
+    /// Nodes whose edge lists the run read (traversed). A host checks the version of a
+    /// node it appends to only when the run read that node's edges: a blind append
+    /// commutes with other appends, while check-then-create must not race.
+    pub edges_read: Vec<AnchorId>,
 }
 
 impl CommitSet {
@@ -152,6 +157,11 @@ pub trait Host {
             }
         }
         Ok(out)
+    }
+
+    /// The edge ids of node `id` in creation order (called when a load left them out).
+    fn load_edges(&mut self, id: AnchorId) -> Result<Vec<AnchorId>, HostError> {
+        Ok(self.load(id)?.and_then(|a| a.edges).unwrap_or_default())
     }
 
     /// Persist a run's changes atomically.
@@ -211,21 +221,20 @@ impl Host for MemoryHost {
 
     fn commit(&mut self, changes: CommitSet) -> Result<(), HostError> {
         for a in changes.upserts {
-            let edges = self
-                .anchors
-                .get(&a.id)
-                .map(|old| old.edges.clone())
-                .unwrap_or_default();
+            let edges = self.anchors.get(&a.id).and_then(|old| old.edges.clone());
+            let edges = Some(edges.unwrap_or_default());
             self.anchors.insert(a.id, StoredAnchor { edges, ..a });
         }
         for (node, edge) in changes.edge_adds {
             if let Some(n) = self.anchors.get_mut(&node) {
-                n.edges.push(edge);
+                n.edges.get_or_insert_with(Vec::new).push(edge);
             }
         }
         for (node, edge) in changes.edge_removes {
-            if let Some(n) = self.anchors.get_mut(&node) {
-                n.edges.retain(|e| *e != edge);
+            if let Some(n) = self.anchors.get_mut(&node)
+                && let Some(edges) = n.edges.as_mut()
+            {
+                edges.retain(|e| *e != edge);
             }
         }
         for id in changes.deletes {

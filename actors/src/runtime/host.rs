@@ -64,6 +64,12 @@ impl Host for ServeHost<'_> {
             .map_err(|e| host_error(e, &mut self.store_failed))
     }
 
+    fn load_edges(&mut self, id: AnchorId) -> Result<Vec<AnchorId>, HostError> {
+        self.versions
+            .load_edges(self.store, id)
+            .map_err(|e| host_error(e, &mut self.store_failed))
+    }
+
     fn commit(&mut self, changes: CommitSet) -> Result<(), HostError> {
         self.versions
             .commit(self.store, changes)
@@ -130,6 +136,10 @@ impl Host for LoadHost<'_> {
 
     fn load_many(&mut self, ids: &[AnchorId]) -> Result<Vec<StoredAnchor>, HostError> {
         Ok(self.versions.load_many(self.store, ids)?)
+    }
+
+    fn load_edges(&mut self, id: AnchorId) -> Result<Vec<AnchorId>, HostError> {
+        Ok(self.versions.load_edges(self.store, id)?)
     }
 
     fn commit(&mut self, changes: CommitSet) -> Result<(), HostError> {

@@ -24,8 +24,11 @@ pub struct Slot {
     pub id: AnchorId,
     pub class: Rc<Class>,
     pub fields: Vec<Value>,
-    /// Nodes: edge ids in creation order.
+    /// Nodes: edge ids in creation order (complete only when `edges_loaded`).
     pub edges: Vec<AnchorId>,
+    /// False while a loaded node's edge list is still in the store: appends are logged
+    /// without reading it; a traversal loads it first (`Interp::ensure_edges`).
+    pub edges_loaded: bool,
     /// Edges: the two ends.
     pub ends: Option<EdgeEnds>,
     pub owner: AnchorId,
@@ -40,6 +43,8 @@ pub struct Graph {
     pub edge_adds: Vec<(AnchorId, AnchorId)>,
     pub edge_removes: Vec<(AnchorId, AnchorId)>,
     pub deletes: Vec<AnchorId>,
+    /// Nodes whose edge lists this run read (for `CommitSet::edges_read`).
+    pub edges_read: FxHashMap<AnchorId, ()>,
     rng: (u64, u64),
 }
 
@@ -57,6 +62,7 @@ impl Default for Graph {
             edge_adds: Vec::new(),
             edge_removes: Vec::new(),
             deletes: Vec::new(),
+            edges_read: FxHashMap::default(),
             rng: (a, b),
         }
     }
@@ -84,6 +90,7 @@ impl Graph {
             class,
             fields,
             edges: Vec::new(),
+            edges_loaded: true,
             ends: None,
             owner,
             access: AccessPolicy::default(),
@@ -111,6 +118,15 @@ impl Graph {
         if s.state == SlotState::Clean {
             s.state = SlotState::Dirty;
         }
+    }
+
+    /// Log `edge` as appended to node `h`: O(1) whatever the node's degree. If the
+    /// node's stored list is not loaded yet, `edges` holds just the pending appends.
+    pub fn append_edge(&mut self, h: Handle, edge: AnchorId) {
+        let slot = &mut self.slots[h as usize];
+        slot.edges.push(edge);
+        let node = slot.id;
+        self.edge_adds.push((node, edge));
     }
 
     pub fn is_live(&self, h: Handle) -> bool {
@@ -142,6 +158,29 @@ impl Interp<'_> {
         self.load_anchor(id)
     }
 
+    /// Make sure node `h`'s edge list is in memory (lazy-loading hosts leave it out).
+    pub(crate) fn ensure_edges(&mut self, h: Handle) -> R<()> {
+        if self.graph.slot(h).edges_loaded {
+            return Ok(());
+        }
+        let id = self.graph.slot(h).id;
+        let mut stored = self.host.load_edges(id).map_err(super::Interrupt::Host)?;
+        // Edges this run already deleted stay gone; appends made before the load are not
+        // committed yet, so they follow the stored ones.
+        stored.retain(|e| {
+            self.graph
+                .by_id
+                .get(e)
+                .is_none_or(|&eh| self.graph.is_live(eh))
+        });
+        let slot = self.graph.slot_mut(h);
+        let pending = std::mem::take(&mut slot.edges);
+        slot.edges = stored;
+        slot.edges.extend(pending);
+        slot.edges_loaded = true;
+        Ok(())
+    }
+
     /// The current user's root node, loaded or created.
     pub fn root_handle(&mut self) -> R<Handle> {
         let id = self.host.user_root();
@@ -165,6 +204,7 @@ impl Interp<'_> {
             class,
             fields: Vec::new(),
             edges: Vec::new(),
+            edges_loaded: true,
             ends: None,
             owner: id,
             access: AccessPolicy::default(),
@@ -214,11 +254,9 @@ impl Interp<'_> {
             target: did,
             undirected,
         });
-        self.graph.slot_mut(src).edges.push(eid);
-        self.graph.edge_adds.push((sid, eid));
+        self.graph.append_edge(src, eid);
         if did != sid {
-            self.graph.slot_mut(dst).edges.push(eid);
-            self.graph.edge_adds.push((did, eid));
+            self.graph.append_edge(dst, eid);
         }
         Ok(e)
     }
@@ -229,14 +267,19 @@ impl Interp<'_> {
             return Ok(());
         };
         let eid = self.graph.slot(e).id;
-        for end in [ends.source, ends.target] {
+        let ends_ids = if ends.source == ends.target {
+            vec![ends.source]
+        } else {
+            vec![ends.source, ends.target]
+        };
+        for end in ends_ids {
             if let Some(h) = self.handle_of(end)? {
                 let slot = self.graph.slot_mut(h);
                 if let Some(pos) = slot.edges.iter().position(|x| *x == eid) {
                     slot.edges.remove(pos);
-                    self.graph.edge_removes.push((end, eid));
                 }
             }
+            self.graph.edge_removes.push((end, eid));
         }
         self.mark_deleted(e);
         Ok(())
@@ -266,6 +309,7 @@ impl Interp<'_> {
                 if self.graph.slot(h).class.is_edge() {
                     return self.remove_edge(h);
                 }
+                self.ensure_edges(h)?;
                 let edges = self.graph.slot(h).edges.clone();
                 for eid in edges {
                     if let Some(e) = self.handle_of(eid)? {
@@ -312,7 +356,9 @@ impl Interp<'_> {
     ) -> R<Vec<(Handle, Handle)>> {
         let mut out: Vec<(Handle, Handle)> = Vec::new();
         for &n in from {
+            self.ensure_edges(n)?;
             let nid = self.graph.slot(n).id;
+            self.graph.edges_read.insert(nid, ());
             let edge_ids = self.graph.slot(n).edges.clone();
             self.prefetch(&edge_ids)?;
             let far_ids: Vec<AnchorId> = edge_ids

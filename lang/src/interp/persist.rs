@@ -54,7 +54,8 @@ impl Interp<'_> {
             id: stored.id,
             class: class.clone(),
             fields: Vec::new(),
-            edges: stored.edges,
+            edges_loaded: stored.edges.is_some(),
+            edges: stored.edges.unwrap_or_default(),
             ends,
             owner: stored.owner,
             access: stored.access,
@@ -388,6 +389,9 @@ impl Interp<'_> {
             .collect();
         set.edge_removes = std::mem::take(&mut self.graph.edge_removes);
         set.deletes = std::mem::take(&mut self.graph.deletes);
+        set.edges_read = std::mem::take(&mut self.graph.edges_read)
+            .into_keys()
+            .collect();
         if !set.is_empty() {
             self.host.commit(set).map_err(Interrupt::Host)?;
         }
@@ -431,7 +435,7 @@ impl Interp<'_> {
             access,
             fields: text,
             ends,
-            edges: Vec::new(),
+            edges: None,
         })
     }
 }

@@ -86,6 +86,12 @@ impl Host for CaptureHost<'_> {
     ) -> Result<Vec<crate::host::StoredAnchor>, HostError> {
         self.inner.load_many(ids)
     }
+    fn load_edges(
+        &mut self,
+        id: crate::host::AnchorId,
+    ) -> Result<Vec<crate::host::AnchorId>, HostError> {
+        self.inner.load_edges(id)
+    }
     fn commit(&mut self, changes: crate::host::CommitSet) -> Result<(), HostError> {
         self.inner.commit(changes)
     }
