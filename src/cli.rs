@@ -203,7 +203,7 @@ fn check(args: &CheckArgs) -> Result<ExitCode> {
     if outcome.errors > 0 {
         return Ok(ExitCode::from(1));
     }
-    println!("ok: {}", args.file.display());
+    let _ = writeln!(std::io::stdout(), "ok: {}", args.file.display());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -40,7 +40,7 @@ async fn reload(state: &AppState) {
             let routes = table.routes().count();
             state.swap_table(table);
             if !loaded.load_output.is_empty() {
-                print!("{}", loaded.load_output);
+                super::say(&loaded.load_output);
             }
             tracing::info!(routes, "reloaded the app");
         }

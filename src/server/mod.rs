@@ -59,6 +59,8 @@ pub struct Settings {
     pub store_path: PathBuf,
     /// Run workers (interpreter threads).
     pub workers: usize,
+    /// `--main`: run the entry's `with entry:__main__` blocks at load.
+    pub as_main: bool,
 }
 
 impl Settings {
@@ -83,6 +85,7 @@ impl Settings {
             max_body_bytes: config.server.max_body_bytes,
             store_path: config.database.shelf_db_path,
             workers: args.workers.unwrap_or(cores).max(1),
+            as_main: args.main,
         })
     }
 
@@ -142,11 +145,11 @@ pub fn start(args: &StartArgs) -> Result<ExitCode> {
     if args.faux {
         return match faux::render(&args.entry, &Settings::limits()) {
             Ok(text) => {
-                print!("{text}");
+                say(&text);
                 Ok(ExitCode::SUCCESS)
             }
             Err(text) => {
-                eprint!("{text}");
+                say_err(&text);
                 Ok(ExitCode::from(1))
             }
         };
@@ -170,16 +173,17 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
         workers: settings.workers,
         limits: Settings::limits(),
         max_replays: MAX_REPLAYS,
+        as_main: settings.as_main,
     };
     let (runtime, loaded) = match Runtime::start(config) {
         Ok(started) => started,
         Err(text) => {
-            eprint!("{text}");
+            say_err(&text);
             return Ok(ExitCode::from(1));
         }
     };
     if !loaded.load_output.is_empty() {
-        print!("{}", loaded.load_output);
+        say(&loaded.load_output);
     }
     let hooks = hooks::probe(&runtime).await;
     let (table, warnings) = RouteTable::build(&loaded.endpoints, hooks);
@@ -193,10 +197,10 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     let (listener, port) = listen::bind(&settings.host, settings.port)
         .with_context(|| format!("cannot listen on {}:{}", settings.host, settings.port))?;
     if port != settings.port && settings.port != 0 {
-        println!(
-            "svc: port {} is in use; using port {port} instead",
+        say(&format!(
+            "svc: port {} is in use; using port {port} instead\n",
             settings.port
-        );
+        ));
     }
     let entry = settings.entry.display().to_string();
     let host = settings.host.clone();
@@ -240,7 +244,9 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     if dev {
         dev::spawn(app_dir(&state.settings.entry), state.clone());
     }
-    println!("svc: serving {entry} at http://{host}:{port} (store: embedded SQLite at {store})");
+    say(&format!(
+        "svc: serving {entry} at http://{host}:{port} (store: embedded SQLite at {store})\n"
+    ));
     let _ = std::io::stdout().flush();
     tracing::debug!(startup_ms = started.elapsed().as_millis() as u64, "ready");
 
@@ -302,4 +308,16 @@ async fn index(state: web::Data<AppState>) -> HttpResponse {
             "docs": docs,
         }),
     )
+}
+
+/// Write to stdout; a closed stdout (`svc start | head`) is not an error worth dying for.
+pub(crate) fn say(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// Write to stderr, ignoring a closed stream.
+pub(crate) fn say_err(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

@@ -66,11 +66,12 @@ pub(crate) fn load_from_disk(
     entry: &Path,
     store: &mut SqliteStore,
     limits: &Limits,
+    as_main: bool,
 ) -> Result<(Program, Loaded, HashMap<PathBuf, String>), String> {
     let mut files = HashMap::new();
     let app = {
         let mut host = LoadHost::new(store, Sources::Record(&mut files), true);
-        lang::serve::load_app(entry, &mut host, limits)?
+        lang::serve::load_app_as_main(entry, &mut host, limits, as_main)?
     };
     let loaded = Loaded {
         endpoints: app.endpoints,
@@ -86,9 +87,10 @@ pub(crate) fn load_published(
     source: &AppSource,
     store: &mut SqliteStore,
     limits: &Limits,
+    as_main: bool,
 ) -> Result<Program, String> {
     let mut host = LoadHost::new(store, Sources::Replay(&source.files), false);
-    lang::serve::load_app(entry, &mut host, limits).map(|app| app.program)
+    lang::serve::load_app_as_main(entry, &mut host, limits, as_main).map(|app| app.program)
 }
 
 /// Run the validating load on a fresh thread with the interpreter's stack (module code
@@ -97,6 +99,7 @@ pub(crate) fn validate_on_thread(
     entry: &Path,
     mut store: SqliteStore,
     limits: &Limits,
+    as_main: bool,
 ) -> Result<
     (
         SqliteStore,
@@ -111,7 +114,7 @@ pub(crate) fn validate_on_thread(
         .stack_size(lang::driver::INTERPRETER_STACK_BYTES)
         .spawn(move || {
             let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                load_from_disk(&entry, &mut store, &limits)
+                load_from_disk(&entry, &mut store, &limits, as_main)
                     .map(|(_program, loaded, files)| (loaded, files))
             }));
             let result = found.unwrap_or_else(|_| {

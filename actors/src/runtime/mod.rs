@@ -89,6 +89,9 @@ pub struct RuntimeConfig {
     /// Optimistic-concurrency replays of a call before it fails with `Conflict`
     /// (default 8).
     pub max_replays: u32,
+    /// Treat the entry as the main module (`svc start --main`): its
+    /// `with entry:__main__` blocks run at load.
+    pub as_main: bool,
 }
 
 impl RuntimeConfig {
@@ -100,6 +103,7 @@ impl RuntimeConfig {
             workers: std::thread::available_parallelism().map_or(2, usize::from),
             limits: lang::Limits::default(),
             max_replays: 8,
+            as_main: false,
         }
     }
 }
@@ -192,7 +196,8 @@ impl Runtime {
             )
         })?;
         let shared_root = store.root_id();
-        let (store, validated) = app::validate_on_thread(&config.entry, store, &config.limits)?;
+        let (store, validated) =
+            app::validate_on_thread(&config.entry, store, &config.limits, config.as_main)?;
         let (loaded, files) = validated?;
 
         let arbiter = Arbiter::new();
@@ -210,6 +215,7 @@ impl Runtime {
             store_path: config.store_path.clone(),
             limits: config.limits.clone(),
             max_replays: config.max_replays,
+            as_main: config.as_main,
             shared_root,
             board: app::SourceBoard::new(files),
             supervisor: supervisor.clone().recipient(),

@@ -24,6 +24,7 @@ pub(crate) struct PoolShared {
     pub(crate) store_path: PathBuf,
     pub(crate) limits: Limits,
     pub(crate) max_replays: u32,
+    pub(crate) as_main: bool,
     pub(crate) shared_root: AnchorId,
     pub(crate) board: SourceBoard,
     pub(crate) supervisor: Recipient<ReportStoreFailure>,
@@ -115,8 +116,9 @@ impl RunWorker {
         let source = self.shared.board.current();
         let entry = self.shared.entry.clone();
         let limits = self.shared.limits.clone();
+        let as_main = self.shared.as_main;
         let store = self.store()?;
-        match app::load_published(&entry, &source, store, &limits) {
+        match app::load_published(&entry, &source, store, &limits, as_main) {
             Ok(program) => {
                 self.app = Some(WorkerApp {
                     program,
@@ -240,8 +242,9 @@ impl RunWorker {
     fn reload(&mut self) -> Result<Loaded, String> {
         let entry = self.shared.entry.clone();
         let limits = self.shared.limits.clone();
+        let as_main = self.shared.as_main;
         let store = self.store().map_err(|e| format!("error: {e}\n"))?;
-        let (program, loaded, files) = app::load_from_disk(&entry, store, &limits)?;
+        let (program, loaded, files) = app::load_from_disk(&entry, store, &limits, as_main)?;
         let generation = self.shared.board.publish(files);
         self.app = Some(WorkerApp {
             program,
