@@ -5,15 +5,18 @@
 //! Layout (see `svc.toml.example` for every key):
 //!
 //! 1. Built-in defaults (the spec's, plus `max_body_bytes` = 1 MiB from decisions.md).
-//! 2. `<app_dir>/svc.toml`, if present: `[scale.server]` and `[scale.database]`.
+//! 2. `<app_dir>/svc.toml`, if present: `[scale.server]`, `[scale.database]` and the
+//!    identity sections `[scale.jwt]`, `[scale.auth]`, `[scale.emailer]`,
+//!    `[scale.emailer.smtp]`.
 //! 3. The profile file `<app_dir>/svc.<profile>.toml`, same layout, overlaid key by key,
 //!    when a profile is named by `--profile` or, failing that, by `SVC_PROFILE`. The spec
 //!    leaves profile files "not shown"; this is our choice. A named profile whose file is
 //!    missing is an error (a typo must not silently run with the base settings).
-//! 4. Environment variables (`SVC_SERVER_PORT`, ..., `DOCDB_URI`, `CACHE_URL`). An empty
-//!    value counts as unset.
+//! 4. Environment variables (`SVC_SERVER_PORT`, ..., `DOCDB_URI`, `CACHE_URL`, and the
+//!    spec's `JWT_SECRET`, `JWT_ALGORITHM`, `JWT_EXP_DELTA_DAYS`, `EMAILER_SMTP_PASSWORD`).
+//!    An empty value counts as unset.
 //!
-//! Unknown keys inside the two sections we read are ignored with a warning (through
+//! Unknown keys inside the sections we read are ignored with a warning (through
 //! `tracing`, so install the subscriber before loading). Keys the spec assigns to these
 //! sections but later issues implement are accepted silently. Other sections belong to
 //! their own features and are not looked at here. A value of the wrong type is an error
@@ -34,6 +37,12 @@ pub const DEFAULT_SHELF_DB_PATH: &str = ".svc/data/anchor_store.db";
 pub struct Config {
     pub server: ServerConfig,
     pub database: DatabaseConfig,
+    /// `[scale.jwt]`.
+    pub jwt: JwtConfig,
+    /// `[scale.auth]`.
+    pub auth: AuthConfig,
+    /// `[scale.emailer]` with `[scale.emailer.smtp]`.
+    pub emailer: EmailerConfig,
     /// The profile in effect (`--profile`, else `SVC_PROFILE`).
     pub profile: Option<String>,
     /// Configuration files actually read, in order.
@@ -88,6 +97,147 @@ impl DatabaseConfig {
     }
 }
 
+/// `[scale.jwt]`: session tokens.
+#[derive(Clone, PartialEq, Eq)]
+pub struct JwtConfig {
+    /// Signing secret; `None` = the built-in development secret (a loud warning; the
+    /// `prod` profile refuses to start with it).
+    pub secret: Option<String>,
+    /// `HS256` (default), `HS384` or `HS512`.
+    pub algorithm: String,
+    /// Token lifetime in days (7).
+    pub exp_delta_days: u32,
+}
+
+impl Default for JwtConfig {
+    fn default() -> JwtConfig {
+        JwtConfig {
+            secret: None,
+            algorithm: "HS256".into(),
+            exp_delta_days: 7,
+        }
+    }
+}
+
+impl std::fmt::Debug for JwtConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JwtConfig")
+            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
+            .field("algorithm", &self.algorithm)
+            .field("exp_delta_days", &self.exp_delta_days)
+            .finish()
+    }
+}
+
+/// `[scale.auth]`: one-time tokens, password hashing and login throttling.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuthConfig {
+    /// Lifetime of an e-mail verification token (86400 s).
+    pub verify_token_ttl_seconds: u64,
+    /// Lifetime of a password reset token (1800 s).
+    pub reset_token_ttl_seconds: u64,
+    /// Link mailed for verification; `{token}` is replaced by the raw token; empty = the
+    /// bare token.
+    pub verify_url_template: String,
+    /// Link mailed for a password reset, same rules.
+    pub reset_url_template: String,
+    /// bcrypt cost of new password hashes (12; 4-31).
+    pub bcrypt_cost: u32,
+    /// Failed logins per identity within the window before 429 (5).
+    pub login_max_failures: u32,
+    /// Failed logins per client address within the window before 429 (20).
+    pub login_max_failures_per_address: u32,
+    /// The sliding window of failed-login counting, and the longest lockout (900 s).
+    pub login_failure_window_seconds: u64,
+}
+
+impl Default for AuthConfig {
+    fn default() -> AuthConfig {
+        AuthConfig {
+            verify_token_ttl_seconds: 86_400,
+            reset_token_ttl_seconds: 1_800,
+            verify_url_template: String::new(),
+            reset_url_template: String::new(),
+            bcrypt_cost: 12,
+            login_max_failures: 5,
+            login_max_failures_per_address: 20,
+            login_failure_window_seconds: 900,
+        }
+    }
+}
+
+/// `[scale.emailer]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EmailerConfig {
+    /// Empty = e-mail disabled; `smtp`, or a provider registered by name.
+    pub provider: String,
+    /// `From:` of outgoing mail.
+    pub from_address: String,
+    /// False disables e-mail features whatever the provider.
+    pub enabled: bool,
+    pub smtp: SmtpConfig,
+}
+
+impl Default for EmailerConfig {
+    fn default() -> EmailerConfig {
+        EmailerConfig {
+            provider: String::new(),
+            from_address: String::new(),
+            enabled: true,
+            smtp: SmtpConfig::default(),
+        }
+    }
+}
+
+/// `[scale.emailer.smtp]`.
+#[derive(Clone, PartialEq)]
+pub struct SmtpConfig {
+    pub host: String,
+    pub port: u16,
+    /// Empty = no authentication.
+    pub username: String,
+    /// Prefer the environment variable `EMAILER_SMTP_PASSWORD`.
+    pub password: String,
+    /// STARTTLS, required when true.
+    pub use_tls: bool,
+    /// Connect and command timeout in seconds (10.0).
+    pub timeout: f64,
+    /// Extra PEM certificate(s) to trust for STARTTLS (a private relay's CA), besides the
+    /// built-in web roots. Relative paths are resolved against the app directory.
+    pub ca_file: Option<PathBuf>,
+}
+
+impl Default for SmtpConfig {
+    fn default() -> SmtpConfig {
+        SmtpConfig {
+            host: "localhost".into(),
+            port: 25,
+            username: String::new(),
+            password: String::new(),
+            use_tls: true,
+            timeout: 10.0,
+            ca_file: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for SmtpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SmtpConfig")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("username", &self.username)
+            .field(
+                "password",
+                &(!self.password.is_empty()).then_some("<redacted>"),
+            )
+            .field("use_tls", &self.use_tls)
+            .field("timeout", &self.timeout)
+            .field("ca_file", &self.ca_file)
+            .finish()
+    }
+}
+
 /// Keys of `[scale.server]` that later issues read: accepted without a warning.
 const SERVER_LATER_KEYS: &[&str] = &[];
 /// Keys of `[scale.database]` that later issues read: accepted without a warning.
@@ -113,6 +263,9 @@ impl Config {
         let mut config = Config {
             server: ServerConfig::default(),
             database: DatabaseConfig::defaults(app_dir),
+            jwt: JwtConfig::default(),
+            auth: AuthConfig::default(),
+            emailer: EmailerConfig::default(),
             profile: None,
             source: Vec::new(),
         };
@@ -197,6 +350,112 @@ impl Config {
                 }
             }
         }
+        self.apply_identity(app_dir, file, scale)
+    }
+
+    /// `[scale.jwt]`, `[scale.auth]`, `[scale.emailer]` and `[scale.emailer.smtp]`.
+    fn apply_identity(
+        &mut self,
+        app_dir: &Path,
+        file: &Path,
+        scale: &toml::Table,
+    ) -> anyhow::Result<()> {
+        if let Some(jwt) = section(file, scale, "jwt")? {
+            let j = &mut self.jwt;
+            for (key, value) in jwt {
+                let at = Key {
+                    file,
+                    section: "scale.jwt",
+                    key,
+                };
+                match key.as_str() {
+                    "secret" => j.secret = at.optional_string(value)?,
+                    "algorithm" => j.algorithm = at.non_empty_string(value)?,
+                    "exp_delta_days" => j.exp_delta_days = at.int_in(value, 1, 36_500)?,
+                    _ => at.warn_unknown(),
+                }
+            }
+        }
+        if let Some(auth) = section(file, scale, "auth")? {
+            let a = &mut self.auth;
+            for (key, value) in auth {
+                let at = Key {
+                    file,
+                    section: "scale.auth",
+                    key,
+                };
+                match key.as_str() {
+                    "verify_token_ttl_seconds" => {
+                        a.verify_token_ttl_seconds = at.int_in(value, 1, u32::MAX)?.into();
+                    }
+                    "reset_token_ttl_seconds" => {
+                        a.reset_token_ttl_seconds = at.int_in(value, 1, u32::MAX)?.into();
+                    }
+                    "verify_url_template" => a.verify_url_template = at.string(value)?,
+                    "reset_url_template" => a.reset_url_template = at.string(value)?,
+                    "bcrypt_cost" => a.bcrypt_cost = at.int_in(value, 4, 31)?,
+                    "login_max_failures" => {
+                        a.login_max_failures = at.int_in(value, 1, 1_000_000)?
+                    }
+                    "login_max_failures_per_address" => {
+                        a.login_max_failures_per_address = at.int_in(value, 1, 1_000_000)?;
+                    }
+                    "login_failure_window_seconds" => {
+                        a.login_failure_window_seconds = at.int_in(value, 1, 604_800)?.into();
+                    }
+                    _ => at.warn_unknown(),
+                }
+            }
+        }
+        if let Some(emailer) = section(file, scale, "emailer")? {
+            let e = &mut self.emailer;
+            for (key, value) in emailer {
+                let at = Key {
+                    file,
+                    section: "scale.emailer",
+                    key,
+                };
+                match key.as_str() {
+                    "provider" => e.provider = at.string(value)?.trim().to_string(),
+                    "from_address" => e.from_address = at.string(value)?.trim().to_string(),
+                    "enabled" => e.enabled = at.boolean(value)?,
+                    // `[scale.emailer.smtp]`, read below.
+                    "smtp" => {}
+                    _ => at.warn_unknown(),
+                }
+            }
+            let smtp = match emailer.get("smtp") {
+                None => None,
+                Some(toml::Value::Table(t)) => Some(t),
+                Some(other) => bail!(
+                    "{}: `scale.emailer.smtp` must be a table, found {}",
+                    file.display(),
+                    other.type_str()
+                ),
+            };
+            if let Some(smtp) = smtp {
+                let s = &mut e.smtp;
+                for (key, value) in smtp {
+                    let at = Key {
+                        file,
+                        section: "scale.emailer.smtp",
+                        key,
+                    };
+                    match key.as_str() {
+                        "host" => s.host = at.non_empty_string(value)?,
+                        "port" => s.port = at.port(value)?,
+                        "username" => s.username = at.string(value)?,
+                        "password" => s.password = at.string(value)?,
+                        "use_tls" => s.use_tls = at.boolean(value)?,
+                        "timeout" => s.timeout = at.positive_seconds(value)?,
+                        "ca_file" => {
+                            s.ca_file = at.optional_string(value)?.map(|p| app_dir.join(p))
+                        }
+                        _ => at.warn_unknown(),
+                    }
+                }
+            }
+        }
         Ok(())
     }
 
@@ -237,6 +496,23 @@ impl Config {
         }
         if let Some(v) = env("CACHE_URL") {
             self.database.cache_url = Some(v);
+        }
+        if let Some(v) = env("JWT_SECRET") {
+            self.jwt.secret = Some(v);
+        }
+        if let Some(v) = env("JWT_ALGORITHM") {
+            self.jwt.algorithm = v.trim().to_string();
+        }
+        if let Some(v) = env("JWT_EXP_DELTA_DAYS") {
+            self.jwt.exp_delta_days = match v.trim().parse::<u32>() {
+                Ok(n) if (1..=36_500).contains(&n) => n,
+                _ => bail!(
+                    "environment variable JWT_EXP_DELTA_DAYS: `{v}` is not a number of days (1-36500)"
+                ),
+            };
+        }
+        if let Some(v) = env("EMAILER_SMTP_PASSWORD") {
+            self.emailer.smtp.password = v;
         }
         Ok(())
     }
@@ -335,6 +611,37 @@ impl Key<'_> {
             .filter(|s| !s.is_empty())
             .map(str::to_string)
             .ok_or_else(|| self.wrong("a non-empty string", value))
+    }
+
+    /// Any string (empty allowed).
+    fn string(&self, value: &toml::Value) -> anyhow::Result<String> {
+        value
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| self.wrong("a string", value))
+    }
+
+    /// An integer within `lo..=hi`.
+    fn int_in(&self, value: &toml::Value, lo: u32, hi: u32) -> anyhow::Result<u32> {
+        value
+            .as_integer()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| (lo..=hi).contains(n))
+            .ok_or_else(|| self.wrong(&format!("an integer from {lo} to {hi}"), value))
+    }
+
+    /// A positive number of seconds (integer or float).
+    fn positive_seconds(&self, value: &toml::Value) -> anyhow::Result<f64> {
+        let n = match value {
+            toml::Value::Integer(n) => *n as f64,
+            toml::Value::Float(f) => *f,
+            _ => f64::NAN,
+        };
+        if n.is_finite() && n > 0.0 && n <= 3600.0 {
+            Ok(n)
+        } else {
+            Err(self.wrong("a number of seconds (0-3600]", value))
+        }
     }
 
     /// A string; empty means "not set".
@@ -485,8 +792,116 @@ docdb_enabled = false
         let c = load(&dir, None, &[]).expect("config loads");
         let defaults = load(&TempDir::new(), None, &[]).expect("config loads");
         assert_eq!(c.server, defaults.server);
+        assert_eq!(c.jwt, defaults.jwt);
+        assert_eq!(c.auth, defaults.auth);
+        assert_eq!(c.emailer, defaults.emailer);
         assert_eq!(c.database.shelf_db_path, dir.0.join(DEFAULT_SHELF_DB_PATH));
         assert_eq!((c.database.docdb_uri, c.database.cache_url), (None, None));
+    }
+
+    #[test]
+    fn identity_sections_and_env() {
+        let dir = TempDir::new();
+        dir.write(
+            "svc.toml",
+            r#"
+[scale.jwt]
+secret = "file-secret"
+algorithm = "HS512"
+exp_delta_days = 2
+
+[scale.auth]
+verify_token_ttl_seconds = 60
+reset_token_ttl_seconds = 30
+verify_url_template = "https://x/v?t={token}"
+reset_url_template = ""
+bcrypt_cost = 4
+login_max_failures = 3
+login_max_failures_per_address = 9
+login_failure_window_seconds = 10
+
+[scale.emailer]
+provider = " smtp "
+from_address = "noreply@x.io"
+enabled = false
+
+[scale.emailer.smtp]
+host = "mail.x.io"
+port = 587
+username = "u"
+password = "p"
+use_tls = false
+timeout = 2
+ca_file = "ca.pem"
+"#,
+        );
+        let c = load(&dir, None, &[]).expect("config loads");
+        assert_eq!(c.jwt.secret.as_deref(), Some("file-secret"));
+        assert_eq!(
+            (c.jwt.algorithm.as_str(), c.jwt.exp_delta_days),
+            ("HS512", 2)
+        );
+        assert_eq!(
+            c.auth,
+            AuthConfig {
+                verify_token_ttl_seconds: 60,
+                reset_token_ttl_seconds: 30,
+                verify_url_template: "https://x/v?t={token}".into(),
+                reset_url_template: String::new(),
+                bcrypt_cost: 4,
+                login_max_failures: 3,
+                login_max_failures_per_address: 9,
+                login_failure_window_seconds: 10,
+            }
+        );
+        assert_eq!(c.emailer.provider, "smtp");
+        assert!(!c.emailer.enabled);
+        assert_eq!(c.emailer.smtp.port, 587);
+        assert_eq!(c.emailer.smtp.timeout, 2.0);
+        assert_eq!(c.emailer.smtp.ca_file, Some(dir.0.join("ca.pem")));
+        assert!(!format!("{:?}{:?}", c.jwt, c.emailer).contains("file-secret"));
+        let c = load(
+            &dir,
+            None,
+            &[
+                ("JWT_SECRET", "env-secret"),
+                ("JWT_ALGORITHM", "HS256"),
+                ("JWT_EXP_DELTA_DAYS", "30"),
+                ("EMAILER_SMTP_PASSWORD", "env-pass"),
+            ],
+        )
+        .expect("config loads");
+        assert_eq!(c.jwt.secret.as_deref(), Some("env-secret"));
+        assert_eq!(
+            (c.jwt.algorithm.as_str(), c.jwt.exp_delta_days),
+            ("HS256", 30)
+        );
+        assert_eq!(c.emailer.smtp.password, "env-pass");
+        for (text, needle) in [
+            (
+                "[scale.auth]\nbcrypt_cost = 3\n",
+                "[scale.auth] bcrypt_cost",
+            ),
+            (
+                "[scale.jwt]\nexp_delta_days = 0\n",
+                "[scale.jwt] exp_delta_days",
+            ),
+            (
+                "[scale.emailer.smtp]\ntimeout = -1\n",
+                "[scale.emailer.smtp] timeout",
+            ),
+            ("[scale.emailer]\nsmtp = 1\n", "scale.emailer.smtp"),
+        ] {
+            let dir = TempDir::new();
+            dir.write("svc.toml", text);
+            let err = format!("{:#}", load(&dir, None, &[]).expect_err("must fail"));
+            assert!(err.contains(needle), "{text:?}: {err}");
+        }
+        let err = format!(
+            "{:#}",
+            load(&TempDir::new(), None, &[("JWT_EXP_DELTA_DAYS", "x")]).expect_err("must fail")
+        );
+        assert!(err.contains("JWT_EXP_DELTA_DAYS"), "{err}");
     }
 
     #[test]

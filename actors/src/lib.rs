@@ -2,5 +2,6 @@
 
 pub mod runtime;
 pub mod store;
+pub mod users;
 
 pub use store::{FORMAT_VERSION, RunHost, SqliteStore, StoreError, random_id};

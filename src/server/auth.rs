@@ -1,19 +1,20 @@
 //! Authentication seam (spec "Authentication" item 1): the `Authorized` extractor decides
 //! who a generated-endpoint request runs as before its handler runs.
 //!
-//! Today: a `:pub` endpoint without a token runs as the guest (the shared root); a
-//! non-public endpoint without `Authorization: Bearer ...` is 401 "authentication
-//! required"; any bearer token is 401 "invalid token", since nothing can issue one yet.
-//! The identity issue replaces [`verify_bearer`] with JWT verification that yields the
-//! user's `Caller`.
+//! - No `Authorization` header: a `:pub` endpoint runs as the guest (the shared root); any
+//!   other endpoint is 401 "authentication required".
+//! - `Authorization: Bearer <jwt>`: the token must be a valid session token of an active
+//!   account (`identity::Identity::caller`), on public endpoints too; the call then runs
+//!   on that user's root. An invalid or expired token is 401 on every endpoint.
 
 use super::errors::{ApiError, ErrorCode};
 use super::routes::Matched;
+use crate::identity::Identity;
 use actix_web::dev::Payload;
 use actix_web::http::header::{AUTHORIZATION, HeaderMap};
-use actix_web::{FromRequest, HttpRequest};
+use actix_web::{FromRequest, HttpRequest, web};
 use actors::runtime::Caller;
-use std::future::{Ready, ready};
+use futures_util::future::LocalBoxFuture;
 
 /// The caller a request runs as, once authorized for its endpoint.
 #[derive(Clone, Debug)]
@@ -21,43 +22,53 @@ pub struct Authorized(pub Caller);
 
 impl FromRequest for Authorized {
     type Error = ApiError;
-    type Future = Ready<Result<Authorized, ApiError>>;
+    type Future = LocalBoxFuture<'static, Result<Authorized, ApiError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        ready(Matched::of(req).and_then(|m| authorize(req.headers(), m.endpoint.public)))
+        let decided = Matched::of(req).and_then(|m| {
+            let token = bearer_token(req.headers())?.map(str::to_string);
+            Ok((m.endpoint.public, token))
+        });
+        let identity = req.app_data::<web::Data<Identity>>().cloned();
+        Box::pin(async move {
+            let (public, token) = decided?;
+            match (token, identity) {
+                (None, _) => anonymous(public),
+                (Some(token), Some(identity)) => identity.caller(&token).await.map(Authorized),
+                (Some(_), None) => Err(invalid()),
+            }
+        })
     }
 }
 
-/// Who may call an endpoint that is (or is not) `:pub`.
-pub fn authorize(headers: &HeaderMap, public: bool) -> Result<Authorized, ApiError> {
-    match bearer_token(headers)? {
-        Some(token) => verify_bearer(token).map(Authorized),
-        None if public => Ok(Authorized(Caller::default())),
-        None => Err(ApiError::new(
+/// A request without a token: the guest on public endpoints, else 401.
+pub fn anonymous(public: bool) -> Result<Authorized, ApiError> {
+    if public {
+        Ok(Authorized(Caller::default()))
+    } else {
+        Err(ApiError::new(
             ErrorCode::Unauthorized,
             "authentication required",
-        )),
+        ))
     }
 }
 
-/// The token of `Authorization: Bearer <token>`, if the header is there.
-fn bearer_token(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
+fn invalid() -> ApiError {
+    ApiError::new(ErrorCode::Unauthorized, "invalid token")
+}
+
+/// The token of `Authorization: Bearer <token>`, if the header is there; a header of
+/// another scheme or without a token is 401.
+pub fn bearer_token(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
     let Some(value) = headers.get(AUTHORIZATION) else {
         return Ok(None);
     };
-    let invalid = || ApiError::new(ErrorCode::Unauthorized, "invalid token");
     let text = value.to_str().map_err(|_| invalid())?.trim();
     let (scheme, token) = text.split_once(' ').ok_or_else(invalid)?;
     if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
         return Err(invalid());
     }
     Ok(Some(token.trim()))
-}
-
-/// Verify a session token. No tokens can be issued before the identity issue lands, so
-/// every token is invalid.
-fn verify_bearer(_token: &str) -> Result<Caller, ApiError> {
-    Err(ApiError::new(ErrorCode::Unauthorized, "invalid token"))
 }
 
 #[cfg(test)]
@@ -67,15 +78,23 @@ mod tests {
 
     #[test]
     fn guests_only_on_public_endpoints() {
-        let none = HeaderMap::new();
-        assert!(authorize(&none, true).is_ok_and(|a| a.0.root.is_none()));
-        let e = authorize(&none, false).err().map(|e| e.message);
+        assert!(anonymous(true).is_ok_and(|a| a.0.root.is_none()));
+        let e = anonymous(false).err().map(|e| e.message);
         assert_eq!(e.as_deref(), Some("authentication required"));
-        let mut bearer = HeaderMap::new();
-        bearer.insert(AUTHORIZATION, HeaderValue::from_static("Bearer abc"));
-        for public in [true, false] {
-            let e = authorize(&bearer, public).err().map(|e| e.message);
-            assert_eq!(e.as_deref(), Some("invalid token"));
+    }
+
+    #[test]
+    fn bearer_header_forms() {
+        let mut h = HeaderMap::new();
+        assert_eq!(bearer_token(&h).ok(), Some(None));
+        h.insert(AUTHORIZATION, HeaderValue::from_static("Bearer  abc "));
+        assert_eq!(bearer_token(&h).ok(), Some(Some("abc")));
+        h.insert(AUTHORIZATION, HeaderValue::from_static("bearer abc"));
+        assert_eq!(bearer_token(&h).ok(), Some(Some("abc")));
+        for bad in ["Basic abc", "Bearer", "Bearer   ", "abc"] {
+            h.insert(AUTHORIZATION, HeaderValue::from_static(bad));
+            let e = bearer_token(&h).err().map(|e| e.message);
+            assert_eq!(e.as_deref(), Some("invalid token"), "{bad}");
         }
     }
 }

@@ -26,7 +26,25 @@ pub enum ErrorCode {
     /// An app middleware walker rejected the request with a status the table has no
     /// code for; the status is the one the walker reported.
     RequestRejected,
+    /// Identity: the identity value belongs to an account already.
+    IdentityTaken,
+    /// Identity: a verification or reset token that is unknown, expired or used.
+    InvalidToken,
+    /// Identity: no emailer is configured.
+    EmailDisabled,
+    /// Identity: the mail server did not accept the message.
+    EmailSendFailed,
 }
+
+/// Codes that name one specific failure: never chosen for a bare status by
+/// [`ErrorCode::for_status`].
+const SPECIFIC: &[ErrorCode] = &[
+    ErrorCode::RequestRejected,
+    ErrorCode::IdentityTaken,
+    ErrorCode::InvalidToken,
+    ErrorCode::EmailDisabled,
+    ErrorCode::EmailSendFailed,
+];
 
 /// `(code, wire name, HTTP status)`: the whole table.
 const TABLE: &[(ErrorCode, &str, u16)] = &[
@@ -48,6 +66,10 @@ const TABLE: &[(ErrorCode, &str, u16)] = &[
     (ErrorCode::ExecutionError, "EXECUTION_ERROR", 500),
     (ErrorCode::ServiceUnavailable, "SERVICE_UNAVAILABLE", 503),
     (ErrorCode::RequestRejected, "REQUEST_REJECTED", 400),
+    (ErrorCode::IdentityTaken, "IDENTITY_TAKEN", 409),
+    (ErrorCode::InvalidToken, "INVALID_TOKEN", 400),
+    (ErrorCode::EmailDisabled, "EMAIL_DISABLED", 503),
+    (ErrorCode::EmailSendFailed, "EMAIL_SEND_FAILED", 502),
 ];
 
 impl ErrorCode {
@@ -73,7 +95,7 @@ impl ErrorCode {
     pub fn for_status(status: u16) -> Option<ErrorCode> {
         TABLE
             .iter()
-            .find(|&&(c, _, s)| s == status && c != ErrorCode::RequestRejected)
+            .find(|&&(c, _, s)| s == status && !SPECIFIC.contains(&c))
             .map(|&(c, _, _)| c)
     }
 }
@@ -92,6 +114,8 @@ pub struct ApiError {
     pub status: StatusCode,
     pub message: String,
     pub details: Vec<FieldError>,
+    /// Seconds for a `Retry-After` header (429 answers).
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -101,6 +125,24 @@ impl ApiError {
             status: code.status(),
             message: message.into(),
             details: Vec::new(),
+            retry_after: None,
+        }
+    }
+
+    /// A code answered with a status other than its row's (the spec's 400
+    /// `VALIDATION_ERROR` rows, for instance).
+    pub fn with_code_status(code: ErrorCode, status: u16, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status: StatusCode::from_u16(status).unwrap_or_else(|_| code.status()),
+            ..ApiError::new(code, message)
+        }
+    }
+
+    /// 429 `RATE_LIMITED` with `Retry-After: secs`.
+    pub fn rate_limited(message: impl Into<String>, secs: u64) -> ApiError {
+        ApiError {
+            retry_after: Some(secs.max(1)),
+            ..ApiError::new(ErrorCode::RateLimited, message)
         }
     }
 
@@ -151,7 +193,14 @@ impl ResponseError for ApiError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        envelope::failure(self)
+        let mut resp = envelope::failure(self);
+        if let Some(secs) = self.retry_after {
+            resp.headers_mut().insert(
+                actix_web::http::header::RETRY_AFTER,
+                actix_web::http::header::HeaderValue::from(secs),
+            );
+        }
+        resp
     }
 }
 
@@ -204,6 +253,10 @@ mod tests {
             ErrorCode::InternalError,
             ErrorCode::ServiceUnavailable,
             ErrorCode::RequestRejected,
+            ErrorCode::IdentityTaken,
+            ErrorCode::InvalidToken,
+            ErrorCode::EmailDisabled,
+            ErrorCode::EmailSendFailed,
         ];
         for c in codes {
             assert_eq!(TABLE.iter().filter(|r| r.0 == c).count(), 1, "{c:?}");
@@ -217,6 +270,26 @@ mod tests {
         assert_eq!(ErrorCode::PayloadTooLarge.as_str(), "PAYLOAD_TOO_LARGE");
         assert_eq!(ErrorCode::for_status(401), Some(ErrorCode::Unauthorized));
         assert_eq!(ErrorCode::for_status(500), Some(ErrorCode::InternalError));
+        assert_eq!(ErrorCode::for_status(409), Some(ErrorCode::Conflict));
+        assert_eq!(
+            ErrorCode::for_status(503),
+            Some(ErrorCode::ServiceUnavailable)
+        );
+        assert_eq!(ErrorCode::for_status(502), None);
+        assert_eq!(ErrorCode::EmailDisabled.status().as_u16(), 503);
+        let e = ApiError::with_code_status(ErrorCode::ValidationError, 400, "x");
+        assert_eq!(
+            (e.status.as_u16(), e.code.as_str()),
+            (400, "VALIDATION_ERROR")
+        );
+        let resp = ApiError::rate_limited("slow down", 30).error_response();
+        assert_eq!(resp.status().as_u16(), 429);
+        assert_eq!(
+            resp.headers()
+                .get(actix_web::http::header::RETRY_AFTER)
+                .map(|v| v.as_bytes()),
+            Some(&b"30"[..])
+        );
         let teapot = ApiError::with_status(418, "short and stout");
         assert_eq!(teapot.status.as_u16(), 418);
         assert_eq!(teapot.code, ErrorCode::RequestRejected);

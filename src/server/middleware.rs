@@ -66,7 +66,7 @@ fn incoming_trace_id(headers: &HeaderMap) -> Option<String> {
 
 /// Trace id, CORS, envelope fallback and access log, in one pass.
 pub async fn http_layer(
-    req: ServiceRequest,
+    mut req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, Error> {
     let started = Instant::now();
@@ -80,6 +80,11 @@ pub async fn http_layer(
         .is_some_and(|s| s.settings.suppress_health_check_logs)
         && (QUIET_PATHS.contains(&path.as_str())
             || crate::docs::DOC_PATHS.contains(&path.as_str()));
+    // HEAD is GET without the body (RFC 9110 9.3.2): route it as GET. The HTTP codec
+    // decoded a HEAD request, so it still sends the headers only.
+    if method == Method::HEAD {
+        req.head_mut().method = Method::GET;
+    }
 
     let mut res = if method == Method::OPTIONS {
         let preflight = preflight(req.headers());

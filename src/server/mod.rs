@@ -2,7 +2,8 @@
 //! endpoints with the JSON envelope, plus health and documentation routes.
 //!
 //! Request path: `middleware::http_layer` (trace id, CORS, access log, envelope
-//! fallback) → fixed routes (`health`, docs, the `/` index) → the default service,
+//! fallback) → fixed routes (`health`, the identity routes `/user/*` of
+//! `crate::identity`, docs, the `/` index) → the default service,
 //! `routes::endpoint`, whose extractors resolve the route (`routes::Matched`), authorize
 //! the caller (`auth::Authorized`) and extract the arguments (`params::CallArgs`); it
 //! runs the app's middleware walkers (`hooks`), calls the runtime and wraps the outcome
@@ -18,6 +19,7 @@ pub mod hooks;
 pub mod listen;
 pub mod logging;
 pub mod middleware;
+pub mod multipart;
 pub mod params;
 pub mod routes;
 pub mod shutdown;
@@ -61,6 +63,8 @@ pub struct Settings {
     pub workers: usize,
     /// `--main`: run the entry's `with entry:__main__` blocks at load.
     pub as_main: bool,
+    /// `[scale.jwt]`, `[scale.auth]`, `[scale.emailer]` and the profile.
+    pub identity: crate::identity::IdentitySettings,
 }
 
 impl Settings {
@@ -74,6 +78,7 @@ impl Settings {
             .ok()
             .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_else(|| "svc app".into());
+        let identity = crate::identity::IdentitySettings::from_config(&config)?;
         let cores = std::thread::available_parallelism().map_or(2, usize::from);
         Ok(Settings {
             entry: args.entry.clone(),
@@ -86,6 +91,7 @@ impl Settings {
             store_path: config.database.shelf_db_path,
             workers: args.workers.unwrap_or(cores).max(1),
             as_main: args.main,
+            identity,
         })
     }
 
@@ -202,6 +208,11 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
             settings.port
         ));
     }
+    let identity = web::Data::new(crate::identity::Identity::start(
+        &settings.identity,
+        &settings.store_path,
+        runtime.shared_root(),
+    )?);
     let entry = settings.entry.display().to_string();
     let host = settings.host.clone();
     let store = display_path(&settings.store_path);
@@ -217,9 +228,11 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
         let openapi = openapi.clone();
         App::new()
             .app_data(app_state.clone())
+            .app_data(identity.clone())
             .wrap(Compress::default())
             .wrap(from_fn(middleware::http_layer))
             .configure(health::configure)
+            .configure(crate::identity::configure)
             .configure(move |cfg| {
                 if let Some(doc) = openapi {
                     docs::configure(cfg, doc);

@@ -2,11 +2,13 @@
 //!
 //! One test binary (every extra one costs a link on CI); modules by concern:
 //! `cli` (commands, exit codes, persistence), `fixtures` (the data-driven
-//! `tests/fixtures/**` suites) and `server` (`svc start` over HTTP, with the client and
-//! server guard of `support`).
+//! `tests/fixtures/**` suites), `server` (`svc start` over HTTP, with the client and
+//! server guard of `support`) and `identity` (users, tokens and mail, against a real SMTP
+//! server).
 
 mod cli;
 mod fixtures;
+mod identity;
 mod server;
 mod support;
 

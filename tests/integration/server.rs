@@ -1,7 +1,9 @@
 //! `svc start`: the real binary serving a fixture app over HTTP. Envelope shape and key
-//! order, generated routes, typed coercion, raw responses, every error status, trace
-//! ids, CORS, health, auth, middleware walkers, persistence, shutdown, port fallback,
-//! `--faux` and `--dev`.
+//! order, generated routes, typed coercion (JSON, query, forms), multipart uploads,
+//! raw responses, every error status, HEAD/OPTIONS, trace ids, CORS, health, auth,
+//! middleware walkers, persistence, concurrent writers, quarantine of a corrupted row,
+//! shutdown, port fallback and `SVC_SERVER_PORT`, `--faux` and `--dev`. Each test
+//! starts its servers once for a group of assertions.
 
 use crate::support::{ServerGuard, get, post_json, request};
 use crate::{TempDir, stderr, stdout, svc_in};
@@ -215,6 +217,24 @@ fn envelope_shape_and_calls() {
     assert!(message.contains("app.svc:"), "{message}");
     assert!(!message.contains(".rs"), "{message}");
 
+    // HEAD is GET without the body; OPTIONS is answered on every path (CORS).
+    let full = get(p, "/items/41?verbose=yes");
+    let head = request(p, "HEAD", "/items/41?verbose=yes", &[], None);
+    assert_eq!((head.status, head.body.as_str()), (200, ""), "{head:?}");
+    let length = full.body.len().to_string();
+    assert_eq!(head.header("content-length"), Some(length.as_str()));
+    assert!(head.header("x-trace-id").is_some());
+    let head = request(p, "HEAD", "/healthz", &[], None);
+    assert_eq!((head.status, head.body.as_str()), (200, ""));
+    assert_eq!(request(p, "HEAD", "/function/add", &[], None).status, 405);
+    let resp = request(p, "OPTIONS", "/function/add", &[], None);
+    assert!(resp.status == 204 || resp.status == 200, "{resp:?}");
+    assert!(
+        resp.header("access-control-allow-methods")
+            .is_some_and(|m| m.contains("HEAD") && m.contains("POST")),
+        "{resp:?}"
+    );
+
     // The index.
     let v = get(p, "/").json();
     assert_eq!(v["docs"], json!("/docs"));
@@ -248,7 +268,7 @@ fn bad_input_is_an_envelope_never_a_5xx() {
     let resp = post_json(p, "/walker/add_note", r#"{"text": "x", "nope": 1}"#);
     assert_eq!(error(&resp, 422).0, "VALIDATION_ERROR");
 
-    // Wrong content type, multipart.
+    // Wrong content type; multipart other than form-data; an empty form lacks `a`.
     let resp = request(
         p,
         "POST",
@@ -261,10 +281,22 @@ fn bad_input_is_an_envelope_never_a_5xx() {
         p,
         "POST",
         "/function/add",
-        &[("Content-Type", "multipart/form-data; boundary=x")],
+        &[("Content-Type", "multipart/mixed; boundary=x")],
         Some(b"--x--"),
     );
     assert_eq!(error(&resp, 415).0, "UNSUPPORTED_MEDIA_TYPE");
+    let resp = request(
+        p,
+        "POST",
+        "/function/add",
+        &[("Content-Type", "multipart/form-data; boundary=x")],
+        Some(b"--x--"),
+    );
+    let (code, details) = error(&resp, 422);
+    assert_eq!(
+        (code.as_str(), &details[0]["field"]),
+        ("VALIDATION_ERROR", &json!("a"))
+    );
 
     // Body over 1 MiB.
     let mut big = b"{\"a\": \"".to_vec();
@@ -572,6 +604,7 @@ fn config_switches_docs_and_quiet_health_logs() {
     let p = s.port;
     assert_eq!(error(&get(p, "/openapi.json"), 404).0, "NOT_FOUND");
     assert_eq!(error(&get(p, "/docs"), 404).0, "NOT_FOUND");
+    assert_eq!(error(&get(p, "/redoc"), 404).0, "NOT_FOUND");
     assert_eq!(get(p, "/").json()["docs"], Value::Null);
     let big = format!(r#"{{"a": 1, "pad": "{}"}}"#, "x".repeat(80));
     assert_eq!(
@@ -605,4 +638,458 @@ fn config_switches_docs_and_quiet_health_logs() {
         "{logs}"
     );
     assert!(access.iter().all(|v| v["trace_id"].is_string()), "{logs}");
+}
+
+/// Forms, uploads, typed GET walkers and raised errors.
+const FORMS_APP: &str = r#"
+import from http { HTTPMethod }
+
+def:pub upload(f: UploadFile, note: str = "", copies: int = 1) -> dict {
+    return {
+        "filename": f["filename"],
+        "type": f["content_type"],
+        "size": f["size"],
+        "content": f["content"],
+        "encoding": f.get("encoding", "text"),
+        "note": note * copies
+    };
+}
+
+def:pub names(files: list[UploadFile]) -> list {
+    return [f["filename"] + "=" + f["content"] for f in files];
+}
+
+def:pub signup(name: str, age: int, tags: list[str] = [], agree: bool = False) -> dict {
+    return {"name": name, "age": age + 1, "tags": tags, "agree": agree};
+}
+
+def:pub fail(why: str) -> int {
+    raise ValueError(f"cannot do it: {why}");
+}
+
+walker:pub attach {
+    has f: UploadFile;
+    has label: str = "";
+
+    can go with Root entry {
+        report f"{self.label}:{self.f['filename']}:{self.f['size']}";
+    }
+}
+
+@restspec(method=HTTPMethod.GET)
+walker:pub search {
+    has q: str;
+    has limit: int = 10;
+    has exact: bool = False;
+    has ids: list[int] = [];
+
+    can go with Root entry {
+        report {"q": self.q, "limit": self.limit + 1, "exact": self.exact, "ids": ids_sum(self.ids)};
+    }
+}
+
+def ids_sum(ids: list[int]) -> int {
+    return sum(ids);
+}
+"#;
+
+/// A `multipart/form-data` body with boundary `B0undary`: `(name, filename, type, bytes)`.
+fn form_data(parts: &[(&str, Option<&str>, Option<&str>, &[u8])]) -> Vec<u8> {
+    let mut body = b"preamble is ignored\r\n".to_vec();
+    for (name, filename, content_type, data) in parts {
+        let mut head = format!("--B0undary\r\nContent-Disposition: form-data; name=\"{name}\"");
+        if let Some(f) = filename {
+            head.push_str(&format!("; filename=\"{f}\""));
+        }
+        head.push_str("\r\n");
+        if let Some(t) = content_type {
+            head.push_str(&format!("Content-Type: {t}\r\n"));
+        }
+        head.push_str("\r\n");
+        body.extend_from_slice(head.as_bytes());
+        body.extend_from_slice(data);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(b"--B0undary--\r\n");
+    body
+}
+
+const FORM_TYPE: (&str, &str) = ("Content-Type", "multipart/form-data; boundary=B0undary");
+
+fn post_form(port: u16, path: &str, body: &[u8]) -> crate::support::Response {
+    request(port, "POST", path, &[FORM_TYPE], Some(body))
+}
+
+#[test]
+fn uploads_forms_and_typed_queries() {
+    let dir = TempDir::new("forms");
+    dir.write("main.svc", FORMS_APP);
+    let s = ServerGuard::start(dir.path(), &[]);
+    let p = s.port;
+
+    // A text file with two extra fields (coerced by their declared types).
+    let text = "line one\r\nline two ünïcode\n";
+    let body = form_data(&[
+        ("note", None, None, b"hi"),
+        ("f", Some("notes.txt"), Some("text/plain"), text.as_bytes()),
+        ("copies", None, None, b"3"),
+    ]);
+    assert_eq!(
+        result(&post_form(p, "/function/upload", &body)),
+        json!({"filename": "notes.txt", "type": "text/plain", "size": text.len(),
+               "content": text, "encoding": "text", "note": "hihihi"})
+    );
+    // Binary content: base64; no part Content-Type: application/octet-stream; an
+    // escaped quote and UTF-8 in the file name.
+    let png = [0x89, b'P', b'N', b'G', 0, 0xff, 0xfe];
+    let body = form_data(&[("f", Some("r\\\"sumé.png"), None, &png)]);
+    assert_eq!(
+        result(&post_form(p, "/function/upload", &body)),
+        json!({"filename": "r\"sumé.png", "type": "application/octet-stream", "size": 7,
+               "content": "iVBORwD//g==", "encoding": "base64", "note": ""})
+    );
+    // A JSON body may carry the upload object itself.
+    let resp = post_json(
+        p,
+        "/function/upload",
+        r#"{"f": {"filename": "a.bin", "content": "iVBORwD//g==", "encoding": "base64"}}"#,
+    );
+    assert_eq!(result(&resp)["size"], json!(7));
+    // A list of files; one file where one is expected.
+    let two = form_data(&[
+        ("files", Some("a.txt"), None, b"A"),
+        ("files", Some("b.txt"), None, b"B"),
+    ]);
+    assert_eq!(
+        result(&post_form(p, "/function/names", &two)),
+        json!(["a.txt=A", "b.txt=B"])
+    );
+    let twice = form_data(&[
+        ("f", Some("a.txt"), None, b"A"),
+        ("f", Some("b.txt"), None, b"B"),
+    ]);
+    assert_eq!(
+        error(&post_form(p, "/function/upload", &twice), 422).0,
+        "VALIDATION_ERROR"
+    );
+    // Walkers take files too.
+    let body = form_data(&[
+        ("label", None, None, b"doc"),
+        ("f", Some("x.txt"), Some("text/plain"), b"12345"),
+    ]);
+    let v = post_form(p, "/walker/attach", &body).json();
+    assert_eq!(v["data"]["reports"], json!(["doc:x.txt:5"]), "{v}");
+
+    // Missing file, a text field where the file belongs, an empty file input.
+    for body in [
+        form_data(&[("note", None, None, b"no file")]),
+        form_data(&[("f", None, None, b"not a file")]),
+        form_data(&[("f", Some(""), Some("application/octet-stream"), b"")]),
+    ] {
+        let resp = post_form(p, "/function/upload", &body);
+        let (code, details) = error(&resp, 422);
+        assert_eq!(
+            (code.as_str(), &details[0]["field"]),
+            ("VALIDATION_ERROR", &json!("f"))
+        );
+    }
+    let resp = post_json(p, "/function/upload", r#"{"f": "just text"}"#);
+    assert_eq!(error(&resp, 422).0, "VALIDATION_ERROR");
+
+    // Malformed multipart is a 422 envelope, never a 5xx.
+    let mut unterminated = form_data(&[("f", Some("a.txt"), None, b"abc")]);
+    unterminated.truncate(unterminated.len() - 16);
+    let too_many: Vec<(String, Vec<u8>)> =
+        (0..101).map(|i| (format!("x{i}"), b"v".to_vec())).collect();
+    let too_many: Vec<(&str, Option<&str>, Option<&str>, &[u8])> = too_many
+        .iter()
+        .map(|(n, v)| (n.as_str(), None, None, v.as_slice()))
+        .collect();
+    let huge_header = format!(
+        "--B0undary\r\nContent-Disposition: form-data; name=\"f\"; filename=\"{}\"\r\n\r\nx\r\n--B0undary--",
+        "n".repeat(10_000)
+    );
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("multipart/form-data; boundary=B0undary", unterminated),
+        (
+            "multipart/form-data; boundary=B0undary",
+            form_data(&too_many),
+        ),
+        (
+            "multipart/form-data; boundary=B0undary",
+            huge_header.into_bytes(),
+        ),
+        (
+            "multipart/form-data; boundary=B0undary",
+            b"no boundary at all".to_vec(),
+        ),
+        (
+            "multipart/form-data; boundary=B0undary",
+            b"--B0undary\r\nContent-Type: text/plain\r\n\r\nx\r\n--B0undary--".to_vec(),
+        ),
+        (
+            "multipart/form-data; boundary=B0undary",
+            b"--B0undary\r\nContent-Disposition: form-data; name=\"f\r\n\r\nx\r\n--B0undary--"
+                .to_vec(),
+        ),
+        (
+            "multipart/form-data",
+            form_data(&[("note", None, None, b"x")]),
+        ),
+    ];
+    for (content_type, body) in cases {
+        let resp = request(
+            p,
+            "POST",
+            "/function/upload",
+            &[("Content-Type", content_type)],
+            Some(&body),
+        );
+        let (code, details) = error(&resp, 422);
+        assert_eq!(code, "VALIDATION_ERROR");
+        assert_eq!(details[0]["field"], json!("body"), "{}", resp.body);
+    }
+    // Over max_body_bytes (1 MiB by default): 413.
+    let big = vec![b'a'; 1024 * 1024 + 1];
+    let resp = post_form(
+        p,
+        "/function/upload",
+        &form_data(&[("f", Some("big.txt"), None, &big)]),
+    );
+    assert_eq!(error(&resp, 413).0, "PAYLOAD_TOO_LARGE");
+
+    // An HTML form post (URL-encoded): strings coerced by type, repeated keys are lists.
+    let form = ("Content-Type", "application/x-www-form-urlencoded");
+    let resp = request(
+        p,
+        "POST",
+        "/function/signup",
+        &[form],
+        Some(b"name=Ada+L%C3%B6v&age=36&tags=a&tags=b%26c&agree=on"),
+    );
+    assert_eq!(
+        result(&resp),
+        json!({"name": "Ada Löv", "age": 37, "tags": ["a", "b&c"], "agree": true})
+    );
+    let resp = request(
+        p,
+        "POST",
+        "/function/signup",
+        &[form],
+        Some(b"name=x&age=old"),
+    );
+    let (code, details) = error(&resp, 422);
+    assert_eq!(
+        (code.as_str(), &details[0]["field"]),
+        ("VALIDATION_ERROR", &json!("age"))
+    );
+
+    // GET walker: typed query parameters (int, bool, list[int]) coerced.
+    let v = get(
+        p,
+        "/walker/search?q=svc&limit=4&exact=true&ids=1&ids=2&ids=39",
+    )
+    .json();
+    assert_eq!(
+        v["data"]["reports"],
+        json!([{"q": "svc", "limit": 5, "exact": true, "ids": 42}]),
+        "{v}"
+    );
+    let v = get(p, "/walker/search?q=x").json();
+    assert_eq!(
+        v["data"]["reports"],
+        json!([{"q": "x", "limit": 11, "exact": false, "ids": 0}])
+    );
+    let (code, details) = error(&get(p, "/walker/search?q=x&ids=1&ids=two"), 422);
+    assert_eq!(
+        (code.as_str(), &details[0]["field"]),
+        ("VALIDATION_ERROR", &json!("ids"))
+    );
+
+    // A raised exception: 500 with the svc message, no host internals.
+    let resp = post_json(p, "/function/fail", r#"{"why": "no disk"}"#);
+    let (code, _) = error(&resp, 500);
+    assert_eq!(code, "EXECUTION_ERROR");
+    let message = resp.json()["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        message.starts_with("ValueError: cannot do it: no disk"),
+        "{message}"
+    );
+    for leak in [".rs:", "panicked", "src/", "rusqlite", "actix"] {
+        assert!(!message.contains(leak), "{message}");
+    }
+    assert_eq!(get(p, "/healthz").status, 200);
+}
+
+/// Concurrent appends, the restart that keeps them, and quarantine of a corrupted row.
+const STORE_APP: &str = r#"
+node Item {
+    has n: int;
+}
+
+walker:pub add_item {
+    has n: int;
+
+    can go with Root entry {
+        here ++> Item(n=self.n);
+    }
+}
+
+walker:pub count_items {
+    can go with Root entry {
+        items = [-->[?:Item]];
+        report {"count": len(items), "sum": sum([i.n for i in items])};
+    }
+}
+"#;
+
+#[test]
+fn concurrent_writers_restart_and_quarantine() {
+    const THREADS: usize = 8;
+    const EACH: usize = 25;
+    let dir = TempDir::new("store");
+    dir.write("main.svc", STORE_APP);
+    let s = ServerGuard::start(dir.path(), &[]);
+    let port = s.port;
+    let writers: Vec<_> = (0..THREADS)
+        .map(|t| {
+            std::thread::spawn(move || {
+                (0..EACH)
+                    .map(|i| {
+                        let body = format!(r#"{{"n": {}}}"#, t * EACH + i);
+                        let resp = post_json(port, "/walker/add_item", &body);
+                        (resp.status, resp.body)
+                    })
+                    .filter(|(status, _)| *status != 200)
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for w in writers {
+        let failures = w.join().expect("writer thread");
+        assert!(failures.is_empty(), "{failures:?}");
+    }
+    let total = THREADS * EACH;
+    let all = json!([{"count": total, "sum": total * (total - 1) / 2}]);
+    let count = |port| post_json(port, "/walker/count_items", "{}");
+    assert_eq!(
+        count(port).json()["data"]["reports"],
+        all,
+        "every write landed"
+    );
+    assert_eq!(s.terminate().code(), Some(0));
+
+    // Restart: the data is still there. Then corrupt one Item row while stopped.
+    let s = ServerGuard::start(dir.path(), &[]);
+    assert_eq!(
+        count(s.port).json()["data"]["reports"],
+        all,
+        "restart keeps data"
+    );
+    assert_eq!(s.terminate().code(), Some(0));
+    let db_path = dir.path().join(".svc/data/anchor_store.db");
+    let db = rusqlite::Connection::open(&db_path).expect("open the store");
+    let (victim, n): (String, i64) = db
+        .query_row(
+            "SELECT id, json_extract(fields, '$.n') FROM anchors WHERE arch_type = 'Item' \
+             ORDER BY id LIMIT 1",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .expect("an Item row");
+    db.execute(
+        "UPDATE anchors SET fields = '{\"n\": 1, broken' WHERE id = ?1",
+        [&victim],
+    )
+    .expect("corrupt the row");
+    drop(db);
+
+    // The server still serves; the row is quarantined, not dropped.
+    let s = ServerGuard::start(dir.path(), &[]);
+    let resp = count(s.port);
+    assert_eq!(resp.status, 200, "{}", resp.body);
+    let expected_sum = (total * (total - 1) / 2) as i64 - n;
+    assert_eq!(
+        resp.json()["data"]["reports"],
+        json!([{"count": total - 1, "sum": expected_sum}])
+    );
+    assert_eq!(
+        post_json(s.port, "/walker/add_item", r#"{"n": 0}"#).status,
+        200
+    );
+    let db = rusqlite::Connection::open(&db_path).expect("open the store");
+    let (raw, reason): (String, String) = db
+        .query_row(
+            "SELECT raw, reason FROM anchors_quarantine WHERE id = ?1",
+            [&victim],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .expect("the corrupted row is in anchors_quarantine");
+    assert!(raw.contains("broken"), "{raw}");
+    assert!(!reason.is_empty());
+    let left: i64 = db
+        .query_row(
+            "SELECT count(*) FROM anchors WHERE id = ?1",
+            [&victim],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert_eq!(left, 0);
+}
+
+/// `SVC_SERVER_PORT` chooses the port when `--port` is not given.
+#[test]
+fn env_overrides_the_port() {
+    use std::io::BufRead as _;
+    use std::process::Stdio;
+
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    let dir = app_dir("envport");
+    let port = crate::support::free_port();
+    let mut child = Kill(
+        crate::svc()
+            .current_dir(dir.path())
+            .args(["start", "app.svc", "--host", "127.0.0.1", "--workers", "1"])
+            .env("SVC_SERVER_PORT", port.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn svc start"),
+    );
+    let stdout = child.0.stdout.take().expect("piped stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let line = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains("serving") => break line,
+            Ok(_) => {}
+            Err(e) => panic!("no startup line: {e}"),
+        }
+    };
+    assert!(
+        line.contains(&format!("at http://127.0.0.1:{port} ")),
+        "{line}"
+    );
+    assert_eq!(get(port, "/healthz").status, 200);
 }

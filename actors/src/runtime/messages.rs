@@ -1,33 +1,19 @@
 //! Typed messages of the runtime's actors, named as commands: what the run pool
 //! (`RunWorker`) and the store supervisor (`StoreSupervisor`) accept.
 
-use super::{CallError, CallOutcome, CallRequest, Loaded};
+use super::CallRequest;
 use actix::Message;
 use lang::host::AnchorId;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Run one walker or function call (with its replays) on a run worker.
+/// Run one walker or function call (with its replays) on a run worker (a `JobQueue` job).
 #[derive(Debug)]
 pub struct RunCall {
     pub req: CallRequest,
     /// Counts the call in `Runtime::in_flight` until the worker drops the message (after
     /// the call finished, or unprocessed when the pool is gone).
     pub in_flight: InFlight,
-}
-
-impl Message for RunCall {
-    type Result = Result<CallOutcome, CallError>;
-}
-
-/// Load the app again from disk on one worker (committing module-level code once); on
-/// success publish the new sources, which every other worker picks up before its next
-/// call. `Err` is the text for stderr and leaves the old app running.
-#[derive(Debug)]
-pub struct Reload;
-
-impl Message for Reload {
-    type Result = Result<Loaded, String>;
 }
 
 /// Probe the store file (`StoreSupervisor`); a failed probe restarts the supervisor,

@@ -6,11 +6,13 @@
 //! **Shape.** `Runtime` is a small `Clone + Send + Sync` handle (actor addresses and an
 //! `Arc`). Behind it:
 //!
-//! - a run pool: an actix `SyncArbiter` of `RunWorker` actors (`worker.rs`), one OS
-//!   thread each, started with `SyncArbiter::start_with_thread_builder` so every thread
-//!   gets `lang::driver::INTERPRETER_STACK_BYTES` of stack (deep svc recursion). A call
-//!   is one `RunCall` message (`messages.rs`) answered by whichever worker is free: the
-//!   HTTP thread only awaits the reply, interpretation never runs on it.
+//! - a run pool (`queue.rs`): one OS thread per `RunWorker` (`worker.rs`), each with
+//!   `lang::driver::INTERPRETER_STACK_BYTES` of stack (deep svc recursion), pulling jobs
+//!   from one `JobQueue`. A call is one `RunCall` job answered through a one-shot channel
+//!   by whichever worker is free: the HTTP thread only awaits the reply, interpretation
+//!   never runs on it. (The pool started as an actix `SyncArbiter`; its dispatcher thread
+//!   added a wake-up per call that cost more than a function call itself, so the queue
+//!   replaced it. The store supervisor remains an actix actor.)
 //! - a `StoreSupervisor` (`supervisor.rs`, actix `Supervised`, on its own arbiter) that
 //!   owns the store file: the connection opened at start (schema, shared root), a probe
 //!   every 10 s and on `CheckStore`/`ReportStoreFailure`, restart = re-open.
@@ -25,7 +27,7 @@
 //! with the interpreter's stack, not the caller's: module code may recurse), recording
 //! every source file read. That load commits module-level writes, once. Workers then
 //! load from the recorded text (`app::SourceBoard`) and discard their module-level
-//! commits, so N workers do not repeat them. `Runtime::reload` sends `Reload` to one
+//! commits, so N workers do not repeat them. `Runtime::reload` queues a reload job for one
 //! worker, which re-reads the files (committing) and publishes a new generation; every
 //! other worker sees the generation change (one atomic load per call) and re-loads from
 //! the published text before its next call. A failed reload publishes nothing.
@@ -55,6 +57,7 @@
 mod app;
 mod host;
 pub mod messages;
+mod queue;
 mod supervisor;
 mod worker;
 
@@ -67,12 +70,13 @@ pub use supervisor::StoreSupervisor;
 pub use worker::RunWorker;
 
 use crate::store::SqliteStore;
-use actix::{Addr, Arbiter, Supervisor, SyncArbiter, System};
+use actix::{Addr, Arbiter, Supervisor, System};
 use lang::host::AnchorId;
-use messages::{CheckStore, InFlight, Reload, RunCall};
+use messages::{CheckStore, InFlight, RunCall};
+use queue::{Job, JobQueue};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, mpsc};
 use worker::PoolShared;
 
 /// How to start a `Runtime`.
@@ -145,7 +149,7 @@ pub struct Loaded {
 /// Handle to the running runtime: actor addresses only, cheap to clone, `Send + Sync`.
 #[derive(Clone)]
 pub struct Runtime {
-    pool: Addr<RunWorker>,
+    queue: Arc<JobQueue>,
     supervisor: Addr<StoreSupervisor>,
     inner: Arc<Inner>,
 }
@@ -157,10 +161,13 @@ struct Inner {
     replays: Arc<AtomicU64>,
     /// The supervisor's arbiter, stopped with the last handle (or a failed start).
     arbiter: Arbiter,
+    /// The run pool's queue, closed with the last handle (the workers then exit).
+    queue: Arc<JobQueue>,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        self.queue.close();
         self.arbiter.stop();
     }
 }
@@ -209,6 +216,7 @@ impl Runtime {
             in_flight: Arc::new(AtomicUsize::new(0)),
             replays: Arc::new(AtomicU64::new(0)),
             arbiter,
+            queue: Arc::new(JobQueue::default()),
         };
         let shared = Arc::new(PoolShared {
             entry: config.entry.clone(),
@@ -223,32 +231,9 @@ impl Runtime {
             gate: std::sync::RwLock::new(()),
         });
 
-        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
-        let mut thread_no = 0usize;
-        let pool = SyncArbiter::start_with_thread_builder(
-            workers,
-            move || {
-                thread_no += 1;
-                std::thread::Builder::new()
-                    .name(format!("svc-run-{thread_no}"))
-                    .stack_size(lang::driver::INTERPRETER_STACK_BYTES)
-            },
-            move || {
-                let (worker, ready) = RunWorker::start(Arc::clone(&shared));
-                // Restarted workers report too; nobody listens any more, which is fine.
-                let _ = ready_tx.send(ready);
-                worker
-            },
-        );
-        for _ in 0..workers {
-            match ready_rx.recv() {
-                Ok(Ok(())) => {}
-                Ok(Err(text)) => return Err(text),
-                Err(_) => return Err("error: a run worker failed to start\n".into()),
-            }
-        }
+        queue::start_pool(workers, &shared, &inner.queue)?;
         let runtime = Runtime {
-            pool,
+            queue: Arc::clone(&inner.queue),
             supervisor,
             inner: Arc::new(inner),
         };
@@ -260,20 +245,23 @@ impl Runtime {
     /// `max_replays` replays; a stopped pool or a panic is `Host`.
     pub async fn call(&self, req: CallRequest) -> Result<CallOutcome, CallError> {
         let in_flight = InFlight::enter(&self.inner.in_flight);
-        match self.pool.send(RunCall { req, in_flight }).await {
-            Ok(outcome) => outcome,
-            Err(e) => Err(CallError::Host(format!("run pool unavailable: {e}"))),
-        }
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.queue
+            .push(Job::Call(RunCall { req, in_flight }, reply));
+        answer
+            .await
+            .unwrap_or_else(|_| Err(CallError::Host("run pool stopped".into())))
     }
 
     /// Re-load the app from disk in every worker (dev mode); `Err` (text for stderr)
     /// leaves the old app running. Every call sent after this returns `Ok` runs the new
     /// app.
     pub async fn reload(&self) -> Result<Loaded, String> {
-        match self.pool.send(Reload).await {
-            Ok(result) => result,
-            Err(e) => Err(format!("error: run pool unavailable: {e}\n")),
-        }
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.queue.push(Job::Reload(reply));
+        answer
+            .await
+            .unwrap_or_else(|_| Err("error: run pool stopped\n".into()))
     }
 
     /// Probe the store through its supervisor (for health endpoints); a failed probe

@@ -1,13 +1,13 @@
-//! `RunWorker`: one interpreter thread of the run pool (an actix `SyncArbiter` actor).
+//! `RunWorker`: one interpreter thread of the run pool, fed by the pool's `JobQueue`.
 //! It owns its own `Program` (loaded in its thread), its own store connection and the
 //! replay loop of optimistic concurrency.
 
 use super::app::{self, SourceBoard};
 use super::host::ServeHost;
-use super::messages::{Reload, ReportStoreFailure, RunCall};
+use super::messages::{ReportStoreFailure, RunCall};
 use super::{CallError, CallOutcome, CallRequest, EndpointKind, Loaded};
 use crate::store::{SqliteStore, VersionTracker, random_id};
-use actix::{Actor, Handler, Recipient, SyncContext};
+use actix::Recipient;
 use lang::Limits;
 use lang::host::AnchorId;
 use lang::interp::Program;
@@ -62,10 +62,6 @@ pub struct RunWorker {
     versions: VersionTracker,
     /// User roots known to exist in the store (created on first use).
     known_roots: HashSet<AnchorId>,
-}
-
-impl Actor for RunWorker {
-    type Context = SyncContext<Self>;
 }
 
 impl RunWorker {
@@ -263,10 +259,10 @@ fn backoff(attempt: u32) {
     std::thread::sleep(Duration::from_micros(ceiling_us / 4 + jitter));
 }
 
-impl Handler<RunCall> for RunWorker {
-    type Result = Result<CallOutcome, CallError>;
-
-    fn handle(&mut self, msg: RunCall, _ctx: &mut SyncContext<Self>) -> Self::Result {
+impl RunWorker {
+    /// Run one call (with its replays); a panic is caught, the worker re-opens its store
+    /// and keeps serving.
+    pub(crate) fn handle_call(&mut self, msg: RunCall) -> Result<CallOutcome, CallError> {
         let RunCall { req, in_flight } = msg;
         let outcome = catch_unwind(AssertUnwindSafe(|| self.run(&req)));
         drop(in_flight);
@@ -282,12 +278,9 @@ impl Handler<RunCall> for RunWorker {
             Err(CallError::Host("internal error".into()))
         })
     }
-}
 
-impl Handler<Reload> for RunWorker {
-    type Result = Result<Loaded, String>;
-
-    fn handle(&mut self, _msg: Reload, _ctx: &mut SyncContext<Self>) -> Self::Result {
+    /// Reload the app from disk and publish it (`Reload`).
+    pub(crate) fn handle_reload(&mut self) -> Result<Loaded, String> {
         catch_unwind(AssertUnwindSafe(|| self.reload()))
             .unwrap_or_else(|_| Err("error: internal error while reloading the app\n".into()))
     }

@@ -184,6 +184,8 @@ const AMBIENT_NAMES: &[&str] = &[
 /// Names accepted inside type annotations only (typing names, width types).
 const ANNOTATION_NAMES: &[&str] = &[
     "Optional",
+    // The server's multipart file parameter type (service-spec "`@restspec` options").
+    "UploadFile",
     "Union",
     "Any",
     "Callable",

@@ -1,0 +1,120 @@
+//! The run pool's job queue: a call goes from the HTTP thread straight to a free
+//! interpreter thread and its answer straight back through a one-shot channel. (An actix
+//! `SyncArbiter` routes every message through a dispatcher on another thread, one more
+//! wake-up per call; on the function endpoint that hop cost more than the call itself.)
+
+use super::messages::RunCall;
+use super::worker::{PoolShared, RunWorker};
+use super::{CallError, CallOutcome, Loaded};
+use std::collections::VecDeque;
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use tokio::sync::oneshot;
+
+/// Work for a run worker.
+pub(crate) enum Job {
+    Call(RunCall, oneshot::Sender<Result<CallOutcome, CallError>>),
+    Reload(oneshot::Sender<Result<Loaded, String>>),
+}
+
+/// A blocking multi-consumer queue of jobs.
+#[derive(Default)]
+pub(crate) struct JobQueue {
+    state: Mutex<QueueState>,
+    ready: Condvar,
+}
+
+#[derive(Default)]
+struct QueueState {
+    jobs: VecDeque<Job>,
+    closed: bool,
+}
+
+impl JobQueue {
+    /// Queue a job. When the pool has stopped the job is dropped, and with it its
+    /// answer channel: the waiting caller sees the pool gone.
+    pub(crate) fn push(&self, job: Job) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.closed {
+            return;
+        }
+        state.jobs.push_back(job);
+        drop(state);
+        self.ready.notify_one();
+    }
+
+    /// The next job, waiting for one; `None` once the queue is closed and drained.
+    fn pop(&self) -> Option<Job> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Some(job) = state.jobs.pop_front() {
+                return Some(job);
+            }
+            if state.closed {
+                return None;
+            }
+            state = self
+                .ready
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Stop the pool: workers finish the queued jobs, then exit.
+    pub(crate) fn close(&self) {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .closed = true;
+        self.ready.notify_all();
+    }
+}
+
+/// Start `workers` interpreter threads (each with the interpreter's stack) serving
+/// `queue`; returns once every worker has loaded the app, or the first load error.
+pub(crate) fn start_pool(
+    workers: usize,
+    shared: &Arc<PoolShared>,
+    queue: &Arc<JobQueue>,
+) -> Result<(), String> {
+    let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
+    for n in 1..=workers {
+        let shared = Arc::clone(shared);
+        let queue = Arc::clone(queue);
+        let ready_tx = ready_tx.clone();
+        std::thread::Builder::new()
+            .name(format!("svc-run-{n}"))
+            .stack_size(lang::driver::INTERPRETER_STACK_BYTES)
+            .spawn(move || {
+                let (mut worker, ready) = RunWorker::start(shared);
+                let _ = ready_tx.send(ready);
+                drop(ready_tx);
+                serve(&mut worker, &queue);
+            })
+            .map_err(|e| format!("error: cannot start a run worker: {e}\n"))?;
+    }
+    drop(ready_tx);
+    for _ in 0..workers {
+        match ready_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(text)) => return Err(text),
+            Err(_) => return Err("error: a run worker failed to start\n".into()),
+        }
+    }
+    Ok(())
+}
+
+/// A worker's loop: run jobs until the queue closes. A caller that went away (its
+/// request was cancelled) just drops the answer.
+fn serve(worker: &mut RunWorker, queue: &JobQueue) {
+    while let Some(job) = queue.pop() {
+        match job {
+            Job::Call(call, reply) => {
+                let _ = reply.send(worker.handle_call(call));
+            }
+            Job::Reload(reply) => {
+                let _ = reply.send(worker.handle_reload());
+            }
+        }
+    }
+}

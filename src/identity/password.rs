@@ -1,0 +1,142 @@
+//! Passwords (spec "Authentication" 14): bcrypt with a random salt per password, at the
+//! configured cost, computed on actix's blocking pool so an HTTP worker never spends
+//! bcrypt time. A login for an unknown identity verifies against a dummy hash of the
+//! same cost, so it costs what a wrong password costs. A legacy unsalted SHA-256 hex hash
+//! (records migrated from the original's flat user documents) still verifies, with the
+//! same bcrypt cost spent, and the login replaces it by bcrypt.
+
+use crate::server::errors::{ApiError, ErrorCode};
+use actix_web::web;
+use std::sync::{Arc, OnceLock};
+
+/// bcrypt reads at most this many bytes; longer passwords are refused rather than
+/// silently truncated.
+pub const MAX_PASSWORD_BYTES: usize = 72;
+
+/// Hashing and verification at one cost.
+pub struct Passwords {
+    cost: u32,
+    /// A hash of a random password: verifying anything against it fails, in full time.
+    /// Computed on a background thread at start (cost 12 takes a while); a login needing
+    /// it before then waits for it.
+    dummy: Arc<OnceLock<String>>,
+}
+
+impl Passwords {
+    /// Starts computing the dummy hash in the background.
+    pub fn new(cost: u32) -> Passwords {
+        let dummy = Arc::new(OnceLock::new());
+        let slot = Arc::clone(&dummy);
+        let spawned = std::thread::Builder::new()
+            .name("svc-bcrypt-dummy".into())
+            .spawn(move || {
+                dummy_hash(&slot, cost);
+            });
+        if let Err(e) = spawned {
+            tracing::warn!(error = %e, "cannot precompute the dummy password hash");
+        }
+        Passwords { cost, dummy }
+    }
+
+    /// A bcrypt hash of `password` (on the blocking pool).
+    pub async fn hash(&self, password: String) -> Result<String, ApiError> {
+        let cost = self.cost;
+        web::block(move || bcrypt::non_truncating_hash(password, cost))
+            .await
+            .map_err(|_| internal())?
+            .map_err(|e| {
+                tracing::error!(error = %e, "bcrypt failed");
+                internal()
+            })
+    }
+
+    /// Whether `password` matches `hash` (see [`Check`]); with no hash (unknown identity,
+    /// no password credential) the dummy is verified instead and the answer is a
+    /// mismatch. Every path spends one bcrypt verify.
+    pub async fn check(&self, password: String, hash: Option<String>) -> Result<Check, ApiError> {
+        let dummy = Arc::clone(&self.dummy);
+        let cost = self.cost;
+        web::block(move || match hash {
+            Some(h) if is_legacy_sha256(&h) => {
+                let _ = bcrypt::non_truncating_verify(&password, dummy_hash(&dummy, cost));
+                let given = super::token_hash(&password);
+                let same = aws_lc_rs::constant_time::verify_slices_are_equal(
+                    given.as_bytes(),
+                    h.to_ascii_lowercase().as_bytes(),
+                );
+                if same.is_ok() {
+                    Check::MatchLegacy
+                } else {
+                    Check::Mismatch
+                }
+            }
+            Some(h) => match bcrypt::non_truncating_verify(password, &h) {
+                Ok(true) => Check::Match,
+                _ => Check::Mismatch,
+            },
+            None => {
+                let _ = bcrypt::non_truncating_verify(password, dummy_hash(&dummy, cost));
+                Check::Mismatch
+            }
+        })
+        .await
+        .map_err(|_| internal())
+    }
+
+    /// [`Passwords::check`] as a yes/no.
+    pub async fn verify(&self, password: String, hash: Option<String>) -> Result<bool, ApiError> {
+        Ok(self.check(password, hash).await? != Check::Mismatch)
+    }
+}
+
+/// The outcome of a password check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Check {
+    Mismatch,
+    Match,
+    /// Matched a legacy unsalted SHA-256 hex hash (spec transitions: such a hash is
+    /// replaced by bcrypt on the next successful login).
+    MatchLegacy,
+}
+
+/// A legacy password hash: 64 hex digits (SHA-256 of the password).
+pub fn is_legacy_sha256(hash: &str) -> bool {
+    hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The dummy hash, computing it if nobody has (concurrent callers wait for one result).
+fn dummy_hash(slot: &OnceLock<String>, cost: u32) -> &str {
+    slot.get_or_init(|| {
+        // A random secret: no password can match it.
+        bcrypt::hash(super::new_one_time_token(), cost).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "cannot compute the dummy password hash");
+            String::new()
+        })
+    })
+}
+
+fn internal() -> ApiError {
+    ApiError::new(ErrorCode::InternalError, "internal error")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[actix_web::test]
+    async fn hash_verify_and_dummy() {
+        let p = Passwords::new(4);
+        let h = p.hash("pw".into()).await.expect("hashed");
+        assert!(h.starts_with("$2b$04$"));
+        assert_ne!(p.hash("pw".into()).await.expect("hashed"), h, "salted");
+        assert!(p.verify("pw".into(), Some(h.clone())).await.expect("ran"));
+        assert!(!p.verify("nope".into(), Some(h)).await.expect("ran"));
+        assert!(!p.verify("pw".into(), None).await.expect("ran"));
+        assert!(p.hash("x".repeat(73)).await.is_err());
+        let legacy = super::super::token_hash("old-pw");
+        assert!(is_legacy_sha256(&legacy));
+        let check = |pw: &str| p.check(pw.into(), Some(legacy.to_uppercase()));
+        assert_eq!(check("old-pw").await.expect("ran"), Check::MatchLegacy);
+        assert_eq!(check("other").await.expect("ran"), Check::Mismatch);
+    }
+}

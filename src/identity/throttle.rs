@@ -1,0 +1,135 @@
+//! Sliding-window rate limits, in process: at most `max` events per key within `window`.
+//! Used for failed logins (per identity and per client address), verification mails (per
+//! user) and reset requests (per e-mail). State is per server process; the number of keys
+//! tracked is bounded so a flood of distinct keys cannot grow memory without limit.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Keys tracked at most; beyond that, keys with no event inside the window are pruned,
+/// and if none can be, new keys are not tracked until some expire.
+const MAX_KEYS: usize = 100_000;
+
+pub struct Limiter {
+    max: u32,
+    window: Duration,
+    events: Mutex<HashMap<String, VecDeque<Instant>>>,
+}
+
+impl Limiter {
+    pub fn new(max: u32, window: Duration) -> Limiter {
+        Limiter {
+            max: max.max(1),
+            window,
+            events: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// `Some(seconds until a slot frees)` when `key` has used up its events.
+    pub fn blocked(&self, key: &str) -> Option<u64> {
+        let now = Instant::now();
+        let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        let q = events.get_mut(key)?;
+        self.expire(q, now);
+        self.retry_after(q, now)
+    }
+
+    /// Record one event for `key`.
+    pub fn record(&self, key: &str) {
+        let now = Instant::now();
+        let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        if !events.contains_key(key) && !self.make_room(&mut events, now) {
+            return;
+        }
+        let q = events.entry(key.to_string()).or_default();
+        self.expire(q, now);
+        q.push_back(now);
+        // Only the newest `max` events matter.
+        while q.len() > self.max as usize {
+            q.pop_front();
+        }
+    }
+
+    /// Record an event unless `key` is already at its limit (`Err(retry_after)`).
+    pub fn acquire(&self, key: &str) -> Result<(), u64> {
+        let now = Instant::now();
+        let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        if !events.contains_key(key) && !self.make_room(&mut events, now) {
+            return Ok(());
+        }
+        let q = events.entry(key.to_string()).or_default();
+        self.expire(q, now);
+        if let Some(secs) = self.retry_after(q, now) {
+            return Err(secs);
+        }
+        q.push_back(now);
+        Ok(())
+    }
+
+    /// Forget `key` (a successful login clears its failures).
+    pub fn clear(&self, key: &str) {
+        let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        events.remove(key);
+    }
+
+    fn expire(&self, q: &mut VecDeque<Instant>, now: Instant) {
+        while q
+            .front()
+            .is_some_and(|t| now.duration_since(*t) >= self.window)
+        {
+            q.pop_front();
+        }
+    }
+
+    fn retry_after(&self, q: &VecDeque<Instant>, now: Instant) -> Option<u64> {
+        if q.len() < self.max as usize {
+            return None;
+        }
+        let oldest = *q.front()?;
+        let free_at = oldest + self.window;
+        Some(free_at.saturating_duration_since(now).as_secs().max(1))
+    }
+
+    /// Whether a new key may be tracked (pruning expired keys when full).
+    fn make_room(&self, events: &mut HashMap<String, VecDeque<Instant>>, now: Instant) -> bool {
+        if events.len() < MAX_KEYS {
+            return true;
+        }
+        events.retain(|_, q| {
+            q.back()
+                .is_some_and(|t| now.duration_since(*t) < self.window)
+        });
+        events.len() < MAX_KEYS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_within_the_window() {
+        let l = Limiter::new(2, Duration::from_secs(60));
+        assert_eq!(l.blocked("a"), None);
+        l.record("a");
+        assert_eq!(l.blocked("a"), None);
+        l.record("a");
+        let secs = l.blocked("a").expect("blocked");
+        assert!((59..=60).contains(&secs), "{secs}");
+        assert_eq!(l.blocked("b"), None);
+        l.clear("a");
+        assert_eq!(l.blocked("a"), None);
+        assert!(l.acquire("c").is_ok() && l.acquire("c").is_ok());
+        assert!(l.acquire("c").is_err());
+    }
+
+    #[test]
+    fn events_expire() {
+        let l = Limiter::new(1, Duration::from_millis(30));
+        l.record("a");
+        assert!(l.blocked("a").is_some());
+        std::thread::sleep(Duration::from_millis(40));
+        assert_eq!(l.blocked("a"), None);
+    }
+}
