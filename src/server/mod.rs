@@ -273,7 +273,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
 fn http_workers() -> usize {
     std::thread::available_parallelism()
         .map_or(1, usize::from)
-        .div_ceil(2)
+        .div_ceil(1)
         .clamp(1, 4)
 }
 

@@ -28,7 +28,14 @@ pub(crate) struct JobQueue {
 struct QueueState {
     jobs: VecDeque<Job>,
     closed: bool,
+    /// Workers blocked on the condition variable (a push wakes one only if any).
+    sleepers: usize,
 }
+
+/// How many times an idle worker re-checks the queue (yielding its CPU in between)
+/// before it blocks. Under load the next call usually arrives within that window, so
+/// neither side pays a futex wake-up per call.
+const SPINS_BEFORE_SLEEP: u32 = 64;
 
 impl JobQueue {
     /// Queue a job. When the pool has stopped the job is dropped, and with it its
@@ -39,12 +46,17 @@ impl JobQueue {
             return;
         }
         state.jobs.push_back(job);
+        let wake = state.sleepers > 0;
         drop(state);
-        self.ready.notify_one();
+        if wake {
+            self.ready.notify_one();
+        }
     }
 
-    /// The next job, waiting for one; `None` once the queue is closed and drained.
+    /// The next job, waiting for one; `None` once the queue is closed and drained. An
+    /// idle worker re-checks a few times, yielding its CPU, before it blocks.
     fn pop(&self) -> Option<Job> {
+        let mut spins = 0;
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
             if let Some(job) = state.jobs.pop_front() {
@@ -53,10 +65,20 @@ impl JobQueue {
             if state.closed {
                 return None;
             }
+            if spins < SPINS_BEFORE_SLEEP {
+                spins += 1;
+                drop(state);
+                std::thread::yield_now();
+                state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+                continue;
+            }
+            state.sleepers += 1;
             state = self
                 .ready
                 .wait(state)
                 .unwrap_or_else(PoisonError::into_inner);
+            state.sleepers -= 1;
+            spins = 0;
         }
     }
 
