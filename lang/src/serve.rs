@@ -189,3 +189,20 @@ pub fn call_function(
     let mut it = Interp::with_program(host, limits.clone(), app);
     it.serve_call(name, args)
 }
+
+/// Make an instance of the app's `obj` named `class` (its `has` fields from `fields`,
+/// coerced by type; fields it does not declare are left out), call `method` on it with
+/// positional `args`, commit, and return the result as JSON. Hosts use it for plug-ins
+/// written in svc, such as an e-mail provider named `package.module:ClassName`.
+pub fn call_object_method(
+    app: &Program,
+    host: &mut dyn Host,
+    limits: &Limits,
+    class: &str,
+    fields: &Map<String, Json>,
+    method: &str,
+    args: &[Json],
+) -> Result<Json, CallError> {
+    let mut it = Interp::with_program(host, limits.clone(), app);
+    it.serve_object_method(class, fields, method, args)
+}

@@ -547,6 +547,59 @@ impl Interp<'_> {
         })
     }
 
+    /// `serve::call_object_method`: construct obj `class`, call `method`, commit.
+    pub fn serve_object_method(
+        &mut self,
+        class: &str,
+        fields: &Map<String, Json>,
+        method: &str,
+        args: &[Json],
+    ) -> Result<Json, CallError> {
+        let class = match self.main_global(class) {
+            Some(Value::Class(c))
+                if c.arch_kind() == Some(ArchKind::Obj)
+                    || c.kind == ClassKind::Arch(ArchKind::Class) =>
+            {
+                c
+            }
+            _ => return Err(CallError::NotFound(format!("obj '{class}' not found"))),
+        };
+        let ctx = self.module_ctx(class.file);
+        let mut kwargs = Vec::new();
+        let mut problems = Vec::new();
+        for (k, v) in fields {
+            let Some(&i) = class.field_index.get(k.as_str()) else {
+                continue;
+            };
+            if class.fields[i].postinit || class.fields[i].is_static {
+                continue;
+            }
+            let ty = match class.fields[i].ty.clone() {
+                Some(t) => self.type_info(&t, &ctx),
+                None => TypeInfo::Any,
+            };
+            match self.from_wire(v, &ty) {
+                Ok(val) => kwargs.push((Rc::from(k.as_str()), val)),
+                Err(m) => problems.push((k.clone(), m)),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(CallError::Validation(problems));
+        }
+        let args: Vec<Value> = args.iter().map(|a| self.generic_from_wire(a)).collect();
+        let result = self
+            .construct(&class, vec![], kwargs)
+            .and_then(|obj| self.call_method_value(&obj, method, args, vec![]))
+            .and_then(|v| {
+                self.commit()?;
+                Ok(v)
+            });
+        match result {
+            Ok(v) => self.to_wire(&v).map_err(|e| self.call_error(e)),
+            Err(e) => Err(self.call_error(e)),
+        }
+    }
+
     // -----------------------------------------------------------------------------------
     // JSON on the wire
     // -----------------------------------------------------------------------------------
@@ -833,5 +886,61 @@ impl Interp<'_> {
                 Value::dict(d)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::host::MemoryHost;
+    use crate::serve::{self, CallError};
+    use serde_json::json;
+
+    fn app(src: &str) -> (serve::LoadedApp, MemoryHost) {
+        let dir = std::env::temp_dir().join(format!("svc-serve-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join(format!("app{}.svc", src.len()));
+        std::fs::write(&path, src).expect("write");
+        let mut host = MemoryHost::new();
+        let app = serve::load_app(&path, &mut host, &crate::Limits::default()).expect("load");
+        (app, host)
+    }
+
+    #[test]
+    fn object_methods_take_and_give_json() {
+        let (app, mut host) = app(
+            "obj Mailer {\n    has prefix: str = \"\", sent: int = 0;\n    def send_email(to: str, subject: str) -> bool {\n        self.sent += 1;\n        return to.endswith(self.prefix);\n    }\n}\n",
+        );
+        let limits = crate::Limits::default();
+        let fields = serde_json::Map::from_iter([("prefix".to_string(), json!("@x.org"))]);
+        let ok = serve::call_object_method(
+            &app.program,
+            &mut host,
+            &limits,
+            "Mailer",
+            &fields,
+            "send_email",
+            &[json!("a@x.org"), json!("hi")],
+        );
+        assert_eq!(ok, Ok(json!(true)));
+        let missing = serve::call_object_method(
+            &app.program,
+            &mut host,
+            &limits,
+            "Nope",
+            &fields,
+            "send_email",
+            &[],
+        );
+        assert!(matches!(missing, Err(CallError::NotFound(_))));
+        let bad = serve::call_object_method(
+            &app.program,
+            &mut host,
+            &limits,
+            "Mailer",
+            &fields,
+            "nope",
+            &[],
+        );
+        assert!(matches!(bad, Err(CallError::Runtime { .. })));
     }
 }
