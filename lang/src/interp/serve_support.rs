@@ -112,6 +112,9 @@ impl Host for CaptureHost<'_> {
     }
 }
 
+/// A declared parameter: name, type annotation, required (no default).
+type Declared = (Rc<str>, Option<Rc<ast::Expr>>, bool);
+
 impl Interp<'_> {
     fn module_ctx(&self, file: u32) -> Ctx {
         let scope = match &self.main_module {
@@ -389,6 +392,49 @@ impl Interp<'_> {
         }
     }
 
+    /// Coerce JSON arguments to declared parameters (name, type, required). A name not
+    /// declared is a validation problem when `unknown` says how to word it, else
+    /// ignored; a missing required one is "field required".
+    fn coerce_args(
+        &mut self,
+        params: &[Declared],
+        args: &Map<String, Json>,
+        ctx: &Ctx,
+        unknown: Option<&dyn Fn(&str) -> String>,
+    ) -> Result<Vec<(Rc<str>, Value)>, CallError> {
+        let mut kwargs = Vec::with_capacity(args.len());
+        let mut problems = Vec::new();
+        for (k, v) in args {
+            match params.iter().find(|(n, _, _)| &**n == k.as_str()) {
+                Some((n, ty, _)) => {
+                    let ty = match ty {
+                        Some(t) => self.type_info(t, ctx),
+                        None => TypeInfo::Any,
+                    };
+                    match self.from_wire(v, &ty) {
+                        Ok(val) => kwargs.push((n.clone(), val)),
+                        Err(m) => problems.push((k.clone(), m)),
+                    }
+                }
+                None => {
+                    if let Some(word) = unknown {
+                        problems.push((k.clone(), word(k)));
+                    }
+                }
+            }
+        }
+        for (n, _, required) in params {
+            if *required && !args.contains_key(&**n) {
+                problems.push((n.to_string(), "field required".to_string()));
+            }
+        }
+        if problems.is_empty() {
+            Ok(kwargs)
+        } else {
+            Err(CallError::Validation(problems))
+        }
+    }
+
     /// Run walker `name` with JSON arguments from `start`.
     pub fn serve_spawn(
         &mut self,
@@ -402,43 +448,18 @@ impl Interp<'_> {
         };
         let file = class.file;
         let ctx = self.module_ctx(file);
-        let mut kwargs = Vec::new();
-        let mut problems = Vec::new();
-        for (k, v) in args {
-            match class.field_index.get(k.as_str()) {
-                Some(&i)
-                    if !class.fields[i].postinit
-                        && !class.fields[i].is_static
-                        && k != "reports" =>
-                {
-                    let ty = match class.fields[i].ty.clone() {
-                        Some(t) => self.type_info(&t, &ctx),
-                        None => TypeInfo::Any,
-                    };
-                    match self.from_wire(v, &ty) {
-                        Ok(val) => kwargs.push((Rc::from(k.as_str()), val)),
-                        Err(m) => problems.push((k.clone(), m)),
-                    }
-                }
-                _ => problems.push((
-                    k.clone(),
-                    format!("unknown field: walker '{name}' has no field '{k}'"),
-                )),
-            }
-        }
-        for f in &class.fields {
-            if f.default.is_none()
-                && !f.postinit
-                && !f.is_static
-                && &*f.name != "reports"
-                && !args.contains_key(&*f.name)
-            {
-                problems.push((f.name.to_string(), "field required".to_string()));
-            }
-        }
-        if !problems.is_empty() {
-            return Err(CallError::Validation(problems));
-        }
+        let params: Vec<Declared> = class
+            .fields
+            .iter()
+            .filter(|f| !f.postinit && !f.is_static && &*f.name != "reports")
+            .map(|f| (f.name.clone(), f.ty.clone(), f.default.is_none()))
+            .collect();
+        let kwargs = self.coerce_args(
+            &params,
+            args,
+            &ctx,
+            Some(&|k| format!("unknown field: walker '{name}' has no field '{k}'")),
+        )?;
         let walker = match self.construct(&class, vec![], kwargs) {
             Ok(w) => w,
             Err(e) => return Err(self.call_error(e)),
@@ -490,41 +511,18 @@ impl Interp<'_> {
             _ => return Err(CallError::NotFound(format!("function '{name}' not found"))),
         };
         let ctx = self.module_ctx(func.file);
-        let mut kwargs = Vec::new();
-        let mut problems = Vec::new();
-        for (k, v) in args {
-            match func
-                .params
-                .iter()
-                .find(|p| &*p.name == k.as_str() && p.kind == ast::ParamKind::Normal)
-            {
-                Some(p) => {
-                    let ty = match p.ty.clone() {
-                        Some(t) => self.type_info(&t, &ctx),
-                        None => TypeInfo::Any,
-                    };
-                    match self.from_wire(v, &ty) {
-                        Ok(val) => kwargs.push((Rc::from(k.as_str()), val)),
-                        Err(m) => problems.push((k.clone(), m)),
-                    }
-                }
-                None => problems.push((
-                    k.clone(),
-                    format!("unknown parameter: function '{name}' has no parameter '{k}'"),
-                )),
-            }
-        }
-        for p in &func.params {
-            if p.kind == ast::ParamKind::Normal
-                && p.default.is_none()
-                && !args.contains_key(&*p.name)
-            {
-                problems.push((p.name.to_string(), "field required".to_string()));
-            }
-        }
-        if !problems.is_empty() {
-            return Err(CallError::Validation(problems));
-        }
+        let params: Vec<Declared> = func
+            .params
+            .iter()
+            .filter(|p| p.kind == ast::ParamKind::Normal)
+            .map(|p| (p.name.clone(), p.ty.clone(), p.default.is_none()))
+            .collect();
+        let kwargs = self.coerce_args(
+            &params,
+            args,
+            &ctx,
+            Some(&|k| format!("unknown parameter: function '{name}' has no parameter '{k}'")),
+        )?;
         let r = self
             .call_function(&func, None, vec![], kwargs, None)
             .and_then(|v| {
@@ -565,27 +563,15 @@ impl Interp<'_> {
             _ => return Err(CallError::NotFound(format!("obj '{class}' not found"))),
         };
         let ctx = self.module_ctx(class.file);
-        let mut kwargs = Vec::new();
-        let mut problems = Vec::new();
-        for (k, v) in fields {
-            let Some(&i) = class.field_index.get(k.as_str()) else {
-                continue;
-            };
-            if class.fields[i].postinit || class.fields[i].is_static {
-                continue;
-            }
-            let ty = match class.fields[i].ty.clone() {
-                Some(t) => self.type_info(&t, &ctx),
-                None => TypeInfo::Any,
-            };
-            match self.from_wire(v, &ty) {
-                Ok(val) => kwargs.push((Rc::from(k.as_str()), val)),
-                Err(m) => problems.push((k.clone(), m)),
-            }
-        }
-        if !problems.is_empty() {
-            return Err(CallError::Validation(problems));
-        }
+        // Fields the obj does not declare are ignored; none is required here (the
+        // constructor reports a missing one as a runtime error).
+        let params: Vec<Declared> = class
+            .fields
+            .iter()
+            .filter(|f| !f.postinit && !f.is_static)
+            .map(|f| (f.name.clone(), f.ty.clone(), false))
+            .collect();
+        let kwargs = self.coerce_args(&params, fields, &ctx, None)?;
         let args: Vec<Value> = args.iter().map(|a| self.generic_from_wire(a)).collect();
         let result = self
             .construct(&class, vec![], kwargs)
