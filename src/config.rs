@@ -17,7 +17,9 @@
 //!    An empty value counts as unset.
 //!
 //! Unknown keys inside the sections we read are ignored with a warning (through
-//! `tracing`, so install the subscriber before loading). Keys the spec assigns to these
+//! `tracing`, so install the subscriber before loading), except in `[scale.emailer]`,
+//! whose other keys are kept for a `package.module:ClassName` provider (the emailer
+//! warns about them when another provider is in use). Keys the spec assigns to these
 //! sections but later issues implement are accepted silently. Other sections belong to
 //! their own features and are not looked at here. A value of the wrong type is an error
 //! naming the key and the file.
@@ -167,15 +169,35 @@ impl Default for AuthConfig {
 }
 
 /// `[scale.emailer]`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct EmailerConfig {
-    /// Empty = e-mail disabled; `smtp`, or a provider registered by name.
+    /// Empty = e-mail disabled; `smtp`, a provider registered by name, or
+    /// `package.module:ClassName` (an `obj` in `<app_dir>/package/module.svc`).
     pub provider: String,
     /// `From:` of outgoing mail.
     pub from_address: String,
     /// False disables e-mail features whatever the provider.
     pub enabled: bool,
     pub smtp: SmtpConfig,
+    /// The other keys of `[scale.emailer]`, as JSON: settings of a
+    /// `package.module:ClassName` provider (an API key, a region...).
+    pub options: serde_json::Map<String, serde_json::Value>,
+    /// The app directory, where `package.module:ClassName` modules are looked up.
+    pub app_dir: PathBuf,
+}
+
+impl std::fmt::Debug for EmailerConfig {
+    /// Option values may be secrets: only their keys are shown.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmailerConfig")
+            .field("provider", &self.provider)
+            .field("from_address", &self.from_address)
+            .field("enabled", &self.enabled)
+            .field("smtp", &self.smtp)
+            .field("options", &self.options.keys().collect::<Vec<_>>())
+            .field("app_dir", &self.app_dir)
+            .finish()
+    }
 }
 
 impl Default for EmailerConfig {
@@ -185,6 +207,8 @@ impl Default for EmailerConfig {
             from_address: String::new(),
             enabled: true,
             smtp: SmtpConfig::default(),
+            options: serde_json::Map::new(),
+            app_dir: PathBuf::from("."),
         }
     }
 }
@@ -265,7 +289,10 @@ impl Config {
             database: DatabaseConfig::defaults(app_dir),
             jwt: JwtConfig::default(),
             auth: AuthConfig::default(),
-            emailer: EmailerConfig::default(),
+            emailer: EmailerConfig {
+                app_dir: app_dir.to_path_buf(),
+                ..EmailerConfig::default()
+            },
             profile: None,
             source: Vec::new(),
         };
@@ -421,7 +448,10 @@ impl Config {
                     "enabled" => e.enabled = at.boolean(value)?,
                     // `[scale.emailer.smtp]`, read below.
                     "smtp" => {}
-                    _ => at.warn_unknown(),
+                    // For a `package.module:ClassName` provider.
+                    _ => {
+                        e.options.insert(key.clone(), toml_to_json(value));
+                    }
                 }
             }
             let smtp = match emailer.get("smtp") {
@@ -519,6 +549,24 @@ impl Config {
 }
 
 /// The text of `path`, or `None` when it does not exist.
+/// A TOML value as JSON (dates and times become their text).
+fn toml_to_json(value: &toml::Value) -> serde_json::Value {
+    use serde_json::Value as Json;
+    match value {
+        toml::Value::String(s) => Json::String(s.clone()),
+        toml::Value::Integer(i) => Json::from(*i),
+        toml::Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
+        toml::Value::Boolean(b) => Json::Bool(*b),
+        toml::Value::Datetime(d) => Json::String(d.to_string()),
+        toml::Value::Array(items) => Json::Array(items.iter().map(toml_to_json).collect()),
+        toml::Value::Table(t) => Json::Object(
+            t.iter()
+                .map(|(k, v)| (k.clone(), toml_to_json(v)))
+                .collect(),
+        ),
+    }
+}
+
 fn read_if_present(path: &Path) -> anyhow::Result<Option<String>> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
@@ -794,9 +842,39 @@ docdb_enabled = false
         assert_eq!(c.server, defaults.server);
         assert_eq!(c.jwt, defaults.jwt);
         assert_eq!(c.auth, defaults.auth);
-        assert_eq!(c.emailer, defaults.emailer);
+        assert_eq!(
+            c.emailer,
+            EmailerConfig {
+                app_dir: dir.0.clone(),
+                ..defaults.emailer
+            }
+        );
         assert_eq!(c.database.shelf_db_path, dir.0.join(DEFAULT_SHELF_DB_PATH));
         assert_eq!((c.database.docdb_uri, c.database.cache_url), (None, None));
+    }
+
+    /// Other `[scale.emailer]` keys are kept for a `.svc` provider; a profile overlays
+    /// them key by key.
+    #[test]
+    fn emailer_options_are_kept() {
+        let dir = TempDir::new();
+        dir.write(
+            "svc.toml",
+            "[scale.emailer]\nprovider = \"mail.out:Api\"\napi_key = \"k1\"\nretries = 3\n\
+             region = { name = \"eu\", zones = [1, 2] }\n",
+        )
+        .write("svc.stage.toml", "[scale.emailer]\napi_key = \"k2\"\n");
+        let c = load(&dir, Some("stage"), &[]).expect("config loads");
+        assert_eq!(c.emailer.app_dir, dir.0);
+        assert_eq!(
+            serde_json::Value::Object(c.emailer.options.clone()),
+            serde_json::json!({"api_key": "k2", "retries": 3, "region": {"name": "eu", "zones": [1, 2]}})
+        );
+        let shown = format!("{:?}", c.emailer);
+        assert!(
+            shown.contains("api_key") && !shown.contains("k2"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Load benchmark for `svc start` — see benches/load/README.md.
 #
-#   benches/load/run.sh                 # build, then measure everything (~3 min)
+#   benches/load/run.sh                 # build, then measure everything (~6 min)
 #   DURATION=30s benches/load/run.sh    # longer wrk runs
 #
 # Environment:
 #   DURATION      wrk duration per run (default 10s)
+#   BCRYPT_DURATION  wrk duration per run of the bcrypt-bound /user/login and /user/register
+#                 (default 20s; no warm-up, wrk --timeout 60s, and the server is left to go
+#                 idle after each run so requests still hashing do not spill into the next)
+#   BCRYPT_COST   bcrypt cost for the server under test (written to its svc.toml
+#                 [scale.auth] bcrypt_cost; default: the server's default, 12)
 #   WARMUP        wrk warm-up per target before measuring, at 16 connections (default 2s; 0 = none)
 #   CONNECTIONS   connection counts (default "1 16 64")
 #   THREADS       wrk threads (default 2; capped at the connection count)
@@ -25,6 +30,13 @@ WARMUP="${WARMUP:-2s}"
 CONNECTIONS="${CONNECTIONS:-1 16 64}"
 THREADS="${THREADS:-2}"
 LAUNCHES="${LAUNCHES:-5}"
+BCRYPT_DURATION="${BCRYPT_DURATION:-20s}"
+# The server's default bcrypt cost, as documented in svc.toml.example (src/config.rs).
+DEFAULT_BCRYPT_COST=$(sed -n 's/^# bcrypt_cost = \([0-9]*\).*/\1/p' "$REPO/svc.toml.example")
+BCRYPT_COST="${BCRYPT_COST:-}"
+COST_IN_USE="${BCRYPT_COST:-${DEFAULT_BCRYPT_COST:-12}}"
+BENCH_EMAIL="bench@bench.local"
+BENCH_PASSWORD="bench-password"
 SVC="$TARGET_DIR/release/svc"
 BARE="$TARGET_DIR/release/examples/bare_server"
 
@@ -112,11 +124,30 @@ wait_healthy() {
 
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 
+# CPU time (user + system, in clock ticks) of PID; comm is `svc`, so fields are fixed.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# Wait until PID uses less than 2 ticks of CPU in 250 ms (at most 120 s): the bcrypt
+# work of requests wrk abandoned at the end of a run is done.
+wait_idle() {
+    local pid="$1" a b
+    for _ in $(seq 480); do
+        a=$(cpu_ticks "$pid")
+        sleep 0.25
+        b=$(cpu_ticks "$pid")
+        ((b - a < 2)) && return 0
+    done
+    echo "!! pid $pid still busy after 120 s" >&2
+}
+
 # Start `svc start app.svc` in a fresh directory on loopback; sets SVC_PID, SVC_PORT, SVC_DIR
 # and LAUNCH_US (the time just before the fork).
 launch_svc() {
     SVC_DIR="$(mktemp -d "$WORK/svc.XXXXXX")"
     cp "$HERE/app.svc" "$SVC_DIR/app.svc"
+    if [[ -n "$BCRYPT_COST" ]]; then
+        printf '[scale.auth]\nbcrypt_cost = %d\n' "$BCRYPT_COST" >"$SVC_DIR/svc.toml"
+    fi
     SVC_PORT="$(free_port)"
     now_us
     LAUNCH_US=$NOW_US
@@ -166,13 +197,14 @@ BENCH_IDLE_RSS_KB=$(rss_kb "$SVC_PID")
 echo "== bare_server pid $BARE_PID on :$BARE_PORT; svc start pid $SVC_PID on :$SVC_PORT" \
      "(idle VmRSS $((BENCH_IDLE_RSS_KB / 1024)) MB; log $SVC_DIR/stderr.log)"
 
-# One request before measuring: the endpoint must answer 200 with the expected payload.
+# One request before measuring: the endpoint must answer STATUS (default 200) with the
+# expected payload.
 check() {
-    local url="$1" body="$2" expect="$3" out
+    local url="$1" body="$2" expect="$3" status="${4:-200}" out
     out=$(curl -sS -o - -w '\n%{http_code}' -X POST -H 'Content-Type: application/json' -d "$body" "$url") \
         || die "request to $url failed"
-    [[ "${out##*$'\n'}" == 200 && "$out" == *"$expect"* ]] \
-        || die "unexpected answer from $url: $out (wanted 200 and $expect)"
+    [[ "${out##*$'\n'}" == "$status" && "$out" == *"$expect"* ]] \
+        || die "unexpected answer from $url: $out (wanted $status and $expect)"
 }
 check "http://127.0.0.1:$SVC_PORT/function/build_chain" '{}' '"result":100'
 check "http://127.0.0.1:$SVC_PORT/function/build_chain" '{}' '"result":100'
@@ -180,26 +212,40 @@ check "http://127.0.0.1:$BARE_PORT/function/add_numbers" '{"a":20,"b":22}' '"res
 check "http://127.0.0.1:$SVC_PORT/function/add_numbers" '{"a":20,"b":22}' '"result":42'
 check "http://127.0.0.1:$SVC_PORT/walker/walk_chain" '{}' '"reports":[100]'
 check "http://127.0.0.1:$SVC_PORT/walker/create_item" '{"name":"bench"}' '"reports":["ok"]'
+# The user login.lua logs in as; register.lua's identities are made per request.
+CREDENTIAL="\"credential\":{\"type\":\"password\",\"password\":\"$BENCH_PASSWORD\"}"
+check "http://127.0.0.1:$SVC_PORT/user/register" \
+    "{\"identities\":[{\"type\":\"email\",\"value\":\"$BENCH_EMAIL\"}],$CREDENTIAL}" '"user_id"' 201
+check "http://127.0.0.1:$SVC_PORT/user/login" \
+    "{\"identity\":{\"type\":\"email\",\"value\":\"$BENCH_EMAIL\"},$CREDENTIAL}" '"token"'
 
 # ---------------------------------------------------------------- wrk runs
-# Targets: name|url|lua script|python req/s at 64 connections (empty = none).
+# Targets: name|url|lua script|python req/s at 64 connections (empty = none)|bcrypt.
 # walk_chain runs before create_item: root's edge list grows by one per create_item
 # call, and walk_chain's first hop filters root's edges for the chain head.
+# bcrypt-bound targets (last field `bcrypt`) go to their own table.
 TARGETS=(
-    "bare add_numbers|http://127.0.0.1:$BARE_PORT/function/add_numbers|add_numbers.lua|"
-    "svc /function/add_numbers|http://127.0.0.1:$SVC_PORT/function/add_numbers|add_numbers.lua|$PY_FUNCTION_RPS"
-    "svc /walker/walk_chain|http://127.0.0.1:$SVC_PORT/walker/walk_chain|walk_chain.lua|$PY_WALK_RPS"
-    "svc /walker/create_item|http://127.0.0.1:$SVC_PORT/walker/create_item|create_item.lua|$PY_CREATE_RPS"
+    "bare add_numbers|http://127.0.0.1:$BARE_PORT/function/add_numbers|add_numbers.lua||"
+    "svc /function/add_numbers|http://127.0.0.1:$SVC_PORT/function/add_numbers|add_numbers.lua|$PY_FUNCTION_RPS|"
+    "svc /walker/walk_chain|http://127.0.0.1:$SVC_PORT/walker/walk_chain|walk_chain.lua|$PY_WALK_RPS|"
+    "svc /walker/create_item|http://127.0.0.1:$SVC_PORT/walker/create_item|create_item.lua|$PY_CREATE_RPS|"
+    "svc /user/login|http://127.0.0.1:$SVC_PORT/user/login|login.lua||bcrypt"
+    "svc /user/register|http://127.0.0.1:$SVC_PORT/user/register|register.lua||bcrypt"
 )
 
 declare -A BARE_RPS
 ROWS=()
+BCRYPT_ROWS=()
 FAILED=0
+CORES=$(nproc)
 
-run_wrk() { # conns duration url script -> the WRKRESULT line
-    local conns="$1" duration="$2" url="$3" script="$4" threads="$THREADS" out
+run_wrk() { # conns duration url script [timeout] -> the WRKRESULT line
+    local conns="$1" duration="$2" url="$3" script="$4" timeout="${5:-10s}" threads="$THREADS" out
     ((threads > conns)) && threads="$conns"
-    out=$(wrk -t"$threads" -c"$conns" -d"$duration" --timeout 10s -s "$HERE/$script" "$url") \
+    # run_wrk runs in a command substitution (a subshell): a counter would not survive,
+    # so the run tag is the clock.
+    out=$(BENCH_RUN="${EPOCHREALTIME/./}" wrk -t"$threads" -c"$conns" -d"$duration" --timeout "$timeout" \
+        -s "$HERE/$script" "$url") \
         || { echo "$out" >&2; die "wrk failed against $url"; }
     grep '^WRKRESULT ' <<<"$out" || { echo "$out" >&2; die "no WRKRESULT line from wrk"; }
 }
@@ -207,13 +253,19 @@ run_wrk() { # conns duration url script -> the WRKRESULT line
 field() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<<"$1"; }
 
 for target in "${TARGETS[@]}"; do
-    IFS='|' read -r name url script py <<<"$target"
-    if [[ "$WARMUP" != 0 && "$WARMUP" != 0s ]]; then
-        echo "== $name: warm-up $WARMUP"
-        run_wrk 16 "$WARMUP" "$url" "$script" >/dev/null
+    IFS='|' read -r name url script py kind <<<"$target"
+    if [[ "$kind" == bcrypt ]]; then
+        duration="$BCRYPT_DURATION" timeout=60s
+        wait_idle "$SVC_PID"
+    else
+        duration="$DURATION" timeout=10s
+        if [[ "$WARMUP" != 0 && "$WARMUP" != 0s ]]; then
+            echo "== $name: warm-up $WARMUP"
+            run_wrk 16 "$WARMUP" "$url" "$script" >/dev/null
+        fi
     fi
     for c in $CONNECTIONS; do
-        res=$(run_wrk "$c" "$DURATION" "$url" "$script")
+        res=$(run_wrk "$c" "$duration" "$url" "$script" "$timeout")
         rps=$(field "$res" rps)
         p50=$(awk -v u="$(field "$res" p50_us)" 'BEGIN { printf "%.2f", u / 1000 }')
         p99=$(awk -v u="$(field "$res" p99_us)" 'BEGIN { printf "%.2f", u / 1000 }')
@@ -225,6 +277,21 @@ for target in "${TARGETS[@]}"; do
         if [[ -n "$errors" ]]; then
             echo "!! FAIL $name at $c connections: wrk reported errors:$errors (status = responses >= 400)" >&2
             FAILED=1
+        fi
+        if [[ "$kind" == bcrypt ]]; then
+            # Closed loop: every connection always has one request in flight, so the rate
+            # is conns / mean latency (Little's law). Unlike completed/duration it is not
+            # skewed when many slow requests finish together just after the run ends.
+            little=$(awk -v c="$c" -v m="$(field "$res" mean_us)" 'BEGIN { printf "%.2f", (m > 0 ? c * 1e6 / m : 0) }')
+            # Cores busy: one per connection, at most all of them.
+            per_core=$(awk -v r="$little" -v c="$c" -v n="$CORES" 'BEGIN { printf "%.2f", r / (c < n ? c : n) }')
+            row=$(printf '%-26s %5s %10.1f %10.1f %9s %9.2f %9.2f%s' "$name" "$c" "$rps" "$little" \
+                "$per_core" "$p50" "$p99" "${errors:+  FAIL:$errors}")
+            echo "$row"
+            BCRYPT_ROWS+=("$row")
+            kill -0 "$SVC_PID" 2>/dev/null || die "svc start died during $name (log: $SVC_DIR/stderr.log)"
+            wait_idle "$SVC_PID"
+            continue
         fi
         if [[ "$name" == bare* ]]; then
             BARE_RPS[$c]="$rps"
@@ -260,6 +327,13 @@ awk -v ours="$START_MEDIAN" -v lo="$PY_START_MS_LOW" -v hi="$PY_START_MS_HIGH" -
 awk -v kb="$RSS_MEDIAN_KB" -v bench="$BENCH_IDLE_RSS_KB" -v py="$PY_IDLE_RSS_MB" \
     'BEGIN { printf "idle RSS right after /healthz: %.1f MB (median of launches; %.1f MB for the benchmarked instance)   Python %d MB  (%.0fx smaller)\n", kb / 1024, bench / 1024, py, py * 1024 / kb }'
 echo "RSS after the load runs: $((LOADED_RSS_KB / 1024)) MB; walk_chain still reports $ITEMS"
+echo
+echo "== bcrypt-bound identity endpoints: bcrypt cost $COST_IN_USE, $CORES cores, wrk -t$THREADS -d$BCRYPT_DURATION" \
+     "(login: correct password, 1 verify/request; register: new e-mail per request, 1 hash/request)"
+printf '%-26s %5s %10s %10s %9s %9s %9s\n' target conns "req/s" "conns/lat" "per core" "p50 ms" "p99 ms"
+printf '%s\n' "${BCRYPT_ROWS[@]}"
+echo "(req/s = completed / duration; conns/lat = connections / mean latency, the closed-loop"
+echo " rate; per core = conns/lat / min(conns, $CORES), the cores a run can keep busy)"
 
 if ((FAILED)); then
     echo "FAILED: some runs had non-2xx responses or socket errors (see !! lines above)" >&2

@@ -1,15 +1,18 @@
-//! The emailer (spec "Authentication" 10-11): `[scale.emailer] provider` picks the
-//! built-in `smtp` provider (lettre, STARTTLS, optional auth, timeout) or a provider
-//! registered programmatically by name ([`register_provider`]; `log` is registered by
-//! default and writes mails to the server log, for development). An empty, unknown or
-//! failing provider disables e-mail with a logged message; the server keeps running.
-//! The `package.module:ClassName` form (an `obj` in a `.svc` module) is not supported
-//! yet and disables e-mail the same way.
+//! The emailer (spec "Authentication" 10-11): `[scale.emailer] provider` is resolved in
+//! the spec's order: the built-in `smtp` provider (lettre, STARTTLS, optional auth,
+//! timeout), then a provider registered programmatically by name ([`register_provider`];
+//! `log` is registered by default and writes mails to the server log, for development),
+//! then the `package.module:ClassName` form: an `obj` in `<app dir>/package/module.svc`
+//! implementing `send_email(...)` and `is_ready()` ([`super::svc_emailer`]). An empty,
+//! unknown or failing provider disables e-mail with a logged message; the server keeps
+//! running.
 //!
 //! Sending happens on a dedicated thread ("svc-mailer") running its own tokio runtime:
 //! HTTP handlers hand a mail over and await the outcome without blocking their worker,
-//! and the SMTP connection pool lives on one runtime.
+//! and the SMTP connection pool lives on one runtime. A `.svc` provider's module is loaded
+//! and run on that thread too (an svc program never leaves the thread that loaded it).
 
+use super::svc_emailer;
 use crate::config::{EmailerConfig, SmtpConfig};
 use futures_util::future::BoxFuture;
 use lettre::message::header::ContentType;
@@ -47,6 +50,14 @@ pub trait EmailProvider: Send + Sync + 'static {
 
 /// Builds a provider from `[scale.emailer]`; called on the mailer thread's runtime.
 pub type ProviderFactory = fn(&EmailerConfig) -> Result<Arc<dyn EmailProvider>, String>;
+
+/// Where the provider comes from.
+enum Source {
+    /// `smtp` or a registered name.
+    Factory(ProviderFactory),
+    /// `package.module:ClassName`.
+    Svc,
+}
 
 fn registry() -> &'static Mutex<Vec<(String, ProviderFactory)>> {
     static REGISTRY: OnceLock<Mutex<Vec<(String, ProviderFactory)>>> = OnceLock::new();
@@ -107,22 +118,28 @@ impl Mailer {
             );
             return None;
         }
-        let factory: ProviderFactory = if name == "smtp" {
-            smtp_provider
+        let source = if name == "smtp" {
+            Source::Factory(smtp_provider)
         } else if let Some(f) = registered(&name) {
-            f
+            Source::Factory(f)
+        } else if svc_emailer::is_class_form(&name) {
+            Source::Svc
         } else {
-            if name.contains(':') {
-                tracing::error!(
-                    provider = %name,
-                    "e-mail is disabled: `package.module:ClassName` providers are not supported \
-                     by this build; use `smtp`"
-                );
-            } else {
-                tracing::error!(provider = %name, "e-mail is disabled: unknown emailer provider");
-            }
+            tracing::error!(
+                provider = %name,
+                "e-mail is disabled: unknown emailer provider (not `smtp`, a registered name or \
+                 `package.module:ClassName`)"
+            );
             return None;
         };
+        if !config.options.is_empty() && !matches!(source, Source::Svc) {
+            let keys: Vec<&str> = config.options.keys().map(String::as_str).collect();
+            tracing::warn!(
+                provider = %name,
+                "[scale.emailer] keys {keys:?} ignored: only a `package.module:ClassName` \
+                 provider reads them"
+            );
+        }
         let from = if config.from_address.is_empty() {
             tracing::warn!("[scale.emailer] from_address is empty; sending as {DEFAULT_FROM}");
             DEFAULT_FROM.to_string()
@@ -136,6 +153,7 @@ impl Mailer {
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let config = config.clone();
+        let sender = from.clone();
         let spawned = std::thread::Builder::new()
             .name("svc-mailer".into())
             .spawn(move || {
@@ -149,9 +167,23 @@ impl Mailer {
                         return;
                     }
                 };
-                let built = runtime.block_on(async { factory(&config) });
-                let _ = ready_tx.send(built.map(|p| (p, runtime.handle().clone())));
-                let _ = runtime.block_on(stop_rx);
+                let handle = runtime.handle().clone();
+                match source {
+                    Source::Factory(factory) => {
+                        let built = runtime.block_on(async { factory(&config) });
+                        let _ = ready_tx.send(built.map(|p| (p, handle)));
+                        let _ = runtime.block_on(stop_rx);
+                    }
+                    Source::Svc => match svc_emailer::start(&config, &sender) {
+                        Ok((provider, worker)) => {
+                            let _ = ready_tx.send(Ok((provider, handle)));
+                            runtime.block_on(worker.run(stop_rx));
+                        }
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(e));
+                        }
+                    },
+                }
             });
         if let Err(e) = spawned {
             tracing::error!(error = %e, "e-mail is disabled: cannot start the mailer thread");
@@ -337,7 +369,7 @@ mod tests {
         c.provider = "nope".into();
         assert!(Mailer::start(&c).is_none(), "unknown provider");
         c.provider = "pkg.mod:Mailer".into();
-        assert!(Mailer::start(&c).is_none(), "class providers");
+        assert!(Mailer::start(&c).is_none(), "no such module");
         c.provider = "log".into();
         c.enabled = false;
         assert!(Mailer::start(&c).is_none(), "enabled = false");

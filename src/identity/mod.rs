@@ -6,7 +6,8 @@
 //! Layout: `Identity` (this file) is the shared state mounted as `web::Data` next to the
 //! server's `AppState`; `handlers` holds the `/user/*` endpoints, `jwt` the session
 //! tokens, `password` bcrypt (always on actix's blocking pool, never on an HTTP worker),
-//! `throttle` the sliding-window limits, `email` the emailer and its providers,
+//! `throttle` the sliding-window limits, `email` the emailer and its providers
+//! (`svc_emailer`: a provider written in svc, `package.module:ClassName`),
 //! `validate` request parsing and the registration bounds. Persistence is
 //! `actors::users::UserStore`, reached only through [`Identity::db`] (blocking pool).
 
@@ -14,6 +15,7 @@ pub mod email;
 pub mod handlers;
 pub mod jwt;
 pub mod password;
+pub mod svc_emailer;
 pub mod throttle;
 pub mod validate;
 

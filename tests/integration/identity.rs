@@ -1565,3 +1565,168 @@ fn prod_profile_needs_a_jwt_secret() {
         "prod with JWT_SECRET did not start: {seen}"
     );
 }
+
+/// The emailer module of `svc_emailer_providers`: `mail/outbox.svc` in the app directory.
+/// `Recorder` prints each mail (the server logs module output), so the test reads the
+/// tokens from the log.
+const OUTBOX: &str = r#"obj Recorder {
+    has api_key: str = "";
+    has config: dict = {};
+
+    def send_email(to_addr: str, subject: str, body_text: str, body_html: str | None = None,
+                   from_addr: str | None = None) -> bool {
+        print("OUTBOX|" + to_addr + "|" + subject + "|" + self.api_key + "|"
+              + self.config["from_address"] + "|" + str(from_addr is None) + "|" + body_text);
+        return True;
+    }
+
+    def is_ready() -> bool {
+        return self.api_key == "k-123";
+    }
+}
+
+obj Refuser {
+    def send_email(to_addr: str, subject: str, body_text: str, body_html: str | None = None,
+                   from_addr: str | None = None) -> bool {
+        return False;
+    }
+
+    def is_ready() -> bool {
+        return True;
+    }
+}
+
+obj Crasher {
+    def send_email(to_addr: str, subject: str, body_text: str, body_html: str | None = None,
+                   from_addr: str | None = None) -> bool {
+        raise ValueError("relay down for " + to_addr);
+    }
+
+    def is_ready() -> bool {
+        return True;
+    }
+}
+
+obj Sleeper {
+    def send_email(to_addr: str, subject: str, body_text: str, body_html: str | None = None,
+                   from_addr: str | None = None) -> bool {
+        return True;
+    }
+
+    def is_ready() -> bool {
+        return False;
+    }
+}
+"#;
+
+/// `[scale.emailer] provider = "mail.outbox:<class>"`: an `obj` in a `.svc` module is the
+/// emailer. `True` sends (the tokens it got verify and reset), `False` or an exception is
+/// a send failure (502, like an SMTP failure, the reason logged), and `is_ready()` answering
+/// `False` disables e-mail (503) with the reason logged.
+#[test]
+fn svc_emailer_providers() {
+    let start = |class: &str| {
+        let toml = format!(
+            "[scale.jwt]\nsecret = \"{SECRET}\"\n\n[scale.auth]\nbcrypt_cost = 4\n\
+             verify_url_template = \"http://app.test/verify?token={{token}}\"\n\
+             reset_url_template = \"http://app.test/reset?token={{token}}\"\n\n\
+             [scale.emailer]\nprovider = \"mail.outbox:{class}\"\n\
+             from_address = \"noreply@app.test\"\napi_key = \"k-123\"\n"
+        );
+        let dir = app(&format!("id-svcmail-{}", class.to_lowercase()), &toml);
+        std::fs::create_dir_all(dir.path().join("mail")).expect("mail dir");
+        dir.write("mail/outbox.svc", OUTBOX);
+        let server = ServerGuard::start(dir.path(), &["app.svc"]);
+        let port = server.port;
+        data(
+            &register(
+                port,
+                json!([{"type": "username", "value": "kim"}, {"type": "email", "value": "kim@mail.test"}]),
+                "pw-kim",
+            ),
+            201,
+        );
+        let (_, token, _) = login_ok(port, "username", "kim", "pw-kim");
+        (dir, server, token)
+    };
+    let email = json!({"identity": {"type": "email", "value": "kim@mail.test"}});
+    // The mails `Recorder` printed so far: `to|subject|api_key|from_address|from_addr is
+    // None|body` each, waiting until there are `n`.
+    let outbox = |server: &ServerGuard, n: usize| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let log = server.stderr();
+            let mails: Vec<String> = log.split("OUTBOX|").skip(1).map(str::to_string).collect();
+            if mails.len() >= n {
+                return mails;
+            }
+            assert!(Instant::now() < deadline, "expected {n} mails:\n{log}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+
+    let (_dir, server, token) = start("Recorder");
+    let port = server.port;
+    let d = data(
+        &post_as(port, "/user/send-verification", &token, email.clone()),
+        202,
+    );
+    assert_eq!(
+        d,
+        json!({"status": "pending_verification", "email_sent": true})
+    );
+    let mail = outbox(&server, 1)[0].clone();
+    assert!(
+        mail.starts_with("kim@mail.test|Verify your e-mail address|k-123|noreply@app.test|True|"),
+        "{mail}"
+    );
+    let verify = |t: &str| post(port, "/user/verify-identity", json!({"token": t}));
+    data(&verify(&mail_token(&json!({"body": mail}))), 200);
+    data(&post(port, "/user/forgot-password", email.clone()), 200);
+    let mail = outbox(&server, 2)[1].clone();
+    assert!(mail.contains("|Reset your password|"), "{mail}");
+    let reset = json!({"token": mail_token(&json!({"body": mail})), "new_password": "pw-kim-2"});
+    data(&post(port, "/user/reset-password", reset), 200);
+    login_ok(port, "email", "kim@mail.test", "pw-kim-2");
+    assert!(
+        server.stderr().contains("e-mail enabled"),
+        "{}",
+        server.output()
+    );
+
+    for (class, reason) in [
+        ("Refuser", "Refuser.send_email returned False"),
+        ("Crasher", "relay down for kim@mail.test"),
+    ] {
+        let (_dir, server, token) = start(class);
+        error(
+            &post_as(
+                server.port,
+                "/user/send-verification",
+                &token,
+                email.clone(),
+            ),
+            502,
+            "EMAIL_SEND_FAILED",
+        );
+        let log = server.stderr();
+        assert!(log.contains(reason), "{class}: no `{reason}` in\n{log}");
+    }
+
+    let (_dir, server, token) = start("Sleeper");
+    error(
+        &post_as(
+            server.port,
+            "/user/send-verification",
+            &token,
+            email.clone(),
+        ),
+        503,
+        "EMAIL_DISABLED",
+    );
+    let log = server.stderr();
+    assert!(
+        log.contains("e-mail is disabled") && log.contains("Sleeper.is_ready() returned False"),
+        "{log}"
+    );
+}
