@@ -697,13 +697,9 @@ impl UserStore {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let Some(grant) = live_token(&tx, TokenKind::Verify, token_hash, now)? else {
+        let Some(grant) = consume_token(&tx, TokenKind::Verify, token_hash, now)? else {
             return Ok(None);
         };
-        tx.execute(
-            "UPDATE user_tokens SET state = 'consumed' WHERE token_hash = ?1",
-            [token_hash],
-        )?;
         let n = tx.execute(
             "UPDATE user_identities SET verified = 1 \
              WHERE user_id = ?1 AND type = 'email' AND value_normalized = ?2",
@@ -733,13 +729,9 @@ impl UserStore {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let Some(grant) = live_token(&tx, TokenKind::Reset, token_hash, now)? else {
+        let Some(grant) = consume_token(&tx, TokenKind::Reset, token_hash, now)? else {
             return Ok(None);
         };
-        tx.execute(
-            "UPDATE user_tokens SET state = 'consumed' WHERE token_hash = ?1",
-            [token_hash],
-        )?;
         let n = tx.execute(
             "UPDATE users SET password_hash = ?2, updated_at = ?3 WHERE user_id = ?1",
             params![grant.user_id, new_hash, iso8601_now()],
@@ -775,6 +767,24 @@ fn insert_identity(conn: &Connection, user_id: &str, i: &IdentityRecord) -> Resu
         }),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Take a live (issued, unexpired) token of `kind`: mark it consumed and return what it
+/// grants; `None` when it is unknown, used, revoked or expired.
+fn consume_token(
+    conn: &Connection,
+    kind: TokenKind,
+    token_hash: &str,
+    now: i64,
+) -> rusqlite::Result<Option<TokenGrant>> {
+    let grant = live_token(conn, kind, token_hash, now)?;
+    if grant.is_some() {
+        conn.execute(
+            "UPDATE user_tokens SET state = 'consumed' WHERE token_hash = ?1",
+            [token_hash],
+        )?;
+    }
+    Ok(grant)
 }
 
 fn live_token(
