@@ -379,9 +379,12 @@ impl SqliteStore {
     /// with `StoreError::Conflict`. Upserts bump `version`; a node whose edge list
     /// changes is bumped once too, so two runs that both read a node and both append a
     /// child cannot both commit.
-    pub fn commit(&mut self, changes: &CommitSet) -> Result<(), StoreError> {
+    /// Apply `changes` in one transaction after checking every `read_versions` entry.
+    /// Returns the version each written or re-linked anchor has afterwards, so a run
+    /// that commits again keeps checking what it read (`VersionTracker`).
+    pub fn commit(&mut self, changes: &CommitSet) -> Result<Vec<(AnchorId, u64)>, StoreError> {
         if changes.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let tx = self
             .conn
@@ -403,8 +406,8 @@ impl SqliteStore {
             }
         }
 
-        let mut written: IdSet =
-            IdSet::with_capacity_and_hasher(changes.upserts.len(), Default::default());
+        let mut written: IdMap<u64> =
+            IdMap::with_capacity_and_hasher(changes.upserts.len(), Default::default());
         {
             let mut upsert = tx.prepare_cached(UPSERT_ANCHOR)?;
             let mut buf = Vec::with_capacity(256);
@@ -414,7 +417,7 @@ impl SqliteStore {
             ordered.sort_by_key(|a| a.id);
             for anchor in ordered {
                 write_anchor_with(&mut upsert, anchor, &mut buf)?;
-                written.insert(anchor.id);
+                *written.entry(anchor.id).or_insert(0) += 1;
             }
         }
 
@@ -463,15 +466,35 @@ impl SqliteStore {
             }
         }
 
+        let mut after: Vec<(AnchorId, u64)> = Vec::with_capacity(written.len() + touched.len());
         {
             let mut bump =
                 tx.prepare_cached("UPDATE anchors SET version = version + 1 WHERE id = ?1")?;
-            for id in touched.difference(&written) {
-                bump.execute([IdText::new(*id)])?;
+            let mut version_of = tx.prepare_cached("SELECT version FROM anchors WHERE id = ?1")?;
+            let read: IdMap<u64> = changes.read_versions.iter().copied().collect();
+            for &id in touched.iter().filter(|id| !written.contains_key(id)) {
+                bump.execute([IdText::new(id)])?;
+                // A checked node went from its read version up by one; a blind append's
+                // node may have moved meanwhile, so ask.
+                let now = match read.get(&id) {
+                    Some(&v) => Some(v + 1),
+                    None => version_of
+                        .query_row([IdText::new(id)], |r| r.get::<_, i64>(0))
+                        .optional()?
+                        .map(|v| u64::try_from(v).unwrap_or(0)),
+                };
+                if let Some(now) = now {
+                    after.push((id, now));
+                }
+            }
+            // An upsert adds one to the version it checked (0 = absent, so a new anchor
+            // ends at its number of writes).
+            for (&id, &writes) in &written {
+                after.push((id, read.get(&id).copied().unwrap_or(0) + writes));
             }
         }
         tx.commit()?;
-        Ok(())
+        Ok(after)
     }
 
     /// Current version of an anchor (`None` if absent).
@@ -874,8 +897,9 @@ impl VersionTracker {
     }
 
     /// Add the remembered versions of the anchors `changes` touches to its
-    /// `read_versions` (entries already there win), then commit. After a successful
-    /// commit what the run loaded is stale, so the tracker is cleared.
+    /// `read_versions` (entries already there win), then commit. The tracker keeps
+    /// checking after a successful commit (a call may commit again), with the new
+    /// versions of what it wrote.
     pub fn commit(
         &mut self,
         store: &mut SqliteStore,
@@ -907,8 +931,15 @@ impl VersionTracker {
             }
         }
         changes.read_versions.extend(extra);
-        store.commit(&changes)?;
-        self.loaded.clear();
+        let after = store.commit(&changes)?;
+        // What the run read stays checked until its last commit: the anchors it wrote now
+        // have the versions this commit gave them, deleted ones are gone.
+        for (id, version) in after {
+            self.loaded.insert(id, version);
+        }
+        for id in &changes.deletes {
+            self.loaded.remove(id);
+        }
         Ok(())
     }
 }

@@ -16,6 +16,11 @@ pub struct Limits {
     pub max_ops: Option<u64>,
     /// Wall-clock budget for the whole run, if any.
     pub timeout: Option<Duration>,
+    /// Largest JSON result a served call may produce (result and reports together).
+    pub max_response_bytes: usize,
+    /// Set by the host when nobody waits for the run any more (the HTTP client went
+    /// away): the run stops at its next check, unless it already committed something.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Default for Limits {
@@ -24,6 +29,8 @@ impl Default for Limits {
             max_depth: 1000,
             max_ops: None,
             timeout: None,
+            max_response_bytes: 16 << 20,
+            cancel: None,
         }
     }
 }

@@ -132,6 +132,15 @@ pub enum CallError {
     Limit(String),
     /// The commit lost an optimistic-concurrency race (409 after replays).
     Conflict(String),
+    /// A commit lost a race after an earlier `commit()` of the same call had stored
+    /// something: replaying would repeat those effects, so the call fails (409) at once.
+    ConflictAfterCommit(String),
+    /// The result would exceed `Limits::max_response_bytes` (500).
+    ResponseTooLarge(String),
+    /// The run queue is full: try again later (503 with `Retry-After`).
+    Overloaded(String),
+    /// The caller went away before the call finished; nothing was committed.
+    Cancelled,
     /// Storage failed (500).
     Host(String),
 }

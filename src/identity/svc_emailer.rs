@@ -198,7 +198,11 @@ fn describe(e: CallError) -> String {
         CallError::NotFound(m)
         | CallError::Limit(m)
         | CallError::Conflict(m)
+        | CallError::ConflictAfterCommit(m)
+        | CallError::ResponseTooLarge(m)
+        | CallError::Overloaded(m)
         | CallError::Host(m) => m,
+        CallError::Cancelled => "cancelled".into(),
     }
 }
 

@@ -34,6 +34,8 @@ pub enum ErrorCode {
     EmailDisabled,
     /// Identity: the mail server did not accept the message.
     EmailSendFailed,
+    /// A call's result exceeded `[scale.limits] max_response_bytes`.
+    ResponseTooLarge,
 }
 
 /// Codes that name one specific failure: never chosen for a bare status by
@@ -44,6 +46,7 @@ const SPECIFIC: &[ErrorCode] = &[
     ErrorCode::InvalidToken,
     ErrorCode::EmailDisabled,
     ErrorCode::EmailSendFailed,
+    ErrorCode::ResponseTooLarge,
 ];
 
 /// `(code, wire name, HTTP status)`: the whole table.
@@ -70,6 +73,7 @@ const TABLE: &[(ErrorCode, &str, u16)] = &[
     (ErrorCode::InvalidToken, "INVALID_TOKEN", 400),
     (ErrorCode::EmailDisabled, "EMAIL_DISABLED", 503),
     (ErrorCode::EmailSendFailed, "EMAIL_SEND_FAILED", 502),
+    (ErrorCode::ResponseTooLarge, "RESPONSE_TOO_LARGE", 500),
 ];
 
 impl ErrorCode {
@@ -135,6 +139,14 @@ impl ApiError {
         ApiError {
             status: StatusCode::from_u16(status).unwrap_or_else(|_| code.status()),
             ..ApiError::new(code, message)
+        }
+    }
+
+    /// This error with a `Retry-After: secs` header.
+    pub fn with_retry_after(self, secs: u64) -> ApiError {
+        ApiError {
+            retry_after: Some(secs.max(1)),
+            ..self
         }
     }
 
@@ -220,6 +232,22 @@ impl From<CallError> for ApiError {
                 ErrorCode::Conflict,
                 format!("write conflict: the request lost a concurrent update ({m})"),
             ),
+            CallError::ConflictAfterCommit(m) => ApiError::new(
+                ErrorCode::Conflict,
+                format!(
+                    "write conflict after an explicit commit(): the call is not replayed, \
+                     its earlier commit stands ({m})"
+                ),
+            ),
+            CallError::ResponseTooLarge(m) => ApiError::new(ErrorCode::ResponseTooLarge, m),
+            CallError::Overloaded(m) => {
+                ApiError::new(ErrorCode::ServiceUnavailable, m).with_retry_after(1)
+            }
+            // Nobody reads this answer (the client is gone); logged as such.
+            CallError::Cancelled => ApiError::new(
+                ErrorCode::ServiceUnavailable,
+                "the call was cancelled: the client went away",
+            ),
             CallError::Host(m) => {
                 // Storage internals stay in the server log.
                 tracing::error!(error = %m, "storage failure during a call");
@@ -257,6 +285,7 @@ mod tests {
             ErrorCode::InvalidToken,
             ErrorCode::EmailDisabled,
             ErrorCode::EmailSendFailed,
+            ErrorCode::ResponseTooLarge,
         ];
         for c in codes {
             assert_eq!(TABLE.iter().filter(|r| r.0 == c).count(), 1, "{c:?}");

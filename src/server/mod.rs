@@ -180,6 +180,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
         limits: Settings::limits(),
         max_replays: MAX_REPLAYS,
         as_main: settings.as_main,
+        queue_capacity: 1024,
     };
     let (runtime, loaded) = match Runtime::start(config) {
         Ok(started) => started,

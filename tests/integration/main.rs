@@ -8,6 +8,7 @@
 
 mod cli;
 mod fixtures;
+mod hardening;
 mod identity;
 mod server;
 mod support;

@@ -3,6 +3,7 @@
 //! module code, with the sources it read recorded or replayed so every worker runs the
 //! same text).
 
+use super::hot::HotAnchors;
 use crate::store::{SqliteStore, StoreError, VersionTracker};
 use lang::host::{AnchorId, CommitSet, Host, HostError, StoredAnchor};
 use std::collections::HashMap;
@@ -25,6 +26,10 @@ pub(crate) struct ServeHost<'a> {
     user_root: AnchorId,
     shared_root: AnchorId,
     trace_id: &'a str,
+    /// Anchors claimed by escalated calls; a commit touching one waits for its release.
+    hot: &'a HotAnchors,
+    /// This call's token in `hot`.
+    call: u64,
     /// A store operation failed for a reason other than a conflict: the worker re-opens
     /// its connection after the call.
     pub(crate) store_failed: bool,
@@ -39,6 +44,8 @@ impl<'a> ServeHost<'a> {
         user_root: AnchorId,
         shared_root: AnchorId,
         trace_id: &'a str,
+        hot: &'a HotAnchors,
+        call: u64,
     ) -> ServeHost<'a> {
         ServeHost {
             store,
@@ -46,6 +53,8 @@ impl<'a> ServeHost<'a> {
             user_root,
             shared_root,
             trace_id,
+            hot,
+            call,
             store_failed: false,
         }
     }
@@ -71,6 +80,8 @@ impl Host for ServeHost<'_> {
     }
 
     fn commit(&mut self, changes: CommitSet) -> Result<(), HostError> {
+        // A call that escalated on an anchor this commit touches goes first.
+        self.hot.wait_clear(self.call, &changes);
         self.versions
             .commit(self.store, changes)
             .map_err(|e| host_error(e, &mut self.store_failed))

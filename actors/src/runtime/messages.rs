@@ -5,7 +5,7 @@ use super::CallRequest;
 use actix::Message;
 use lang::host::AnchorId;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Run one walker or function call (with its replays) on a run worker (a `JobQueue` job).
 #[derive(Debug)]
@@ -14,6 +14,32 @@ pub struct RunCall {
     /// Counts the call in `Runtime::in_flight` until the worker drops the message (after
     /// the call finished, or unprocessed when the pool is gone).
     pub in_flight: InFlight,
+    /// Set when the caller stopped waiting (`CancelOnDrop`): a queued call is dropped,
+    /// a running one stops at its next check unless it already committed.
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// Sets a call's cancel flag when dropped, unless disarmed: the HTTP handler's future
+/// holds it, so a client that disconnects (actix drops the future) cancels the call.
+pub struct CancelOnDrop(Option<Arc<AtomicBool>>);
+
+impl CancelOnDrop {
+    pub fn new(flag: &Arc<AtomicBool>) -> CancelOnDrop {
+        CancelOnDrop(Some(Arc::clone(flag)))
+    }
+
+    /// The answer arrived: nothing to cancel.
+    pub fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(flag) = self.0.take() {
+            flag.store(true, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Probe the store file (`StoreSupervisor`); a failed probe restarts the supervisor,

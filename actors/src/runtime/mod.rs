@@ -56,6 +56,7 @@
 
 mod app;
 mod host;
+mod hot;
 pub mod messages;
 mod queue;
 mod supervisor;
@@ -72,11 +73,11 @@ pub use worker::RunWorker;
 use crate::store::SqliteStore;
 use actix::{Addr, Arbiter, Supervisor, System};
 use lang::host::AnchorId;
-use messages::{CheckStore, InFlight, RunCall};
+use messages::{CancelOnDrop, CheckStore, InFlight, RunCall};
 use queue::{Job, JobQueue};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use worker::PoolShared;
 
 /// How to start a `Runtime`.
@@ -96,6 +97,8 @@ pub struct RuntimeConfig {
     /// Treat the entry as the main module (`svc start --main`): its
     /// `with entry:__main__` blocks run at load.
     pub as_main: bool,
+    /// Calls waiting for a worker at most; more are refused (503) (default 1024).
+    pub queue_capacity: usize,
 }
 
 impl RuntimeConfig {
@@ -108,6 +111,7 @@ impl RuntimeConfig {
             limits: lang::Limits::default(),
             max_replays: 8,
             as_main: false,
+            queue_capacity: 1024,
         }
     }
 }
@@ -216,7 +220,7 @@ impl Runtime {
             in_flight: Arc::new(AtomicUsize::new(0)),
             replays: Arc::new(AtomicU64::new(0)),
             arbiter,
-            queue: Arc::new(JobQueue::default()),
+            queue: Arc::new(JobQueue::new(config.queue_capacity)),
         };
         let shared = Arc::new(PoolShared {
             entry: config.entry.clone(),
@@ -228,7 +232,8 @@ impl Runtime {
             board: app::SourceBoard::new(files),
             supervisor: supervisor.clone().recipient(),
             replays: Arc::clone(&inner.replays),
-            gate: std::sync::RwLock::new(()),
+            hot: hot::HotAnchors::default(),
+            next_call: AtomicU64::new(1),
         });
 
         queue::start_pool(workers, &shared, &inner.queue)?;
@@ -243,14 +248,36 @@ impl Runtime {
     /// Run one walker or function on a free worker and await its outcome. A call whose
     /// commit keeps losing optimistic-concurrency races fails with `Conflict` after
     /// `max_replays` replays; a stopped pool or a panic is `Host`.
+    ///
+    /// The queue holds at most `queue_capacity` calls: beyond that the call fails at
+    /// once with `Overloaded` (503). Dropping the returned future (the HTTP client went
+    /// away) cancels the call: a queued one is skipped, a running one stops at its next
+    /// check unless it already committed.
     pub async fn call(&self, req: CallRequest) -> Result<CallOutcome, CallError> {
         let in_flight = InFlight::enter(&self.inner.in_flight);
+        let cancel = Arc::new(AtomicBool::new(false));
+        let guard = CancelOnDrop::new(&cancel);
         let (reply, answer) = tokio::sync::oneshot::channel();
-        self.queue
-            .push(Job::Call(RunCall { req, in_flight }, reply));
-        answer
+        let job = Job::Call(
+            RunCall {
+                req,
+                in_flight,
+                cancel,
+            },
+            reply,
+        );
+        if self.queue.push(job).is_err() {
+            guard.disarm();
+            return Err(CallError::Overloaded(format!(
+                "the server is busy: {} calls are waiting ([scale.limits] run_queue_capacity)",
+                self.queue.capacity()
+            )));
+        }
+        let answer = answer
             .await
-            .unwrap_or_else(|_| Err(CallError::Host("run pool stopped".into())))
+            .unwrap_or_else(|_| Err(CallError::Host("run pool stopped".into())));
+        guard.disarm();
+        answer
     }
 
     /// Re-load the app from disk in every worker (dev mode); `Err` (text for stderr)
@@ -258,7 +285,8 @@ impl Runtime {
     /// app.
     pub async fn reload(&self) -> Result<Loaded, String> {
         let (reply, answer) = tokio::sync::oneshot::channel();
-        self.queue.push(Job::Reload(reply));
+        // A reload is never refused for capacity.
+        let _ = self.queue.push(Job::Reload(reply));
         answer
             .await
             .unwrap_or_else(|_| Err("error: run pool stopped\n".into()))

@@ -17,11 +17,16 @@ pub(crate) enum Job {
     Reload(oneshot::Sender<Result<Loaded, String>>),
 }
 
-/// A blocking multi-consumer queue of jobs.
-#[derive(Default)]
+/// `JobQueue::push` refused a call: the queue is at capacity.
+#[derive(Debug)]
+pub(crate) struct QueueFull;
+
+/// A blocking multi-consumer queue of jobs, bounded for calls.
 pub(crate) struct JobQueue {
     state: Mutex<QueueState>,
     ready: Condvar,
+    /// Calls waiting at most (a reload is always accepted).
+    capacity: usize,
 }
 
 #[derive(Default)]
@@ -38,12 +43,28 @@ struct QueueState {
 const SPINS_BEFORE_SLEEP: u32 = 64;
 
 impl JobQueue {
-    /// Queue a job. When the pool has stopped the job is dropped, and with it its
-    /// answer channel: the waiting caller sees the pool gone.
-    pub(crate) fn push(&self, job: Job) {
+    pub(crate) fn new(capacity: usize) -> JobQueue {
+        JobQueue {
+            state: Mutex::default(),
+            ready: Condvar::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Queue a job; `Err` (the job dropped) when `capacity` calls already wait. When the
+    /// pool has stopped the job is dropped, and with it its answer channel: the waiting
+    /// caller sees the pool gone.
+    pub(crate) fn push(&self, job: Job) -> Result<(), QueueFull> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if state.closed {
-            return;
+            return Ok(());
+        }
+        if matches!(job, Job::Call(..)) && state.jobs.len() >= self.capacity {
+            return Err(QueueFull);
         }
         state.jobs.push_back(job);
         let wake = state.sleepers > 0;
@@ -51,6 +72,7 @@ impl JobQueue {
         if wake {
             self.ready.notify_one();
         }
+        Ok(())
     }
 
     /// The next job, waiting for one; `None` once the queue is closed and drained. An
@@ -132,6 +154,16 @@ fn serve(worker: &mut RunWorker, queue: &JobQueue) {
     while let Some(job) = queue.pop() {
         match job {
             Job::Call(call, reply) => {
+                // Nobody waits for this answer any more (the client went away while the
+                // call was queued): skip it.
+                if reply.is_closed() || call.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                    tracing::info!(
+                        trace_id = %call.req.trace_id,
+                        name = %call.req.name,
+                        "queued call cancelled: the client went away"
+                    );
+                    continue;
+                }
                 let _ = reply.send(worker.handle_call(call));
             }
             Job::Reload(reply) => {

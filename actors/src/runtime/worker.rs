@@ -4,18 +4,20 @@
 
 use super::app::{self, SourceBoard};
 use super::host::ServeHost;
+use super::hot::HotAnchors;
 use super::messages::{ReportStoreFailure, RunCall};
 use super::{CallError, CallOutcome, CallRequest, EndpointKind, Loaded};
 use crate::store::{SqliteStore, VersionTracker, random_id};
 use actix::Recipient;
 use lang::Limits;
 use lang::host::AnchorId;
+use lang::host::parse_id;
 use lang::interp::Program;
 use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// What every worker of a pool shares (read-only, except the board).
@@ -30,22 +32,17 @@ pub(crate) struct PoolShared {
     pub(crate) supervisor: Recipient<ReportStoreFailure>,
     /// Replays made so far (all workers), for metrics.
     pub(crate) replays: Arc<AtomicU64>,
-    /// Every call attempt holds this shared; an attempt after `EXCLUSIVE_AFTER` lost
-    /// races holds it exclusively (see `Turn`).
-    pub(crate) gate: RwLock<()>,
+    /// Anchors claimed by escalated calls (see `ESCALATE_AFTER`).
+    pub(crate) hot: HotAnchors,
+    /// Tokens of calls in `hot`.
+    pub(crate) next_call: AtomicU64,
 }
 
-/// Replays after which a call's attempts run alone in the process. Pure optimistic
+/// Replays after which a call claims the anchors it lost races on. Pure optimistic
 /// replay can starve a call on a hot node (a writer that keeps committing between the
-/// loser's read and its commit); running alone guarantees progress within the process.
-const EXCLUSIVE_AFTER: u32 = 2;
-
-/// A call attempt's hold on the pool's gate (held for its `Drop`).
-#[expect(dead_code, reason = "the guards are held, never read")]
-enum Turn<'a> {
-    Shared(RwLockReadGuard<'a, ()>),
-    Exclusive(RwLockWriteGuard<'a, ()>),
-}
+/// loser's read and its commit); with the claim, other commits touching those anchors
+/// wait for it, while calls touching anything else run on undisturbed.
+const ESCALATE_AFTER: u32 = 2;
 
 /// The program a worker runs and the source generation it was loaded from.
 struct WorkerApp {
@@ -137,7 +134,11 @@ impl RunWorker {
     }
 
     /// One call with its replays.
-    fn run(&mut self, req: &CallRequest) -> Result<CallOutcome, CallError> {
+    fn run(
+        &mut self,
+        req: &CallRequest,
+        cancel: &Arc<AtomicBool>,
+    ) -> Result<CallOutcome, CallError> {
         #[cfg(test)]
         if req.name == super::tests::PANIC_PROBE {
             panic!("panic probe");
@@ -162,16 +163,20 @@ impl RunWorker {
             }
         }
         let shared = Arc::clone(&self.shared);
+        let call = shared.next_call.fetch_add(1, Ordering::Relaxed);
+        let mut limits = shared.limits.clone();
+        limits.cancel = Some(Arc::clone(cancel));
+        let mut contended: Vec<AnchorId> = Vec::new();
         let mut attempt = 0;
         loop {
+            if cancel.load(Ordering::Relaxed) {
+                tracing::info!(trace_id = %req.trace_id, name = %req.name, "call cancelled: the client went away");
+                return Err(CallError::Cancelled);
+            }
             self.store().map_err(CallError::Host)?;
-            // Optimistic attempts share the gate; a call that lost `EXCLUSIVE_AFTER` races
-            // runs alone in this process, so it cannot lose to another worker again.
-            let turn = if attempt >= EXCLUSIVE_AFTER {
-                Turn::Exclusive(shared.gate.write().unwrap_or_else(PoisonError::into_inner))
-            } else {
-                Turn::Shared(shared.gate.read().unwrap_or_else(PoisonError::into_inner))
-            };
+            // A call that lost `ESCALATE_AFTER` races claims the anchors it lost on:
+            // other commits touching them wait for it, nothing else does.
+            let claim = (attempt >= ESCALATE_AFTER).then(|| shared.hot.claim(call, &contended));
             let (Some(store), Some(app)) = (self.store.as_mut(), self.app.as_ref()) else {
                 return Err(CallError::Host("the app is not loaded".into()));
             };
@@ -182,13 +187,14 @@ impl RunWorker {
                 user_root,
                 shared_root,
                 &req.trace_id,
+                &shared.hot,
+                call,
             );
-            let limits = &self.shared.limits;
             let result = match req.kind {
                 EndpointKind::Walker => lang::serve::spawn_walker(
                     &app.program,
                     &mut host,
-                    limits,
+                    &limits,
                     &req.name,
                     &req.args,
                     req.start,
@@ -196,7 +202,7 @@ impl RunWorker {
                 EndpointKind::Function => lang::serve::call_function(
                     &app.program,
                     &mut host,
-                    limits,
+                    &limits,
                     &req.name,
                     &req.args,
                 ),
@@ -212,6 +218,11 @@ impl RunWorker {
                 Err(CallError::Conflict(anchor)) if attempt < self.shared.max_replays => {
                     attempt += 1;
                     self.shared.replays.fetch_add(1, Ordering::Relaxed);
+                    if let Some(id) = parse_id(&anchor)
+                        && !contended.contains(&id)
+                    {
+                        contended.push(id);
+                    }
                     tracing::debug!(
                         trace_id = %req.trace_id,
                         user = req.caller.user_id.as_deref().unwrap_or("guest"),
@@ -220,13 +231,17 @@ impl RunWorker {
                         %anchor,
                         "write conflict; replaying the call"
                     );
-                    drop(turn);
+                    drop(claim);
                     backoff(attempt);
                 }
                 Err(CallError::Conflict(anchor)) => {
                     return Err(CallError::Conflict(format!(
                         "write conflict on anchor {anchor} after {attempt} replays"
                     )));
+                }
+                Err(CallError::Cancelled) => {
+                    tracing::info!(trace_id = %req.trace_id, name = %req.name, "call cancelled: the client went away");
+                    return Err(CallError::Cancelled);
                 }
                 other => return other,
             }
@@ -263,8 +278,12 @@ impl RunWorker {
     /// Run one call (with its replays); a panic is caught, the worker re-opens its store
     /// and keeps serving.
     pub(crate) fn handle_call(&mut self, msg: RunCall) -> Result<CallOutcome, CallError> {
-        let RunCall { req, in_flight } = msg;
-        let outcome = catch_unwind(AssertUnwindSafe(|| self.run(&req)));
+        let RunCall {
+            req,
+            in_flight,
+            cancel,
+        } = msg;
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.run(&req, &cancel)));
         drop(in_flight);
         outcome.unwrap_or_else(|_| {
             tracing::error!(

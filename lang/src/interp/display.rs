@@ -43,6 +43,11 @@ impl Interp<'_> {
         }
     }
 
+    /// The longest text `repr`/`str` may build.
+    pub(crate) fn max_text_bytes(&self) -> usize {
+        64 << 20
+    }
+
     pub fn repr(&mut self, v: &Value) -> R<String> {
         let mut out = String::new();
         self.write_repr(v, &mut out, 0)?;
@@ -53,6 +58,17 @@ impl Interp<'_> {
         if depth > 200 {
             out.push_str("...");
             return Ok(());
+        }
+        // Shared structure (18 nodes that each refer to two others) must not print
+        // exponentially: text is bounded like any other string.
+        if out.len() > self.max_text_bytes() {
+            return Err(self.err(
+                "MemoryError",
+                format!(
+                    "repr() would exceed {} bytes (shared or cyclic structure?)",
+                    self.max_text_bytes()
+                ),
+            ));
         }
         match v {
             Value::None => out.push_str("None"),
@@ -191,15 +207,42 @@ impl Interp<'_> {
                     out.push_str(&self.to_str(&r)?);
                     return Ok(());
                 }
+                let key = std::rc::Rc::as_ptr(i) as usize;
+                if self.repr_path.contains(&key) {
+                    let _ = write!(out, "{}(...)", i.class.name);
+                    return Ok(());
+                }
                 let fields = i.fields.borrow().clone();
                 let class = i.class.clone();
-                self.write_fields(&class, &fields, out, depth)?;
+                self.repr_path.push(key);
+                let r = self.write_fields(&class, &fields, out, depth);
+                self.repr_path.pop();
+                r?;
             }
             Value::Anchor(h) => {
-                let slot = self.graph.slot(*h);
-                let class = slot.class.clone();
-                let fields = slot.fields.clone();
-                self.write_fields(&class, &fields, out, depth)?;
+                let h = *h;
+                let class = self.graph.slot(h).class.clone();
+                // A node the caller may not read prints without its fields.
+                if !self.can_read(h)? {
+                    let _ = write!(out, "{}(<no access>)", class.name);
+                    return Ok(());
+                }
+                // A node printed already by this repr (a cycle, or shared structure)
+                // prints as `Name(...)`: the text stays proportional to the graph.
+                let key = usize::MAX - (h as usize);
+                if depth == 0 {
+                    self.repr_seen.clear();
+                }
+                if self.repr_path.contains(&key) || self.repr_seen.insert(key, ()).is_some() {
+                    let _ = write!(out, "{}(...)", class.name);
+                    return Ok(());
+                }
+                self.decode_fields(h)?;
+                let fields = self.graph.slot(h).fields.clone();
+                self.repr_path.push(key);
+                let r = self.write_fields(&class, &fields, out, depth);
+                self.repr_path.pop();
+                r?;
             }
         }
         Ok(())

@@ -666,7 +666,7 @@ impl Interp<'_> {
                     return Ok(Value::None);
                 };
                 match self.handle_of(id)? {
-                    Some(h) if self.can_read(h) => Ok(Value::Anchor(h)),
+                    Some(h) if self.can_read(h)? => Ok(Value::Anchor(h)),
                     _ => Ok(Value::None),
                 }
             }
@@ -745,6 +745,10 @@ impl Interp<'_> {
             "allroots" => Ok(Value::list(vec![Value::Anchor(self.root_handle()?)])),
             "save" => {
                 if let Some(Value::Anchor(h)) = arg0 {
+                    // Saving stores the node's current fields (in-place changes such as
+                    // `n.tags.append(..)` included): the same WRITE as an assignment.
+                    self.check_write(h)?;
+                    self.decode_fields(h)?;
                     self.graph.mark_dirty(h);
                 }
                 Ok(arg0.unwrap_or(Value::None))
@@ -868,6 +872,15 @@ impl Interp<'_> {
         let mut removed = false;
         for (e, n) in pairs {
             if rights.contains(&n) && self.graph.is_live(e) {
+                // Detaching changes both ends' edge lists: CONNECT on each, as attaching.
+                let ends = self.graph.slot(e).ends;
+                if let Some(ends) = ends {
+                    for end in [ends.source, ends.target] {
+                        if let Some(eh) = self.handle_of(end)? {
+                            self.check_connect(eh)?;
+                        }
+                    }
+                }
                 self.remove_edge(e)?;
                 removed = true;
             }

@@ -4,7 +4,7 @@
 use super::value::*;
 use super::{Interp, R};
 use crate::ast::{self, EdgeDir};
-use crate::host::{AccessPolicy, AnchorId, EdgeEnds};
+use crate::host::{AccessPolicy, AnchorId, EdgeEnds, level};
 use std::hash::{BuildHasher, Hasher};
 use std::rc::Rc;
 
@@ -24,6 +24,11 @@ pub struct Slot {
     pub id: AnchorId,
     pub class: Rc<Class>,
     pub fields: Vec<Value>,
+    /// The stored `has` fields (JSON object text) of a loaded anchor, decoded into
+    /// `fields` on first use (`Interp::decode_fields`). Loading an anchor therefore never
+    /// loads what its fields refer to: a chain of a million stored references costs one
+    /// row per hop actually taken, and no native recursion.
+    pub pending: Option<Box<str>>,
     /// Nodes: edge ids in creation order (complete only when `edges_loaded`).
     pub edges: Vec<AnchorId>,
     /// False while a loaded node's edge list is still in the store: appends are logged
@@ -46,6 +51,54 @@ pub struct Graph {
     /// Nodes whose edge lists this run read (for `CommitSet::edges_read`).
     pub edges_read: FxHashMap<AnchorId, ()>,
     rng: (u64, u64),
+    /// First handle of this run: `slots[i]` has handle `base + i`. The run that loads a
+    /// program has base 0; its handles kept in module globals are *pinned*.
+    pub base: u64,
+    /// Pinned handles (from the program's load run) → index in `slots`, resolved by id
+    /// at the start of each run.
+    pub pinned: FxHashMap<Handle, usize>,
+    /// What a stale handle (from an earlier run) reads: a deleted placeholder.
+    dead: Box<Slot>,
+}
+
+/// The class of the placeholder a stale handle reads: a node type with no fields.
+fn stale_class() -> Rc<Class> {
+    Rc::new(Class {
+        name: Rc::from("StaleNode"),
+        kind: ClassKind::Arch(crate::ast::ArchKind::Node),
+        module: Rc::from("builtins"),
+        bases: Vec::new(),
+        mro: Vec::new(),
+        fields: Vec::new(),
+        field_index: FxHashMap::default(),
+        methods: Default::default(),
+        abilities: Default::default(),
+        statics: Default::default(),
+        members: Default::default(),
+        access: None,
+        decorators: Vec::new(),
+        endpoints: None,
+        id: 0,
+        scope: Default::default(),
+        stored: StoredNames::default(),
+        span: crate::span::Span::default(),
+        file: 0,
+    })
+}
+
+fn stale_slot() -> Box<Slot> {
+    Box::new(Slot {
+        id: 0,
+        class: stale_class(),
+        fields: Vec::new(),
+        pending: None,
+        edges: Vec::new(),
+        edges_loaded: true,
+        ends: None,
+        owner: 0,
+        access: AccessPolicy::default(),
+        state: SlotState::Deleted,
+    })
 }
 
 impl Default for Graph {
@@ -64,6 +117,9 @@ impl Default for Graph {
             deletes: Vec::new(),
             edges_read: FxHashMap::default(),
             rng: (a, b),
+            base: 0,
+            pinned: FxHashMap::default(),
+            dead: stale_slot(),
         }
     }
 }
@@ -89,6 +145,7 @@ impl Graph {
             id,
             class,
             fields,
+            pending: None,
             edges: Vec::new(),
             edges_loaded: true,
             ends: None,
@@ -99,22 +156,52 @@ impl Graph {
     }
 
     pub fn insert(&mut self, slot: Slot) -> Handle {
-        let h = self.slots.len() as Handle;
+        let h = self.handle_at(self.slots.len());
         self.by_id.insert(slot.id, h);
         self.slots.push(slot);
         h
     }
 
+    /// The handle of `slots[index]`.
+    pub fn handle_at(&self, index: usize) -> Handle {
+        self.base + index as Handle
+    }
+
+    /// Index in `slots` of a handle of this run or a pinned one; `None` = stale.
+    fn index(&self, h: Handle) -> Option<usize> {
+        if h >= self.base {
+            let i = (h - self.base) as usize;
+            (i < self.slots.len()).then_some(i)
+        } else {
+            self.pinned.get(&h).copied()
+        }
+    }
+
+    /// Is `h` a handle from an earlier run that this run cannot resolve?
+    pub fn is_stale(&self, h: Handle) -> bool {
+        self.index(h).is_none()
+    }
+
     pub fn slot(&self, h: Handle) -> &Slot {
-        &self.slots[h as usize]
+        match self.index(h) {
+            Some(i) => &self.slots[i],
+            None => &self.dead,
+        }
     }
 
     pub fn slot_mut(&mut self, h: Handle) -> &mut Slot {
-        &mut self.slots[h as usize]
+        match self.index(h) {
+            Some(i) => &mut self.slots[i],
+            // Writes through a stale handle land here and are never committed.
+            None => {
+                self.dead.state = SlotState::Deleted;
+                &mut self.dead
+            }
+        }
     }
 
     pub fn mark_dirty(&mut self, h: Handle) {
-        let s = &mut self.slots[h as usize];
+        let s = self.slot_mut(h);
         if s.state == SlotState::Clean {
             s.state = SlotState::Dirty;
         }
@@ -123,14 +210,14 @@ impl Graph {
     /// Log `edge` as appended to node `h`: O(1) whatever the node's degree. If the
     /// node's stored list is not loaded yet, `edges` holds just the pending appends.
     pub fn append_edge(&mut self, h: Handle, edge: AnchorId) {
-        let slot = &mut self.slots[h as usize];
+        let slot = self.slot_mut(h);
         slot.edges.push(edge);
         let node = slot.id;
         self.edge_adds.push((node, edge));
     }
 
     pub fn is_live(&self, h: Handle) -> bool {
-        self.slots[h as usize].state != SlotState::Deleted
+        self.slot(h).state != SlotState::Deleted
     }
 }
 
@@ -203,6 +290,7 @@ impl Interp<'_> {
             id,
             class,
             fields: Vec::new(),
+            pending: None,
             edges: Vec::new(),
             edges_loaded: true,
             ends: None,
@@ -389,7 +477,7 @@ impl Interp<'_> {
                 let Some(fh) = self.handle_of(far)? else {
                     continue;
                 };
-                if !self.can_read(fh) {
+                if !self.can_read(fh)? || !self.can_read(e)? {
                     continue;
                 }
                 out.push((e, fh));
@@ -406,7 +494,7 @@ impl Interp<'_> {
         ctx: &super::Ctx,
     ) -> R<bool> {
         for c in conds {
-            let Some(fv) = self.try_field(target, &c.field.name) else {
+            let Some(fv) = self.try_field(target, &c.field.name)? else {
                 return Ok(false);
             };
             let rhs = self.eval(&c.value, ctx)?;
@@ -417,11 +505,17 @@ impl Interp<'_> {
         Ok(true)
     }
 
-    /// A field of a node/edge/object, or `None` if it has no such field.
-    pub(crate) fn try_field(&self, v: &Value, name: &str) -> Option<Value> {
-        match v {
+    /// A field of a node/edge/object, or `None` if it has no such field (or, for an
+    /// anchor, when the caller may not read it).
+    pub(crate) fn try_field(&mut self, v: &Value, name: &str) -> R<Option<Value>> {
+        Ok(match v {
             Value::Anchor(h) => {
-                let s = self.graph.slot(*h);
+                let h = *h;
+                if !self.can_read(h)? {
+                    return Ok(None);
+                }
+                self.decode_fields(h)?;
+                let s = self.graph.slot(h);
                 s.class.field_index.get(name).map(|&i| s.fields[i].clone())
             }
             Value::Instance(i) => i
@@ -431,7 +525,7 @@ impl Interp<'_> {
                 .map(|&ix| i.fields.borrow()[ix].clone()),
             Value::Dict(d) => d.borrow().get(&HashKey(Value::str(name))).cloned(),
             _ => None,
-        }
+        })
     }
 
     /// Apply a `[?:T, a > 1]` filter to a list of values.
@@ -552,43 +646,99 @@ impl Interp<'_> {
     // Access control
     // -----------------------------------------------------------------------------------
 
-    /// The level the current root has on an anchor.
-    pub fn access_level(&self, h: Handle) -> i8 {
+    /// The level the current root has on an anchor by its own policy: owner → WRITE,
+    /// a per-root grant, else the public level (the shared root floored at CONNECT).
+    /// Callers decide through `may`/`check_access`, never by reading this directly.
+    fn own_level(&self, h: Handle) -> i8 {
         let s = self.graph.slot(h);
         let me = self.host.user_root();
         if s.owner == me || s.id == me {
-            return crate::host::level::WRITE;
+            return level::WRITE;
         }
         if let Some((_, l)) = s.access.roots.iter().find(|(r, _)| *r == me) {
             return *l;
         }
         let shared = self.host.shared_root();
-        let mut level = s.access.public.unwrap_or(crate::host::level::NO_ACCESS);
+        let mut l = s.access.public.unwrap_or(level::NO_ACCESS);
         // The shared root is floored at CONNECT unless explicitly set (spec rule 16).
         if s.id == shared && s.access.public.is_none() {
-            level = crate::host::level::CONNECT;
+            l = level::CONNECT;
         }
-        level
+        l
     }
 
-    pub fn can_read(&self, h: Handle) -> bool {
-        self.access_level(h) >= crate::host::level::READ
+    /// THE access decision: may the current root act on anchor `h` at `need`
+    /// (`level::READ` to load, traverse, return or print; `CONNECT` to attach or detach
+    /// an edge; `WRITE` to change, save or delete)? Every path that reads, returns,
+    /// prints, saves, links or unlinks an anchor asks here.
+    ///
+    /// An edge is readable by its own policy, or when both of its ends are readable (it
+    /// says nothing the two nodes do not already show): a node a user attached to
+    /// `root.shared` and then opened is visible with the edge that leads to it.
+    pub(crate) fn may(&mut self, h: Handle, need: i8) -> R<bool> {
+        if !self.graph.is_live(h) {
+            return Ok(false);
+        }
+        let own = self.own_level(h);
+        if own >= need {
+            return Ok(true);
+        }
+        if need != level::READ {
+            return Ok(false);
+        }
+        let Some(ends) = self.graph.slot(h).ends else {
+            return Ok(false);
+        };
+        for end in [ends.source, ends.target] {
+            match self.handle_of(end)? {
+                Some(e) if self.own_level(e) >= level::READ => {}
+                _ => return Ok(false),
+            }
+        }
+        Ok(true)
     }
 
-    pub(crate) fn check_connect(&self, h: Handle) -> R<()> {
-        self.check_level(h, crate::host::level::CONNECT, "CONNECT")
-    }
-
-    pub(crate) fn check_write(&self, h: Handle) -> R<()> {
-        self.check_level(h, crate::host::level::WRITE, "WRITE")
-    }
-
-    fn check_level(&self, h: Handle, level: i8, name: &str) -> R<()> {
-        if self.access_level(h) >= level {
+    /// `may`, or a `PermissionError` naming the level and the anchor.
+    pub(crate) fn check_access(&mut self, h: Handle, need: i8) -> R<()> {
+        if self.may(h, need)? {
             return Ok(());
         }
+        if self.graph.is_stale(h) {
+            return Err(self.err(
+                "ReferenceError",
+                "this node handle belongs to an earlier request and cannot be used here; \
+                 keep jid(node) and look the node up with jobj(id) instead",
+            ));
+        }
+        let name = match need {
+            level::READ => "READ",
+            level::CONNECT => "CONNECT",
+            _ => "WRITE",
+        };
         let id = crate::host::format_id(self.graph.slot(h).id);
         Err(self.err("PermissionError", format!("no {name} access to {id}")))
+    }
+
+    pub(crate) fn can_read(&mut self, h: Handle) -> R<bool> {
+        self.may(h, level::READ)
+    }
+
+    pub(crate) fn check_read(&mut self, h: Handle) -> R<()> {
+        self.check_access(h, level::READ)
+    }
+
+    pub(crate) fn check_connect(&mut self, h: Handle) -> R<()> {
+        self.check_access(h, level::CONNECT)
+    }
+
+    pub(crate) fn check_write(&mut self, h: Handle) -> R<()> {
+        self.check_access(h, level::WRITE)
+    }
+
+    /// The fields of anchor `h` after a READ check (decoded from storage on first use).
+    pub(crate) fn readable_fields(&mut self, h: Handle) -> R<()> {
+        self.check_read(h)?;
+        self.decode_fields(h)
     }
 }
 

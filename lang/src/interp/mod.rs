@@ -82,6 +82,9 @@ pub struct Ctx {
     pub func: Rc<str>,
 }
 
+/// The limit message of a run stopped because its caller went away.
+pub const CANCELLED: &str = "cancelled: the caller went away";
+
 /// A program being run: the interpreter state for one `svc run` or one request.
 pub struct Interp<'h> {
     pub host: &'h mut dyn Host,
@@ -107,6 +110,23 @@ pub struct Interp<'h> {
     pub main_module: Option<Rc<ModuleObj>>,
     /// Callbacks registered with `on_commit`.
     pub on_commit: Vec<Value>,
+    /// Objects and anchors being printed (cycle detection in `repr`).
+    repr_path: Vec<usize>,
+    /// Anchors one `repr` has printed (each is expanded once).
+    repr_seen: FxHashMap<usize, ()>,
+    /// Bytes of wire output produced so far (`Limits::max_response_bytes`).
+    wire_spent: usize,
+    /// Nesting of the container comparison in progress (`ops::py_eq`).
+    compare_depth: usize,
+    /// A served call: a spawn does not commit by itself; the call commits once at its
+    /// end (and wherever the code calls `commit()`).
+    pub serving: bool,
+    /// Commits of this run that stored something. A conflict after one of them cannot
+    /// be replayed (the first commit's effects would happen twice).
+    pub durable_commits: u32,
+    /// The program's pinned anchors (see `Program`).
+    pinned: Rc<Vec<(Handle, crate::host::AnchorId)>>,
+    next_base: Rc<std::cell::Cell<u64>>,
 }
 
 /// The parts of a function taken from the AST once and shared by every closure made
@@ -137,15 +157,33 @@ pub struct Program {
     builtin_classes: Rc<FxHashMap<&'static str, Rc<Class>>>,
     fn_cache: FnCache,
     main_module: Option<Rc<ModuleObj>>,
+    /// Anchors the load run left in module globals: `(handle, id)`, re-resolved by id
+    /// (with the usual access checks) at the start of every later run.
+    pinned: Rc<Vec<(Handle, crate::host::AnchorId)>>,
+    /// First handle of the next run (each run gets its own range).
+    next_base: Rc<std::cell::Cell<u64>>,
 }
+
+/// Handles one run may mint (its range in the handle space).
+const RUN_HANDLES: u64 = 1 << 32;
+
+/// How many values of the module globals the pinning scan looks at, at most.
+const PIN_SCAN_LIMIT: usize = 100_000;
 
 /// Functions made from nested defs and lambdas, by (file, span start); shared by every
 /// run of a program on one thread.
 type FnCache = Rc<std::cell::RefCell<HashMap<(u32, u32), Rc<FnTemplate>>>>;
 
 impl<'h> Interp<'h> {
-    /// The program state of this interpreter (after `run_main`), for later runs.
+    /// The program state of this interpreter (after `run_main`), for later runs. The
+    /// load run's anchors held by module globals are pinned: later runs resolve them by
+    /// id; any other handle kept past its run is stale (a clear `ReferenceError` on use).
     pub fn program(&self) -> Program {
+        let pinned = if self.graph.base == 0 {
+            Rc::new(self.pinned_globals())
+        } else {
+            self.pinned.clone()
+        };
         Program {
             files: self.files.clone(),
             builtins: self.builtins.clone(),
@@ -154,6 +192,74 @@ impl<'h> Interp<'h> {
             builtin_classes: self.builtin_classes.clone(),
             fn_cache: self.fn_cache.clone(),
             main_module: self.main_module.clone(),
+            pinned,
+            next_base: self.next_base.clone(),
+        }
+    }
+
+    /// `(handle, id)` of every anchor of this run reachable from module globals (through
+    /// containers and objects, iteratively, up to `PIN_SCAN_LIMIT` values).
+    fn pinned_globals(&self) -> Vec<(Handle, crate::host::AnchorId)> {
+        let mut work: Vec<Value> = Vec::new();
+        let mut seen_modules = FxHashMap::default();
+        for m in self.modules.values().chain(self.main_module.iter()) {
+            if seen_modules.insert(Rc::as_ptr(m) as usize, ()).is_none() {
+                work.extend(m.scope.borrow().vars.values().cloned());
+            }
+        }
+        let mut seen: FxHashMap<usize, ()> = FxHashMap::default();
+        let mut out: FxHashMap<Handle, crate::host::AnchorId> = FxHashMap::default();
+        let mut budget = PIN_SCAN_LIMIT;
+        while let Some(v) = work.pop() {
+            if budget == 0 {
+                break;
+            }
+            budget -= 1;
+            match &v {
+                Value::Anchor(h) if !self.graph.is_stale(*h) => {
+                    out.insert(*h, self.graph.slot(*h).id);
+                }
+                Value::List(l) if seen.insert(Rc::as_ptr(l) as usize, ()).is_none() => {
+                    work.extend(l.borrow().iter().cloned());
+                }
+                Value::Tuple(t) => work.extend(t.iter().cloned()),
+                Value::Dict(d) if seen.insert(Rc::as_ptr(d) as usize, ()).is_none() => {
+                    work.extend(
+                        d.borrow()
+                            .iter()
+                            .flat_map(|(k, v)| [k.0.clone(), v.clone()]),
+                    );
+                }
+                Value::Instance(i) if seen.insert(Rc::as_ptr(i) as usize, ()).is_none() => {
+                    work.extend(i.fields.borrow().iter().cloned());
+                }
+                _ => {}
+            }
+        }
+        out.into_iter().collect()
+    }
+
+    /// Resolve the program's pinned anchors in this run's graph (one batched load).
+    fn resolve_pinned(&mut self) {
+        if self.pinned.is_empty() {
+            return;
+        }
+        let pinned = self.pinned.clone();
+        let ids: Vec<crate::host::AnchorId> = pinned.iter().map(|(_, id)| *id).collect();
+        // A failed load leaves them unresolved: using one is then a clear error.
+        let Ok(loaded) = self.host.load_many(&ids) else {
+            return;
+        };
+        for stored in loaded {
+            let _ = self.materialise_stored(stored);
+        }
+        for (pin, id) in pinned.iter() {
+            if let Some(&h) = self.graph.by_id.get(id)
+                && let Some(index) = h.checked_sub(self.graph.base)
+            {
+                self.graph.pinned.insert(*pin, index as usize);
+                self.graph.by_id.insert(*id, *pin);
+            }
         }
     }
 
@@ -166,9 +272,12 @@ impl<'h> Interp<'h> {
         limits.max_depth = limits.max_depth.min(MAX_DEPTH_CAP);
         let deadline = limits.timeout.map(|d| Instant::now() + d);
         let p = program.clone();
-        Interp {
+        let mut graph = Graph::default();
+        graph.base = p.next_base.get();
+        p.next_base.set(graph.base.saturating_add(RUN_HANDLES));
+        let mut it = Interp {
             host,
-            graph: Graph::default(),
+            graph,
             files: p.files,
             builtins: p.builtins,
             modules: p.modules,
@@ -184,7 +293,17 @@ impl<'h> Interp<'h> {
             handling: Vec::new(),
             main_module: p.main_module,
             on_commit: Vec::new(),
-        }
+            repr_path: Vec::new(),
+            repr_seen: FxHashMap::default(),
+            wire_spent: 0,
+            compare_depth: 0,
+            serving: false,
+            durable_commits: 0,
+            pinned: p.pinned,
+            next_base: p.next_base,
+        };
+        it.resolve_pinned();
+        it
     }
 
     /// A module-level name of the main module (a walker class, a function, a glob).
@@ -203,6 +322,8 @@ impl<'h> Interp<'h> {
             builtin_classes: Rc::default(),
             fn_cache: Rc::default(),
             main_module: None,
+            pinned: Rc::default(),
+            next_base: Rc::default(),
         };
         let mut it = Interp::with_program(host, limits, &empty);
         it.install_builtins();
@@ -260,11 +381,20 @@ impl<'h> Interp<'h> {
                 "operation budget exceeded ({max} operations)"
             )));
         }
-        if self.ops & 1023 == 0
-            && let Some(d) = self.deadline
-            && Instant::now() > d
-        {
-            return Err(Interrupt::Limit("time budget exceeded".into()));
+        if self.ops & 1023 == 0 {
+            if let Some(d) = self.deadline
+                && Instant::now() > d
+            {
+                return Err(Interrupt::Limit("time budget exceeded".into()));
+            }
+            // A run that already stored something finishes: stopping it half-way would
+            // leave its first commit without the rest.
+            if self.durable_commits == 0
+                && let Some(c) = &self.limits.cancel
+                && c.load(std::sync::atomic::Ordering::Relaxed)
+            {
+                return Err(Interrupt::Limit(CANCELLED.into()));
+            }
         }
         Ok(())
     }

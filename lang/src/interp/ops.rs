@@ -539,7 +539,32 @@ impl Interp<'_> {
         }
     }
 
+    /// `==`. Containers compare element-wise, at most `MAX_COMPARE_DEPTH` levels deep
+    /// (two lists that contain themselves would otherwise recurse forever):
+    /// `RecursionError` beyond, as in CPython.
     pub fn py_eq(&mut self, a: &Value, b: &Value) -> R<bool> {
+        let nested = matches!(
+            (a, b),
+            (Value::List(_), Value::List(_))
+                | (Value::Tuple(_), Value::Tuple(_))
+                | (Value::Dict(_), Value::Dict(_))
+        );
+        if !nested {
+            return self.py_eq_inner(a, b);
+        }
+        if self.compare_depth >= MAX_COMPARE_DEPTH {
+            return Err(self.err(
+                "RecursionError",
+                "maximum recursion depth exceeded in comparison",
+            ));
+        }
+        self.compare_depth += 1;
+        let r = self.py_eq_inner(a, b);
+        self.compare_depth -= 1;
+        r
+    }
+
+    fn py_eq_inner(&mut self, a: &Value, b: &Value) -> R<bool> {
         Ok(match (a, b) {
             (Value::List(x), Value::List(y)) => {
                 if Rc::ptr_eq(x, y) {
@@ -607,6 +632,26 @@ impl Interp<'_> {
     }
 
     pub fn py_lt(&mut self, a: &Value, b: &Value) -> R<bool> {
+        let nested = matches!(
+            (a, b),
+            (Value::List(_), Value::List(_)) | (Value::Tuple(_), Value::Tuple(_))
+        );
+        if !nested {
+            return self.py_lt_inner(a, b);
+        }
+        if self.compare_depth >= MAX_COMPARE_DEPTH {
+            return Err(self.err(
+                "RecursionError",
+                "maximum recursion depth exceeded in comparison",
+            ));
+        }
+        self.compare_depth += 1;
+        let r = self.py_lt_inner(a, b);
+        self.compare_depth -= 1;
+        r
+    }
+
+    fn py_lt_inner(&mut self, a: &Value, b: &Value) -> R<bool> {
         match (a, b) {
             (Value::Int(x), Value::Int(y)) => Ok(x < y),
             (Value::Str(x), Value::Str(y)) => Ok(x < y),
@@ -788,11 +833,12 @@ impl Interp<'_> {
     pub fn get_attr(&mut self, v: &Value, name: &str) -> R<Value> {
         match v {
             Value::Anchor(h) => {
-                let slot = self.graph.slot(*h);
-                if let Some(&i) = slot.class.field_index.get(name) {
-                    return Ok(slot.fields[i].clone());
+                let h = *h;
+                let class = self.graph.slot(h).class.clone();
+                if let Some(&i) = class.field_index.get(name) {
+                    self.readable_fields(h)?;
+                    return Ok(self.graph.slot(h).fields[i].clone());
                 }
-                let class = slot.class.clone();
                 if let Some(f) = class.find_method(name) {
                     return Ok(Value::Bound(Rc::new((v.clone(), f))));
                 }
@@ -895,6 +941,7 @@ impl Interp<'_> {
                 let idx = self.graph.slot(h).class.field_index.get(name).copied();
                 if let Some(i) = idx {
                     self.check_write(h)?;
+                    self.decode_fields(h)?;
                     self.graph.slot_mut(h).fields[i] = value;
                     self.graph.mark_dirty(h);
                     return Ok(());
@@ -1193,14 +1240,20 @@ impl Interp<'_> {
     }
 }
 
+/// How deep `==` and `<` descend into nested containers.
+const MAX_COMPARE_DEPTH: usize = 1000;
+
 pub fn range_len(a: i64, b: i64, s: i64) -> i64 {
-    if s > 0 && a < b {
+    // In 128 bits: `range(-2**63, 2**63 - 1)` must not overflow.
+    let (a, b, s) = (i128::from(a), i128::from(b), i128::from(s));
+    let n = if s > 0 && a < b {
         (b - a + s - 1) / s
     } else if s < 0 && a > b {
         (a - b - s - 1) / (-s)
     } else {
         0
-    }
+    };
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// `is`: identity for reference values, value identity for small immutable ones.

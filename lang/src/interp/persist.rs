@@ -8,6 +8,10 @@ use crate::host::{AnchorKind, CommitSet, StoredAnchor, format_id, parse_id};
 use serde_json::{Map, Value as J};
 use std::rc::Rc;
 
+/// Deepest nesting of a stored field value. The JSON reader of the stores refuses
+/// nesting beyond 128, so a row written deeper could never be read back.
+const STORE_MAX_DEPTH: usize = 100;
+
 impl Interp<'_> {
     /// Materialise an anchor from the host into the arena.
     pub(crate) fn load_anchor(&mut self, id: crate::host::AnchorId) -> R<Option<Handle>> {
@@ -38,29 +42,49 @@ impl Interp<'_> {
         Ok(())
     }
 
+    /// `materialise` for callers outside this module.
+    pub(crate) fn materialise_stored(&mut self, stored: StoredAnchor) -> R<Option<Handle>> {
+        self.materialise(stored)
+    }
+
+    /// Put a stored anchor into the arena. Its fields stay as stored text until first
+    /// used (`decode_fields`), so loading never follows references.
     fn materialise(&mut self, stored: StoredAnchor) -> R<Option<Handle>> {
         let Some(class) = self.classes.get(&*stored.arch_type).cloned() else {
             // The archetype no longer exists in this program: leave it unread.
             return Ok(None);
         };
-        let ends = stored.ends;
-        let stored_fields = match serde_json::from_str::<Map<String, J>>(&stored.fields) {
-            Ok(m) => m,
-            // A store validates rows before handing them out; treat garbage as unreadable.
-            Err(_) => return Ok(None),
-        };
-        // Insert first (fields empty) so reference cycles in fields resolve.
         let h = self.graph.insert(Slot {
             id: stored.id,
-            class: class.clone(),
+            class,
             fields: Vec::new(),
+            pending: Some(stored.fields.into_boxed_str()),
             edges_loaded: stored.edges.is_some(),
             edges: stored.edges.unwrap_or_default(),
-            ends,
+            ends: stored.ends,
             owner: stored.owner,
             access: stored.access,
             state: SlotState::Clean,
         });
+        Ok(Some(h))
+    }
+
+    /// Decode a loaded anchor's stored fields into values (once). A reference in a field
+    /// loads the referenced row (without decoding its fields in turn).
+    pub(crate) fn decode_fields(&mut self, h: Handle) -> R<()> {
+        let Some(text) = self.graph.slot_mut(h).pending.take() else {
+            return Ok(());
+        };
+        let class = self.graph.slot(h).class.clone();
+        let stored_fields = match serde_json::from_str::<Map<String, J>>(&text) {
+            Ok(m) => m,
+            Err(e) => {
+                let id = format_id(self.graph.slot(h).id);
+                return Err(Interrupt::Host(crate::host::HostError::Store(format!(
+                    "stored anchor {id} has unreadable fields: {e}"
+                ))));
+            }
+        };
         let mut fields = Vec::with_capacity(class.fields.len());
         for f in &class.fields {
             let v = match stored_fields.get(&*f.name) {
@@ -90,12 +114,28 @@ impl Interp<'_> {
             fields.push(v);
         }
         self.graph.slot_mut(h).fields = fields;
-        Ok(Some(h))
+        Ok(())
     }
 
     /// Append the stored JSON text of a field value to `out`.
     pub fn write_json(&mut self, v: &Value, out: &mut String) -> R<()> {
+        self.write_json_at(v, out, 0)
+    }
+
+    /// `write_json` at nesting `depth`: deeper than `STORE_MAX_DEPTH` (which is also
+    /// where a circular object or container ends up) is a `ValueError`, never a crash,
+    /// and never a row the store could not read back.
+    fn write_json_at(&mut self, v: &Value, out: &mut String, depth: usize) -> R<()> {
         use std::fmt::Write as _;
+        if depth > STORE_MAX_DEPTH {
+            return Err(self.err(
+                "ValueError",
+                format!(
+                    "cannot store a value nested more than {STORE_MAX_DEPTH} levels deep \
+                     (a circular reference?)"
+                ),
+            ));
+        }
         match v {
             Value::None => out.push_str("null"),
             Value::Bool(true) => out.push_str("true"),
@@ -125,18 +165,18 @@ impl Interp<'_> {
             Value::Str(s) => write_json_str(s, out),
             Value::List(l) => {
                 let items = l.borrow().clone();
-                self.write_json_seq(&items, out)?;
+                self.write_json_seq(&items, out, depth)?;
             }
             Value::Tuple(t) => {
                 out.push_str("{\"__tuple__\":");
                 let items = (**t).clone();
-                self.write_json_seq(&items, out)?;
+                self.write_json_seq(&items, out, depth)?;
                 out.push('}');
             }
             Value::Set(s) => {
                 out.push_str("{\"__set__\":");
                 let items: Vec<Value> = s.borrow().iter().map(|k| k.0.clone()).collect();
-                self.write_json_seq(&items, out)?;
+                self.write_json_seq(&items, out, depth)?;
                 out.push('}');
             }
             Value::Dict(d) => {
@@ -158,7 +198,7 @@ impl Interp<'_> {
                             write_json_str(s, out);
                         }
                         out.push(':');
-                        self.write_json(x, out)?;
+                        self.write_json_at(x, out, depth + 1)?;
                     }
                     out.push('}');
                 } else {
@@ -168,9 +208,9 @@ impl Interp<'_> {
                             out.push(',');
                         }
                         out.push('[');
-                        self.write_json(k, out)?;
+                        self.write_json_at(k, out, depth + 1)?;
                         out.push(',');
-                        self.write_json(x, out)?;
+                        self.write_json_at(x, out, depth + 1)?;
                         out.push(']');
                     }
                     out.push_str("]}");
@@ -196,7 +236,7 @@ impl Interp<'_> {
                 out.push_str("{\"__obj__\":");
                 write_json_str(&class.name, out);
                 out.push_str(",\"fields\":");
-                self.write_json_fields(&class, &fields, out)?;
+                self.write_json_fields(&class, &fields, out, depth + 1)?;
                 out.push('}');
             }
             other => {
@@ -207,20 +247,26 @@ impl Interp<'_> {
         Ok(())
     }
 
-    fn write_json_seq(&mut self, items: &[Value], out: &mut String) -> R<()> {
+    fn write_json_seq(&mut self, items: &[Value], out: &mut String, depth: usize) -> R<()> {
         out.push('[');
         for (i, x) in items.iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
-            self.write_json(x, out)?;
+            self.write_json_at(x, out, depth + 1)?;
         }
         out.push(']');
         Ok(())
     }
 
     /// The JSON object text of an archetype's `has` fields (statics left out).
-    fn write_json_fields(&mut self, class: &Class, fields: &[Value], out: &mut String) -> R<()> {
+    fn write_json_fields(
+        &mut self,
+        class: &Class,
+        fields: &[Value],
+        out: &mut String,
+        depth: usize,
+    ) -> R<()> {
         out.push('{');
         let mut first = true;
         for (f, x) in class.fields.iter().zip(fields.iter()) {
@@ -233,7 +279,7 @@ impl Interp<'_> {
             first = false;
             write_json_str(&f.name, out);
             out.push(':');
-            self.write_json(x, out)?;
+            self.write_json_at(x, out, depth + 1)?;
         }
         out.push('}');
         Ok(())
@@ -373,7 +419,7 @@ impl Interp<'_> {
             if !matches!(state, SlotState::New | SlotState::Dirty) || !keep {
                 continue;
             }
-            let stored = self.stored_form(h as Handle)?;
+            let stored = self.stored_form(self.graph.handle_at(h))?;
             set.upserts.push(stored);
         }
         let live_new: FxHashMap<crate::host::AnchorId, bool> = self
@@ -389,11 +435,11 @@ impl Interp<'_> {
             .collect();
         set.edge_removes = std::mem::take(&mut self.graph.edge_removes);
         set.deletes = std::mem::take(&mut self.graph.deletes);
-        set.edges_read = std::mem::take(&mut self.graph.edges_read)
-            .into_keys()
-            .collect();
+        // Traversed edge lists stay checked by every later commit of the call.
+        set.edges_read = self.graph.edges_read.keys().copied().collect();
         if !set.is_empty() {
             self.host.commit(set).map_err(Interrupt::Host)?;
+            self.durable_commits += 1;
         }
         for s in &mut self.graph.slots {
             if matches!(s.state, SlotState::New | SlotState::Dirty) {
@@ -408,6 +454,7 @@ impl Interp<'_> {
     }
 
     fn stored_form(&mut self, h: Handle) -> R<StoredAnchor> {
+        self.decode_fields(h)?;
         let (class, fields, id, ends, owner, access) = {
             let s = self.graph.slot(h);
             (
@@ -420,7 +467,7 @@ impl Interp<'_> {
             )
         };
         let mut text = String::with_capacity(16 + 24 * fields.len());
-        self.write_json_fields(&class, &fields, &mut text)?;
+        self.write_json_fields(&class, &fields, &mut text, 0)?;
         Ok(StoredAnchor {
             id,
             kind: if class.is_edge() {

@@ -13,6 +13,23 @@ use serde_json::{Map, Value as Json, json};
 use std::path::Path;
 use std::rc::Rc;
 
+/// Archetypes nested deeper than this in one value are sent as references; plain
+/// containers deeper than this are an error (a JSON parser refuses such depth anyway).
+const WIRE_MAX_DEPTH: usize = 100;
+
+/// Marker at the start of the limit message of an oversize response (the server maps it
+/// to `RESPONSE_TOO_LARGE`).
+pub const RESPONSE_TOO_LARGE: &str = "response too large";
+
+/// What the wire encoder tracks within one top-level value.
+#[derive(Default)]
+struct WireState {
+    /// Anchors already expanded (a repeat or a cycle is sent as a reference).
+    expanded: FxHashMap<Handle, ()>,
+    /// Objects and containers being encoded (one inside itself is an error).
+    path: Vec<usize>,
+}
+
 /// Parse, check and run the module code of `path`; build its endpoint table.
 pub(crate) fn load_app(
     path: &Path,
@@ -368,7 +385,14 @@ impl Interp<'_> {
 
     fn call_error(&mut self, e: Interrupt) -> CallError {
         match e {
+            Interrupt::Limit(m) if m.starts_with(RESPONSE_TOO_LARGE) => {
+                CallError::ResponseTooLarge(m)
+            }
+            Interrupt::Limit(m) if m == super::CANCELLED => CallError::Cancelled,
             Interrupt::Limit(m) => CallError::Limit(m),
+            Interrupt::Host(HostError::Conflict(m)) if self.durable_commits > 0 => {
+                CallError::ConflictAfterCommit(m)
+            }
             Interrupt::Host(HostError::Conflict(m)) => CallError::Conflict(m),
             Interrupt::Host(h) => CallError::Host(h.to_string()),
             Interrupt::Exc(err) => {
@@ -467,7 +491,7 @@ impl Interp<'_> {
         let loc = match start {
             Start::Root => self.root_handle().map(Value::Anchor),
             Start::Node(id) => match self.handle_of(id) {
-                Ok(Some(h)) if self.can_read(h) => Ok(Value::Anchor(h)),
+                Ok(Some(h)) if self.can_read(h).unwrap_or(false) => Ok(Value::Anchor(h)),
                 Ok(_) => {
                     return Err(CallError::NotFound(format!(
                         "node '{}' not found",
@@ -477,7 +501,10 @@ impl Interp<'_> {
                 Err(e) => Err(e),
             },
         };
-        let result = loc.and_then(|loc| self.spawn(walker, loc));
+        self.serving = true;
+        let result = loc
+            .and_then(|loc| self.spawn(walker, loc))
+            .and_then(|w| self.commit().map(|()| w));
         let walker = match result {
             Ok(w) => w,
             Err(e) => return Err(self.call_error(e)),
@@ -523,6 +550,7 @@ impl Interp<'_> {
             &ctx,
             Some(&|k| format!("unknown parameter: function '{name}' has no parameter '{k}'")),
         )?;
+        self.serving = true;
         let r = self
             .call_function(&func, None, vec![], kwargs, None)
             .and_then(|v| {
@@ -573,6 +601,7 @@ impl Interp<'_> {
             .collect();
         let kwargs = self.coerce_args(&params, fields, &ctx, None)?;
         let args: Vec<Value> = args.iter().map(|a| self.generic_from_wire(a)).collect();
+        self.serving = true;
         let result = self
             .construct(&class, vec![], kwargs)
             .and_then(|obj| self.call_method_value(&obj, method, args, vec![]))
@@ -592,14 +621,39 @@ impl Interp<'_> {
 
     /// The wire form of a value: archetypes become objects of their public fields plus
     /// `_svc_type`, `_svc_id` and `_svc_archetype`; enums their value.
+    ///
+    /// The encoder is cycle-safe and bounded: an anchor is expanded once per top-level
+    /// value (a repeat, a cycle, or one nested deeper than `WIRE_MAX_DEPTH` becomes a
+    /// reference `{_svc_id, _svc_type, _svc_archetype, _svc_ref: true}`); an anchor the
+    /// caller may not read is a stub `{_svc_id, _svc_archetype, _svc_restricted: true}`
+    /// with no fields; a cyclic object or container is a `ValueError`; and every value
+    /// of one response draws on one byte budget (`Limits::max_response_bytes`).
     pub fn to_wire(&mut self, v: &Value) -> R<Json> {
-        self.wire_value(v, 0)
+        let mut enc = WireState::default();
+        self.wire_value(v, 0, &mut enc)
     }
 
-    fn wire_value(&mut self, v: &Value, depth: usize) -> R<Json> {
-        if depth > 64 {
-            return Ok(Json::Null);
+    /// Charge `n` bytes of output to the response budget.
+    fn wire_charge(&mut self, n: usize) -> R<()> {
+        self.wire_spent = self.wire_spent.saturating_add(n);
+        if self.wire_spent > self.limits.max_response_bytes {
+            return Err(Interrupt::Limit(format!(
+                "{RESPONSE_TOO_LARGE}: the response would exceed {} bytes \
+                 ([scale.limits] max_response_bytes)",
+                self.limits.max_response_bytes
+            )));
         }
+        Ok(())
+    }
+
+    fn wire_value(&mut self, v: &Value, depth: usize, enc: &mut WireState) -> R<Json> {
+        if depth > WIRE_MAX_DEPTH && !matches!(v, Value::Anchor(_)) {
+            return Err(self.err(
+                "ValueError",
+                format!("value nested more than {WIRE_MAX_DEPTH} levels deep cannot be sent"),
+            ));
+        }
+        self.wire_charge(8)?;
         Ok(match v {
             Value::None => Json::Null,
             Value::Bool(b) => Json::Bool(*b),
@@ -608,61 +662,93 @@ impl Interp<'_> {
                 use num_traits::ToPrimitive;
                 match b.to_u64() {
                     Some(u) => json!(u),
-                    None => Json::String(b.to_string()),
+                    None => {
+                        let text = b.to_string();
+                        self.wire_charge(text.len())?;
+                        Json::String(text)
+                    }
                 }
             }
             Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
-            Value::Str(s) => Json::String(s.to_string()),
-            Value::List(_)
-            | Value::Tuple(_)
-            | Value::Set(_)
-            | Value::Range(..)
-            | Value::Iter(_) => {
+            Value::Str(s) => {
+                self.wire_charge(s.len())?;
+                Json::String(s.to_string())
+            }
+            Value::Range(a, b, step) => {
+                let n = super::ops::range_len(*a, *b, *step).max(0) as usize;
+                self.wire_charge(n.saturating_mul(2))?;
                 let items = self.iterate(v)?;
                 let mut out = Vec::with_capacity(items.len());
                 for x in &items {
-                    out.push(self.wire_value(x, depth + 1)?);
+                    out.push(self.wire_value(x, depth + 1, enc)?);
+                }
+                Json::Array(out)
+            }
+            Value::List(l) => {
+                let key = Rc::as_ptr(l) as *const () as usize;
+                let items = l.borrow().clone();
+                self.wire_seq(key, &items, depth, enc)?
+            }
+            Value::Tuple(t) => {
+                let key = Rc::as_ptr(t) as *const () as usize;
+                let items: Vec<Value> = t.iter().cloned().collect();
+                self.wire_seq(key, &items, depth, enc)?
+            }
+            Value::Set(_) | Value::Iter(_) => {
+                let items = self.iterate(v)?;
+                let mut out = Vec::with_capacity(items.len());
+                for x in &items {
+                    out.push(self.wire_value(x, depth + 1, enc)?);
                 }
                 Json::Array(out)
             }
             Value::Dict(d) => {
+                let key = Rc::as_ptr(d) as *const () as usize;
+                if enc.path.contains(&key) {
+                    return Err(self.err("ValueError", "Circular reference detected"));
+                }
                 let items: Vec<(Value, Value)> = d
                     .borrow()
                     .iter()
                     .map(|(k, v)| (k.0.clone(), v.clone()))
                     .collect();
+                enc.path.push(key);
                 let mut m = Map::new();
                 for (k, x) in &items {
                     let key = match k {
                         Value::Str(s) => s.to_string(),
                         other => self.to_str(other)?,
                     };
-                    m.insert(key, self.wire_value(x, depth + 1)?);
+                    self.wire_charge(key.len())?;
+                    let val = self.wire_value(x, depth + 1, enc);
+                    let val = match val {
+                        Ok(val) => val,
+                        Err(e) => {
+                            enc.path.pop();
+                            return Err(e);
+                        }
+                    };
+                    m.insert(key, val);
                 }
+                enc.path.pop();
                 Json::Object(m)
             }
             Value::EnumMember(m) => {
                 let val = m.value.clone();
-                self.wire_value(&val, depth + 1)?
+                self.wire_value(&val, depth + 1, enc)?
             }
-            Value::Anchor(h) => {
-                let (class, fields, id) = {
-                    let s = self.graph.slot(*h);
-                    (s.class.clone(), s.fields.clone(), s.id)
-                };
-                let mut m = self.wire_fields(&class, &fields, depth)?;
-                m.insert("_svc_type".into(), Json::String(class.name.to_string()));
-                m.insert("_svc_id".into(), Json::String(format_id(id)));
-                m.insert(
-                    "_svc_archetype".into(),
-                    Json::String(if class.is_edge() { "edge" } else { "node" }.into()),
-                );
-                Json::Object(m)
-            }
+            Value::Anchor(h) => self.wire_anchor(*h, depth, enc)?,
             Value::Instance(i) => {
+                let key = Rc::as_ptr(i) as *const () as usize;
+                if enc.path.contains(&key) {
+                    return Err(self.err("ValueError", "Circular reference detected"));
+                }
                 let class = i.class.clone();
                 let fields = i.fields.borrow().clone();
-                let mut m = self.wire_fields(&class, &fields, depth)?;
+                enc.path.push(key);
+                let m = self.wire_fields(&class, &fields, depth, enc);
+                enc.path.pop();
+                let mut m = m?;
                 if class.is_exception() {
                     m.insert("message".into(), Json::String(self.to_str(v)?));
                 }
@@ -677,8 +763,68 @@ impl Interp<'_> {
                 m.insert("_svc_archetype".into(), Json::String(kind.into()));
                 Json::Object(m)
             }
-            other => Json::String(self.to_str(other)?),
+            other => {
+                let text = self.to_str(other)?;
+                self.wire_charge(text.len())?;
+                Json::String(text)
+            }
         })
+    }
+
+    /// A list or tuple (its identity guards against a container inside itself).
+    fn wire_seq(
+        &mut self,
+        key: usize,
+        items: &[Value],
+        depth: usize,
+        enc: &mut WireState,
+    ) -> R<Json> {
+        if enc.path.contains(&key) {
+            return Err(self.err("ValueError", "Circular reference detected"));
+        }
+        enc.path.push(key);
+        let mut out = Vec::with_capacity(items.len());
+        for x in items {
+            match self.wire_value(x, depth + 1, enc) {
+                Ok(j) => out.push(j),
+                Err(e) => {
+                    enc.path.pop();
+                    return Err(e);
+                }
+            }
+        }
+        enc.path.pop();
+        Ok(Json::Array(out))
+    }
+
+    /// A node or edge: its fields after a READ check, once per top-level value.
+    fn wire_anchor(&mut self, h: Handle, depth: usize, enc: &mut WireState) -> R<Json> {
+        let (class, id) = {
+            let s = self.graph.slot(h);
+            (s.class.clone(), s.id)
+        };
+        let kind = if class.is_edge() { "edge" } else { "node" };
+        let mut m = Map::new();
+        if !self.can_read(h)? {
+            m.insert("_svc_id".into(), Json::String(format_id(id)));
+            m.insert("_svc_archetype".into(), Json::String(kind.into()));
+            m.insert("_svc_restricted".into(), Json::Bool(true));
+            return Ok(Json::Object(m));
+        }
+        if depth > WIRE_MAX_DEPTH || enc.expanded.insert(h, ()).is_some() {
+            m.insert("_svc_type".into(), Json::String(class.name.to_string()));
+            m.insert("_svc_id".into(), Json::String(format_id(id)));
+            m.insert("_svc_archetype".into(), Json::String(kind.into()));
+            m.insert("_svc_ref".into(), Json::Bool(true));
+            return Ok(Json::Object(m));
+        }
+        self.decode_fields(h)?;
+        let fields = self.graph.slot(h).fields.clone();
+        let mut m = self.wire_fields(&class, &fields, depth, enc)?;
+        m.insert("_svc_type".into(), Json::String(class.name.to_string()));
+        m.insert("_svc_id".into(), Json::String(format_id(id)));
+        m.insert("_svc_archetype".into(), Json::String(kind.into()));
+        Ok(Json::Object(m))
     }
 
     fn wire_fields(
@@ -686,6 +832,7 @@ impl Interp<'_> {
         class: &Class,
         fields: &[Value],
         depth: usize,
+        enc: &mut WireState,
     ) -> R<Map<String, Json>> {
         let mut m = Map::new();
         for (f, x) in class.fields.iter().zip(fields.iter()) {
@@ -698,7 +845,8 @@ impl Interp<'_> {
             {
                 continue;
             }
-            m.insert(f.name.to_string(), self.wire_value(x, depth + 1)?);
+            self.wire_charge(f.name.len())?;
+            m.insert(f.name.to_string(), self.wire_value(x, depth + 1, enc)?);
         }
         Ok(m)
     }
@@ -813,7 +961,8 @@ impl Interp<'_> {
                         let id = parse_id(s).ok_or_else(|| format!("expected a {name} id"))?;
                         match self.handle_of(id) {
                             Ok(Some(h))
-                                if self.can_read(h) && self.graph.slot(h).class.is_sub(&class) =>
+                                if self.can_read(h).unwrap_or(false)
+                                    && self.graph.slot(h).class.is_sub(&class) =>
                             {
                                 Ok(Value::Anchor(h))
                             }

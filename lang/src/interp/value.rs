@@ -79,8 +79,10 @@ pub type Dict = IndexMap<HashKey, Value, FxBuild>;
 /// Python set (svc keeps insertion order).
 pub type Set = IndexSet<HashKey, FxBuild>;
 
-/// Handle of a node or edge in the graph arena.
-pub type Handle = u32;
+/// Handle of a node or edge in the graph arena. Each run numbers its handles from its
+/// own base (`Graph::base`), so a handle kept past its run (in a module global) is
+/// recognised as stale instead of naming another node.
+pub type Handle = u64;
 
 #[derive(Clone)]
 pub enum Value {

@@ -56,7 +56,9 @@ impl Interp<'_> {
         let result = self.run_walk(&walker);
         self.walks.pop();
         result?;
-        if outermost {
+        // `svc run`: each top-level spawn commits. A served call commits once at its end,
+        // so walkers spawned inside it join its transaction.
+        if outermost && !self.serving {
             self.commit()?;
         }
         Ok(Value::Instance(walker))

@@ -424,7 +424,7 @@ pub(super) fn py_hash(it: &mut Interp, v: &Value) -> R<i64> {
             }
             it.hash_key(v)?;
             if let Value::Anchor(h) = v {
-                i64::from(*h)
+                (*h as i64) >> 1
             } else {
                 py_id(v) >> 4
             }

@@ -1,0 +1,553 @@
+//! Hostile use of a served app (issue 7): access through stored references, `save`
+//! and unlinking without rights, deep and shared structures, cyclic values, calls that
+//! commit twice, spawns inside functions and node handles kept in module globals. Every test checks the server is still alive afterwards.
+
+use crate::TempDir;
+use crate::support::{Response, ServerGuard, get, request};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+const APP: &str = r#"
+node Secret {
+    has text: str;
+}
+
+node Board {
+    has title: str = "board";
+    has owner: Secret | None = None;
+    has tags: list[str] = [];
+}
+
+edge Link {
+    has note: str = "";
+}
+
+node Cell {
+    has n: int = 0;
+    has a: Cell | None = None;
+    has b: Cell | None = None;
+}
+
+node Counter {
+    has n: int = 0;
+}
+
+node Log {
+    has what: str = "";
+}
+
+node Note {
+    has text: str = "";
+}
+
+obj Parent {
+    has name: str = "p";
+    has child: any = None;
+}
+
+obj Child {
+    has parent: any = None;
+}
+
+node Holder {
+    has thing: any = None;
+}
+
+glob pinned = root;
+
+"""A private secret reachable from a public board on the shared root."""
+walker make_board {
+    can go with Root entry {
+        s = Secret(text="top secret");
+        here ++> s;
+        b = Board(owner=s);
+        root.shared ++> b;
+        b +>: Link(note="private link") :+> s;
+        perm_grant(b, "READ");
+        report jid(b);
+        report jid(s);
+    }
+}
+
+walker share_secret {
+    has secret_id: str;
+    has user_root: str;
+    has allow: bool = True;
+
+    can go with Root entry {
+        s = jobj(self.secret_id);
+        if self.allow {
+            grant(s, self.user_root);
+        } else {
+            revoke(s, self.user_root);
+        }
+    }
+}
+
+walker read_board {
+    has board_id: str;
+
+    can go with Root entry {
+        report jobj(self.board_id);
+    }
+}
+
+walker read_owner_text {
+    has board_id: str;
+
+    can go with Root entry {
+        report jobj(self.board_id).owner.text;
+    }
+}
+
+walker board_links {
+    has board_id: str;
+
+    can go with Root entry {
+        b = jobj(self.board_id);
+        report [edge b ->:Link:->];
+    }
+}
+
+walker tag_board {
+    has board_id: str;
+
+    can go with Root entry {
+        b = jobj(self.board_id);
+        b.tags.append("vandal");
+        save(b);
+    }
+}
+
+walker unlink_board {
+    has board_id: str;
+
+    can go with Root entry {
+        b = jobj(self.board_id);
+        root.shared del --> b;
+    }
+}
+
+walker:pub board_tags {
+    has board_id: str;
+
+    can go with Root entry {
+        report jobj(self.board_id).tags;
+    }
+}
+
+"""Cells that each refer to the next two: a response that expands every path grows
+like Fibonacci."""
+walker:pub make_cells {
+    has count: int = 40;
+
+    can go with Root entry {
+        cells = [Cell(n=i) for i in range(self.count)];
+        for i in range(self.count) {
+            root ++> cells[i];
+            if i + 1 < self.count { cells[i].a = cells[i + 1]; }
+            if i + 2 < self.count { cells[i].b = cells[i + 2]; }
+        }
+        cells[self.count - 1].a = cells[0];
+        report jid(cells[0]);
+    }
+}
+
+walker:pub show_cell {
+    has cell_id: str;
+    has printed: bool = False;
+
+    can go with Root entry {
+        c = jobj(self.cell_id);
+        if self.printed {
+            report len(str(c));
+        } else {
+            report c;
+        }
+    }
+}
+
+"""A chain of nodes linked by a field, each reachable by an edge."""
+walker:pub make_chain {
+    has length: int = 1000;
+
+    can go with Root entry {
+        head = Cell(n=0);
+        root ++> head;
+        prev = head;
+        for i in range(1, self.length) {
+            c = Cell(n=i, a=prev);
+            prev ++> c;
+            prev = c;
+        }
+        root ++> prev;
+        report jid(prev);
+    }
+}
+
+walker:pub chain_top {
+    has cell_id: str;
+
+    can go with Root entry {
+        c = jobj(self.cell_id);
+        report c.n;
+        report c.a.n;
+    }
+}
+
+def:pub store_cycle() -> str {
+    p = Parent();
+    c = Child(parent=p);
+    p.child = c;
+    root ++> Holder(thing=p);
+    return "stored";
+}
+
+def:pub make_counter() -> str {
+    c = Counter(n=0);
+    root ++> c;
+    return jid(c);
+}
+
+def:pub counter_value(counter_id: str) -> int {
+    return jobj(counter_id).n;
+}
+
+def:pub bump(counter_id: str, by: int = 1) -> int {
+    c = jobj(counter_id);
+    c.n = c.n + by;
+    return c.n;
+}
+
+"""Reads the counter, commits a log entry, works a while, then writes what it read."""
+def:pub slow_bump(counter_id: str, spin: int = 1500000) -> int {
+    c = jobj(counter_id);
+    seen = c.n;
+    root ++> Log(what="slow_bump started");
+    commit();
+    x = 0;
+    for i in range(spin) { x = x + 1; }
+    c.n = seen + 10;
+    return c.n;
+}
+
+walker add_note {
+    has text: str = "spawned";
+
+    can go with Root entry {
+        here ++> Note(text=self.text);
+    }
+}
+
+def:pub spawn_then_fail() -> int {
+    root spawn add_note(text="must not persist");
+    return 1 // 0;
+}
+
+def:pub log_count() -> int {
+    return len([root --> [?:Log]]);
+}
+
+def:pub note_count() -> int {
+    return len([root --> [?:Note]]);
+}
+
+def:pub pinned_id() -> str {
+    return jid(pinned);
+}
+
+def:pub shared_id() -> str {
+    return jid(root.shared);
+}
+"#;
+
+/// A server on a fresh copy of `APP`, with cheap bcrypt for the logins.
+fn start(tag: &str, extra_toml: &str) -> (TempDir, ServerGuard) {
+    let dir = TempDir::new(tag);
+    dir.write("main.svc", APP);
+    dir.write(
+        "svc.toml",
+        &format!("[scale.auth]\nbcrypt_cost = 4\n{extra_toml}"),
+    );
+    let server = ServerGuard::start(dir.path(), &["main.svc"]);
+    (dir, server)
+}
+
+fn call(port: u16, path: &str, token: Option<&str>, body: Value) -> Response {
+    let bearer = token.map(|t| format!("Bearer {t}"));
+    let mut headers = vec![("Content-Type", "application/json")];
+    if let Some(b) = &bearer {
+        headers.push(("Authorization", b.as_str()));
+    }
+    request(
+        port,
+        "POST",
+        path,
+        &headers,
+        Some(body.to_string().as_bytes()),
+    )
+}
+
+/// The envelope's `data` after asserting the status.
+fn data(resp: &Response, status: u16) -> Value {
+    assert_eq!(resp.status, status, "{}", resp.body);
+    resp.json()["data"].clone()
+}
+
+fn reports(resp: &Response) -> Vec<Value> {
+    data(resp, 200)["reports"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn result(resp: &Response) -> Value {
+    data(resp, 200)["result"].clone()
+}
+
+/// `(token, root_id)` of a new user.
+fn user(port: u16, name: &str) -> (String, String) {
+    let reg = call(
+        port,
+        "/user/register",
+        None,
+        json!({"identities": [{"type": "username", "value": name}],
+               "credential": {"type": "password", "password": "pw-123456"}}),
+    );
+    assert_eq!(reg.status, 201, "{}", reg.body);
+    let login = call(
+        port,
+        "/user/login",
+        None,
+        json!({"identity": {"type": "username", "value": name},
+               "credential": {"type": "password", "password": "pw-123456"}}),
+    );
+    let d = data(&login, 200);
+    (
+        d["token"].as_str().unwrap_or_default().to_string(),
+        d["root_id"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+fn assert_alive(server: &ServerGuard) {
+    assert_eq!(
+        get(server.port, "/healthz").status,
+        200,
+        "{}",
+        server.output()
+    );
+}
+
+#[test]
+fn stored_references_saves_and_unlinks_check_access() {
+    let (_dir, server) = start("hard-access", "");
+    let port = server.port;
+    let (alice, _) = user(port, "alice");
+    let (bob, bob_root) = user(port, "bob");
+    let made = reports(&call(port, "/walker/make_board", Some(&alice), json!({})));
+    let (board, secret) = (made[0].as_str().unwrap_or_default(), made[1].clone());
+
+    // Bob reads the public board; the private secret it points at is a stub.
+    let seen = reports(&call(
+        port,
+        "/walker/read_board",
+        Some(&bob),
+        json!({"board_id": board}),
+    ));
+    let owner = &seen[0]["owner"];
+    assert_eq!(owner["_svc_restricted"], json!(true), "{owner}");
+    assert_eq!(owner["_svc_id"], secret, "{owner}");
+    assert!(owner.get("text").is_none(), "{owner}");
+    // Reading through the reference is refused.
+    let r = call(
+        port,
+        "/walker/read_owner_text",
+        Some(&bob),
+        json!({"board_id": board}),
+    );
+    assert_eq!(r.status, 500, "{}", r.body);
+    assert!(r.body.contains("PermissionError"), "{}", r.body);
+    // The edge to the private secret is not returned either.
+    let links = reports(&call(
+        port,
+        "/walker/board_links",
+        Some(&bob),
+        json!({"board_id": board}),
+    ));
+    assert_eq!(links[0], json!([]), "{links:?}");
+
+    // Granted, Bob reads it; revoked, at once no longer.
+    let grant = json!({"secret_id": secret, "user_root": bob_root});
+    call(port, "/walker/share_secret", Some(&alice), grant.clone());
+    let text = reports(&call(
+        port,
+        "/walker/read_owner_text",
+        Some(&bob),
+        json!({"board_id": board}),
+    ));
+    assert_eq!(text, vec![json!("top secret")]);
+    let mut revoke = grant;
+    revoke["allow"] = json!(false);
+    call(port, "/walker/share_secret", Some(&alice), revoke);
+    let r = call(
+        port,
+        "/walker/read_owner_text",
+        Some(&bob),
+        json!({"board_id": board}),
+    );
+    assert_eq!(r.status, 500, "{}", r.body);
+
+    // save() after an in-place change needs WRITE; nothing is stored.
+    let r = call(
+        port,
+        "/walker/tag_board",
+        Some(&bob),
+        json!({"board_id": board}),
+    );
+    assert_eq!(r.status, 500, "{}", r.body);
+    assert!(r.body.contains("PermissionError"), "{}", r.body);
+    let tags = reports(&call(
+        port,
+        "/walker/board_tags",
+        None,
+        json!({"board_id": board}),
+    ));
+    assert_eq!(tags, vec![json!([])]);
+
+    // Unlinking needs CONNECT on both ends: Bob only reads the board.
+    let r = call(
+        port,
+        "/walker/unlink_board",
+        Some(&bob),
+        json!({"board_id": board}),
+    );
+    assert_eq!(r.status, 500, "{}", r.body);
+    let still = reports(&call(
+        port,
+        "/walker/read_board",
+        Some(&alice),
+        json!({"board_id": board}),
+    ));
+    assert_eq!(still[0]["_svc_id"], json!(board));
+    assert_alive(&server);
+}
+
+#[test]
+fn shared_and_cyclic_structures_stay_small_and_never_crash() {
+    let (_dir, server) = start("hard-shapes", "");
+    let port = server.port;
+    let first = reports(&call(
+        port,
+        "/walker/make_cells",
+        None,
+        json!({"count": 40}),
+    ));
+    let cell = first[0].clone();
+    // Each cell is expanded once; repeats and the cycle are references.
+    let r = call(port, "/walker/show_cell", None, json!({"cell_id": cell}));
+    assert!(r.body.len() < 100_000, "{} bytes", r.body.len());
+    assert!(r.body.contains("\"_svc_ref\":true"), "{}", r.body);
+    // Printing bounds shared structure too (a MemoryError, or a bounded text).
+    let r = call(
+        port,
+        "/walker/show_cell",
+        None,
+        json!({"cell_id": cell, "printed": true}),
+    );
+    assert!(
+        r.status == 200 || r.body.contains("MemoryError"),
+        "{}",
+        r.body
+    );
+    // An object that refers back to its parent cannot be stored: a clear error.
+    let r = call(port, "/function/store_cycle", None, json!({}));
+    assert_eq!(r.status, 500, "{}", r.body);
+    assert!(r.body.contains("ValueError"), "{}", r.body);
+    assert_alive(&server);
+}
+
+#[test]
+fn a_long_chain_of_references_loads_one_hop_at_a_time() {
+    let (_dir, server) = start("hard-chain", "");
+    let port = server.port;
+    let top = reports(&call(
+        port,
+        "/walker/make_chain",
+        None,
+        json!({"length": 3000}),
+    ));
+    let got = reports(&call(
+        port,
+        "/walker/chain_top",
+        None,
+        json!({"cell_id": top[0]}),
+    ));
+    assert_eq!(got, vec![json!(2999), json!(2998)]);
+    assert_alive(&server);
+}
+
+#[test]
+fn a_call_that_commits_twice_is_never_silently_overwritten() {
+    let (_dir, server) = start("hard-commit", "");
+    let port = server.port;
+    let counter = result(&call(port, "/function/make_counter", None, json!({})));
+    let slow = {
+        let counter = counter.clone();
+        std::thread::spawn(move || {
+            call(
+                port,
+                "/function/slow_bump",
+                None,
+                json!({"counter_id": counter}),
+            )
+        })
+    };
+    // Wait until the slow call has made its first commit, then update concurrently.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while result(&call(port, "/function/log_count", None, json!({}))) != json!(1) {
+        assert!(Instant::now() < deadline, "{}", server.output());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let bumped = result(&call(
+        port,
+        "/function/bump",
+        None,
+        json!({"counter_id": counter}),
+    ));
+    assert_eq!(bumped, json!(1));
+    let slow = slow.join().expect("slow call");
+    // The slow call read n=0 before the bump: it must not overwrite it with 10.
+    assert_eq!(slow.status, 409, "{}", slow.body);
+    assert_eq!(slow.json()["error"]["code"], json!("CONFLICT"));
+    let n = result(&call(
+        port,
+        "/function/counter_value",
+        None,
+        json!({"counter_id": counter}),
+    ));
+    assert_eq!(n, json!(1));
+    assert_alive(&server);
+}
+
+#[test]
+fn a_spawn_inside_a_failing_function_commits_nothing() {
+    let (_dir, server) = start("hard-spawn", "");
+    let port = server.port;
+    let r = call(port, "/function/spawn_then_fail", None, json!({}));
+    assert_eq!(r.status, 500, "{}", r.body);
+    let n = result(&call(port, "/function/note_count", None, json!({})));
+    assert_eq!(n, json!(0));
+    assert_alive(&server);
+}
+
+#[test]
+fn a_node_in_a_module_global_is_the_same_node_in_every_request() {
+    let (_dir, server) = start("hard-glob", "");
+    let port = server.port;
+    let shared = result(&call(port, "/function/shared_id", None, json!({})));
+    for _ in 0..4 {
+        let pinned = call(port, "/function/pinned_id", None, json!({}));
+        assert_eq!(result(&pinned), shared);
+    }
+    assert_alive(&server);
+}
