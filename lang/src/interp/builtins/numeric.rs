@@ -47,6 +47,7 @@ pub(super) fn pyfmt_err(it: &Interp, msg: String) -> Interrupt {
         pyfmt::PyErrorKind::ValueError => "ValueError",
         pyfmt::PyErrorKind::TypeError => "TypeError",
         pyfmt::PyErrorKind::OverflowError => "OverflowError",
+        pyfmt::PyErrorKind::MemoryError => "MemoryError",
     };
     it.err(kind, msg)
 }
