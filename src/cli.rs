@@ -169,6 +169,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
             max_depth: args.max_depth,
             max_ops: args.max_ops,
             timeout,
+            ..lang::Limits::default()
         },
     };
     let outcome = if args.no_store {

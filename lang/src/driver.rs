@@ -14,9 +14,25 @@ pub struct Limits {
     pub max_depth: usize,
     /// Maximum number of interpreter operations (statements and calls), if any.
     pub max_ops: Option<u64>,
-    /// Wall-clock budget for the whole run, if any.
+    /// Wall-clock budget for the whole run, if any. Checked between statements, on
+    /// every loop iteration and periodically inside long builtins.
     pub timeout: Option<Duration>,
+    /// Largest string one operation may build (repetition, `join`, padding, `%` and
+    /// format widths, `replace`, concatenation), in bytes; also bounds the bit length
+    /// of int results (`max_string_bytes * 8`, capped at 4,000,000 bits).
+    /// Beyond it the operation raises a catchable `MemoryError`.
+    pub max_string_bytes: usize,
+    /// Largest number of items one list, tuple, dict or set may reach through one
+    /// operation or by growing (repetition, materialising a range, comprehensions,
+    /// `append`/`extend`/`insert`, item assignment, `add`/`update`); beyond it a
+    /// catchable `MemoryError`.
+    pub max_collection_items: usize,
 }
+
+/// Default of [`Limits::max_string_bytes`]: 64 MiB.
+pub const DEFAULT_MAX_STRING_BYTES: usize = 64 << 20;
+/// Default of [`Limits::max_collection_items`].
+pub const DEFAULT_MAX_COLLECTION_ITEMS: usize = 10_000_000;
 
 impl Default for Limits {
     fn default() -> Limits {
@@ -24,6 +40,8 @@ impl Default for Limits {
             max_depth: 1000,
             max_ops: None,
             timeout: None,
+            max_string_bytes: DEFAULT_MAX_STRING_BYTES,
+            max_collection_items: DEFAULT_MAX_COLLECTION_ITEMS,
         }
     }
 }

@@ -5,6 +5,7 @@
 //! flow and resource limits are separate types: `Interrupt` (exceptions and limits, the
 //! `Err` side) and `Flow` (break/continue/return/skip/disengage, the `Ok` side).
 
+mod bounds;
 pub mod builtins;
 mod display;
 mod expr;
@@ -99,6 +100,8 @@ pub struct Interp<'h> {
     pub top_reports: Vec<Value>,
     depth: usize,
     ops: u64,
+    /// Calls of `poll` (long native loops check the clock every 4096 of them).
+    polls: u32,
     limits: Limits,
     deadline: Option<Instant>,
     fn_cache: FnCache,
@@ -178,6 +181,7 @@ impl<'h> Interp<'h> {
             top_reports: Vec::new(),
             depth: 0,
             ops: 0,
+            polls: 0,
             limits,
             deadline,
             fn_cache: p.fn_cache,
@@ -260,11 +264,8 @@ impl<'h> Interp<'h> {
                 "operation budget exceeded ({max} operations)"
             )));
         }
-        if self.ops & 1023 == 0
-            && let Some(d) = self.deadline
-            && Instant::now() > d
-        {
-            return Err(Interrupt::Limit("time budget exceeded".into()));
+        if self.ops & 1023 == 0 {
+            self.check_deadline()?;
         }
         Ok(())
     }
@@ -999,6 +1000,7 @@ impl<'h> Interp<'h> {
             }
             StmtKind::While { cond, body, orelse } => {
                 loop {
+                    self.poll()?;
                     let c = self.eval(cond, ctx)?;
                     if !self.truthy(&c)? {
                         break;
@@ -1015,6 +1017,7 @@ impl<'h> Interp<'h> {
                 Ok(Flow::Normal)
             }
             StmtKind::Forever { body } => loop {
+                self.poll()?;
                 match self.exec_block(body, ctx)? {
                     Flow::Break => return Ok(Flow::Normal),
                     Flow::Continue | Flow::Normal => {}
@@ -1032,17 +1035,22 @@ impl<'h> Interp<'h> {
                 if let Value::Range(start, stop, step) = it {
                     let mut i = start;
                     while (step > 0 && i < stop) || (step < 0 && i > stop) {
+                        self.poll()?;
                         self.assign(target, Value::Int(i), ctx)?;
                         match self.exec_block(body, ctx)? {
                             Flow::Break => return Ok(Flow::Normal),
                             Flow::Continue | Flow::Normal => {}
                             other => return Ok(other),
                         }
-                        i += step;
+                        match i.checked_add(step) {
+                            Some(n) => i = n,
+                            None => break,
+                        }
                     }
                 } else {
                     let items = self.iterate(&it)?;
                     for item in items {
+                        self.poll()?;
                         self.assign(target, item, ctx)?;
                         match self.exec_block(body, ctx)? {
                             Flow::Break => return Ok(Flow::Normal),
@@ -1065,6 +1073,7 @@ impl<'h> Interp<'h> {
             } => {
                 self.exec_stmt(init, ctx)?;
                 loop {
+                    self.poll()?;
                     let c = self.eval(cond, ctx)?;
                     if !self.truthy(&c)? {
                         break;
@@ -1639,6 +1648,7 @@ impl<'h> Interp<'h> {
                     && let Value::List(l) = &cur
                 {
                     let items = self.iterate(&rhs)?;
+                    self.check_growth(l.borrow().len(), items.len())?;
                     l.borrow_mut().extend(items);
                     return Ok(());
                 }
@@ -1654,6 +1664,7 @@ impl<'h> Interp<'h> {
                     && let Value::List(l) = &cur
                 {
                     let items = self.iterate(&rhs)?;
+                    self.check_growth(l.borrow().len(), items.len())?;
                     l.borrow_mut().extend(items);
                     return self.set_attr(&o, &name.name, cur.clone());
                 }
