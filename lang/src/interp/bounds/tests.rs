@@ -156,6 +156,7 @@ fn string_building_is_bounded() {
         "x = \"%*d\" % (2000, 1)",
         "x = \"%.2000f\" % 1.5",
         "x = \"%s%s\" % (\"a\" * 600, \"b\" * 600)",
+        "x = bin(2 ** 5000)",
     ];
     for expr in cases {
         let got = raised(expr, small());
