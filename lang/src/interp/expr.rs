@@ -113,7 +113,7 @@ impl Interp<'_> {
                 self.comprehend(gens, &cctx, &mut |it, c| {
                     let v = it.eval(elt, c)?;
                     let k = it.hash_key(&v)?;
-                    if out.len() >= it.limits.max_collection_items && !out.contains(&k) {
+                    if out.len() >= it.max_collection_items() && !out.contains(&k) {
                         it.check_growth(out.len(), 1)?;
                     }
                     out.insert(k);
@@ -132,7 +132,7 @@ impl Interp<'_> {
                     let k = it.eval(key, c)?;
                     let v = it.eval(value, c)?;
                     let k = it.hash_key(&k)?;
-                    if out.len() >= it.limits.max_collection_items && !out.contains_key(&k) {
+                    if out.len() >= it.max_collection_items() && !out.contains_key(&k) {
                         it.check_growth(out.len(), 1)?;
                     }
                     out.insert(k, v);

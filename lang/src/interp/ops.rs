@@ -700,7 +700,7 @@ impl Interp<'_> {
             Value::List(l) => l.borrow().clone(),
             Value::Tuple(t) => (**t).clone(),
             Value::Str(s) => {
-                if s.len() > self.limits.max_collection_items {
+                if s.len() > self.max_collection_items() {
                     self.check_items(s.chars().count())?;
                 }
                 s.chars()
@@ -1033,7 +1033,7 @@ impl Interp<'_> {
             Value::Dict(d) => {
                 let k = self.hash_key(&i)?;
                 let mut b = d.borrow_mut();
-                if b.len() >= self.limits.max_collection_items && !b.contains_key(&k) {
+                if b.len() >= self.max_collection_items() && !b.contains_key(&k) {
                     let n = b.len();
                     drop(b);
                     return self.check_growth(n, 1);
