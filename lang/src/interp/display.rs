@@ -45,7 +45,7 @@ impl Interp<'_> {
 
     /// The longest text `repr`/`str` may build.
     pub(crate) fn max_text_bytes(&self) -> usize {
-        64 << 20
+        self.limits.max_string_bytes
     }
 
     pub fn repr(&mut self, v: &Value) -> R<String> {

@@ -97,6 +97,7 @@ impl Interp<'_> {
                 };
                 self.comprehend(gens, &cctx, &mut |it, c| {
                     let v = it.eval(elt, c)?;
+                    it.check_growth(out.len(), 1)?;
                     out.push(v);
                     Ok(())
                 })?;
@@ -111,7 +112,11 @@ impl Interp<'_> {
                 };
                 self.comprehend(gens, &cctx, &mut |it, c| {
                     let v = it.eval(elt, c)?;
-                    out.insert(it.hash_key(&v)?);
+                    let k = it.hash_key(&v)?;
+                    if out.len() >= it.max_collection_items() && !out.contains(&k) {
+                        it.check_growth(out.len(), 1)?;
+                    }
+                    out.insert(k);
                     Ok(())
                 })?;
                 Ok(Value::Set(Rc::new(std::cell::RefCell::new(out))))
@@ -126,7 +131,11 @@ impl Interp<'_> {
                 self.comprehend(gens, &cctx, &mut |it, c| {
                     let k = it.eval(key, c)?;
                     let v = it.eval(value, c)?;
-                    out.insert(it.hash_key(&k)?, v);
+                    let k = it.hash_key(&k)?;
+                    if out.len() >= it.max_collection_items() && !out.contains_key(&k) {
+                        it.check_growth(out.len(), 1)?;
+                    }
+                    out.insert(k, v);
                     Ok(())
                 })?;
                 Ok(Value::dict(out))
@@ -341,18 +350,44 @@ impl Interp<'_> {
             return body(self, ctx);
         };
         let it = self.eval(&first.iter, ctx)?;
-        let items = self.iterate(&it)?;
-        'outer: for item in items {
-            self.assign_local(&first.target, item, ctx)?;
-            for c in &first.conds {
-                let v = self.eval(c, ctx)?;
-                if !self.truthy(&v)? {
-                    continue 'outer;
+        // Ranges are walked lazily: only what the comprehension keeps counts against the
+        // item limit, and the time budget applies on every item.
+        if let Value::Range(start, stop, step) = it {
+            let mut i = start;
+            while (step > 0 && i < stop) || (step < 0 && i > stop) {
+                self.comprehend_item(first, rest, Value::Int(i), ctx, body)?;
+                match i.checked_add(step) {
+                    Some(n) => i = n,
+                    None => break,
                 }
             }
-            self.comprehend(rest, ctx, body)?;
+            return Ok(());
+        }
+        let items = self.iterate(&it)?;
+        for item in items {
+            self.comprehend_item(first, rest, item, ctx, body)?;
         }
         Ok(())
+    }
+
+    /// One item of a comprehension's generator `first`: bind, filter, recurse.
+    fn comprehend_item(
+        &mut self,
+        first: &ast::Comprehension,
+        rest: &[ast::Comprehension],
+        item: Value,
+        ctx: &Ctx,
+        body: &mut dyn FnMut(&mut Self, &Ctx) -> R<()>,
+    ) -> R<()> {
+        self.poll()?;
+        self.assign_local(&first.target, item, ctx)?;
+        for c in &first.conds {
+            let v = self.eval(c, ctx)?;
+            if !self.truthy(&v)? {
+                return Ok(());
+            }
+        }
+        self.comprehend(rest, ctx, body)
     }
 
     /// Bind a comprehension target in the comprehension's own scope.
@@ -409,24 +444,14 @@ impl Interp<'_> {
                         Some(sp) => self.eval_fstring(sp, ctx)?,
                         None => String::new(),
                     };
-                    match conv {
-                        Some(s) => {
-                            if spec_text.is_empty() {
-                                out.push_str(&s);
-                            } else {
-                                out.push_str(
-                                    &self.format_value(&Value::Str(Rc::from(s)), &spec_text)?,
-                                );
-                            }
-                        }
-                        None => {
-                            if spec_text.is_empty() {
-                                out.push_str(&self.to_str(&v)?);
-                            } else {
-                                out.push_str(&self.format_value(&v, &spec_text)?);
-                            }
-                        }
-                    }
+                    let piece = match conv {
+                        Some(s) if spec_text.is_empty() => s,
+                        Some(s) => self.format_value(&Value::Str(Rc::from(s)), &spec_text)?,
+                        None if spec_text.is_empty() => self.to_str(&v)?,
+                        None => self.format_value(&v, &spec_text)?,
+                    };
+                    self.check_str_len(out.len().saturating_add(piece.len()))?;
+                    out.push_str(&piece);
                 }
             }
         }
@@ -437,6 +462,11 @@ impl Interp<'_> {
     pub fn format_value(&mut self, v: &Value, spec: &str) -> R<String> {
         use crate::pyfmt;
         let fs = pyfmt::parse_format_spec(spec).map_err(|m| self.err("ValueError", m))?;
+        let numeric = matches!(
+            v,
+            Value::Bool(_) | Value::Int(_) | Value::BigInt(_) | Value::Float(_)
+        );
+        self.check_format_spec(&fs, numeric)?;
         let r = match v {
             Value::Bool(b) => {
                 if spec.is_empty() {
@@ -462,7 +492,13 @@ impl Interp<'_> {
                 pyfmt::format_str(&s, &fs)
             }
         };
-        r.map_err(|m| self.err("ValueError", m))
+        r.map_err(|m| {
+            let kind = match pyfmt::error_kind(&m) {
+                pyfmt::PyErrorKind::MemoryError => "MemoryError",
+                _ => "ValueError",
+            };
+            self.err(kind, m)
+        })
     }
 
     // -----------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 //! flow and resource limits are separate types: `Interrupt` (exceptions and limits, the
 //! `Err` side) and `Flow` (break/continue/return/skip/disengage, the `Ok` side).
 
+mod bounds;
 pub mod builtins;
 mod display;
 mod expr;
@@ -102,6 +103,8 @@ pub struct Interp<'h> {
     pub top_reports: Vec<Value>,
     depth: usize,
     ops: u64,
+    /// Calls of `poll` (long native loops check the clock every 4096 of them).
+    polls: u32,
     limits: Limits,
     deadline: Option<Instant>,
     fn_cache: FnCache,
@@ -287,6 +290,7 @@ impl<'h> Interp<'h> {
             top_reports: Vec::new(),
             depth: 0,
             ops: 0,
+            polls: 0,
             limits,
             deadline,
             fn_cache: p.fn_cache,
@@ -382,11 +386,7 @@ impl<'h> Interp<'h> {
             )));
         }
         if self.ops & 1023 == 0 {
-            if let Some(d) = self.deadline
-                && Instant::now() > d
-            {
-                return Err(Interrupt::Limit("time budget exceeded".into()));
-            }
+            self.check_deadline()?;
             // A run that already stored something finishes: stopping it half-way would
             // leave its first commit without the rest.
             if self.durable_commits == 0
@@ -1129,6 +1129,7 @@ impl<'h> Interp<'h> {
             }
             StmtKind::While { cond, body, orelse } => {
                 loop {
+                    self.poll()?;
                     let c = self.eval(cond, ctx)?;
                     if !self.truthy(&c)? {
                         break;
@@ -1145,6 +1146,7 @@ impl<'h> Interp<'h> {
                 Ok(Flow::Normal)
             }
             StmtKind::Forever { body } => loop {
+                self.poll()?;
                 match self.exec_block(body, ctx)? {
                     Flow::Break => return Ok(Flow::Normal),
                     Flow::Continue | Flow::Normal => {}
@@ -1162,17 +1164,22 @@ impl<'h> Interp<'h> {
                 if let Value::Range(start, stop, step) = it {
                     let mut i = start;
                     while (step > 0 && i < stop) || (step < 0 && i > stop) {
+                        self.poll()?;
                         self.assign(target, Value::Int(i), ctx)?;
                         match self.exec_block(body, ctx)? {
                             Flow::Break => return Ok(Flow::Normal),
                             Flow::Continue | Flow::Normal => {}
                             other => return Ok(other),
                         }
-                        i += step;
+                        match i.checked_add(step) {
+                            Some(n) => i = n,
+                            None => break,
+                        }
                     }
                 } else {
                     let items = self.iterate(&it)?;
                     for item in items {
+                        self.poll()?;
                         self.assign(target, item, ctx)?;
                         match self.exec_block(body, ctx)? {
                             Flow::Break => return Ok(Flow::Normal),
@@ -1195,6 +1202,7 @@ impl<'h> Interp<'h> {
             } => {
                 self.exec_stmt(init, ctx)?;
                 loop {
+                    self.poll()?;
                     let c = self.eval(cond, ctx)?;
                     if !self.truthy(&c)? {
                         break;
@@ -1769,6 +1777,7 @@ impl<'h> Interp<'h> {
                     && let Value::List(l) = &cur
                 {
                     let items = self.iterate(&rhs)?;
+                    self.check_growth(l.borrow().len(), items.len())?;
                     l.borrow_mut().extend(items);
                     return Ok(());
                 }
@@ -1784,6 +1793,7 @@ impl<'h> Interp<'h> {
                     && let Value::List(l) = &cur
                 {
                     let items = self.iterate(&rhs)?;
+                    self.check_growth(l.borrow().len(), items.len())?;
                     l.borrow_mut().extend(items);
                     return self.set_attr(&o, &name.name, cur.clone());
                 }

@@ -99,17 +99,20 @@ impl Interp<'_> {
         match op {
             BinOp::Add => match (a, b) {
                 (Value::Str(x), Value::Str(y)) => {
+                    self.check_str_len(x.len().saturating_add(y.len()))?;
                     let mut s = String::with_capacity(x.len() + y.len());
                     s.push_str(x);
                     s.push_str(y);
                     Ok(Value::Str(Rc::from(s)))
                 }
                 (Value::List(x), Value::List(y)) => {
+                    self.check_growth(x.borrow().len(), y.borrow().len())?;
                     let mut v = x.borrow().clone();
                     v.extend(y.borrow().iter().cloned());
                     Ok(Value::list(v))
                 }
                 (Value::Tuple(x), Value::Tuple(y)) => {
+                    self.check_growth(x.len(), y.len())?;
                     let mut v = (**x).clone();
                     v.extend(y.iter().cloned());
                     Ok(Value::tuple(v))
@@ -127,27 +130,24 @@ impl Interp<'_> {
             },
             BinOp::Mul => match (a, b) {
                 (Value::Str(s), n) | (n, Value::Str(s)) if is_intlike(n) => {
-                    let k = big(n).and_then(|b| b.to_i64()).unwrap_or(0).max(0) as usize;
-                    if s.len().saturating_mul(k) > 1 << 30 {
-                        return Err(self.err("MemoryError", "string too large"));
-                    }
+                    let count = self.repeat_count(n);
+                    let k = self.check_repeat_str(s.len(), &count)?;
                     Ok(Value::Str(Rc::from(s.repeat(k))))
                 }
                 (Value::List(l), n) | (n, Value::List(l)) if is_intlike(n) => {
-                    let k = big(n).and_then(|b| b.to_i64()).unwrap_or(0).max(0) as usize;
+                    let count = self.repeat_count(n);
                     let src = l.borrow();
-                    if src.len().saturating_mul(k) > 1 << 28 {
-                        return Err(self.err("MemoryError", "list too large"));
-                    }
-                    let mut v = Vec::with_capacity(src.len() * k);
+                    let k = self.check_repeat_items(src.len(), &count)?;
+                    let mut v = Vec::with_capacity(src.len().saturating_mul(k));
                     for _ in 0..k {
                         v.extend(src.iter().cloned());
                     }
                     Ok(Value::list(v))
                 }
                 (Value::Tuple(l), n) | (n, Value::Tuple(l)) if is_intlike(n) => {
-                    let k = big(n).and_then(|b| b.to_i64()).unwrap_or(0).max(0) as usize;
-                    let mut v = Vec::with_capacity(l.len() * k);
+                    let count = self.repeat_count(n);
+                    let k = self.check_repeat_items(l.len(), &count)?;
+                    let mut v = Vec::with_capacity(l.len().saturating_mul(k));
                     for _ in 0..k {
                         v.extend(l.iter().cloned());
                     }
@@ -173,6 +173,12 @@ impl Interp<'_> {
                     Ok(Value::tuple(items))
                 }
                 (Value::Dict(x), Value::Dict(y)) => {
+                    {
+                        let (x, y) = (x.borrow(), y.borrow());
+                        self.check_merge(x.len(), y.len(), || {
+                            y.keys().filter(|k| !x.contains_key(*k)).count()
+                        })?;
+                    }
                     let mut d = x.borrow().clone();
                     for (k, v) in y.borrow().iter() {
                         d.insert(k.clone(), v.clone());
@@ -180,6 +186,12 @@ impl Interp<'_> {
                     Ok(Value::dict(d))
                 }
                 (Value::Set(x), Value::Set(y)) => {
+                    {
+                        let (x, y) = (x.borrow(), y.borrow());
+                        self.check_merge(x.len(), y.len(), || {
+                            y.iter().filter(|k| !x.contains(*k)).count()
+                        })?;
+                    }
                     let mut s = x.borrow().clone();
                     s.extend(y.borrow().iter().cloned());
                     Ok(Value::Set(Rc::new(std::cell::RefCell::new(s))))
@@ -215,6 +227,9 @@ impl Interp<'_> {
             BinOp::BitXor => match (a, b) {
                 (Value::Set(x), Value::Set(y)) => {
                     let (x, y) = (x.borrow(), y.borrow());
+                    self.check_merge(x.len(), y.len(), || {
+                        y.iter().filter(|k| !x.contains(*k)).count()
+                    })?;
                     let mut s: Set = x.iter().filter(|k| !y.contains(*k)).cloned().collect();
                     s.extend(y.iter().filter(|k| !x.contains(*k)).cloned());
                     Ok(Value::Set(Rc::new(std::cell::RefCell::new(s))))
@@ -239,12 +254,16 @@ impl Interp<'_> {
             BinOp::BitOr => x | y,
             BinOp::BitXor => x ^ y,
             BinOp::LShift => {
-                let Some(n) = y.to_u32() else {
+                if y.is_negative() {
                     return Err(self.err("ValueError", "negative shift count"));
-                };
-                if n > 1 << 20 {
-                    return Err(self.err("OverflowError", "too many digits in integer"));
                 }
+                if x.is_zero() {
+                    return Ok(Value::Int(0));
+                }
+                let Some(n) = y.to_u64() else {
+                    return Err(self.err("OverflowError", "too many digits in integer"));
+                };
+                self.check_int_bits(x.bits().saturating_add(n))?;
                 x << n
             }
             BinOp::RShift => {
@@ -333,8 +352,8 @@ impl Interp<'_> {
             BinOp::Add => x + y,
             BinOp::Sub => x - y,
             BinOp::Mul => {
-                if x.bits() + y.bits() > 4_000_000 {
-                    return Err(self.err("OverflowError", "integer too large"));
+                if !x.is_zero() && !y.is_zero() {
+                    self.check_int_bits(x.bits().saturating_add(y.bits()))?;
                 }
                 x * y
             }
@@ -377,13 +396,7 @@ impl Interp<'_> {
                     }
                     return Ok(Value::Float(fx.powf(fy)));
                 }
-                let Some(e) = y.to_u32() else {
-                    return Err(self.err("OverflowError", "exponent too large"));
-                };
-                if x.bits().saturating_mul(u64::from(e)) > 4_000_000 {
-                    return Err(self.err("OverflowError", "integer too large"));
-                }
-                num_traits::pow::Pow::pow(x, e)
+                self.int_pow(x, &y)?
             }
             _ => return Err(self.err("TypeError", "unsupported operand")),
         };
@@ -408,8 +421,12 @@ impl Interp<'_> {
                 },
             });
         }
-        match pyfmt::printf_format(fmt, &pargs) {
+        let max = self.max_string_bytes();
+        match pyfmt::printf_format_bounded(fmt, pyfmt::PrintfArgs::Tuple(&pargs), max) {
             Ok(s) => Ok(Value::Str(Rc::from(s))),
+            Err(m) if pyfmt::error_kind(&m) == pyfmt::PyErrorKind::MemoryError => {
+                Err(self.err("MemoryError", m))
+            }
             Err(m) => Err(self.err("TypeError", m)),
         }
     }
@@ -727,22 +744,25 @@ impl Interp<'_> {
         Ok(match v {
             Value::List(l) => l.borrow().clone(),
             Value::Tuple(t) => (**t).clone(),
-            Value::Str(s) => s
-                .chars()
-                .map(|c| Value::Str(Rc::from(c.to_string())))
-                .collect(),
+            Value::Str(s) => {
+                if s.len() > self.max_collection_items() {
+                    self.check_items(s.chars().count())?;
+                }
+                s.chars()
+                    .map(|c| Value::Str(Rc::from(c.encode_utf8(&mut [0; 4]) as &str)))
+                    .collect()
+            }
             Value::Dict(d) => d.borrow().keys().map(|k| k.0.clone()).collect(),
             Value::Set(s) => set_items(&s.borrow()),
             Value::Range(a, b, s) => {
-                let n = range_len(*a, *b, *s);
-                if n > 100_000_000 {
-                    return Err(self.err("MemoryError", "range too large to materialise"));
-                }
-                let mut out = Vec::with_capacity(n as usize);
+                let n = usize::try_from(range_len(*a, *b, *s)).unwrap_or(0);
+                self.check_items(n)?;
+                self.check_deadline()?;
+                let mut out = Vec::with_capacity(n);
                 let mut i = *a;
                 for _ in 0..n {
                     out.push(Value::Int(i));
-                    i += s;
+                    i = i.wrapping_add(*s);
                 }
                 out
             }
@@ -1030,7 +1050,7 @@ impl Interp<'_> {
             Value::Range(a, b, s) => {
                 let n = range_len(*a, *b, *s) as usize;
                 let ix = self.index_of(n, i, "range object")?;
-                Ok(Value::Int(a + s * ix as i64))
+                Ok(Value::Int(range_item(*a, *s, ix)))
             }
             Value::Class(c) if c.kind == ClassKind::Enum => {
                 if let Value::Str(n) = i
@@ -1059,7 +1079,13 @@ impl Interp<'_> {
             }
             Value::Dict(d) => {
                 let k = self.hash_key(&i)?;
-                d.borrow_mut().insert(k, v);
+                let mut b = d.borrow_mut();
+                if b.len() >= self.max_collection_items() && !b.contains_key(&k) {
+                    let n = b.len();
+                    drop(b);
+                    return self.check_growth(n, 1);
+                }
+                b.insert(k, v);
                 Ok(())
             }
             other => Err(self.err(
@@ -1129,10 +1155,11 @@ impl Interp<'_> {
             }
             Value::Range(a, b, s) => {
                 let n = range_len(*a, *b, *s);
+                self.check_items(pyfmt::slice_range(n, lo, hi, step).3)?;
                 let idx = pyfmt::slice_indices(n, lo, hi, step);
                 Ok(Value::list(
                     idx.into_iter()
-                        .map(|i| Value::Int(a + s * i as i64))
+                        .map(|i| Value::Int(range_item(*a, *s, i)))
                         .collect(),
                 ))
             }
@@ -1218,6 +1245,8 @@ impl Interp<'_> {
             };
             let a = norm(lo, 0) as usize;
             let b = (norm(hi, len) as usize).max(a);
+            // The list loses `b - a` items and gains `items.len()`.
+            self.check_growth((len as usize).saturating_sub(b - a), items.len())?;
             l.borrow_mut().splice(a..b, items);
             return Ok(());
         }
@@ -1243,13 +1272,19 @@ impl Interp<'_> {
 /// How deep `==` and `<` descend into nested containers.
 const MAX_COMPARE_DEPTH: usize = 1000;
 
+/// Item `i` of a range starting at `a` with step `s` (`i` is in range, so the item fits).
+fn range_item(a: i64, s: i64, i: usize) -> i64 {
+    let v = i128::from(a) + i128::from(s) * i128::try_from(i).unwrap_or(0);
+    i64::try_from(v).unwrap_or(a)
+}
+
+/// The number of items of `range(a, b, s)` (saturated at `i64::MAX`).
 pub fn range_len(a: i64, b: i64, s: i64) -> i64 {
-    // In 128 bits: `range(-2**63, 2**63 - 1)` must not overflow.
     let (a, b, s) = (i128::from(a), i128::from(b), i128::from(s));
     let n = if s > 0 && a < b {
-        (b - a + s - 1) / s
+        (b - a - 1) / s + 1
     } else if s < 0 && a > b {
-        (a - b - s - 1) / (-s)
+        (a - b - 1) / (-s) + 1
     } else {
         0
     };

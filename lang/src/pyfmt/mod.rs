@@ -24,7 +24,9 @@ pub use float::{
     round_float, round_half_even, round_to_int,
 };
 pub use int::{INT_MAX_STR_DIGITS, int_to_str_checked, parse_int, parse_int_ex};
-pub use printf::{PrintfArg, PrintfArgs, PrintfLookup, printf_format, printf_format_args};
+pub use printf::{
+    PrintfArg, PrintfArgs, PrintfLookup, printf_format, printf_format_args, printf_format_bounded,
+};
 pub use slice::{normalize_index, slice_indices, slice_range};
 pub use spec::{
     FormatSpec, MAX_SPEC_NUMBER, format_float, format_float_spec, format_i64, format_i64_spec,
@@ -46,6 +48,15 @@ pub enum PyErrorKind {
     ValueError,
     TypeError,
     OverflowError,
+    /// The result would exceed a size bound (see [`too_large`]); svc's own bound, where
+    /// CPython would try to allocate.
+    MemoryError,
+}
+
+/// The message of a string result refused for its size: `bytes` (a lower bound of what
+/// the operation would build) is over `max`. [`error_kind`] classifies it as MemoryError.
+pub fn too_large(bytes: usize, max: usize) -> String {
+    format!("string would have {bytes} bytes (limit {max})")
 }
 
 /// Classifies an error message returned by this module into CPython's exception class.
@@ -65,6 +76,9 @@ pub fn error_kind(msg: &str) -> PyErrorKind {
         "Python int too large to convert to C",
         "rounded value too large to represent",
     ];
+    if msg.starts_with("string would have ") {
+        return PyErrorKind::MemoryError;
+    }
     if TYPE_ERRORS.iter().any(|p| msg.starts_with(p))
         || (msg.starts_with('%')
             && (msg.contains(" format: a real number is required, not ")

@@ -165,6 +165,26 @@ struct Cursor<'a> {
     s: &'a str,
     pos: usize,
     idx: usize,
+    /// Largest result in bytes ([`printf_format_bounded`]).
+    max: usize,
+}
+
+impl Cursor<'_> {
+    /// The error for a width or precision `n` over a bound: the size bound of the
+    /// result when `n` exceeds it, else CPython's `"{what} too big"`.
+    fn too_big(&self, n: i64, what: &str) -> String {
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        if n > self.max {
+            super::too_large(n, self.max)
+        } else {
+            format!("{what} too big")
+        }
+    }
+
+    /// Largest width or precision: [`MAX_WIDTH`] or the result bound.
+    fn max_width(&self) -> i64 {
+        MAX_WIDTH.min(i64::try_from(self.max).unwrap_or(i64::MAX))
+    }
 }
 
 impl Cursor<'_> {
@@ -178,6 +198,17 @@ impl Cursor<'_> {
 
 /// `fmt % args` for any right operand.
 pub fn printf_format_args(fmt: &str, args: PrintfArgs<'_>) -> Result<String, String> {
+    printf_format_bounded(fmt, args, usize::MAX)
+}
+
+/// [`printf_format_args`] refusing results over `max` bytes: a width or precision above
+/// `max`, or output growing past it, is an error of kind MemoryError ([`super::too_large`]),
+/// raised before the padding is built.
+pub fn printf_format_bounded(
+    fmt: &str,
+    args: PrintfArgs<'_>,
+    max: usize,
+) -> Result<String, String> {
     let mut args = match args {
         PrintfArgs::Tuple(items) => Args {
             tuple: Some(items),
@@ -198,11 +229,12 @@ pub fn printf_format_args(fmt: &str, args: PrintfArgs<'_>) -> Result<String, Str
             lookup: Some(f),
         },
     };
-    let mut out = String::with_capacity(fmt.len() + 16);
+    let mut out = String::with_capacity(fmt.len().min(max) + 16);
     let mut cur = Cursor {
         s: fmt,
         pos: 0,
         idx: 0,
+        max,
     };
     loop {
         let rest = cur.s.get(cur.pos..).unwrap_or("");
@@ -215,6 +247,12 @@ pub fn printf_format_args(fmt: &str, args: PrintfArgs<'_>) -> Result<String, Str
         cur.idx += char_len(lit) + 1;
         cur.pos += p + 1;
         format_one(&mut out, &mut cur, &mut args)?;
+        if out.len() > max {
+            return Err(super::too_large(out.len(), max));
+        }
+    }
+    if out.len() > max {
+        return Err(super::too_large(out.len(), max));
     }
     let unused = match args.tuple {
         Some(items) => args.idx < items.len(),
@@ -285,9 +323,9 @@ fn format_one(out: &mut String, cur: &mut Cursor<'_>, args: &mut Args<'_>) -> Re
         if w < 0 {
             flags |= F_LJUST;
         }
-        width = w.unsigned_abs().min(MAX_WIDTH as u64 + 1) as i64;
-        if width > MAX_WIDTH {
-            return Err("width too big".to_string());
+        width = i64::try_from(w.unsigned_abs()).unwrap_or(i64::MAX);
+        if width > cur.max_width() {
+            return Err(cur.too_big(width, "width"));
         }
         c = cur.next();
     } else if let Some(d) = c.and_then(|ch| ch.to_digit(10)) {
@@ -297,10 +335,10 @@ fn format_one(out: &mut String, cur: &mut Cursor<'_>, args: &mut Args<'_>) -> Re
             let Some(d) = c.and_then(|ch| ch.to_digit(10)) else {
                 break;
             };
-            width = width * 10 + i64::from(d);
-            if width > MAX_WIDTH {
-                return Err("width too big".to_string());
-            }
+            width = width.saturating_mul(10).saturating_add(i64::from(d));
+        }
+        if width > cur.max_width() {
+            return Err(cur.too_big(width, "width"));
         }
     }
     let mut prec: i64 = -1;
@@ -337,6 +375,10 @@ fn format_one(out: &mut String, cur: &mut Cursor<'_>, args: &mut Args<'_>) -> Re
         c = cur.next();
     }
     let conv = c.ok_or_else(incomplete)?;
+    // A precision truncates `%s`/`%r`/`%a` but makes numbers that many digits long.
+    if !matches!(conv, 's' | 'r' | 'a') && prec > cur.max_width() {
+        return Err(cur.too_big(prec, "precision"));
+    }
     let conv_index = cur.idx - 1;
     let held = args.next()?;
     let arg = held.get();

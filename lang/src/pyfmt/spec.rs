@@ -9,10 +9,28 @@ use super::int::u64_digits;
 use super::strmethods::char_len;
 use super::unicode;
 
-/// Widths and precisions above this are rejected with "Too many decimal digits in format
-/// string" (CPython's limit is `sys.maxsize`; this bound keeps a hostile spec from exhausting
-/// memory).
+/// Largest padding (width times the fill's bytes) or number precision the `format_*`
+/// functions build: beyond it they fail with a MemoryError-kind message
+/// ([`super::too_large`]) before allocating, so a hostile spec cannot exhaust memory. The
+/// interpreter refuses lower, configured bounds first. Numbers above `sys.maxsize` are
+/// CPython's "Too many decimal digits in format string" when parsed.
 pub const MAX_SPEC_NUMBER: usize = 1 << 28;
+
+/// The backstop of [`MAX_SPEC_NUMBER`]: `precision` counts only where it makes digits.
+fn check_spec_size(spec: &FormatSpec, precision_counts: bool) -> Result<(), String> {
+    let fill = spec.fill.map_or(1, char::len_utf8);
+    let width = spec.width.unwrap_or(0).saturating_mul(fill);
+    let precision = if precision_counts {
+        spec.precision.unwrap_or(0)
+    } else {
+        0
+    };
+    let need = width.max(precision);
+    if need > MAX_SPEC_NUMBER {
+        return Err(super::too_large(need, MAX_SPEC_NUMBER));
+    }
+    Ok(())
+}
 
 /// A parsed format spec: `[[fill]align][sign]["z"]["#"]["0"][width][grouping]["." precision][type]`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -74,7 +92,7 @@ fn parse_number(rest: &mut &str) -> Result<Option<usize>, String> {
         value = value
             .checked_mul(10)
             .and_then(|v| v.checked_add(d as usize))
-            .filter(|&v| v <= MAX_SPEC_NUMBER)
+            .filter(|&v| isize::try_from(v).is_ok())
             .ok_or_else(|| "Too many decimal digits in format string".to_string())?;
     }
     *rest = rest.get(consumed..).unwrap_or("");
@@ -358,6 +376,7 @@ fn format_int_impl(
     spec: &FormatSpec,
 ) -> Result<(), String> {
     check_invalid(spec, "int")?;
+    check_spec_size(spec, false)?;
     let ty = spec.ty.unwrap_or('d');
     let grouping = check_grouping(spec, ty)?;
     match ty {
@@ -475,6 +494,7 @@ fn format_float_into(
     if precision.is_some_and(|p| p > i64::from(i32::MAX)) {
         return Err("precision too big".to_string());
     }
+    check_spec_size(spec, true)?;
     let (code, precision, add_dot_0) = match ty {
         '\0' => match precision {
             Some(p) => ('g', p, true),
@@ -558,6 +578,7 @@ pub fn format_str(s: &str, spec: &FormatSpec) -> Result<String, String> {
     if spec.align == Some('=') {
         return Err("'=' alignment not allowed in string format specifier".to_string());
     }
+    check_spec_size(spec, false)?;
     let mut text = s;
     let mut len = char_len(s);
     if let Some(p) = spec.precision

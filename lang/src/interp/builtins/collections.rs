@@ -170,6 +170,7 @@ pub(super) fn list_method(
 ) -> R<Option<Value>> {
     let v = match name {
         "append" => {
+            it.check_growth(list_len(l), 1)?;
             if args.len() == 1 && kwargs.is_empty() {
                 if let Some(x) = args.into_iter().next() {
                     l.borrow_mut().push(x);
@@ -187,11 +188,13 @@ pub(super) fn list_method(
                 Value::Tuple(t) => t.to_vec(),
                 other => it.iterate(other)?,
             };
+            it.check_growth(list_len(l), items.len())?;
             l.borrow_mut().extend(items);
             Value::None
         }
         "insert" => {
             range_args(it, "insert", &args, &kwargs, 2, 2)?;
+            it.check_growth(list_len(l), 1)?;
             let mut a = args.into_iter();
             let i = index_of(it, &a.next().unwrap_or(Value::None))?;
             let x = a.next().unwrap_or(Value::None);
@@ -305,6 +308,12 @@ pub(super) fn list_method(
 pub(super) fn dict_update_from(it: &mut Interp, d: &RefCell<Dict>, src: &Value) -> R<()> {
     match src {
         Value::Dict(o) => {
+            {
+                let (me, other) = (d.borrow(), o.borrow());
+                it.check_merge(me.len(), other.len(), || {
+                    other.keys().filter(|k| !me.contains_key(*k)).count()
+                })?;
+            }
             let pairs: Vec<(HashKey, Value)> = o
                 .borrow()
                 .iter()
@@ -345,6 +354,10 @@ pub(super) fn dict_update_from(it: &mut Interp, d: &RefCell<Dict>, src: &Value) 
                 let mut p = pair.into_iter();
                 let k = key(it, p.next().unwrap_or(Value::None))?;
                 let v = p.next().unwrap_or(Value::None);
+                {
+                    let b = d.borrow();
+                    it.check_insert(b.len(), b.contains_key(&k))?;
+                }
                 d.borrow_mut().insert(k, v);
             }
         }
@@ -398,6 +411,7 @@ pub(super) fn dict_method(
             if let Some(src) = args.first() {
                 dict_update_from(it, d, src)?;
             }
+            it.check_growth(d.borrow().len(), kwargs.len())?;
             let mut b = d.borrow_mut();
             for (k, v) in kwargs {
                 b.insert(HashKey(Value::Str(k)), v);
@@ -409,6 +423,10 @@ pub(super) fn dict_method(
             let mut a = args.into_iter();
             let k = key(it, a.next().unwrap_or(Value::None))?;
             let default = a.next().unwrap_or(Value::None);
+            {
+                let b = d.borrow();
+                it.check_insert(b.len(), b.contains_key(&k))?;
+            }
             d.borrow_mut().entry(k).or_insert(default).clone()
         }
         "pop" => {
@@ -455,7 +473,9 @@ pub(super) fn dict_fromkeys(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs) -
     let value = a.next().unwrap_or(Value::None);
     let mut out = Dict::with_hasher(FxBuild::default());
     for k in it.iterate(&src)? {
-        out.insert(key(it, k)?, value.clone());
+        let k = key(it, k)?;
+        it.check_insert(out.len(), out.contains_key(&k))?;
+        out.insert(k, value.clone());
     }
     Ok(Value::dict(out))
 }
@@ -500,6 +520,10 @@ pub(super) fn set_method(
         "add" => {
             let x = one(it, "set.add", args, &kwargs)?;
             let k = key(it, x)?;
+            {
+                let b = s.borrow();
+                it.check_insert(b.len(), b.contains(&k))?;
+            }
             s.borrow_mut().insert(k);
             Value::None
         }
@@ -534,6 +558,7 @@ pub(super) fn set_method(
             let mut acc = s.borrow().clone();
             for a in &args {
                 let other = set_of(it, a)?;
+                check_set_merge(it, &acc, &other, name)?;
                 acc = set_combine(acc, &other, name);
             }
             Value::Set(Rc::new(RefCell::new(acc)))
@@ -544,6 +569,7 @@ pub(super) fn set_method(
             let op = if op == "update" { "union" } else { op };
             for a in &args {
                 let other = set_of(it, a)?;
+                check_set_merge(it, &s.borrow(), &other, op)?;
                 let cur = std::mem::take(&mut *s.borrow_mut());
                 *s.borrow_mut() = set_combine(cur, &other, op);
             }
@@ -572,6 +598,17 @@ pub(super) fn set_method(
         _ => return Ok(None),
     };
     Ok(Some(v))
+}
+
+/// Refuse `set_combine(a, b, op)` when its result would exceed the item limit (only
+/// `union` and `symmetric_difference` grow).
+pub(super) fn check_set_merge(it: &Interp, a: &Set, b: &Set, op: &str) -> R<()> {
+    if !matches!(op, "union" | "symmetric_difference") {
+        return Ok(());
+    }
+    it.check_merge(a.len(), b.len(), || {
+        b.iter().filter(|k| !a.contains(*k)).count()
+    })
 }
 
 /// Set algebra keeping the left operand's order first.

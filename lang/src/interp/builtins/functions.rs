@@ -335,6 +335,14 @@ fn min_max(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs, is_max: bool) -> R
             {
                 return Ok(best);
             }
+            if key.is_none()
+                && let Value::Range(a, b, s) = src
+                && let Some((first, last)) = range_ends(a, b, s)
+            {
+                // A range is ordered: its least and greatest items are its ends.
+                let (lo, hi) = if s > 0 { (first, last) } else { (last, first) };
+                return Ok(Value::Int(if is_max { hi } else { lo }));
+            }
             it.iterate(&src)?
         }
         _ => {
@@ -364,6 +372,7 @@ fn min_max(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs, is_max: bool) -> R
         None => None,
     };
     for item in iter {
+        it.poll()?;
         let item_key = match &key {
             Some(f) => Some(it.call_value(f, vec![item.clone()], Vec::new())?),
             None => None,
@@ -381,6 +390,26 @@ fn min_max(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs, is_max: bool) -> R
         }
     }
     Ok(best)
+}
+
+/// The first and last items of a non-empty `range(a, b, s)`.
+fn range_ends(a: i64, b: i64, s: i64) -> Option<(i64, i64)> {
+    let n = collections::range_len(a, b, s);
+    if n == 0 {
+        return None;
+    }
+    let last = i128::from(a) + i128::from(s) * (i128::try_from(n).ok()? - 1);
+    Some((a, i64::try_from(last).ok()?))
+}
+
+/// `sum(range(a, b, s), start)` in closed form (no iteration, exact as CPython's ints).
+fn range_sum(a: i64, b: i64, s: i64, start: i64) -> Option<Value> {
+    let n = i128::try_from(collections::range_len(a, b, s)).ok()?;
+    // n * a + s * n * (n - 1) / 2 + start, in BigInt: n * n overflows i128 for no
+    // range, but the product with s might.
+    let n = num_bigint::BigInt::from(n);
+    let total = &n * a + num_bigint::BigInt::from(s) * (&n * (&n - 1u8) / 2u8) + start;
+    Some(Value::from_bigint(total))
 }
 
 /// `min`/`max` of a non-empty list or tuple of only ints or only strings, scanned in place
@@ -512,6 +541,11 @@ fn sum(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs) -> R<Value> {
             "sum() can't sum strings [use ''.join(seq) instead]",
         ));
     }
+    if let (Value::Range(a, b, s), Value::Int(st)) = (&src, &start)
+        && let Some(total) = range_sum(*a, *b, *s, *st)
+    {
+        return Ok(total);
+    }
     // Lists and tuples are scanned in place; the rest (if any) is copied out.
     let (native, rest): (Option<Value>, Vec<Value>) = match &src {
         Value::List(l) => {
@@ -551,6 +585,7 @@ fn sum(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs) -> R<Value> {
         }
     }
     for item in rest {
+        it.poll()?;
         result = it.binary_op(BinOp::Add, &result, &item)?;
     }
     Ok(result)
@@ -703,6 +738,7 @@ fn map(it: &mut Interp, args: Vec<Value>, kwargs: &Kwargs) -> R<Value> {
     let n = cols.iter().map(ExactSizeIterator::len).min().unwrap_or(0);
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
+        it.poll()?;
         let row: Vec<Value> = cols
             .iter_mut()
             .map(|c| c.next().unwrap_or(Value::None))
@@ -724,6 +760,7 @@ fn filter(it: &mut Interp, args: Vec<Value>, kwargs: &Kwargs) -> R<Value> {
     let items = it.iterate(&src)?;
     let mut out = Vec::new();
     for v in items {
+        it.poll()?;
         let keep = if f.is_none() {
             it.truthy(&v)?
         } else {
@@ -740,6 +777,7 @@ fn filter(it: &mut Interp, args: Vec<Value>, kwargs: &Kwargs) -> R<Value> {
 fn any_all(it: &mut Interp, v: &Value, all: bool) -> R<Value> {
     let items = it.iterate(v)?;
     for x in &items {
+        it.poll()?;
         if it.truthy(x)? != all {
             return Ok(Value::Bool(!all));
         }

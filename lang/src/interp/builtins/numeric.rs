@@ -47,6 +47,7 @@ pub(super) fn pyfmt_err(it: &Interp, msg: String) -> Interrupt {
         pyfmt::PyErrorKind::ValueError => "ValueError",
         pyfmt::PyErrorKind::TypeError => "TypeError",
         pyfmt::PyErrorKind::OverflowError => "OverflowError",
+        pyfmt::PyErrorKind::MemoryError => "MemoryError",
     };
     it.err(kind, msg)
 }
@@ -238,10 +239,14 @@ pub(super) fn radix_str(it: &mut Interp, v: &Value, which: &str) -> R<Value> {
         ));
     };
     let (radix, prefix) = match which {
-        "bin" => (2, "0b"),
+        "bin" => (2u32, "0b"),
         "oct" => (8, "0o"),
         _ => (16, "0x"),
     };
+    // One digit per 1, 3 or 4 bits, plus sign and prefix.
+    let per_digit = u64::from(radix.trailing_zeros());
+    let digits = usize::try_from(n.bits().div_ceil(per_digit)).unwrap_or(usize::MAX);
+    it.check_str_len(digits.saturating_add(3))?;
     let digits = n.magnitude().to_str_radix(radix);
     let sign = if n.is_negative() { "-" } else { "" };
     Ok(Value::Str(Rc::from(format!("{sign}{prefix}{digits}"))))

@@ -151,6 +151,9 @@ pub(super) fn sort_values(
     // what `reverse=True` means.
     let ord = |o: Ordering| if reverse { o.reverse() } else { o };
     let key = key.filter(|k| !k.is_none());
+    if let Err(e) = it.check_deadline() {
+        return (items, Some(e));
+    }
     let Some(f) = key else {
         match classify(&items) {
             Homogeneous::Ints => {
@@ -185,6 +188,9 @@ pub(super) fn sort_values(
     };
     let mut keys = Vec::with_capacity(n);
     for v in &items {
+        if let Err(e) = it.poll() {
+            return (items, Some(e));
+        }
         match it.call_value(f, vec![v.clone()], Vec::new()) {
             Ok(k) => keys.push(k),
             Err(e) => return (items, Some(e)),
@@ -223,6 +229,9 @@ pub(super) fn sort_values(
         },
     };
     drop(keys);
+    if let Err(e) = it.check_deadline() {
+        return (items, Some(e));
+    }
     (apply_perm(items, &perm), None)
 }
 
@@ -236,7 +245,10 @@ fn merge_perm(it: &mut Interp, keys: &[Value], reverse: bool) -> Result<Vec<usiz
         (0..n).collect()
     };
     let mut buf = Vec::with_capacity(n / 2 + 1);
-    let mut less = |a: usize, b: usize| general_lt(it, &keys[a], &keys[b]);
+    let mut less = |a: usize, b: usize| {
+        it.poll()?;
+        general_lt(it, &keys[a], &keys[b])
+    };
     merge_sort(&mut idx, &mut buf, &mut less)?;
     if reverse {
         idx.reverse();

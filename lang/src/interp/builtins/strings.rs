@@ -11,16 +11,52 @@ pub(super) use pyfmt::{ascii_escape, char_len};
 
 type R<T> = Result<T, Interrupt>;
 
-/// Largest string (in characters) that padding and tab expansion may build: beyond it a
-/// hostile script gets a MemoryError instead of exhausting the server's memory.
-const MAX_BUILD: i64 = 1 << 26;
+/// Refuse padding `s` to `width` characters with `fill` when the result would exceed
+/// `Limits::max_string_bytes` (checked before building it).
+fn check_pad(it: &Interp, s: &str, width: i64, fill: char) -> R<()> {
+    let width = usize::try_from(width.max(0)).unwrap_or(usize::MAX);
+    let pad = width
+        .saturating_sub(char_len(s))
+        .saturating_mul(fill.len_utf8());
+    it.check_str_len(s.len().saturating_add(pad))
+}
 
-fn check_size(it: &Interp, n: i64) -> R<()> {
-    if n > MAX_BUILD {
-        Err(it.err("MemoryError", ""))
-    } else {
-        Ok(())
+/// An upper bound of the number of parts `split`/`rsplit` (or `splitlines`, with `sep`
+/// `None` and `lines`) make of `s`, counted only when `s` is long enough to exceed the
+/// item limit, and refused beyond it before any part is built.
+fn check_parts(it: &Interp, s: &str, sep: Option<&str>, maxsplit: i64, lines: bool) -> R<()> {
+    if s.len() < it.max_collection_items() {
+        return Ok(());
     }
+    let parts = if lines {
+        s.chars()
+            .filter(|c| {
+                matches!(
+                    c,
+                    '\n' | '\r'
+                        | '\x0b'
+                        | '\x0c'
+                        | '\x1c'
+                        | '\x1d'
+                        | '\x1e'
+                        | '\u{85}'
+                        | '\u{2028}'
+                        | '\u{2029}'
+                )
+            })
+            .count()
+            .saturating_add(1)
+    } else {
+        let n = match sep {
+            Some(sep) => s.matches(sep).count().saturating_add(1),
+            None => s.split(is_ws).filter(|w| !w.is_empty()).count(),
+        };
+        match usize::try_from(maxsplit) {
+            Ok(m) => n.min(m.saturating_add(1)),
+            Err(_) => n,
+        }
+    };
+    it.check_items(parts)
 }
 
 pub(super) const METHODS: &[&str] = &[
@@ -215,11 +251,12 @@ fn rsplit(s: &str, sep: Option<&str>, maxsplit: i64) -> Vec<Value> {
 
 /// `sep.join(items)`.
 fn join(it: &mut Interp, sep: &str, src: &Value) -> R<Value> {
-    fn push_all(it: &Interp, sep: &str, items: &[Value]) -> R<String> {
-        let mut total = sep.len() * items.len().saturating_sub(1);
+    fn push_all(it: &mut Interp, sep: &str, items: &[Value]) -> R<String> {
+        it.check_deadline()?;
+        let mut total = sep.len().saturating_mul(items.len().saturating_sub(1));
         for (i, v) in items.iter().enumerate() {
             match v {
-                Value::Str(s) => total += s.len(),
+                Value::Str(s) => total = total.saturating_add(s.len()),
                 other => {
                     let t = tname(it, other);
                     return Err(it.err(
@@ -229,6 +266,7 @@ fn join(it: &mut Interp, sep: &str, src: &Value) -> R<Value> {
                 }
             }
         }
+        it.check_str_len(total)?;
         let mut out = String::with_capacity(total);
         for (i, v) in items.iter().enumerate() {
             if i > 0 {
@@ -398,6 +436,7 @@ pub(super) fn call_method(
                 None => -1,
                 Some(m) => index_of(it, m)?,
             };
+            check_parts(it, s, sep.as_deref(), max, false)?;
             let parts = if name == "split" {
                 split(s, sep.as_deref(), max)
             } else {
@@ -411,6 +450,7 @@ pub(super) fn call_method(
                 None => false,
                 Some(k) => it.truthy(k)?,
             };
+            check_parts(it, s, None, -1, true)?;
             Value::list(
                 pyfmt::py_splitlines(s, keep)
                     .into_iter()
@@ -480,6 +520,20 @@ pub(super) fn call_method(
             if count == 0 || (!old.is_empty() && !s.contains(&**old)) {
                 Value::Str(s.clone())
             } else {
+                if new.len() > old.len() {
+                    // Each replacement adds `new - old` bytes; an empty `old` matches
+                    // between every two characters and at both ends.
+                    let mut n = if old.is_empty() {
+                        char_len(s).saturating_add(1)
+                    } else {
+                        s.matches(&**old).count()
+                    };
+                    if let Ok(c) = usize::try_from(count) {
+                        n = n.min(c);
+                    }
+                    let grow = n.saturating_mul(new.len() - old.len());
+                    it.check_str_len(s.len().saturating_add(grow))?;
+                }
                 new_str(pyfmt::py_replace(s, old, new, count))
             }
         }
@@ -533,7 +587,7 @@ pub(super) fn call_method(
         }
         "center" | "ljust" | "rjust" => {
             let (width, fill) = pad_args(it, name, args, &kwargs)?;
-            check_size(it, width)?;
+            check_pad(it, s, width, fill)?;
             let out = match name {
                 "center" => pyfmt::py_center(s, width, fill),
                 "ljust" => pyfmt::py_ljust(s, width, fill),
@@ -544,7 +598,7 @@ pub(super) fn call_method(
         "zfill" => {
             range_args(it, "zfill", &args, &kwargs, 1, 1)?;
             let w = index_of(it, &args[0])?;
-            check_size(it, w)?;
+            check_pad(it, s, w, '0')?;
             same_or_new(s, &pyfmt::py_zfill(s, w))
         }
         "partition" | "rpartition" => {
@@ -568,15 +622,12 @@ pub(super) fn call_method(
                 None => 8,
                 Some(t) => index_of(it, t)?,
             };
-            let tabs = i64::try_from(s.matches('\t').count()).unwrap_or(i64::MAX);
+            let tabs = s.matches('\t').count();
             if tabs == 0 {
                 Value::Str(s.clone())
             } else {
-                check_size(
-                    it,
-                    tabs.saturating_mul(ts.max(0))
-                        .saturating_add(i64::try_from(s.len()).unwrap_or(0)),
-                )?;
+                let per_tab = usize::try_from(ts.max(0)).unwrap_or(usize::MAX);
+                it.check_str_len(tabs.saturating_mul(per_tab).saturating_add(s.len()))?;
                 new_str(pyfmt::py_expandtabs(s, ts))
             }
         }
@@ -688,6 +739,7 @@ fn format_with(
                 }
                 let field = &template[start..j];
                 let text = format_field(it, field, args, kwargs, num, depth)?;
+                it.check_str_len(out.len().saturating_add(text.len()))?;
                 out.push_str(&text);
                 i = j + 1;
                 lit_start = i;

@@ -712,6 +712,65 @@ fn pyfmt_error_kinds() {
 }
 
 #[test]
+fn sizes_over_a_bound_are_memory_errors() {
+    let bounded =
+        |fmt: &str, args: &[PrintfArg]| printf_format_bounded(fmt, PrintfArgs::Tuple(args), 1000);
+    let s = |t: &str| A::Str {
+        str: t.into(),
+        repr: format!("'{t}'"),
+    };
+    assert_eq!(
+        bounded("%2000d", &[A::I64(1)]),
+        Err("string would have 2000 bytes (limit 1000)".to_string())
+    );
+    assert_eq!(
+        bounded("%*d", &[A::I64(-2000), A::I64(1)]),
+        Err("string would have 2000 bytes (limit 1000)".to_string())
+    );
+    assert_eq!(
+        bounded("%.2000f", &[A::Float(1.5)]),
+        Err("string would have 2000 bytes (limit 1000)".to_string())
+    );
+    assert_eq!(
+        bounded("%s%s", &[s(&"a".repeat(600)), s(&"b".repeat(600))]),
+        Err("string would have 1200 bytes (limit 1000)".to_string())
+    );
+    // A precision truncates strings; widths within the bound work as before.
+    assert_eq!(
+        bounded("%.2000s|%5d", &[s("abc"), A::I64(7)]),
+        Ok("abc|    7".to_string())
+    );
+    assert_eq!(
+        error_kind("string would have 2000 bytes (limit 1000)"),
+        PyErrorKind::MemoryError
+    );
+    // Unbounded callers keep CPython's texts for absurd widths.
+    assert_eq!(
+        printf_format("%99999999999d", &[A::I64(1)]),
+        Err("width too big".to_string())
+    );
+    // Format specs: parsed up to sys.maxsize, refused over MAX_SPEC_NUMBER when built.
+    let over = MAX_SPEC_NUMBER + 1;
+    let spec = parse_format_spec(&format!(">{over}")).expect("parses");
+    assert_eq!(spec.width, Some(over));
+    assert_eq!(
+        error_kind(&format_str("x", &spec).expect_err("too wide")),
+        PyErrorKind::MemoryError
+    );
+    assert_eq!(
+        error_kind(&format_i64(1, &spec).expect_err("too wide")),
+        PyErrorKind::MemoryError
+    );
+    let spec = parse_format_spec(&format!(".{over}f")).expect("parses");
+    assert_eq!(
+        error_kind(&format_float(1.5, &spec).expect_err("too precise")),
+        PyErrorKind::MemoryError
+    );
+    let spec = parse_format_spec(&format!(".{over}")).expect("parses");
+    assert_eq!(format_str("abc", &spec), Ok("abc".to_string()));
+}
+
+#[test]
 fn pyfmt_int_str_limit() {
     let small = big(&"9".repeat(4300));
     assert!(int_to_str_checked(&small).is_ok());
