@@ -45,10 +45,46 @@ pub struct Config {
     pub auth: AuthConfig,
     /// `[scale.emailer]` with `[scale.emailer.smtp]`.
     pub emailer: EmailerConfig,
+    /// `[scale.limits]`: bounds of each call, read by the run pool and interpreter.
+    pub limits: LimitsConfig,
     /// The profile in effect (`--profile`, else `SVC_PROFILE`).
     pub profile: Option<String>,
     /// Configuration files actually read, in order.
     pub source: Vec<PathBuf>,
+}
+
+/// `[scale.limits]`: bounds of each walker or function call (read by the run pool and
+/// the interpreter).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LimitsConfig {
+    /// Wall-clock budget of one call, seconds (30).
+    pub call_timeout_seconds: f64,
+    /// Deepest svc call stack (1000; at most 10,000).
+    pub max_call_depth: u32,
+    /// Largest string one operation may build (64 MiB).
+    pub max_string_bytes: usize,
+    /// Most items one list, tuple, dict or set may hold (10,000,000).
+    pub max_collection_items: usize,
+    /// Largest JSON result of one call (16 MiB).
+    pub max_response_bytes: usize,
+    /// Calls waiting for a worker at most; beyond, 503 (1024).
+    pub run_queue_capacity: usize,
+    /// Optimistic-concurrency replays of a call before 409 (8).
+    pub max_replays: u32,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> LimitsConfig {
+        LimitsConfig {
+            call_timeout_seconds: 30.0,
+            max_call_depth: 1000,
+            max_string_bytes: 64 << 20,
+            max_collection_items: 10_000_000,
+            max_response_bytes: 16 << 20,
+            run_queue_capacity: 1024,
+            max_replays: 8,
+        }
+    }
 }
 
 /// `[scale.server]`.
@@ -293,6 +329,7 @@ impl Config {
                 app_dir: app_dir.to_path_buf(),
                 ..EmailerConfig::default()
             },
+            limits: LimitsConfig::default(),
             profile: None,
             source: Vec::new(),
         };
@@ -373,6 +410,28 @@ impl Config {
                     "docdb_uri" => d.docdb_uri = at.optional_string(value)?,
                     "cache_url" => d.cache_url = at.optional_string(value)?,
                     other if DATABASE_LATER_KEYS.contains(&other) => {}
+                    _ => at.warn_unknown(),
+                }
+            }
+        }
+        if let Some(limits) = section(file, scale, "limits")? {
+            let l = &mut self.limits;
+            for (key, value) in limits {
+                let at = Key {
+                    file,
+                    section: "scale.limits",
+                    key,
+                };
+                match key.as_str() {
+                    "call_timeout_seconds" => {
+                        l.call_timeout_seconds = at.positive_seconds(value)?
+                    }
+                    "max_call_depth" => l.max_call_depth = at.int_in(value, 1, 10_000)?,
+                    "max_string_bytes" => l.max_string_bytes = at.positive_size(value)?,
+                    "max_collection_items" => l.max_collection_items = at.positive_size(value)?,
+                    "max_response_bytes" => l.max_response_bytes = at.positive_size(value)?,
+                    "run_queue_capacity" => l.run_queue_capacity = at.positive_size(value)?,
+                    "max_replays" => l.max_replays = at.int_in(value, 0, 1000)?,
                     _ => at.warn_unknown(),
                 }
             }

@@ -44,8 +44,6 @@ use std::time::{Duration, Instant};
 
 /// Wall-clock budget of one walker or function call (a clean `EXECUTION_ERROR` after).
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
-/// Optimistic-concurrency replays before a call fails with 409 `CONFLICT`.
-pub const MAX_REPLAYS: u32 = 8;
 
 /// What the server runs with: the configuration with the command line applied.
 #[derive(Clone, Debug)]
@@ -65,6 +63,8 @@ pub struct Settings {
     pub as_main: bool,
     /// `[scale.jwt]`, `[scale.auth]`, `[scale.emailer]` and the profile.
     pub identity: crate::identity::IdentitySettings,
+    /// `[scale.limits]`.
+    pub limits: crate::config::LimitsConfig,
 }
 
 impl Settings {
@@ -92,12 +92,19 @@ impl Settings {
             workers: args.workers.unwrap_or(cores).max(1),
             as_main: args.main,
             identity,
+            limits: config.limits.clone(),
         })
     }
 
-    fn limits() -> lang::Limits {
+    /// The interpreter limits of every call (`[scale.limits]`).
+    pub fn limits(&self) -> lang::Limits {
+        let l = &self.limits;
         lang::Limits {
-            timeout: Some(CALL_TIMEOUT),
+            timeout: Some(Duration::from_secs_f64(l.call_timeout_seconds)),
+            max_depth: l.max_call_depth as usize,
+            max_string_bytes: l.max_string_bytes,
+            max_collection_items: l.max_collection_items,
+            max_response_bytes: l.max_response_bytes,
             ..lang::Limits::default()
         }
     }
@@ -149,7 +156,13 @@ pub fn start(args: &StartArgs) -> Result<ExitCode> {
         bail!("cannot read {}: not a file", args.entry.display());
     }
     if args.faux {
-        return match faux::render(&args.entry, &Settings::limits()) {
+        return match faux::render(
+            &args.entry,
+            &lang::Limits {
+                timeout: Some(CALL_TIMEOUT),
+                ..lang::Limits::default()
+            },
+        ) {
             Ok(text) => {
                 say(&text);
                 Ok(ExitCode::SUCCESS)
@@ -177,10 +190,10 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
         entry: settings.entry.clone(),
         store_path: settings.store_path.clone(),
         workers: settings.workers,
-        limits: Settings::limits(),
-        max_replays: MAX_REPLAYS,
+        limits: settings.limits(),
+        max_replays: settings.limits.max_replays,
         as_main: settings.as_main,
-        queue_capacity: 1024,
+        queue_capacity: settings.limits.run_queue_capacity,
     };
     let (runtime, loaded) = match Runtime::start(config) {
         Ok(started) => started,

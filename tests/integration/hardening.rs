@@ -252,6 +252,16 @@ def:pub note_count() -> int {
     return len([root --> [?:Note]]);
 }
 
+def:pub spin(n: int = 3000000) -> int {
+    x = 0;
+    for i in range(n) { x = x + 1; }
+    return x;
+}
+
+def:pub big(n: int = 5000) -> str {
+    return "x" * n;
+}
+
 def:pub pinned_id() -> str {
     return jid(pinned);
 }
@@ -549,5 +559,43 @@ fn a_node_in_a_module_global_is_the_same_node_in_every_request() {
         let pinned = call(port, "/function/pinned_id", None, json!({}));
         assert_eq!(result(&pinned), shared);
     }
+    assert_alive(&server);
+}
+
+#[test]
+fn the_run_queue_and_the_response_size_are_bounded() {
+    let (_dir, server) = start(
+        "hard-queue",
+        "[scale.limits]\nrun_queue_capacity = 1\nmax_response_bytes = 2000\n",
+    );
+    let port = server.port;
+    let r = call(port, "/function/big", None, json!({"n": 5000}));
+    assert_eq!(r.status, 500, "{}", r.body);
+    assert_eq!(r.json()["error"]["code"], json!("RESPONSE_TOO_LARGE"));
+    assert_eq!(
+        result(&call(port, "/function/big", None, json!({"n": 10}))),
+        json!("xxxxxxxxxx")
+    );
+    // Two workers busy and one call queued: a fourth concurrent call is refused at once.
+    let calls: Vec<_> = (0..4)
+        .map(|_| {
+            std::thread::spawn(move || call(port, "/function/spin", None, json!({"n": 2000000})))
+        })
+        .collect();
+    let answers: Vec<Response> = calls
+        .into_iter()
+        .map(|c| c.join().expect("spin call"))
+        .collect();
+    let refused: Vec<&Response> = answers.iter().filter(|r| r.status == 503).collect();
+    assert!(
+        !refused.is_empty(),
+        "{:?}",
+        answers.iter().map(|r| r.status).collect::<Vec<_>>()
+    );
+    for r in &refused {
+        assert_eq!(r.json()["error"]["code"], json!("SERVICE_UNAVAILABLE"));
+        assert_eq!(r.header("retry-after"), Some("1"));
+    }
+    assert!(answers.iter().all(|r| r.status == 200 || r.status == 503));
     assert_alive(&server);
 }
