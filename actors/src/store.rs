@@ -12,6 +12,10 @@
 //! - `anchors_quarantine`: rows that could not be decoded, moved aside with a reason,
 //!   never dropped.
 //! - `meta`: `format_version` and `root_id` (created on first open).
+//!
+//! The file holds the user store too (password hashes): it is created with mode 0600 and
+//! its directory with 0700 ([`prepare_private_file`]); SQLite gives the `-wal` and `-shm`
+//! files the database file's mode.
 
 use lang::host::{
     AccessPolicy, AnchorId, AnchorKind, CommitSet, EdgeEnds, Host, HostError, StoredAnchor,
@@ -117,7 +121,7 @@ const UPSERT_ANCHOR: &str = "INSERT INTO anchors (id, kind, arch_module, arch_ty
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("cannot create store directory {path}: {source}")]
+    #[error("cannot create store directory or file {path}: {source}")]
     Dir {
         path: PathBuf,
         source: std::io::Error,
@@ -131,6 +135,37 @@ pub enum StoreError {
     FormatVersion { found: i64, supported: i64 },
     #[error("store metadata is corrupt: {0}")]
     Meta(String),
+}
+
+/// Create `dir` and its missing parents with mode 0700 (existing directories are left
+/// as they are).
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+/// Make sure the database file `path` exists before SQLite opens it, created with mode
+/// 0600 in a directory created 0700: SQLite would create it with the process umask
+/// (often world-readable), and it gives the `-wal` and `-shm` files the mode of the
+/// database file. An existing file is left as it is.
+pub fn prepare_private_file(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        create_private_dir(dir)?;
+    }
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 impl From<StoreError> for HostError {
@@ -163,12 +198,10 @@ impl SqliteStore {
     /// on first open, the root node.
     pub fn open(path: impl AsRef<Path>) -> Result<SqliteStore, StoreError> {
         let path = path.as_ref().to_path_buf();
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-        }
+        prepare_private_file(&path).map_err(|source| StoreError::Dir {
+            path: path.clone(),
+            source,
+        })?;
         let mut conn = Connection::open(&path)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         // `journal_mode` answers with a row, so it is queried rather than executed.
@@ -1110,6 +1143,34 @@ mod tests {
         let store = SqliteStore::open(dir.db()).expect("reopen");
         assert_eq!(store.root_id(), root);
         assert_eq!(store.count_anchors().expect("count"), 1);
+    }
+
+    /// The store holds password hashes: file, WAL and SHM 0600, directories 0700,
+    /// whatever the umask.
+    #[test]
+    fn store_files_are_private() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = TempDir::new("modes");
+        let mut store = SqliteStore::open(dir.db()).expect("open");
+        let root = store.root_id();
+        let mut set = CommitSet::default();
+        set.upserts.push(node(random_id(), root, "a"));
+        store.commit(&set).expect("commit");
+        let mode = |p: PathBuf| {
+            std::fs::metadata(&p)
+                .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        assert_eq!(mode(dir.db()), 0o600);
+        for suffix in ["-wal", "-shm"] {
+            let mut p = dir.db().into_os_string();
+            p.push(suffix);
+            assert_eq!(mode(PathBuf::from(p)), 0o600, "{suffix}");
+        }
+        assert_eq!(mode(dir.0.join(".svc/data")), 0o700);
+        assert_eq!(mode(dir.0.join(".svc")), 0o700);
     }
 
     #[test]

@@ -70,7 +70,7 @@ CREATE INDEX IF NOT EXISTS user_tokens_by_user ON user_tokens (user_id, kind, st
 
 #[derive(Debug, thiserror::Error)]
 pub enum UserError {
-    #[error("cannot create store directory {path}: {source}")]
+    #[error("cannot create store directory or file {path}: {source}")]
     Dir {
         path: PathBuf,
         source: std::io::Error,
@@ -334,12 +334,11 @@ impl UserStore {
     /// Open (or create) the user tables in the store file at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<UserStore, UserError> {
         let path = path.as_ref();
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| UserError::Dir {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-        }
+        // The same file as the anchor store: created 0600 (it holds password hashes).
+        crate::store::prepare_private_file(path).map_err(|source| UserError::Dir {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let mut conn = Connection::open(path)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;

@@ -615,22 +615,34 @@ fn config_switches_docs_and_quiet_health_logs() {
         result(&post_json(p, "/function/add", r#"{"a": 1}"#)),
         json!(3)
     );
-    // Access-log lines are JSON; health checks are left out.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !s.stderr().contains("/function/add") {
-        assert!(Instant::now() < deadline, "no access log\n{}", s.output());
+    // Access-log lines are JSON; health checks are left out. The lines of the two calls
+    // are written after their responses: wait for the one asserted on (the 200), not for
+    // the first line that mentions the path (the 413's).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (logs, access) = loop {
+        let logs = s.stderr();
+        let access: Vec<Value> = logs
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["target"] == json!("svc::access"))
+            .collect();
+        if access
+            .iter()
+            .any(|v| v["path"] == json!("/function/add") && v["status"] == json!(200))
+        {
+            break (logs, access);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no access line for the 200 of /function/add\n{}",
+            s.output()
+        );
         std::thread::sleep(Duration::from_millis(10));
-    }
-    let logs = s.stderr();
-    let access: Vec<Value> = logs
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["target"] == json!("svc::access"))
-        .collect();
+    };
     assert!(
         access
             .iter()
-            .any(|v| v["path"] == json!("/function/add") && v["status"] == json!(200)),
+            .any(|v| v["path"] == json!("/function/add") && v["status"] == json!(413)),
         "{logs}"
     );
     assert!(
