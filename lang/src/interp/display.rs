@@ -49,6 +49,10 @@ impl Interp<'_> {
     }
 
     pub fn repr(&mut self, v: &Value) -> R<String> {
+        // Each top-level repr expands every anchor once.
+        if self.repr_path.is_empty() {
+            self.repr_seen.clear();
+        }
         let mut out = String::new();
         self.write_repr(v, &mut out, 0)?;
         Ok(out)
@@ -230,9 +234,6 @@ impl Interp<'_> {
                 // A node printed already by this repr (a cycle, or shared structure)
                 // prints as `Name(...)`: the text stays proportional to the graph.
                 let key = usize::MAX - (h as usize);
-                if depth == 0 {
-                    self.repr_seen.clear();
-                }
                 if self.repr_path.contains(&key) || self.repr_seen.insert(key, ()).is_some() {
                     let _ = write!(out, "{}(...)", class.name);
                     return Ok(());
