@@ -125,7 +125,20 @@ async fn register(id: web::Data<Identity>, payload: web::Payload) -> Result<Http
         Ok(())
     })
     .await?;
+    // Counted before bcrypt runs; given back only if hashing does not happen (a full
+    // bcrypt queue).
+    let slot = id
+        .throttles
+        .registrations
+        .reserve(&client_address(&req))
+        .map_err(|secs| {
+            ApiError::rate_limited(
+                "too many registrations from this address; try again later",
+                secs,
+            )
+        })?;
     let hash = id.passwords.hash(password).await?;
+    slot.keep();
     let new = NewUser {
         user_id: new_user_id(),
         role: Role::User,
@@ -158,16 +171,20 @@ async fn login(
     let identity_key = format!("{kind}:{normalized}");
     let address = client_address(&req);
     let t = &id.throttles;
-    if let Some(secs) = t
-        .login_identity
-        .blocked(&identity_key)
-        .or_else(|| t.login_address.blocked(&address))
-    {
-        return Err(ApiError::rate_limited(
-            "too many failed logins; try again later",
-            secs,
-        ));
-    }
+    let (by_identity, by_address) = match (
+        t.login_identity.reserve(&identity_key),
+        t.login_address.reserve(&address),
+    ) {
+        (Ok(i), Ok(a)) => (i, a),
+        // A slot taken in the other limit is given back as it drops here.
+        (i, a) => {
+            let secs = i.err().max(a.err()).unwrap_or(1);
+            return Err(ApiError::rate_limited(
+                "too many failed logins; try again later",
+                secs,
+            ));
+        }
+    };
     let user = id
         .db(move |s| s.by_identity(kind, &normalized))
         .await?
@@ -177,12 +194,13 @@ async fn login(
     let user = match user {
         Some(u) if check != Check::Mismatch => u,
         _ => {
-            t.login_identity.record(&identity_key);
-            t.login_address.record(&address);
+            by_identity.keep();
+            by_address.keep();
             return Err(unauthorized("Invalid credentials"));
         }
     };
     t.login_identity.clear(&identity_key);
+    drop((by_identity, by_address));
     if check == Check::MatchLegacy {
         // Transparent upgrade of a legacy SHA-256 hash to bcrypt.
         let new_hash = id.passwords.hash(password).await?;
@@ -275,24 +293,22 @@ async fn change_password(
         bad_request(ErrorCode::ValidationError, "new_password must not be empty"),
     )?;
     let key = format!("user:{}", user.user_id);
-    if let Some(secs) = id.throttles.login_identity.blocked(&key) {
-        return Err(ApiError::rate_limited(
-            "too many wrong passwords; try again later",
-            secs,
-        ));
-    }
+    let attempt = id.throttles.login_identity.reserve(&key).map_err(|secs| {
+        ApiError::rate_limited("too many wrong passwords; try again later", secs)
+    })?;
     if !id
         .passwords
         .verify(current, user.password_hash.clone())
         .await?
     {
-        id.throttles.login_identity.record(&key);
+        attempt.keep();
         return Err(bad_request(
             ErrorCode::BadRequest,
             "current password is incorrect",
         ));
     }
     id.throttles.login_identity.clear(&key);
+    drop(attempt);
     let hash = id.passwords.hash(new).await?;
     let uid = user.user_id.clone();
     id.db(move |s| s.set_password(&uid, &hash)).await?;

@@ -97,6 +97,8 @@ pub struct Throttles {
     pub login_identity: Limiter,
     /// Failed logins per client address.
     pub login_address: Limiter,
+    /// Registrations per client address.
+    pub registrations: Limiter,
     pub verification_mails: Limiter,
     pub reset_requests: Limiter,
 }
@@ -147,11 +149,18 @@ impl Identity {
                 lang::host::format_id(new_root_id())
             })
             .context("cannot create the guest and system accounts")?;
-        let passwords = Passwords::new(settings.auth.bcrypt_cost);
+        let passwords = Passwords::new(
+            settings.auth.bcrypt_cost,
+            settings.auth.bcrypt_queue_capacity as usize,
+        );
         let window = Duration::from_secs(settings.auth.login_failure_window_seconds);
         let throttles = Throttles {
             login_identity: Limiter::new(settings.auth.login_max_failures, window),
             login_address: Limiter::new(settings.auth.login_max_failures_per_address, window),
+            registrations: Limiter::new(
+                settings.auth.register_max_per_address,
+                Duration::from_secs(settings.auth.register_window_seconds),
+            ),
             verification_mails: Limiter::new(VERIFICATION_MAILS_PER_HOUR, HOUR),
             reset_requests: Limiter::new(RESET_REQUESTS_PER_HOUR, HOUR),
         };

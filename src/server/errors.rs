@@ -114,7 +114,7 @@ pub struct ApiError {
     pub status: StatusCode,
     pub message: String,
     pub details: Vec<FieldError>,
-    /// Seconds for a `Retry-After` header (429 answers).
+    /// Seconds for a `Retry-After` header (429 and 503 answers).
     pub retry_after: Option<u64>,
 }
 
@@ -143,6 +143,14 @@ impl ApiError {
         ApiError {
             retry_after: Some(secs.max(1)),
             ..ApiError::new(ErrorCode::RateLimited, message)
+        }
+    }
+
+    /// 503 `SERVICE_UNAVAILABLE` with `Retry-After: secs` (a full queue).
+    pub fn unavailable(message: impl Into<String>, secs: u64) -> ApiError {
+        ApiError {
+            retry_after: Some(secs.max(1)),
+            ..ApiError::new(ErrorCode::ServiceUnavailable, message)
         }
     }
 
