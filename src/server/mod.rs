@@ -95,7 +95,9 @@ impl Settings {
         })
     }
 
-    fn limits() -> lang::Limits {
+    /// The interpreter limits of every svc call the server makes: walkers, functions,
+    /// and svc plug-ins such as an e-mail provider written in svc.
+    pub fn limits() -> lang::Limits {
         lang::Limits {
             timeout: Some(CALL_TIMEOUT),
             ..lang::Limits::default()
