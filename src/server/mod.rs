@@ -46,6 +46,9 @@ use std::time::{Duration, Instant};
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Optimistic-concurrency replays before a call fails with 409 `CONFLICT`.
 pub const MAX_REPLAYS: u32 = 8;
+/// Where the server binds when it runs on a generated development JWT secret and no
+/// host was set explicitly.
+pub const LOOPBACK_HOST: &str = "127.0.0.1";
 
 /// What the server runs with: the configuration with the command line applied.
 #[derive(Clone, Debug)]
@@ -79,15 +82,37 @@ impl Settings {
             .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_else(|| "svc app".into());
         let identity = crate::identity::IdentitySettings::from_config(&config)?;
+        let host_explicit = args.host.is_some() || config.host_explicit;
+        let mut host = args.host.clone().unwrap_or(config.server.host);
+        if let Some(secret_file) = &identity.generated_secret {
+            let bind = if host_explicit {
+                format!("binding {host} as configured")
+            } else {
+                host = LOOPBACK_HOST.into();
+                format!(
+                    "so the server binds {LOOPBACK_HOST} only (set [scale.server] host, \
+                     SVC_SERVER_HOST or --host to listen elsewhere)"
+                )
+            };
+            tracing::warn!(
+                "JWT secret: none configured, so a random DEVELOPMENT secret is in use, kept in \
+                 {}. This is a development setting: replicas need one shared JWT_SECRET (or \
+                 [scale.jwt] secret), and `--profile prod` refuses to start without it; {bind}.",
+                secret_file.display()
+            );
+        }
+        let cors = middleware::Cors::new(&config.server.cors_origins);
         let cores = std::thread::available_parallelism().map_or(2, usize::from);
         Ok(Settings {
             entry: args.entry.clone(),
             app_name,
-            host: args.host.clone().unwrap_or(config.server.host),
+            host,
             port: args.port.unwrap_or(config.server.port),
             docs_enabled: config.server.docs_enabled,
             suppress_health_check_logs: config.server.suppress_health_check_logs,
             max_body_bytes: config.server.max_body_bytes,
+            body_read_timeout: Duration::from_secs(config.server.body_read_timeout_seconds),
+            cors,
             store_path: config.database.shelf_db_path,
             workers: args.workers.unwrap_or(cores).max(1),
             as_main: args.main,
