@@ -3,9 +3,10 @@
 
 use super::email::Mail;
 use super::password::Check;
-use super::validate::{self, json_body};
+use super::validate;
 use super::{Identity, new_one_time_token, new_root_id, new_user_id, token_hash, unauthorized};
 use crate::server::auth::bearer_token;
+use crate::server::body::json_object;
 use crate::server::envelope;
 use crate::server::errors::{ApiError, ErrorCode};
 use actix_web::http::StatusCode;
@@ -70,8 +71,12 @@ fn client_address(req: &HttpRequest) -> String {
 }
 
 /// `POST /user/register`.
-async fn register(id: web::Data<Identity>, payload: web::Payload) -> Result<HttpResponse> {
-    let body = json_body(payload).await?;
+async fn register(
+    id: web::Data<Identity>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse> {
+    let body = json_object(&req, payload).await?;
     let list = match body.get("identities") {
         Some(serde_json::Value::Array(list)) => list,
         None | Some(serde_json::Value::Null) => {
@@ -156,13 +161,16 @@ async fn register(id: web::Data<Identity>, payload: web::Payload) -> Result<Http
 }
 
 /// `POST /user/login`: constant work whether or not the identity exists (one lookup,
-/// one bcrypt verify), throttled per identity and per client address.
+/// one bcrypt verify), throttled per identity and per client address. Each attempt takes
+/// its slot in both limits before bcrypt runs, so parallel guesses cannot exceed them; a
+/// failure keeps the slots, a success clears the identity's failures and gives the
+/// address slot back, any other outcome gives both back.
 async fn login(
     id: web::Data<Identity>,
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse> {
-    let body = json_body(payload).await?;
+    let body = json_object(&req, payload).await?;
     let (kind, value) = validate::identity_shape(body.get("identity"), "identity")?;
     let kind = IdentityType::parse(&kind)
         .ok_or_else(|| ApiError::validation("identity.type", "expected 'username' or 'email'"))?;
@@ -229,8 +237,12 @@ fn issue(id: &Identity, user: &UserRecord) -> Result<String> {
 
 /// `POST /user/refresh-token`: the token comes in the body (an optional `Bearer `
 /// prefix is stripped); a fresh token for a still-active account.
-async fn refresh(id: web::Data<Identity>, payload: web::Payload) -> Result<HttpResponse> {
-    let body = json_body(payload).await?;
+async fn refresh(
+    id: web::Data<Identity>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse> {
+    let body = json_object(&req, payload).await?;
     let raw = validate::string(&body, "token")?;
     let raw = raw.trim();
     let token = match raw.split_once(' ') {
@@ -277,14 +289,15 @@ async fn me(id: web::Data<Identity>, req: HttpRequest) -> Result<HttpResponse> {
 }
 
 /// `PUT /user/password`: wrong current password or empty new one → 400. Wrong current
-/// passwords count as failed logins of the account.
+/// passwords count as failed logins of the account, each attempt counted before bcrypt
+/// runs (as for login).
 async fn change_password(
     id: web::Data<Identity>,
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse> {
     let user = bearer_account(&id, &req).await?;
-    let body = json_body(payload).await?;
+    let body = json_object(&req, payload).await?;
     let current = validate::string(&body, "current_password")?;
     let new = validate::string(&body, "new_password")?;
     validate::new_password(
@@ -324,7 +337,7 @@ async fn add_identity(
     payload: web::Payload,
 ) -> Result<HttpResponse> {
     let user_id = bearer_user(&id, &req)?;
-    let body = json_body(payload).await?;
+    let body = json_object(&req, payload).await?;
     let is_recovery = validate::optional_bool(&body, "is_recovery")?;
     let identity = validate::identity(body.get("identity"), "identity", is_recovery)?;
     if let Some(e) = validate::reserved(&identity) {
@@ -391,7 +404,7 @@ async fn send_verification(
     payload: web::Payload,
 ) -> Result<HttpResponse> {
     let user_id = bearer_user(&id, &req)?;
-    let body = json_body(payload).await?;
+    let body = json_object(&req, payload).await?;
     let invalid = |m: &str| bad_request(ErrorCode::ValidationError, m);
     let (kind, value) = validate::identity_shape(body.get("identity"), "identity")
         .map_err(|e| invalid(&e.message))?;
@@ -465,8 +478,12 @@ async fn send_verification(
 }
 
 /// `POST /user/verify-identity`.
-async fn verify_identity(id: web::Data<Identity>, payload: web::Payload) -> Result<HttpResponse> {
-    let body = json_body(payload).await?;
+async fn verify_identity(
+    id: web::Data<Identity>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse> {
+    let body = json_object(&req, payload).await?;
     let token = validate::string(&body, "token")?;
     let hash = token_hash(token.trim());
     let verified = id.db(move |s| s.redeem_verify(&hash)).await?;
@@ -484,8 +501,12 @@ async fn verify_identity(id: web::Data<Identity>, payload: web::Payload) -> Resu
 /// `POST /user/forgot-password`: always the same 200; the lookup, the token and the mail
 /// happen after the answer, so neither the body nor the timing tells whether the account
 /// exists. A reset goes only to a verified recovery e-mail of an active account.
-async fn forgot_password(id: web::Data<Identity>, payload: web::Payload) -> Result<HttpResponse> {
-    let body = json_body(payload).await?;
+async fn forgot_password(
+    id: web::Data<Identity>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse> {
+    let body = json_object(&req, payload).await?;
     let (kind, value) = validate::identity_shape(body.get("identity"), "identity")?;
     if kind != "email" {
         return Err(ApiError::validation("identity.type", "expected 'email'"));
@@ -541,8 +562,12 @@ async fn send_reset(id: &Identity, normalized: String) -> Result<()> {
 
 /// `POST /user/reset-password`: the token is checked before any bcrypt work, then
 /// consumed together with the password change (other reset tokens are revoked).
-async fn reset_password(id: web::Data<Identity>, payload: web::Payload) -> Result<HttpResponse> {
-    let body = json_body(payload).await?;
+async fn reset_password(
+    id: web::Data<Identity>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse> {
+    let body = json_object(&req, payload).await?;
     let token = validate::string(&body, "token")?;
     let new = validate::string(&body, "new_password")?;
     validate::new_password(

@@ -15,6 +15,8 @@ pub enum ErrorCode {
     Forbidden,
     NotFound,
     MethodNotAllowed,
+    /// The request body did not arrive within `body_read_timeout_seconds`.
+    RequestTimeout,
     Conflict,
     PayloadTooLarge,
     UnsupportedMediaType,
@@ -53,6 +55,7 @@ const TABLE: &[(ErrorCode, &str, u16)] = &[
     (ErrorCode::Forbidden, "FORBIDDEN", 403),
     (ErrorCode::NotFound, "NOT_FOUND", 404),
     (ErrorCode::MethodNotAllowed, "METHOD_NOT_ALLOWED", 405),
+    (ErrorCode::RequestTimeout, "REQUEST_TIMEOUT", 408),
     (ErrorCode::Conflict, "CONFLICT", 409),
     (ErrorCode::PayloadTooLarge, "PAYLOAD_TOO_LARGE", 413),
     (
@@ -252,6 +255,7 @@ mod tests {
             ErrorCode::Forbidden,
             ErrorCode::NotFound,
             ErrorCode::MethodNotAllowed,
+            ErrorCode::RequestTimeout,
             ErrorCode::Conflict,
             ErrorCode::PayloadTooLarge,
             ErrorCode::UnsupportedMediaType,
@@ -284,6 +288,8 @@ mod tests {
             Some(ErrorCode::ServiceUnavailable)
         );
         assert_eq!(ErrorCode::for_status(502), None);
+        assert_eq!(ErrorCode::for_status(408), Some(ErrorCode::RequestTimeout));
+        assert_eq!(ErrorCode::RequestTimeout.as_str(), "REQUEST_TIMEOUT");
         assert_eq!(ErrorCode::EmailDisabled.status().as_u16(), 503);
         let e = ApiError::with_code_status(ErrorCode::ValidationError, 400, "x");
         assert_eq!(

@@ -10,6 +10,7 @@
 //! (`envelope`). Every failure is an `errors::ApiError`: one code table, one envelope.
 
 pub mod auth;
+pub mod body;
 pub mod dev;
 pub mod envelope;
 pub mod errors;
@@ -61,6 +62,10 @@ pub struct Settings {
     pub docs_enabled: bool,
     pub suppress_health_check_logs: bool,
     pub max_body_bytes: usize,
+    /// `[scale.server] body_read_timeout_seconds`.
+    pub body_read_timeout: Duration,
+    /// `[scale.server] cors_origins`.
+    pub cors: middleware::Cors,
     pub store_path: PathBuf,
     /// Run workers (interpreter threads).
     pub workers: usize,
