@@ -103,7 +103,8 @@ pub struct StartArgs {
     #[arg(short, long)]
     pub port: Option<u16>,
 
-    /// Bind address (default from svc.toml, else 0.0.0.0)
+    /// Bind address (default from svc.toml, else 0.0.0.0; 127.0.0.1 when no JWT secret is
+    /// configured and no host is set)
     #[arg(long)]
     pub host: Option<String>,
 
