@@ -6,10 +6,6 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Where `svc run` keeps the graph, relative to the entry file's directory
-/// (language.md decision 8; the spec's default `shelf_db_path`).
-pub const STORE_PATH: &str = ".svc/data/anchor_store.db";
-
 #[derive(Debug, Parser)]
 #[command(
     name = "svc",
@@ -41,8 +37,10 @@ pub enum Command {
     long_about = "Parse, check and run FILE.svc: module-level code and `with entry` blocks run \
                   in file order, `print` and `report` write to stdout.\n\n\
                   The root graph persists in an embedded store at `.svc/data/anchor_store.db` \
-                  next to FILE, so a second run sees the nodes the first one created, and \
-                  `svc start` later serves the same data. Use --no-store for a throwaway run.\n\n\
+                  next to FILE (or [scale.database] shelf_db_path of svc.toml next to FILE, or \
+                  SVC_SHELF_DB_PATH, as for `svc start`), so a second run sees the nodes the \
+                  first one created, and `svc start` later serves the same data. Use \
+                  --no-store for a throwaway run.\n\n\
                   Exit status: 0 on success; 1 on a compile or runtime error (printed to \
                   stderr) or an unreadable file; 2 on a usage error."
 )]
@@ -105,7 +103,8 @@ pub struct StartArgs {
     #[arg(short, long)]
     pub port: Option<u16>,
 
-    /// Bind address (default from svc.toml, else 0.0.0.0)
+    /// Bind address (default from svc.toml, else 0.0.0.0; 127.0.0.1 when no JWT secret is
+    /// configured and no host is set)
     #[arg(long)]
     pub host: Option<String>,
 
@@ -177,7 +176,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
         host.echo = true;
         lang::run_file(&args.file, &mut host, &options)
     } else {
-        let db = store_path(&args.file);
+        let db = store_path(&args.file)?;
         let store = actors::SqliteStore::open(&db)
             .with_context(|| format!("cannot open the store at {}", db.display()))?;
         let mut host = actors::RunHost::new(store, true);
@@ -208,13 +207,18 @@ fn check(args: &CheckArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `<dir of FILE>/.svc/data/anchor_store.db`.
-pub fn store_path(file: &Path) -> PathBuf {
+/// The store `svc start` would serve for an app whose entry is `file`: `[scale.database]
+/// shelf_db_path` of the configuration next to FILE (`svc.toml`, the `SVC_PROFILE` file,
+/// `SVC_SHELF_DB_PATH`), relative to FILE's directory, by default
+/// `<dir of FILE>/.svc/data/anchor_store.db` (language.md decision 8).
+pub fn store_path(file: &Path) -> Result<PathBuf> {
     let dir = file
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    dir.join(STORE_PATH)
+    Ok(crate::config::Config::load(dir, None)?
+        .database
+        .shelf_db_path)
 }
 
 /// Fail early, with the path in the message, when FILE is missing or not a file.
@@ -249,13 +253,14 @@ mod tests {
 
     #[test]
     fn store_lives_next_to_the_file() {
+        let path = |p: &str| store_path(Path::new(p)).expect("no configuration there");
         assert_eq!(
-            store_path(Path::new("main.svc")),
-            Path::new("./.svc/data/anchor_store.db")
+            path("/nonexistent/main.svc"),
+            Path::new("/nonexistent/.svc/data/anchor_store.db")
         );
         assert_eq!(
-            store_path(Path::new("apps/todo/main.svc")),
-            Path::new("apps/todo/.svc/data/anchor_store.db")
+            path("/nonexistent/apps/todo/main.svc"),
+            Path::new("/nonexistent/apps/todo/.svc/data/anchor_store.db")
         );
     }
 }

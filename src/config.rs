@@ -5,9 +5,9 @@
 //! Layout (see `svc.toml.example` for every key):
 //!
 //! 1. Built-in defaults (the spec's, plus `max_body_bytes` = 1 MiB from decisions.md).
-//! 2. `<app_dir>/svc.toml`, if present: `[scale.server]`, `[scale.database]` and the
-//!    identity sections `[scale.jwt]`, `[scale.auth]`, `[scale.emailer]`,
-//!    `[scale.emailer.smtp]`.
+//! 2. `<app_dir>/svc.toml`, if present: `[scale.server]`, `[scale.database]`,
+//!    `[scale.limits]` and the identity sections `[scale.jwt]`, `[scale.auth]`,
+//!    `[scale.emailer]`, `[scale.emailer.smtp]`.
 //! 3. The profile file `<app_dir>/svc.<profile>.toml`, same layout, overlaid key by key,
 //!    when a profile is named by `--profile` or, failing that, by `SVC_PROFILE`. The spec
 //!    leaves profile files "not shown"; this is our choice. A named profile whose file is
@@ -15,6 +15,9 @@
 //! 4. Environment variables (`SVC_SERVER_PORT`, ..., `DOCDB_URI`, `CACHE_URL`, and the
 //!    spec's `JWT_SECRET`, `JWT_ALGORITHM`, `JWT_EXP_DELTA_DAYS`, `EMAILER_SMTP_PASSWORD`).
 //!    An empty value counts as unset.
+//!
+//! `svc run` resolves the store path through the same files and variables (see
+//! `cli::run`), so a script seeds the store `svc start` serves.
 //!
 //! Unknown keys inside the sections we read are ignored with a warning (through
 //! `tracing`, so install the subscriber before loading), except in `[scale.emailer]`,
@@ -33,22 +36,27 @@ pub const CONFIG_FILE: &str = "svc.toml";
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 /// Default of `shelf_db_path`, relative to the app directory.
 pub const DEFAULT_SHELF_DB_PATH: &str = ".svc/data/anchor_store.db";
+/// Default of `body_read_timeout_seconds`.
+pub const DEFAULT_BODY_READ_TIMEOUT_SECONDS: u64 = 30;
 
 /// The whole configuration `svc start` runs with.
 #[derive(Clone, Debug)]
 pub struct Config {
     pub server: ServerConfig,
     pub database: DatabaseConfig,
+    /// `[scale.limits]`: bounds of the run pool and the interpreter.
+    pub limits: LimitsConfig,
     /// `[scale.jwt]`.
     pub jwt: JwtConfig,
     /// `[scale.auth]`.
     pub auth: AuthConfig,
     /// `[scale.emailer]` with `[scale.emailer.smtp]`.
     pub emailer: EmailerConfig,
-    /// `[scale.limits]`: bounds of each call, read by the run pool and interpreter.
-    pub limits: LimitsConfig,
     /// The profile in effect (`--profile`, else `SVC_PROFILE`).
     pub profile: Option<String>,
+    /// `[scale.server] host` was set by a file or `SVC_SERVER_HOST` (not the default):
+    /// the server then binds it even with a generated development JWT secret.
+    pub host_explicit: bool,
     /// Configuration files actually read, in order.
     pub source: Vec<PathBuf>,
 }
@@ -98,8 +106,14 @@ pub struct ServerConfig {
     pub docs_enabled: bool,
     /// Leave access-log lines of `/`, `/docs`, `/openapi.json` and the health paths out (false).
     pub suppress_health_check_logs: bool,
-    /// Largest accepted request body (1 MiB); larger bodies get 413.
+    /// Largest accepted request body (1 MiB), on every route; larger bodies get 413.
     pub max_body_bytes: usize,
+    /// Longest time a request body may take to arrive, on every route (30 s); then 408.
+    pub body_read_timeout_seconds: u64,
+    /// Origins allowed by CORS (`["*"]`): `"*"` = any origin, without credentials;
+    /// explicit origins (`https://app.example.com`) are echoed with credentials allowed;
+    /// an empty list disables CORS.
+    pub cors_origins: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -110,6 +124,8 @@ impl Default for ServerConfig {
             docs_enabled: true,
             suppress_health_check_logs: false,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            body_read_timeout_seconds: DEFAULT_BODY_READ_TIMEOUT_SECONDS,
+            cors_origins: vec!["*".into()],
         }
     }
 }
@@ -138,13 +154,17 @@ impl DatabaseConfig {
 /// `[scale.jwt]`: session tokens.
 #[derive(Clone, PartialEq, Eq)]
 pub struct JwtConfig {
-    /// Signing secret; `None` = the built-in development secret (a loud warning; the
-    /// `prod` profile refuses to start with it).
+    /// Signing secret; `None` = a random development secret generated on first start and
+    /// kept in the data directory (a warning; the `prod` profile refuses to start
+    /// without a configured secret).
     pub secret: Option<String>,
     /// `HS256` (default), `HS384` or `HS512`.
     pub algorithm: String,
     /// Token lifetime in days (7).
     pub exp_delta_days: u32,
+    /// Tolerated clock difference, in seconds, for `iat` and `nbf` (60): a token issued
+    /// (or valid from) further in the future is refused.
+    pub clock_skew_seconds: u64,
 }
 
 impl Default for JwtConfig {
@@ -153,6 +173,7 @@ impl Default for JwtConfig {
             secret: None,
             algorithm: "HS256".into(),
             exp_delta_days: 7,
+            clock_skew_seconds: 60,
         }
     }
 }
@@ -163,6 +184,7 @@ impl std::fmt::Debug for JwtConfig {
             .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
             .field("algorithm", &self.algorithm)
             .field("exp_delta_days", &self.exp_delta_days)
+            .field("clock_skew_seconds", &self.clock_skew_seconds)
             .finish()
     }
 }
@@ -187,6 +209,13 @@ pub struct AuthConfig {
     pub login_max_failures_per_address: u32,
     /// The sliding window of failed-login counting, and the longest lockout (900 s).
     pub login_failure_window_seconds: u64,
+    /// Password hashes waiting for a bcrypt slot (one slot per core) at most (64);
+    /// beyond it 503 `SERVICE_UNAVAILABLE` with `Retry-After`.
+    pub bcrypt_queue_capacity: u32,
+    /// Registrations per client address within `register_window_seconds` (10); then 429.
+    pub register_max_per_address: u32,
+    /// The sliding window of registration counting (3600 s).
+    pub register_window_seconds: u64,
 }
 
 impl Default for AuthConfig {
@@ -200,6 +229,9 @@ impl Default for AuthConfig {
             login_max_failures: 5,
             login_max_failures_per_address: 20,
             login_failure_window_seconds: 900,
+            bcrypt_queue_capacity: 64,
+            register_max_per_address: 10,
+            register_window_seconds: 3600,
         }
     }
 }
@@ -323,14 +355,15 @@ impl Config {
         let mut config = Config {
             server: ServerConfig::default(),
             database: DatabaseConfig::defaults(app_dir),
+            limits: LimitsConfig::default(),
             jwt: JwtConfig::default(),
             auth: AuthConfig::default(),
             emailer: EmailerConfig {
                 app_dir: app_dir.to_path_buf(),
                 ..EmailerConfig::default()
             },
-            limits: LimitsConfig::default(),
             profile: None,
+            host_explicit: false,
             source: Vec::new(),
         };
 
@@ -386,12 +419,19 @@ impl Config {
                 };
                 match key.as_str() {
                     "port" => s.port = at.port(value)?,
-                    "host" => s.host = at.non_empty_string(value)?,
+                    "host" => {
+                        s.host = at.non_empty_string(value)?;
+                        self.host_explicit = true;
+                    }
                     "docs_enabled" => s.docs_enabled = at.boolean(value)?,
                     "suppress_health_check_logs" => {
                         s.suppress_health_check_logs = at.boolean(value)?;
                     }
                     "max_body_bytes" => s.max_body_bytes = at.positive_size(value)?,
+                    "body_read_timeout_seconds" => {
+                        s.body_read_timeout_seconds = at.int_in(value, 1, 3600)?.into();
+                    }
+                    "cors_origins" => s.cors_origins = at.origins(value)?,
                     other if SERVER_LATER_KEYS.contains(&other) => {}
                     _ => at.warn_unknown(),
                 }
@@ -426,7 +466,7 @@ impl Config {
                     "call_timeout_seconds" => {
                         l.call_timeout_seconds = at.positive_seconds(value)?
                     }
-                    "max_call_depth" => l.max_call_depth = at.int_in(value, 1, 10_000)?,
+                    "max_call_depth" => l.max_call_depth = at.int_in(value, 1, MAX_CALL_DEPTH)?,
                     "max_string_bytes" => l.max_string_bytes = at.positive_size(value)?,
                     "max_collection_items" => l.max_collection_items = at.positive_size(value)?,
                     "max_response_bytes" => l.max_response_bytes = at.positive_size(value)?,
@@ -458,6 +498,9 @@ impl Config {
                     "secret" => j.secret = at.optional_string(value)?,
                     "algorithm" => j.algorithm = at.non_empty_string(value)?,
                     "exp_delta_days" => j.exp_delta_days = at.int_in(value, 1, 36_500)?,
+                    "clock_skew_seconds" => {
+                        j.clock_skew_seconds = at.int_in(value, 0, 3600)?.into();
+                    }
                     _ => at.warn_unknown(),
                 }
             }
@@ -488,6 +531,15 @@ impl Config {
                     }
                     "login_failure_window_seconds" => {
                         a.login_failure_window_seconds = at.int_in(value, 1, 604_800)?.into();
+                    }
+                    "bcrypt_queue_capacity" => {
+                        a.bcrypt_queue_capacity = at.int_in(value, 0, 1_000_000)?;
+                    }
+                    "register_max_per_address" => {
+                        a.register_max_per_address = at.int_in(value, 1, 1_000_000)?;
+                    }
+                    "register_window_seconds" => {
+                        a.register_window_seconds = at.int_in(value, 1, 604_800)?.into();
                     }
                     _ => at.warn_unknown(),
                 }
@@ -561,6 +613,7 @@ impl Config {
         }
         if let Some(v) = env("SVC_SERVER_HOST") {
             self.server.host = v.trim().to_string();
+            self.host_explicit = true;
         }
         if let Some(v) = env("SVC_DOCS_ENABLED") {
             self.server.docs_enabled = env_bool("SVC_DOCS_ENABLED", &v)?;
@@ -576,6 +629,24 @@ impl Config {
                     "environment variable SVC_MAX_BODY_BYTES: `{v}` is not a positive number of bytes"
                 ),
             };
+        }
+        if let Some(v) = env("SVC_BODY_READ_TIMEOUT_SECONDS") {
+            self.server.body_read_timeout_seconds = match v.trim().parse::<u64>() {
+                Ok(n) if (1..=3600).contains(&n) => n,
+                _ => bail!(
+                    "environment variable SVC_BODY_READ_TIMEOUT_SECONDS: `{v}` is not a number of \
+                     seconds (1-3600)"
+                ),
+            };
+        }
+        if let Some(v) = env("SVC_CORS_ORIGINS") {
+            let list: Vec<&str> = v
+                .split(',')
+                .map(str::trim)
+                .filter(|o| !o.is_empty())
+                .collect();
+            self.server.cors_origins = check_origins(&list)
+                .map_err(|e| anyhow!("environment variable SVC_CORS_ORIGINS: {e}"))?;
         }
         if let Some(v) = env("SVC_SHELF_DB_PATH") {
             self.database.shelf_db_path = app_dir.join(v);
@@ -600,6 +671,15 @@ impl Config {
                 ),
             };
         }
+        if let Some(v) = env("SVC_JWT_CLOCK_SKEW_SECONDS") {
+            self.jwt.clock_skew_seconds = match v.trim().parse::<u64>() {
+                Ok(n) if n <= 3600 => n,
+                _ => bail!(
+                    "environment variable SVC_JWT_CLOCK_SKEW_SECONDS: `{v}` is not a number of \
+                     seconds (0-3600)"
+                ),
+            };
+        }
         if let Some(v) = env("EMAILER_SMTP_PASSWORD") {
             self.emailer.smtp.password = v;
         }
@@ -607,7 +687,40 @@ impl Config {
     }
 }
 
-/// The text of `path`, or `None` when it does not exist.
+/// Deepest `max_call_depth` accepted (the interpreter's cap).
+const MAX_CALL_DEPTH: u32 = 10_000;
+
+/// Validate a CORS allow-list: `"*"` alone, or origins `scheme://host[:port]` (a trailing
+/// `/` is dropped; compared case-insensitively).
+fn check_origins(list: &[&str]) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for origin in list {
+        let origin = origin.trim().trim_end_matches('/');
+        if origin == "*" {
+            if list.len() > 1 {
+                return Err("`*` cannot be combined with explicit origins".into());
+            }
+            out.push("*".to_string());
+            continue;
+        }
+        let valid = origin.split_once("://").is_some_and(|(scheme, rest)| {
+            !scheme.is_empty()
+                && scheme
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+                && !rest.is_empty()
+                && !rest.contains(['/', '?', '#', ' ', ','])
+        });
+        if !valid {
+            return Err(format!(
+                "`{origin}` is not an origin (scheme://host[:port], or \"*\")"
+            ));
+        }
+        out.push(origin.to_ascii_lowercase());
+    }
+    Ok(out)
+}
+
 /// A TOML value as JSON (dates and times become their text).
 fn toml_to_json(value: &toml::Value) -> serde_json::Value {
     use serde_json::Value as Json;
@@ -626,6 +739,7 @@ fn toml_to_json(value: &toml::Value) -> serde_json::Value {
     }
 }
 
+/// The text of `path`, or `None` when it does not exist.
 fn read_if_present(path: &Path) -> anyhow::Result<Option<String>> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
@@ -735,6 +849,28 @@ impl Key<'_> {
             .and_then(|n| u32::try_from(n).ok())
             .filter(|n| (lo..=hi).contains(n))
             .ok_or_else(|| self.wrong(&format!("an integer from {lo} to {hi}"), value))
+    }
+
+    /// A CORS allow-list: an array of origin strings (see [`check_origins`]).
+    fn origins(&self, value: &toml::Value) -> anyhow::Result<Vec<String>> {
+        let items = value
+            .as_array()
+            .ok_or_else(|| self.wrong("an array of origins", value))?;
+        let list = items
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .ok_or_else(|| self.wrong("an array of strings", value))
+            })
+            .collect::<anyhow::Result<Vec<&str>>>()?;
+        check_origins(&list).map_err(|e| {
+            anyhow!(
+                "{}: [{}] {}: {e}",
+                self.file.display(),
+                self.section,
+                self.key
+            )
+        })
     }
 
     /// A positive number of seconds (integer or float).
@@ -865,6 +1001,7 @@ docdb_enabled = false
                 docs_enabled: false,
                 suppress_health_check_logs: true,
                 max_body_bytes: 2048,
+                ..ServerConfig::default()
             }
         );
         assert_eq!(c.database.shelf_db_path, dir.0.join("state/db.sqlite"));
@@ -899,6 +1036,7 @@ docdb_enabled = false
         let c = load(&dir, None, &[]).expect("config loads");
         let defaults = load(&TempDir::new(), None, &[]).expect("config loads");
         assert_eq!(c.server, defaults.server);
+        assert_eq!(c.limits, defaults.limits);
         assert_eq!(c.jwt, defaults.jwt);
         assert_eq!(c.auth, defaults.auth);
         assert_eq!(
@@ -989,6 +1127,7 @@ ca_file = "ca.pem"
                 login_max_failures: 3,
                 login_max_failures_per_address: 9,
                 login_failure_window_seconds: 10,
+                ..AuthConfig::default()
             }
         );
         assert_eq!(c.emailer.provider, "smtp");
@@ -1039,6 +1178,135 @@ ca_file = "ca.pem"
             load(&TempDir::new(), None, &[("JWT_EXP_DELTA_DAYS", "x")]).expect_err("must fail")
         );
         assert!(err.contains("JWT_EXP_DELTA_DAYS"), "{err}");
+    }
+
+    /// The hardening keys: body deadline, CORS allow-list, JWT clock skew, bcrypt queue,
+    /// registration limits and `[scale.limits]`; env overrides; bad values name the key.
+    #[test]
+    fn hardening_keys_and_limits() {
+        let dir = TempDir::new();
+        let c = load(&dir, None, &[]).expect("config loads");
+        assert_eq!(c.server.body_read_timeout_seconds, 30);
+        assert_eq!(c.server.cors_origins, vec!["*".to_string()]);
+        assert_eq!(c.jwt.clock_skew_seconds, 60);
+        assert_eq!(
+            (
+                c.auth.bcrypt_queue_capacity,
+                c.auth.register_max_per_address,
+                c.auth.register_window_seconds
+            ),
+            (64, 10, 3600)
+        );
+        assert_eq!(c.limits, LimitsConfig::default());
+        assert_eq!(c.limits.call_timeout_seconds, 30.0);
+        assert_eq!(
+            c.limits.max_call_depth as usize,
+            lang::Limits::default().max_depth
+        );
+        assert!(!c.host_explicit);
+        dir.write(
+            "svc.toml",
+            r#"
+[scale.server]
+host = "0.0.0.0"
+body_read_timeout_seconds = 5
+cors_origins = ["https://App.example.com/", "http://localhost:3000"]
+
+[scale.jwt]
+clock_skew_seconds = 0
+
+[scale.auth]
+bcrypt_queue_capacity = 0
+register_max_per_address = 2
+register_window_seconds = 60
+
+[scale.limits]
+call_timeout_seconds = 2.5
+max_call_depth = 200
+max_string_bytes = 1024
+max_collection_items = 99
+max_response_bytes = 4096
+run_queue_capacity = 3
+max_replays = 0
+"#,
+        );
+        let c = load(&dir, None, &[]).expect("config loads");
+        assert!(c.host_explicit, "a host in the file is explicit");
+        assert_eq!(c.server.body_read_timeout_seconds, 5);
+        assert_eq!(
+            c.server.cors_origins,
+            vec!["https://app.example.com", "http://localhost:3000"]
+        );
+        assert_eq!(c.jwt.clock_skew_seconds, 0);
+        assert_eq!(c.auth.bcrypt_queue_capacity, 0);
+        assert_eq!(c.auth.register_max_per_address, 2);
+        assert_eq!(c.auth.register_window_seconds, 60);
+        assert_eq!(
+            c.limits,
+            LimitsConfig {
+                call_timeout_seconds: 2.5,
+                max_call_depth: 200,
+                max_string_bytes: 1024,
+                max_collection_items: 99,
+                max_response_bytes: 4096,
+                run_queue_capacity: 3,
+                max_replays: 0,
+            }
+        );
+        let c = load(
+            &TempDir::new(),
+            None,
+            &[
+                ("SVC_BODY_READ_TIMEOUT_SECONDS", "7"),
+                ("SVC_CORS_ORIGINS", "https://a.io, https://b.io"),
+                ("SVC_JWT_CLOCK_SKEW_SECONDS", "5"),
+                ("SVC_SERVER_HOST", "0.0.0.0"),
+            ],
+        )
+        .expect("config loads");
+        assert_eq!(c.server.body_read_timeout_seconds, 7);
+        assert_eq!(c.server.cors_origins, vec!["https://a.io", "https://b.io"]);
+        assert_eq!(c.jwt.clock_skew_seconds, 5);
+        assert!(c.host_explicit);
+        let dir = TempDir::new();
+        dir.write("svc.toml", "[scale.server]\ncors_origins = []\n");
+        let c = load(&dir, None, &[]).expect("config loads");
+        assert!(c.server.cors_origins.is_empty());
+        for (text, needle) in [
+            (
+                "[scale.server]\ncors_origins = \"*\"\n",
+                "[scale.server] cors_origins",
+            ),
+            (
+                "[scale.server]\ncors_origins = [\"*\", \"https://a.io\"]\n",
+                "cannot be combined",
+            ),
+            (
+                "[scale.server]\ncors_origins = [\"a.io\"]\n",
+                "not an origin",
+            ),
+            (
+                "[scale.server]\nbody_read_timeout_seconds = 0\n",
+                "[scale.server] body_read_timeout_seconds",
+            ),
+            (
+                "[scale.limits]\nmax_call_depth = 20000\n",
+                "[scale.limits] max_call_depth",
+            ),
+            (
+                "[scale.limits]\ncall_timeout_seconds = 0\n",
+                "[scale.limits] call_timeout_seconds",
+            ),
+            (
+                "[scale.auth]\nregister_max_per_address = 0\n",
+                "[scale.auth] register_max_per_address",
+            ),
+        ] {
+            let dir = TempDir::new();
+            dir.write("svc.toml", text);
+            let err = format!("{:#}", load(&dir, None, &[]).expect_err("must fail"));
+            assert!(err.contains(needle), "{text:?}: {err}");
+        }
     }
 
     #[test]
@@ -1189,6 +1457,7 @@ ca_file = "ca.pem"
                 docs_enabled: false,
                 suppress_health_check_logs: true,
                 max_body_bytes: 4096,
+                ..ServerConfig::default()
             }
         );
         assert_eq!(c.database.shelf_db_path, dir.0.join("other.db"));

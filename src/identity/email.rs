@@ -154,37 +154,41 @@ impl Mailer {
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let config = config.clone();
         let sender = from.clone();
-        let spawned = std::thread::Builder::new()
-            .name("svc-mailer".into())
-            .spawn(move || {
-                let runtime = match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    Ok(rt) => rt,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(format!("cannot start the mailer runtime: {e}")));
-                        return;
-                    }
-                };
-                let handle = runtime.handle().clone();
-                match source {
-                    Source::Factory(factory) => {
-                        let built = runtime.block_on(async { factory(&config) });
-                        let _ = ready_tx.send(built.map(|p| (p, handle)));
-                        let _ = runtime.block_on(stop_rx);
-                    }
-                    Source::Svc => match svc_emailer::start(&config, &sender) {
-                        Ok((provider, worker)) => {
-                            let _ = ready_tx.send(Ok((provider, handle)));
-                            runtime.block_on(worker.run(stop_rx));
-                        }
-                        Err(e) => {
-                            let _ = ready_tx.send(Err(e));
-                        }
-                    },
+        let mut builder = std::thread::Builder::new().name("svc-mailer".into());
+        if matches!(source, Source::Svc) {
+            // The interpreter runs here: give it the stack walkers get (reserved, not
+            // committed), so deep recursion ends in a RecursionError, not a crash.
+            builder = builder.stack_size(lang::driver::INTERPRETER_STACK_BYTES);
+        }
+        let spawned = builder.spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => {
+                    let _ = ready_tx.send(Err(format!("cannot start the mailer runtime: {e}")));
+                    return;
                 }
-            });
+            };
+            let handle = runtime.handle().clone();
+            match source {
+                Source::Factory(factory) => {
+                    let built = runtime.block_on(async { factory(&config) });
+                    let _ = ready_tx.send(built.map(|p| (p, handle)));
+                    let _ = runtime.block_on(stop_rx);
+                }
+                Source::Svc => match svc_emailer::start(&config, &sender) {
+                    Ok((provider, worker)) => {
+                        let _ = ready_tx.send(Ok((provider, handle)));
+                        runtime.block_on(worker.run(stop_rx));
+                    }
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                    }
+                },
+            }
+        });
         if let Err(e) = spawned {
             tracing::error!(error = %e, "e-mail is disabled: cannot start the mailer thread");
             return None;

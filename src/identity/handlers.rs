@@ -3,9 +3,10 @@
 
 use super::email::Mail;
 use super::password::Check;
-use super::validate::{self, json_body};
+use super::validate;
 use super::{Identity, new_one_time_token, new_root_id, new_user_id, token_hash, unauthorized};
 use crate::server::auth::bearer_token;
+use crate::server::body::json_object;
 use crate::server::envelope;
 use crate::server::errors::{ApiError, ErrorCode};
 use actix_web::http::StatusCode;
@@ -70,8 +71,12 @@ fn client_address(req: &HttpRequest) -> String {
 }
 
 /// `POST /user/register`.
-async fn register(id: web::Data<Identity>, payload: web::Payload) -> Result<HttpResponse> {
-    let body = json_body(payload).await?;
+async fn register(
+    id: web::Data<Identity>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse> {
+    let body = json_object(&req, payload).await?;
     let list = match body.get("identities") {
         Some(serde_json::Value::Array(list)) => list,
         None | Some(serde_json::Value::Null) => {
@@ -125,7 +130,20 @@ async fn register(id: web::Data<Identity>, payload: web::Payload) -> Result<Http
         Ok(())
     })
     .await?;
+    // Counted before bcrypt runs; given back only if hashing does not happen (a full
+    // bcrypt queue).
+    let slot = id
+        .throttles
+        .registrations
+        .reserve(&client_address(&req))
+        .map_err(|secs| {
+            ApiError::rate_limited(
+                "too many registrations from this address; try again later",
+                secs,
+            )
+        })?;
     let hash = id.passwords.hash(password).await?;
+    slot.keep();
     let new = NewUser {
         user_id: new_user_id(),
         role: Role::User,
@@ -143,13 +161,16 @@ async fn register(id: web::Data<Identity>, payload: web::Payload) -> Result<Http
 }
 
 /// `POST /user/login`: constant work whether or not the identity exists (one lookup,
-/// one bcrypt verify), throttled per identity and per client address.
+/// one bcrypt verify), throttled per identity and per client address. Each attempt takes
+/// its slot in both limits before bcrypt runs, so parallel guesses cannot exceed them; a
+/// failure keeps the slots, a success clears the identity's failures and gives the
+/// address slot back, any other outcome gives both back.
 async fn login(
     id: web::Data<Identity>,
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse> {
-    let body = json_body(payload).await?;
+    let body = json_object(&req, payload).await?;
     let (kind, value) = validate::identity_shape(body.get("identity"), "identity")?;
     let kind = IdentityType::parse(&kind)
         .ok_or_else(|| ApiError::validation("identity.type", "expected 'username' or 'email'"))?;
@@ -158,16 +179,20 @@ async fn login(
     let identity_key = format!("{kind}:{normalized}");
     let address = client_address(&req);
     let t = &id.throttles;
-    if let Some(secs) = t
-        .login_identity
-        .blocked(&identity_key)
-        .or_else(|| t.login_address.blocked(&address))
-    {
-        return Err(ApiError::rate_limited(
-            "too many failed logins; try again later",
-            secs,
-        ));
-    }
+    let (by_identity, by_address) = match (
+        t.login_identity.reserve(&identity_key),
+        t.login_address.reserve(&address),
+    ) {
+        (Ok(i), Ok(a)) => (i, a),
+        // A slot taken in the other limit is given back as it drops here.
+        (i, a) => {
+            let secs = i.err().max(a.err()).unwrap_or(1);
+            return Err(ApiError::rate_limited(
+                "too many failed logins; try again later",
+                secs,
+            ));
+        }
+    };
     let user = id
         .db(move |s| s.by_identity(kind, &normalized))
         .await?
@@ -177,12 +202,13 @@ async fn login(
     let user = match user {
         Some(u) if check != Check::Mismatch => u,
         _ => {
-            t.login_identity.record(&identity_key);
-            t.login_address.record(&address);
+            by_identity.keep();
+            by_address.keep();
             return Err(unauthorized("Invalid credentials"));
         }
     };
     t.login_identity.clear(&identity_key);
+    drop((by_identity, by_address));
     if check == Check::MatchLegacy {
         // Transparent upgrade of a legacy SHA-256 hash to bcrypt.
         let new_hash = id.passwords.hash(password).await?;
@@ -211,8 +237,12 @@ fn issue(id: &Identity, user: &UserRecord) -> Result<String> {
 
 /// `POST /user/refresh-token`: the token comes in the body (an optional `Bearer `
 /// prefix is stripped); a fresh token for a still-active account.
-async fn refresh(id: web::Data<Identity>, payload: web::Payload) -> Result<HttpResponse> {
-    let body = json_body(payload).await?;
+async fn refresh(
+    id: web::Data<Identity>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse> {
+    let body = json_object(&req, payload).await?;
     let raw = validate::string(&body, "token")?;
     let raw = raw.trim();
     let token = match raw.split_once(' ') {
@@ -259,14 +289,15 @@ async fn me(id: web::Data<Identity>, req: HttpRequest) -> Result<HttpResponse> {
 }
 
 /// `PUT /user/password`: wrong current password or empty new one → 400. Wrong current
-/// passwords count as failed logins of the account.
+/// passwords count as failed logins of the account, each attempt counted before bcrypt
+/// runs (as for login).
 async fn change_password(
     id: web::Data<Identity>,
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse> {
     let user = bearer_account(&id, &req).await?;
-    let body = json_body(payload).await?;
+    let body = json_object(&req, payload).await?;
     let current = validate::string(&body, "current_password")?;
     let new = validate::string(&body, "new_password")?;
     validate::new_password(
@@ -275,24 +306,22 @@ async fn change_password(
         bad_request(ErrorCode::ValidationError, "new_password must not be empty"),
     )?;
     let key = format!("user:{}", user.user_id);
-    if let Some(secs) = id.throttles.login_identity.blocked(&key) {
-        return Err(ApiError::rate_limited(
-            "too many wrong passwords; try again later",
-            secs,
-        ));
-    }
+    let attempt = id.throttles.login_identity.reserve(&key).map_err(|secs| {
+        ApiError::rate_limited("too many wrong passwords; try again later", secs)
+    })?;
     if !id
         .passwords
         .verify(current, user.password_hash.clone())
         .await?
     {
-        id.throttles.login_identity.record(&key);
+        attempt.keep();
         return Err(bad_request(
             ErrorCode::BadRequest,
             "current password is incorrect",
         ));
     }
     id.throttles.login_identity.clear(&key);
+    drop(attempt);
     let hash = id.passwords.hash(new).await?;
     let uid = user.user_id.clone();
     id.db(move |s| s.set_password(&uid, &hash)).await?;
@@ -308,7 +337,7 @@ async fn add_identity(
     payload: web::Payload,
 ) -> Result<HttpResponse> {
     let user_id = bearer_user(&id, &req)?;
-    let body = json_body(payload).await?;
+    let body = json_object(&req, payload).await?;
     let is_recovery = validate::optional_bool(&body, "is_recovery")?;
     let identity = validate::identity(body.get("identity"), "identity", is_recovery)?;
     if let Some(e) = validate::reserved(&identity) {
@@ -375,7 +404,7 @@ async fn send_verification(
     payload: web::Payload,
 ) -> Result<HttpResponse> {
     let user_id = bearer_user(&id, &req)?;
-    let body = json_body(payload).await?;
+    let body = json_object(&req, payload).await?;
     let invalid = |m: &str| bad_request(ErrorCode::ValidationError, m);
     let (kind, value) = validate::identity_shape(body.get("identity"), "identity")
         .map_err(|e| invalid(&e.message))?;
@@ -449,8 +478,12 @@ async fn send_verification(
 }
 
 /// `POST /user/verify-identity`.
-async fn verify_identity(id: web::Data<Identity>, payload: web::Payload) -> Result<HttpResponse> {
-    let body = json_body(payload).await?;
+async fn verify_identity(
+    id: web::Data<Identity>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse> {
+    let body = json_object(&req, payload).await?;
     let token = validate::string(&body, "token")?;
     let hash = token_hash(token.trim());
     let verified = id.db(move |s| s.redeem_verify(&hash)).await?;
@@ -468,8 +501,12 @@ async fn verify_identity(id: web::Data<Identity>, payload: web::Payload) -> Resu
 /// `POST /user/forgot-password`: always the same 200; the lookup, the token and the mail
 /// happen after the answer, so neither the body nor the timing tells whether the account
 /// exists. A reset goes only to a verified recovery e-mail of an active account.
-async fn forgot_password(id: web::Data<Identity>, payload: web::Payload) -> Result<HttpResponse> {
-    let body = json_body(payload).await?;
+async fn forgot_password(
+    id: web::Data<Identity>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse> {
+    let body = json_object(&req, payload).await?;
     let (kind, value) = validate::identity_shape(body.get("identity"), "identity")?;
     if kind != "email" {
         return Err(ApiError::validation("identity.type", "expected 'email'"));
@@ -525,8 +562,12 @@ async fn send_reset(id: &Identity, normalized: String) -> Result<()> {
 
 /// `POST /user/reset-password`: the token is checked before any bcrypt work, then
 /// consumed together with the password change (other reset tokens are revoked).
-async fn reset_password(id: web::Data<Identity>, payload: web::Payload) -> Result<HttpResponse> {
-    let body = json_body(payload).await?;
+async fn reset_password(
+    id: web::Data<Identity>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse> {
+    let body = json_object(&req, payload).await?;
     let token = validate::string(&body, "token")?;
     let new = validate::string(&body, "new_password")?;
     validate::new_password(

@@ -1,18 +1,28 @@
 //! Session tokens (spec "JWT claims", decisions.md "Identity"): HMAC-signed JWTs with
 //! the claims `sub` and `user_id` (the same UUID), `role`, `iat` and `exp`.
 //!
-//! Verification accepts only the configured algorithm, requires `exp` and `sub`, checks
-//! expiry with no leeway, and rejects any token that carries a `type` claim (API keys and
-//! other non-session tokens are typed).
+//! Verification accepts only the configured algorithm, requires `exp`, `sub` and `iat`,
+//! checks expiry with no leeway, refuses a token issued in the future (`iat`) or not yet
+//! valid (`nbf`, when present) beyond `[scale.jwt] clock_skew_seconds`, and rejects any
+//! token that carries a `type` claim (API keys and other non-session tokens are typed).
+//!
+//! There is no built-in secret: without `[scale.jwt] secret` / `JWT_SECRET` the server
+//! generates a random one on first start and keeps it in the data directory
+//! ([`load_or_create_secret`]).
 
 use crate::config::JwtConfig;
-use anyhow::{Context as _, bail};
+use anyhow::{Context as _, anyhow, bail};
+use base64::Engine as _;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
+use std::io::Write as _;
+use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+use std::path::Path;
 
-/// The secret used when none is configured: for development only (anyone who reads this
-/// source can forge tokens signed with it).
-pub const DEV_SECRET: &str = "svc-development-secret-do-not-use-in-production";
+/// File name of the generated development secret, next to the store file.
+pub const SECRET_FILE: &str = "jwt_secret";
+/// Random bytes of a generated secret (256 bits, the HS256 key size).
+const GENERATED_SECRET_BYTES: usize = 32;
 
 /// Claims of a session token.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,6 +32,9 @@ pub struct Claims {
     pub role: String,
     pub iat: i64,
     pub exp: i64,
+    /// Not before: honoured when present (svc never sets it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nbf: Option<i64>,
     /// Present on non-session tokens only; a session token never has it.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<serde_json::Value>,
@@ -34,15 +47,14 @@ pub struct JwtKeys {
     decoding: DecodingKey,
     validation: Validation,
     lifetime_secs: i64,
-    /// The built-in development secret is in use.
-    pub dev_secret: bool,
+    clock_skew_secs: i64,
 }
 
 impl std::fmt::Debug for JwtKeys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JwtKeys")
             .field("algorithm", &self.algorithm)
-            .field("dev_secret", &self.dev_secret)
+            .field("clock_skew_secs", &self.clock_skew_secs)
             .finish_non_exhaustive()
     }
 }
@@ -51,11 +63,14 @@ impl std::fmt::Debug for JwtKeys {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Rejected {
     Expired,
+    /// Issued (`iat`) or valid from (`nbf`) further in the future than the clock skew.
+    NotYetValid,
     Invalid,
 }
 
 impl JwtKeys {
-    /// Keys from `[scale.jwt]`; only the HMAC algorithms take a shared secret.
+    /// Keys from `[scale.jwt]`; only the HMAC algorithms take a shared secret. The secret
+    /// must be resolved by then (configured or generated): there is no default.
     pub fn new(config: &JwtConfig) -> anyhow::Result<JwtKeys> {
         let algorithm = match config.algorithm.trim().to_ascii_uppercase().as_str() {
             "HS256" => Algorithm::HS256,
@@ -65,12 +80,19 @@ impl JwtKeys {
                 bail!("[scale.jwt] algorithm `{other}` is not supported: use HS256, HS384 or HS512")
             }
         };
-        let secret = config.secret.as_deref().unwrap_or(DEV_SECRET);
+        let secret = config
+            .secret
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| anyhow!("no JWT secret: set [scale.jwt] secret or JWT_SECRET"))?;
         let mut validation = Validation::new(algorithm);
         validation.algorithms = vec![algorithm];
         validation.leeway = 0;
         validation.validate_exp = true;
-        validation.set_required_spec_claims(&["exp", "sub"]);
+        // `nbf` is checked below with the clock skew (the library's check would share
+        // `exp`'s leeway, which is zero).
+        validation.validate_nbf = false;
+        validation.set_required_spec_claims(&["exp", "sub", "iat"]);
         let lifetime_secs = i64::from(config.exp_delta_days)
             .checked_mul(86_400)
             .context("[scale.jwt] exp_delta_days is too large")?;
@@ -80,7 +102,7 @@ impl JwtKeys {
             decoding: DecodingKey::from_secret(secret.as_bytes()),
             validation,
             lifetime_secs,
-            dev_secret: config.secret.is_none(),
+            clock_skew_secs: i64::try_from(config.clock_skew_seconds).unwrap_or(i64::MAX),
         })
     }
 
@@ -92,6 +114,7 @@ impl JwtKeys {
             role: role.to_string(),
             iat: now,
             exp: now.saturating_add(self.lifetime_secs),
+            nbf: None,
             kind: None,
         };
         jsonwebtoken::encode(&Header::new(self.algorithm), &claims, &self.encoding)
@@ -100,6 +123,11 @@ impl JwtKeys {
 
     /// The claims of a valid session token.
     pub fn verify(&self, token: &str) -> Result<Claims, Rejected> {
+        self.verify_at(token, actors::users::unix_now())
+    }
+
+    /// [`JwtKeys::verify`] at the time `now` (seconds since the epoch).
+    pub fn verify_at(&self, token: &str, now: i64) -> Result<Claims, Rejected> {
         let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
             .map_err(|e| match e.kind() {
                 jsonwebtoken::errors::ErrorKind::ExpiredSignature => Rejected::Expired,
@@ -109,8 +137,86 @@ impl JwtKeys {
         if claims.kind.is_some() || claims.sub != claims.user_id || claims.user_id.is_empty() {
             return Err(Rejected::Invalid);
         }
+        let latest = now.saturating_add(self.clock_skew_secs);
+        if claims.iat > latest || claims.nbf.is_some_and(|nbf| nbf > latest) {
+            return Err(Rejected::NotYetValid);
+        }
         Ok(claims)
     }
+}
+
+/// The development secret kept in `path`: read when the file exists, else generated
+/// (32 random bytes, URL-safe base64) and written with mode 0600, its directory created
+/// 0700. Two servers starting at once agree on one secret: the file appears whole or not
+/// at all (written aside, then hard-linked into place, which fails if it exists).
+pub fn load_or_create_secret(path: &Path) -> anyhow::Result<String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => return check_stored_secret(path, &text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => bail!("cannot read the JWT secret file {}: {e}", path.display()),
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    actors::store::create_private_dir(dir)
+        .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
+    let secret = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(super::random_bytes::<GENERATED_SECRET_BYTES>());
+    let aside = dir.join(format!(".{SECRET_FILE}.{}.tmp", std::process::id()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&aside)
+        .and_then(|mut f| {
+            f.write_all(secret.as_bytes())?;
+            f.write_all(b"\n")?;
+            f.sync_all()
+        });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&aside);
+        bail!("cannot write the JWT secret file {}: {e}", aside.display());
+    }
+    let linked = std::fs::hard_link(&aside, path);
+    let _ = std::fs::remove_file(&aside);
+    match linked {
+        Ok(()) => Ok(secret),
+        // Another process created it first: use theirs.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the JWT secret file {}", path.display()))?;
+            check_stored_secret(path, &text)
+        }
+        Err(e) => bail!("cannot create the JWT secret file {}: {e}", path.display()),
+    }
+}
+
+/// A stored secret must be long enough to be one we generated; a file others can read
+/// is refused (anyone who reads it can forge tokens).
+fn check_stored_secret(path: &Path, text: &str) -> anyhow::Result<String> {
+    let mode = std::fs::metadata(path)
+        .with_context(|| format!("cannot read the JWT secret file {}", path.display()))?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        bail!(
+            "the JWT secret file {} is accessible to other users (mode {:o}); run `chmod 600` \
+             on it, or delete it to generate a new one",
+            path.display(),
+            mode & 0o777
+        );
+    }
+    let secret = text.trim();
+    if secret.len() < 32 {
+        bail!(
+            "the JWT secret file {} holds fewer than 32 characters; delete it to generate a \
+             new one, or set JWT_SECRET",
+            path.display()
+        );
+    }
+    Ok(secret.to_string())
 }
 
 #[cfg(test)]
@@ -122,6 +228,7 @@ mod tests {
             secret: secret.map(str::to_string),
             algorithm: alg.into(),
             exp_delta_days: 7,
+            clock_skew_seconds: 60,
         })
         .expect("keys")
     }
@@ -133,12 +240,72 @@ mod tests {
     #[test]
     fn round_trip_with_both_ids() {
         let k = keys(Some("s3cret"), "HS256");
-        assert!(!k.dev_secret);
         let t = k.issue("u-1", "user", now()).expect("signed");
         let c = k.verify(&t).expect("valid");
         assert_eq!((c.sub.as_str(), c.user_id.as_str()), ("u-1", "u-1"));
         assert_eq!(c.exp - c.iat, 7 * 86_400);
-        assert!(keys(None, "HS256").dev_secret);
+        assert!(
+            JwtKeys::new(&JwtConfig::default()).is_err(),
+            "no secret, no keys"
+        );
+    }
+
+    fn forged(iat: i64, nbf: Option<i64>) -> String {
+        let claims = Claims {
+            sub: "u".into(),
+            user_id: "u".into(),
+            role: "user".into(),
+            iat,
+            exp: iat + 3600,
+            nbf,
+            kind: None,
+        };
+        jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &claims,
+            &EncodingKey::from_secret(b"s3cret"),
+        )
+        .expect("signed")
+    }
+
+    #[test]
+    fn future_iat_and_nbf_beyond_the_skew_are_refused() {
+        let k = keys(Some("s3cret"), "HS256");
+        let now = 1_900_000_000;
+        assert!(
+            k.verify_at(&forged(now + 60, None), now).is_ok(),
+            "within skew"
+        );
+        assert_eq!(
+            k.verify_at(&forged(now + 61, None), now),
+            Err(Rejected::NotYetValid)
+        );
+        assert!(k.verify_at(&forged(now, Some(now + 60)), now).is_ok());
+        assert_eq!(
+            k.verify_at(&forged(now, Some(now + 61)), now),
+            Err(Rejected::NotYetValid)
+        );
+        assert!(k.verify_at(&forged(now - 10, Some(now - 5)), now).is_ok());
+    }
+
+    #[test]
+    fn generated_secret_is_kept_private_and_reused() {
+        let dir = std::env::temp_dir().join(format!(
+            "svc-jwt-secret-{}-{}",
+            std::process::id(),
+            actors::random_id()
+        ));
+        let path = dir.join("data").join(SECRET_FILE);
+        let first = load_or_create_secret(&path).expect("generated");
+        assert!(first.len() >= 43, "{first}");
+        let mode = |p: &Path| std::fs::metadata(p).expect("exists").permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(&dir.join("data")), 0o700);
+        assert_eq!(load_or_create_secret(&path).expect("reused"), first);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        let err = load_or_create_secret(&path).expect_err("readable by others");
+        assert!(err.to_string().contains("chmod 600"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -160,6 +327,7 @@ mod tests {
             role: "user".into(),
             iat: now(),
             exp: now() + 60,
+            nbf: None,
             kind: Some("api_key".into()),
         };
         let t = jsonwebtoken::encode(

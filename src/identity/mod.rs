@@ -31,7 +31,7 @@ use jwt::JwtKeys;
 use lang::host::AnchorId;
 use password::Passwords;
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use throttle::Limiter;
@@ -51,36 +51,62 @@ const HOUR: Duration = Duration::from_secs(3600);
 /// The identity settings of the configuration.
 #[derive(Clone, Debug)]
 pub struct IdentitySettings {
+    /// With the secret resolved: configured, or generated and kept in
+    /// [`IdentitySettings::generated_secret`].
     pub jwt: JwtConfig,
     pub auth: AuthConfig,
     pub emailer: EmailerConfig,
-    pub profile: Option<String>,
+    /// No secret was configured: this file holds the generated development secret.
+    pub generated_secret: Option<PathBuf>,
 }
 
 impl IdentitySettings {
-    /// Take the identity sections of `config`; the `prod` profile refuses the built-in
-    /// development secret.
+    /// Take the identity sections of `config`. The `prod` profile refuses to start
+    /// without a configured JWT secret and with the `log` mail provider; otherwise a
+    /// missing secret is read from (or generated into) `jwt_secret` next to the store
+    /// file.
     pub fn from_config(config: &Config) -> anyhow::Result<IdentitySettings> {
-        let settings = IdentitySettings {
-            jwt: config.jwt.clone(),
-            auth: config.auth.clone(),
-            emailer: config.emailer.clone(),
-            profile: config.profile.clone(),
-        };
-        let dev = settings
-            .jwt
-            .secret
-            .as_deref()
-            .is_none_or(|s| s == jwt::DEV_SECRET);
-        if dev && settings.profile.as_deref() == Some("prod") {
+        let prod = config.profile.as_deref() == Some("prod");
+        if prod && config.jwt.secret.is_none() {
             bail!(
-                "refusing to start with profile `prod`: the JWT secret is the built-in development \
-                 value, so anyone could forge tokens; set [scale.jwt] secret or JWT_SECRET"
+                "refusing to start with profile `prod` without a JWT secret: a generated \
+                 development secret is not shared by replicas and lives next to the data; set \
+                 [scale.jwt] secret or JWT_SECRET"
             );
         }
-        JwtKeys::new(&settings.jwt)?;
-        Ok(settings)
+        if prod && config.emailer.enabled && config.emailer.provider == "log" {
+            bail!(
+                "refusing to start with profile `prod`: [scale.emailer] provider `log` writes \
+                 mails, with their verification and reset tokens, to the server log; configure \
+                 `smtp` or another provider"
+            );
+        }
+        let mut jwt = config.jwt.clone();
+        let generated_secret = if jwt.secret.is_none() {
+            let path = secret_path(&config.database.shelf_db_path);
+            jwt.secret = Some(jwt::load_or_create_secret(&path)?);
+            Some(path)
+        } else {
+            None
+        };
+        JwtKeys::new(&jwt)?;
+        Ok(IdentitySettings {
+            jwt,
+            auth: config.auth.clone(),
+            emailer: config.emailer.clone(),
+            generated_secret,
+        })
     }
+}
+
+/// Where the generated development secret is kept: `jwt_secret` in the store file's
+/// directory (the data directory, created 0700).
+pub fn secret_path(store_path: &Path) -> PathBuf {
+    store_path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .join(jwt::SECRET_FILE)
 }
 
 /// What a bearer token resolves to, cached for [`USER_CACHE_TTL`].
@@ -97,6 +123,8 @@ pub struct Throttles {
     pub login_identity: Limiter,
     /// Failed logins per client address.
     pub login_address: Limiter,
+    /// Registrations per client address.
+    pub registrations: Limiter,
     pub verification_mails: Limiter,
     pub reset_requests: Limiter,
 }
@@ -131,13 +159,9 @@ impl Identity {
         shared_root: AnchorId,
     ) -> anyhow::Result<Identity> {
         let jwt = JwtKeys::new(&settings.jwt)?;
-        if jwt.dev_secret {
-            tracing::warn!(
-                "!!! JWT secret: using the built-in DEVELOPMENT value: anyone can forge session \
-                 tokens. Set [scale.jwt] secret or JWT_SECRET before deploying (`--profile prod` \
-                 refuses to start without one). !!!"
-            );
-        } else if settings.jwt.secret.as_ref().is_some_and(|s| s.len() < 32) {
+        if settings.generated_secret.is_none()
+            && settings.jwt.secret.as_ref().is_some_and(|s| s.len() < 32)
+        {
             tracing::warn!("the JWT secret is shorter than 32 bytes; use a long random value");
         }
         let mut users = UserStore::open(store_path)
@@ -147,11 +171,18 @@ impl Identity {
                 lang::host::format_id(new_root_id())
             })
             .context("cannot create the guest and system accounts")?;
-        let passwords = Passwords::new(settings.auth.bcrypt_cost);
+        let passwords = Passwords::new(
+            settings.auth.bcrypt_cost,
+            settings.auth.bcrypt_queue_capacity as usize,
+        );
         let window = Duration::from_secs(settings.auth.login_failure_window_seconds);
         let throttles = Throttles {
             login_identity: Limiter::new(settings.auth.login_max_failures, window),
             login_address: Limiter::new(settings.auth.login_max_failures_per_address, window),
+            registrations: Limiter::new(
+                settings.auth.register_max_per_address,
+                Duration::from_secs(settings.auth.register_window_seconds),
+            ),
             verification_mails: Limiter::new(VERIFICATION_MAILS_PER_HOUR, HOUR),
             reset_requests: Limiter::new(RESET_REQUESTS_PER_HOUR, HOUR),
         };
@@ -247,6 +278,7 @@ impl Identity {
     pub fn verify_token(&self, token: &str) -> Result<jwt::Claims, ApiError> {
         self.jwt.verify(token).map_err(|r| match r {
             jwt::Rejected::Expired => unauthorized("token expired"),
+            jwt::Rejected::NotYetValid => unauthorized("invalid token: not valid yet"),
             jwt::Rejected::Invalid => unauthorized("invalid token"),
         })
     }
@@ -361,14 +393,27 @@ mod tests {
     }
 
     #[test]
-    fn prod_profile_refuses_the_dev_secret() {
-        let mut config = Config::load_with_env(Path::new("/nonexistent"), None, &|_| None)
-            .expect("defaults load");
-        assert!(IdentitySettings::from_config(&config).is_ok());
+    fn prod_profile_needs_a_secret_and_a_real_mailer() {
+        let dir = std::env::temp_dir().join(format!(
+            "svc-identity-settings-{}-{}",
+            std::process::id(),
+            actors::random_id()
+        ));
+        let mut config = Config::load_with_env(&dir, None, &|_| None).expect("defaults load");
+        let dev = IdentitySettings::from_config(&config).expect("generated secret");
+        let path = dir.join(".svc/data/jwt_secret");
+        assert_eq!(dev.generated_secret.as_deref(), Some(path.as_path()));
+        let again = IdentitySettings::from_config(&config).expect("reused secret");
+        assert_eq!(again.jwt.secret, dev.jwt.secret);
         config.profile = Some("prod".into());
         let err = IdentitySettings::from_config(&config).expect_err("refused");
         assert!(err.to_string().contains("JWT_SECRET"), "{err}");
         config.jwt.secret = Some("a-real-secret-of-enough-length-0123456789".into());
-        assert!(IdentitySettings::from_config(&config).is_ok());
+        let prod = IdentitySettings::from_config(&config).expect("configured secret");
+        assert_eq!(prod.generated_secret, None);
+        config.emailer.provider = "log".into();
+        let err = IdentitySettings::from_config(&config).expect_err("refused");
+        assert!(err.to_string().contains("`log`"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

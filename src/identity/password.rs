@@ -4,10 +4,19 @@
 //! same cost, so it costs what a wrong password costs. A legacy unsalted SHA-256 hex hash
 //! (records migrated from the original's flat user documents) still verifies, with the
 //! same bcrypt cost spent, and the login replaces it by bcrypt.
+//!
+//! Work is bounded: one computation per core at a time, and at most
+//! `[scale.auth] bcrypt_queue_capacity` more waiting for a slot; a request beyond that is
+//! answered at once with 503 `SERVICE_UNAVAILABLE` and `Retry-After`, before any hashing.
 
 use crate::server::errors::{ApiError, ErrorCode};
 use actix_web::web;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+use tokio::sync::SemaphorePermit;
+
+/// `Retry-After` of a 503 for a full bcrypt queue, in seconds.
+const QUEUE_FULL_RETRY_SECS: u64 = 1;
 
 /// bcrypt reads at most this many bytes; longer passwords are refused rather than
 /// silently truncated.
@@ -20,6 +29,10 @@ pub struct Passwords {
     /// every pending one at once, so under load each login would wait for all of them
     /// (same throughput, far worse latency). Waiters are served in arrival order.
     slots: tokio::sync::Semaphore,
+    /// Requests waiting for a slot now.
+    waiting: AtomicUsize,
+    /// Most requests allowed to wait (`bcrypt_queue_capacity`).
+    queue_capacity: usize,
     /// A hash of a random password: verifying anything against it fails, in full time.
     /// Computed on a background thread at start (cost 12 takes a while); a login needing
     /// it before then waits for it.
@@ -27,8 +40,9 @@ pub struct Passwords {
 }
 
 impl Passwords {
-    /// Starts computing the dummy hash in the background.
-    pub fn new(cost: u32) -> Passwords {
+    /// Starts computing the dummy hash in the background. At most `queue_capacity`
+    /// requests wait for a bcrypt slot.
+    pub fn new(cost: u32, queue_capacity: usize) -> Passwords {
         let dummy = Arc::new(OnceLock::new());
         let slot = Arc::clone(&dummy);
         let spawned = std::thread::Builder::new()
@@ -44,13 +58,48 @@ impl Passwords {
             cost,
             dummy,
             slots: tokio::sync::Semaphore::new(cores),
+            waiting: AtomicUsize::new(0),
+            queue_capacity,
         }
+    }
+
+    /// A bcrypt slot: at once when one is free, else after waiting in line, unless the
+    /// line is full (503 with `Retry-After`).
+    async fn slot(&self) -> Result<SemaphorePermit<'_>, ApiError> {
+        if let Ok(permit) = self.slots.try_acquire() {
+            return Ok(permit);
+        }
+        let admitted = self
+            .waiting
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.queue_capacity).then_some(n + 1)
+            })
+            .is_ok();
+        if !admitted {
+            tracing::warn!(
+                capacity = self.queue_capacity,
+                "bcrypt queue full; answering 503"
+            );
+            return Err(ApiError::unavailable(
+                "the server is busy hashing passwords; try again shortly",
+                QUEUE_FULL_RETRY_SECS,
+            ));
+        }
+        // Leaves the line however the wait ends (a slot, or the request dropped).
+        struct InLine<'a>(&'a AtomicUsize);
+        impl Drop for InLine<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        let _in_line = InLine(&self.waiting);
+        self.slots.acquire().await.map_err(|_| internal())
     }
 
     /// A bcrypt hash of `password` (on the blocking pool).
     pub async fn hash(&self, password: String) -> Result<String, ApiError> {
         let cost = self.cost;
-        let _slot = self.slots.acquire().await.map_err(|_| internal())?;
+        let _slot = self.slot().await?;
         web::block(move || bcrypt::non_truncating_hash(password, cost))
             .await
             .map_err(|_| internal())?
@@ -66,7 +115,7 @@ impl Passwords {
     pub async fn check(&self, password: String, hash: Option<String>) -> Result<Check, ApiError> {
         let dummy = Arc::clone(&self.dummy);
         let cost = self.cost;
-        let _slot = self.slots.acquire().await.map_err(|_| internal())?;
+        let _slot = self.slot().await?;
         web::block(move || match hash {
             Some(h) if is_legacy_sha256(&h) => {
                 let _ = bcrypt::non_truncating_verify(&password, dummy_hash(&dummy, cost));
@@ -136,7 +185,7 @@ mod tests {
 
     #[actix_web::test]
     async fn hash_verify_and_dummy() {
-        let p = Passwords::new(4);
+        let p = Passwords::new(4, 64);
         let h = p.hash("pw".into()).await.expect("hashed");
         assert!(h.starts_with("$2b$04$"));
         assert_ne!(p.hash("pw".into()).await.expect("hashed"), h, "salted");
@@ -149,5 +198,19 @@ mod tests {
         let check = |pw: &str| p.check(pw.into(), Some(legacy.to_uppercase()));
         assert_eq!(check("old-pw").await.expect("ran"), Check::MatchLegacy);
         assert_eq!(check("other").await.expect("ran"), Check::Mismatch);
+    }
+
+    #[actix_web::test]
+    async fn a_full_queue_answers_503() {
+        let p = Passwords::new(4, 0);
+        let held: Vec<_> = (0..p.slots.available_permits())
+            .map(|_| p.slots.try_acquire().expect("free slot"))
+            .collect();
+        let e = p.hash("pw".into()).await.expect_err("no room to wait");
+        assert_eq!((e.status.as_u16(), e.retry_after), (503, Some(1)));
+        assert_eq!(e.code, ErrorCode::ServiceUnavailable);
+        drop(held);
+        assert!(p.hash("pw".into()).await.is_ok());
+        assert_eq!(p.waiting.load(Ordering::Acquire), 0);
     }
 }

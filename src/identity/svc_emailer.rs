@@ -16,6 +16,12 @@
 //! `None`. Whatever the module prints is logged (target `svc::mail`). An empty or invalid
 //! provider, a missing module, obj or method, or a failing `is_ready` disables e-mail with
 //! the reason logged; the server keeps running.
+//!
+//! The module runs under the interpreter host rules of walkers: on a thread with
+//! `lang::driver::INTERPRETER_STACK_BYTES` of stack (the mailer thread, see
+//! `email::Mailer::start`) and with the server's call limits (`server::Settings::limits`:
+//! depth, and the call timeout), so deep recursion is a clean `RecursionError` and an
+//! endless loop a timeout, never a crashed server.
 
 use super::email::{EmailProvider, Mail};
 use crate::config::EmailerConfig;
@@ -29,11 +35,7 @@ use lang::{Limits, interp::Program};
 use serde_json::{Map, Value as Json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
-
-/// Wall-clock budget of one `send_email` or `is_ready` call (and of loading the module).
-pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Whether `provider` has the `package.module:ClassName` form (rather than a name).
 pub fn is_class_form(provider: &str) -> bool {
@@ -140,10 +142,11 @@ pub fn start(
             config.provider
         ));
     }
-    let limits = Limits {
-        timeout: Some(CALL_TIMEOUT),
-        ..Limits::default()
-    };
+    // The limits of walker calls: each `send_email`/`is_ready` call (and loading the
+    // module) gets the call timeout.
+    // (The defaults of `[scale.limits]`: the mailer is configured before the server's
+    // settings exist.)
+    let limits = crate::server::call_limits(&crate::config::LimitsConfig::default());
     let mut host = MemoryHost::new();
     let loaded = serve::load_app(&path, &mut host, &limits);
     log_output(&mut host, &class_ref.class);

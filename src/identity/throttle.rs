@@ -2,6 +2,12 @@
 //! Used for failed logins (per identity and per client address), verification mails (per
 //! user) and reset requests (per e-mail). State is per server process; the number of keys
 //! tracked is bounded so a flood of distinct keys cannot grow memory without limit.
+//!
+//! Limits that guard expensive work (bcrypt) take their slot *before* the work, with
+//! [`Limiter::reserve`]: the check and the count are one step under the lock, so N
+//! parallel attempts cannot all pass a check made before any of them was counted. The
+//! [`Reservation`] is given back when dropped (the attempt turned out not to count: a
+//! successful login, a request refused for another reason) unless it is kept.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -27,6 +33,7 @@ impl Limiter {
     }
 
     /// `Some(seconds until a slot frees)` when `key` has used up its events.
+    #[cfg(test)]
     pub fn blocked(&self, key: &str) -> Option<u64> {
         let now = Instant::now();
         let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
@@ -36,6 +43,7 @@ impl Limiter {
     }
 
     /// Record one event for `key`.
+    #[cfg(test)]
     pub fn record(&self, key: &str) {
         let now = Instant::now();
         let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
@@ -53,10 +61,23 @@ impl Limiter {
 
     /// Record an event unless `key` is already at its limit (`Err(retry_after)`).
     pub fn acquire(&self, key: &str) -> Result<(), u64> {
+        self.reserve(key).map(Reservation::keep)
+    }
+
+    /// Count one event for `key` now, unless `key` is at its limit (`Err(retry_after)`);
+    /// the event is withdrawn when the returned [`Reservation`] is dropped without
+    /// [`Reservation::keep`].
+    pub fn reserve(&self, key: &str) -> Result<Reservation<'_>, u64> {
         let now = Instant::now();
         let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        let mut reservation = Reservation {
+            limiter: self,
+            key: key.to_string(),
+            at: None,
+        };
         if !events.contains_key(key) && !self.make_room(&mut events, now) {
-            return Ok(());
+            // Not tracked (too many keys): nothing to count or withdraw.
+            return Ok(reservation);
         }
         let q = events.entry(key.to_string()).or_default();
         self.expire(q, now);
@@ -64,7 +85,21 @@ impl Limiter {
             return Err(secs);
         }
         q.push_back(now);
-        Ok(())
+        reservation.at = Some(now);
+        Ok(reservation)
+    }
+
+    /// Withdraw the event of `key` recorded at `at`, if it is still counted.
+    fn withdraw(&self, key: &str, at: Instant) {
+        let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(q) = events.get_mut(key) {
+            if let Some(i) = q.iter().rposition(|t| *t == at) {
+                q.remove(i);
+            }
+            if q.is_empty() {
+                events.remove(key);
+            }
+        }
     }
 
     /// Forget `key` (a successful login clears its failures).
@@ -104,6 +139,30 @@ impl Limiter {
     }
 }
 
+/// One event counted by [`Limiter::reserve`]: withdrawn on drop unless kept.
+#[must_use = "dropping a reservation withdraws it at once"]
+pub struct Reservation<'a> {
+    limiter: &'a Limiter,
+    key: String,
+    /// When it was counted (`None`: the key is not tracked).
+    at: Option<Instant>,
+}
+
+impl Reservation<'_> {
+    /// The event counts (a failed attempt).
+    pub fn keep(mut self) {
+        self.at = None;
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if let Some(at) = self.at.take() {
+            self.limiter.withdraw(&self.key, at);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +181,24 @@ mod tests {
         assert_eq!(l.blocked("a"), None);
         assert!(l.acquire("c").is_ok() && l.acquire("c").is_ok());
         assert!(l.acquire("c").is_err());
+    }
+
+    #[test]
+    fn reservations_count_at_once_and_withdraw_on_drop() {
+        let l = Limiter::new(2, Duration::from_secs(60));
+        let a = l.reserve("k").expect("first");
+        let b = l.reserve("k").expect("second");
+        assert!(l.reserve("k").is_err(), "two in flight fill the limit");
+        drop(a);
+        let c = l.reserve("k").expect("a slot was given back");
+        b.keep();
+        c.keep();
+        assert!(l.blocked("k").is_some());
+        l.clear("k");
+        let d = l.reserve("k").expect("cleared");
+        l.clear("k");
+        drop(d);
+        assert_eq!(l.blocked("k"), None);
     }
 
     #[test]

@@ -7,47 +7,15 @@
 //! spec states as 400 are raised by the handlers.
 
 use crate::server::errors::{ApiError, ErrorCode, FieldError};
-use actix_web::web;
 use actors::users::{IdentityRecord, IdentityType};
-use futures_util::StreamExt as _;
 use serde_json::{Map, Value as Json};
 
-/// Largest identity request body (the profile alone is bounded at 8 KiB).
-pub const BODY_LIMIT: usize = 64 * 1024;
 /// Longest identity value, in characters (an e-mail address is at most 254).
 pub const MAX_IDENTITY_CHARS: usize = 254;
 pub const PROFILE_MAX_KEYS: usize = 20;
 pub const PROFILE_MAX_KEY_CHARS: usize = 64;
 pub const PROFILE_MAX_VALUE_CHARS: usize = 1024;
 pub const PROFILE_MAX_JSON_BYTES: usize = 8192;
-
-/// The request body as a JSON object.
-pub async fn json_body(mut payload: web::Payload) -> Result<Map<String, Json>, ApiError> {
-    let mut bytes = Vec::new();
-    while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|e| {
-            ApiError::new(
-                ErrorCode::BadRequest,
-                format!("cannot read the request body: {e}"),
-            )
-        })?;
-        if bytes.len() + chunk.len() > BODY_LIMIT {
-            return Err(ApiError::new(
-                ErrorCode::PayloadTooLarge,
-                format!("request body larger than {BODY_LIMIT} bytes"),
-            ));
-        }
-        bytes.extend_from_slice(&chunk);
-    }
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(ApiError::validation("body", "a JSON object is required"));
-    }
-    match serde_json::from_slice::<Json>(&bytes) {
-        Ok(Json::Object(m)) => Ok(m),
-        Ok(_) => Err(ApiError::validation("body", "expected a JSON object")),
-        Err(e) => Err(ApiError::validation("body", format!("malformed JSON: {e}"))),
-    }
-}
 
 /// A required string field.
 pub fn string(body: &Map<String, Json>, name: &str) -> Result<String, ApiError> {

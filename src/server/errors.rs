@@ -15,6 +15,8 @@ pub enum ErrorCode {
     Forbidden,
     NotFound,
     MethodNotAllowed,
+    /// The request body did not arrive within `body_read_timeout_seconds`.
+    RequestTimeout,
     Conflict,
     PayloadTooLarge,
     UnsupportedMediaType,
@@ -56,6 +58,7 @@ const TABLE: &[(ErrorCode, &str, u16)] = &[
     (ErrorCode::Forbidden, "FORBIDDEN", 403),
     (ErrorCode::NotFound, "NOT_FOUND", 404),
     (ErrorCode::MethodNotAllowed, "METHOD_NOT_ALLOWED", 405),
+    (ErrorCode::RequestTimeout, "REQUEST_TIMEOUT", 408),
     (ErrorCode::Conflict, "CONFLICT", 409),
     (ErrorCode::PayloadTooLarge, "PAYLOAD_TOO_LARGE", 413),
     (
@@ -118,7 +121,7 @@ pub struct ApiError {
     pub status: StatusCode,
     pub message: String,
     pub details: Vec<FieldError>,
-    /// Seconds for a `Retry-After` header (429 answers).
+    /// Seconds for a `Retry-After` header (429 and 503 answers).
     pub retry_after: Option<u64>,
 }
 
@@ -155,6 +158,14 @@ impl ApiError {
         ApiError {
             retry_after: Some(secs.max(1)),
             ..ApiError::new(ErrorCode::RateLimited, message)
+        }
+    }
+
+    /// 503 `SERVICE_UNAVAILABLE` with `Retry-After: secs` (a full queue).
+    pub fn unavailable(message: impl Into<String>, secs: u64) -> ApiError {
+        ApiError {
+            retry_after: Some(secs.max(1)),
+            ..ApiError::new(ErrorCode::ServiceUnavailable, message)
         }
     }
 
@@ -272,6 +283,7 @@ mod tests {
             ErrorCode::Forbidden,
             ErrorCode::NotFound,
             ErrorCode::MethodNotAllowed,
+            ErrorCode::RequestTimeout,
             ErrorCode::Conflict,
             ErrorCode::PayloadTooLarge,
             ErrorCode::UnsupportedMediaType,
@@ -305,6 +317,8 @@ mod tests {
             Some(ErrorCode::ServiceUnavailable)
         );
         assert_eq!(ErrorCode::for_status(502), None);
+        assert_eq!(ErrorCode::for_status(408), Some(ErrorCode::RequestTimeout));
+        assert_eq!(ErrorCode::RequestTimeout.as_str(), "REQUEST_TIMEOUT");
         assert_eq!(ErrorCode::EmailDisabled.status().as_u16(), 503);
         let e = ApiError::with_code_status(ErrorCode::ValidationError, 400, "x");
         assert_eq!(

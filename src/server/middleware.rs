@@ -1,7 +1,14 @@
 //! The HTTP middleware wrapped around every route: trace id (`X-Trace-Id`, echoed or
-//! generated), permissive CORS (preflights answered here), the access log, and the last
-//! guard of "every failure is the envelope" (an error actix produced itself, such as a
-//! 405 from a fixed route, is rewritten as the envelope).
+//! generated), CORS by the `[scale.server] cors_origins` allow-list (preflights answered
+//! here), the access log, and the last guard of "every failure is the envelope" (an error
+//! actix produced itself, such as a 405 from a fixed route, is rewritten as the envelope).
+//!
+//! CORS ([`Cors`]): `["*"]` (the default) answers every origin with
+//! `Access-Control-Allow-Origin: *` and never allows credentials; a list of origins echoes
+//! a listed request `Origin` with `Access-Control-Allow-Credentials: true` and
+//! `Vary: Origin`, and gives other origins no CORS headers at all; `[]` turns CORS off.
+//! `OPTIONS` is always answered here with 204; the preflight headers
+//! (`Access-Control-Allow-Methods`/`-Headers`/`Max-Age`) only for an allowed origin.
 
 use super::AppState;
 use super::envelope;
@@ -74,7 +81,16 @@ pub async fn http_layer(
     req.extensions_mut().insert(TraceId(trace.clone()));
     let method = req.method().clone();
     let path = req.path().to_string();
-    let origin = req.headers().get(header::ORIGIN).cloned();
+    let (grant, vary) = {
+        let cors = req
+            .app_data::<actix_web::web::Data<AppState>>()
+            .map(|s| &s.settings.cors);
+        let origin = req.headers().get(header::ORIGIN);
+        (
+            cors.and_then(|c| c.grant(origin)),
+            cors.is_some_and(Cors::varies_by_origin),
+        )
+    };
     let quiet = req
         .app_data::<actix_web::web::Data<AppState>>()
         .is_some_and(|s| s.settings.suppress_health_check_logs)
@@ -87,7 +103,7 @@ pub async fn http_layer(
     }
 
     let mut res = if method == Method::OPTIONS {
-        let preflight = preflight(req.headers());
+        let preflight = preflight(req.headers(), grant.is_some());
         req.into_response(preflight)
     } else {
         // Handlers and extractors answer their errors as responses; an `Err` here would
@@ -109,7 +125,7 @@ pub async fn http_layer(
     if let Ok(v) = HeaderValue::from_str(&trace) {
         headers.insert(HeaderName::from_static(TRACE_HEADER), v);
     }
-    cors_headers(headers, origin);
+    cors_headers(headers, grant, vary);
 
     if !quiet {
         let status = res.status().as_u16();
@@ -142,8 +158,65 @@ fn needs_envelope(res: &ServiceResponse<BoxBody>) -> bool {
     !is_json
 }
 
-/// The answer to any `OPTIONS` request: everything is allowed.
-fn preflight(headers: &HeaderMap) -> HttpResponse {
+/// The CORS policy of `[scale.server] cors_origins`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cors {
+    /// `[]`: no CORS headers.
+    Disabled,
+    /// `["*"]`: `Access-Control-Allow-Origin: *`, never credentials.
+    AnyOrigin,
+    /// Explicit origins (lower case, no trailing `/`): echoed, with credentials.
+    Origins(Vec<String>),
+}
+
+/// What CORS grants one request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Grant {
+    /// `Access-Control-Allow-Origin: *`.
+    Any,
+    /// The request's origin, echoed with credentials allowed.
+    Origin(HeaderValue),
+}
+
+impl Cors {
+    /// The policy of a validated `cors_origins` list (see `config`).
+    pub fn new(origins: &[String]) -> Cors {
+        if origins.is_empty() {
+            Cors::Disabled
+        } else if origins.iter().any(|o| o == "*") {
+            Cors::AnyOrigin
+        } else {
+            Cors::Origins(origins.to_vec())
+        }
+    }
+
+    /// What a request from `origin` is granted (`None`: no CORS headers).
+    pub fn grant(&self, origin: Option<&HeaderValue>) -> Option<Grant> {
+        match self {
+            Cors::Disabled => None,
+            Cors::AnyOrigin => Some(Grant::Any),
+            Cors::Origins(list) => {
+                let value = origin?;
+                let text = value.to_str().ok()?;
+                list.iter()
+                    .any(|o| o.eq_ignore_ascii_case(text))
+                    .then(|| Grant::Origin(value.clone()))
+            }
+        }
+    }
+
+    /// Answers differ by `Origin` (so caches must key on it).
+    pub fn varies_by_origin(&self) -> bool {
+        matches!(self, Cors::Origins(_))
+    }
+}
+
+/// The answer to any `OPTIONS` request: 204, with the preflight grants when CORS allows
+/// the origin (the requested method and headers are allowed).
+fn preflight(headers: &HeaderMap, allowed: bool) -> HttpResponse {
+    if !allowed {
+        return HttpResponse::build(StatusCode::NO_CONTENT).finish();
+    }
     let methods = headers
         .get(header::ACCESS_CONTROL_REQUEST_METHOD)
         .cloned()
@@ -164,18 +237,24 @@ fn preflight(headers: &HeaderMap) -> HttpResponse {
         .finish()
 }
 
-/// Permissive CORS: the request's origin is echoed (with credentials allowed), else `*`.
-fn cors_headers(headers: &mut HeaderMap, origin: Option<HeaderValue>) {
-    match origin {
-        Some(origin) => {
+/// The CORS headers of a response: what `grant` allows, and `Vary: Origin` when the
+/// policy depends on the origin.
+fn cors_headers(headers: &mut HeaderMap, grant: Option<Grant>, vary: bool) {
+    if vary {
+        headers.append(header::VARY, HeaderValue::from_static("Origin"));
+    }
+    let Some(grant) = grant else {
+        return;
+    };
+    match grant {
+        Grant::Origin(origin) => {
             headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
             headers.insert(
                 header::ACCESS_CONTROL_ALLOW_CREDENTIALS,
                 HeaderValue::from_static("true"),
             );
-            headers.append(header::VARY, HeaderValue::from_static("Origin"));
         }
-        None => {
+        Grant::Any => {
             headers.insert(
                 header::ACCESS_CONTROL_ALLOW_ORIGIN,
                 HeaderValue::from_static("*"),
@@ -200,6 +279,24 @@ mod tests {
         assert_eq!(a.len(), 36);
         assert_eq!(&a[14..15], "4");
         assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"), "{a}");
+    }
+
+    #[test]
+    fn cors_policies() {
+        let o = |s: &'static str| HeaderValue::from_static(s);
+        let any = Cors::new(&["*".into()]);
+        assert_eq!(any.grant(Some(&o("https://x.io"))), Some(Grant::Any));
+        assert_eq!(any.grant(None), Some(Grant::Any));
+        assert!(!any.varies_by_origin());
+        let list = Cors::new(&["https://app.io".into()]);
+        assert_eq!(
+            list.grant(Some(&o("https://APP.io"))),
+            Some(Grant::Origin(o("https://APP.io")))
+        );
+        assert_eq!(list.grant(Some(&o("https://evil.io"))), None);
+        assert_eq!(list.grant(None), None);
+        assert!(list.varies_by_origin());
+        assert_eq!(Cors::new(&[]).grant(Some(&o("https://app.io"))), None);
     }
 
     #[test]

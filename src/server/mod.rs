@@ -10,6 +10,7 @@
 //! (`envelope`). Every failure is an `errors::ApiError`: one code table, one envelope.
 
 pub mod auth;
+pub mod body;
 pub mod dev;
 pub mod envelope;
 pub mod errors;
@@ -44,6 +45,9 @@ use std::time::{Duration, Instant};
 
 /// Wall-clock budget of one walker or function call (a clean `EXECUTION_ERROR` after).
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// Where the server binds when it runs on a generated development JWT secret and no
+/// host was set explicitly.
+pub const LOOPBACK_HOST: &str = "127.0.0.1";
 
 /// What the server runs with: the configuration with the command line applied.
 #[derive(Clone, Debug)]
@@ -56,6 +60,10 @@ pub struct Settings {
     pub docs_enabled: bool,
     pub suppress_health_check_logs: bool,
     pub max_body_bytes: usize,
+    /// `[scale.server] body_read_timeout_seconds`.
+    pub body_read_timeout: Duration,
+    /// `[scale.server] cors_origins`.
+    pub cors: middleware::Cors,
     pub store_path: PathBuf,
     /// Run workers (interpreter threads).
     pub workers: usize,
@@ -79,15 +87,37 @@ impl Settings {
             .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_else(|| "svc app".into());
         let identity = crate::identity::IdentitySettings::from_config(&config)?;
+        let host_explicit = args.host.is_some() || config.host_explicit;
+        let mut host = args.host.clone().unwrap_or(config.server.host);
+        if let Some(secret_file) = &identity.generated_secret {
+            let bind = if host_explicit {
+                format!("binding {host} as configured")
+            } else {
+                host = LOOPBACK_HOST.into();
+                format!(
+                    "so the server binds {LOOPBACK_HOST} only (set [scale.server] host, \
+                     SVC_SERVER_HOST or --host to listen elsewhere)"
+                )
+            };
+            tracing::warn!(
+                "JWT secret: none configured, so a random DEVELOPMENT secret is in use, kept in \
+                 {}. This is a development setting: replicas need one shared JWT_SECRET (or \
+                 [scale.jwt] secret), and `--profile prod` refuses to start without it; {bind}.",
+                secret_file.display()
+            );
+        }
+        let cors = middleware::Cors::new(&config.server.cors_origins);
         let cores = std::thread::available_parallelism().map_or(2, usize::from);
         Ok(Settings {
             entry: args.entry.clone(),
             app_name,
-            host: args.host.clone().unwrap_or(config.server.host),
+            host,
             port: args.port.unwrap_or(config.server.port),
             docs_enabled: config.server.docs_enabled,
             suppress_health_check_logs: config.server.suppress_health_check_logs,
             max_body_bytes: config.server.max_body_bytes,
+            body_read_timeout: Duration::from_secs(config.server.body_read_timeout_seconds),
+            cors,
             store_path: config.database.shelf_db_path,
             workers: args.workers.unwrap_or(cores).max(1),
             as_main: args.main,
@@ -96,17 +126,22 @@ impl Settings {
         })
     }
 
-    /// The interpreter limits of every call (`[scale.limits]`).
+    /// The interpreter limits of every svc call the server makes (`[scale.limits]`):
+    /// walkers, functions and svc plug-ins such as an e-mail provider written in svc.
     pub fn limits(&self) -> lang::Limits {
-        let l = &self.limits;
-        lang::Limits {
-            timeout: Some(Duration::from_secs_f64(l.call_timeout_seconds)),
-            max_depth: l.max_call_depth as usize,
-            max_string_bytes: l.max_string_bytes,
-            max_collection_items: l.max_collection_items,
-            max_response_bytes: l.max_response_bytes,
-            ..lang::Limits::default()
-        }
+        call_limits(&self.limits)
+    }
+}
+
+/// `lang::Limits` from `[scale.limits]`.
+pub fn call_limits(l: &crate::config::LimitsConfig) -> lang::Limits {
+    lang::Limits {
+        timeout: Some(Duration::from_secs_f64(l.call_timeout_seconds)),
+        max_depth: l.max_call_depth as usize,
+        max_string_bytes: l.max_string_bytes,
+        max_collection_items: l.max_collection_items,
+        max_response_bytes: l.max_response_bytes,
+        ..lang::Limits::default()
     }
 }
 

@@ -9,15 +9,13 @@
 //! (`CallError::Validation`). An `UploadFile` parameter receives the JSON object of
 //! `multipart::upload_json` (a JSON body may send that object itself).
 
-use super::AppState;
 use super::errors::{ApiError, ErrorCode, FieldError};
 use super::multipart;
 use super::routes::Matched;
 use actix_web::dev::Payload;
 use actix_web::http::Method;
-use actix_web::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use actix_web::http::header::CONTENT_TYPE;
 use actix_web::{FromRequest, HttpRequest};
-use futures_util::StreamExt as _;
 use futures_util::future::LocalBoxFuture;
 use lang::serve::{EndpointInfo, ParamInfo, TypeInfo};
 use serde_json::{Map, Value as Json};
@@ -78,8 +76,7 @@ impl FromRequest for CallArgs {
             if req.method() == Method::GET || req.method() == Method::HEAD {
                 query_args(e, req.query_string(), &mut args)?;
             } else {
-                let limit = AppState::of(&req)?.settings.max_body_bytes;
-                let body = read_body(&req, payload, limit).await?;
+                let body = super::body::read(&req, payload).await?;
                 body_args(e, content_type(&req), &body, &mut args)?;
             }
             // Path parameters win over anything else of the same name.
@@ -102,42 +99,6 @@ fn content_type(req: &HttpRequest) -> Option<&str> {
 fn essence(content_type: &str) -> Option<String> {
     let essence = content_type.split(';').next().unwrap_or("").trim();
     (!essence.is_empty()).then(|| essence.to_ascii_lowercase())
-}
-
-/// Read the whole body, refusing more than `limit` bytes with 413.
-async fn read_body(
-    req: &HttpRequest,
-    mut payload: Payload,
-    limit: usize,
-) -> Result<Vec<u8>, ApiError> {
-    let too_large = || {
-        ApiError::new(
-            ErrorCode::PayloadTooLarge,
-            format!("request body larger than {limit} bytes"),
-        )
-    };
-    let declared = req
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<usize>().ok());
-    if declared.is_some_and(|n| n > limit) {
-        return Err(too_large());
-    }
-    let mut body = Vec::with_capacity(declared.unwrap_or(0));
-    while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|e| {
-            ApiError::new(
-                ErrorCode::BadRequest,
-                format!("cannot read the request body: {e}"),
-            )
-        })?;
-        if body.len() + chunk.len() > limit {
-            return Err(too_large());
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
 }
 
 /// Non-GET: the body is a JSON object of parameters (empty body = `{}`), a multipart

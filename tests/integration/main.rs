@@ -3,12 +3,14 @@
 //! One test binary (every extra one costs a link on CI); modules by concern:
 //! `cli` (commands, exit codes, persistence), `fixtures` (the data-driven
 //! `tests/fixtures/**` suites), `server` (`svc start` over HTTP, with the client and
-//! server guard of `support`) and `identity` (users, tokens and mail, against a real SMTP
-//! server).
+//! server guard of `support`), `identity` (users, tokens and mail, against a real SMTP
+//! server) and `hardening_server` (bounds, throttles, secrets, CORS and body reading of
+//! the HTTP and identity layer).
 
 mod cli;
 mod fixtures;
 mod hardening;
+mod hardening_server;
 mod identity;
 mod server;
 mod support;

@@ -128,6 +128,8 @@ pub fn post_json(port: u16, path: &str, body: &str) -> Response {
 pub struct ServerGuard {
     child: Child,
     pub port: u16,
+    /// The bind address of the startup line.
+    pub host: String,
     stdout: Arc<Mutex<String>>,
     stderr: Arc<Mutex<String>>,
 }
@@ -149,18 +151,26 @@ impl ServerGuard {
 
     pub fn start_on(dir: &Path, args: &[&str], port: u16) -> ServerGuard {
         let port_text = port.to_string();
+        let mut all = args.to_vec();
+        all.extend([
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port_text,
+            "--workers",
+            "2",
+        ]);
+        ServerGuard::launch(dir, &all, &[])
+    }
+
+    /// `svc start <args>` in `dir` with extra environment variables and nothing added
+    /// (no `--host`, `--port`); waits for /healthz on the loopback address.
+    pub fn launch(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> ServerGuard {
         let mut child = svc()
             .current_dir(dir)
             .arg("start")
             .args(args)
-            .args([
-                "--host",
-                "127.0.0.1",
-                "--port",
-                &port_text,
-                "--workers",
-                "2",
-            ])
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -170,10 +180,11 @@ impl ServerGuard {
         let mut guard = ServerGuard {
             child,
             port: 0,
+            host: String::new(),
             stdout,
             stderr,
         };
-        guard.port = guard.wait_for_port();
+        (guard.host, guard.port) = guard.wait_for_address();
         let deadline = Instant::now() + Duration::from_secs(15);
         loop {
             if TcpStream::connect(("127.0.0.1", guard.port)).is_ok()
@@ -190,16 +201,17 @@ impl ServerGuard {
         }
     }
 
-    /// The port from `svc: serving ... at http://127.0.0.1:PORT ...`.
-    fn wait_for_port(&mut self) -> u16 {
+    /// The host and port from `svc: serving ... at http://HOST:PORT ...`.
+    fn wait_for_address(&mut self) -> (String, u16) {
         let deadline = Instant::now() + Duration::from_secs(15);
         loop {
             let text = self.stdout();
-            if let Some(rest) = text.split("at http://127.0.0.1:").nth(1) {
-                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-                if let Ok(port) = digits.parse() {
-                    return port;
-                }
+            if let Some(rest) = text.split(" at http://").nth(1)
+                && let Some((address, _)) = rest.split_once(' ')
+                && let Some((host, port)) = address.rsplit_once(':')
+                && let Ok(port) = port.parse()
+            {
+                return (host.to_string(), port);
             }
             if let Ok(Some(status)) = self.child.try_wait() {
                 panic!("svc start exited early ({status})\n{}", self.output());
