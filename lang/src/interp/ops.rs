@@ -729,9 +729,30 @@ impl Interp<'_> {
                 "TypeError",
                 format!("unhashable type: '{}'", self.type_name_of(v)),
             )),
-            Value::Tuple(items) => {
-                for i in items.iter() {
-                    self.hash_key(i)?;
+            Value::Tuple(_) => {
+                // Iteratively, nesting bounded: hashing and comparing a key recurse
+                // natively over its tuples, so a key may nest at most
+                // `MAX_COMPARE_DEPTH` tuples.
+                let mut work: Vec<(&Value, usize)> = vec![(v, 0)];
+                while let Some((x, depth)) = work.pop() {
+                    match x {
+                        Value::List(_) | Value::Dict(_) | Value::Set(_) => {
+                            return Err(self.err(
+                                "TypeError",
+                                format!("unhashable type: '{}'", self.type_name_of(x)),
+                            ));
+                        }
+                        Value::Tuple(items) => {
+                            if depth >= MAX_COMPARE_DEPTH {
+                                return Err(self.err(
+                                    "RecursionError",
+                                    "maximum recursion depth exceeded while hashing",
+                                ));
+                            }
+                            work.extend(items.iter().map(|i| (i, depth + 1)));
+                        }
+                        _ => {}
+                    }
                 }
                 Ok(HashKey(v.clone()))
             }

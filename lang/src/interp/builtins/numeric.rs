@@ -392,6 +392,8 @@ pub(super) fn py_hash(it: &mut Interp, v: &Value) -> R<i64> {
             fix_hash((h.finish() >> 1) as i64)
         }
         Value::Tuple(items) => {
+            // Nesting bounded (and unhashable members refused) before recursing.
+            it.hash_key(v)?;
             const P1: u64 = 11_400_714_785_074_694_791;
             const P2: u64 = 14_029_467_366_897_019_727;
             const P5: u64 = 2_870_177_450_012_600_261;
