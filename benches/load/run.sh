@@ -145,8 +145,11 @@ wait_idle() {
 launch_svc() {
     SVC_DIR="$(mktemp -d "$WORK/svc.XXXXXX")"
     cp "$HERE/app.svc" "$SVC_DIR/app.svc"
+    # Every request comes from one loopback address: lift the per-address registration
+    # limit (a real deployment keeps it), or register.lua would measure 429s.
+    printf '[scale.auth]\nregister_max_per_address = 1000000\n' >"$SVC_DIR/svc.toml"
     if [[ -n "$BCRYPT_COST" ]]; then
-        printf '[scale.auth]\nbcrypt_cost = %d\n' "$BCRYPT_COST" >"$SVC_DIR/svc.toml"
+        printf 'bcrypt_cost = %d\n' "$BCRYPT_COST" >>"$SVC_DIR/svc.toml"
     fi
     SVC_PORT="$(free_port)"
     now_us

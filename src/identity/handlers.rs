@@ -179,9 +179,11 @@ async fn login(
     let identity_key = format!("{kind}:{normalized}");
     let address = client_address(&req);
     let t = &id.throttles;
+    // Attempts in flight count against the limits; a request waits for them (they may
+    // succeed) rather than being refused, and is refused once failures fill a limit.
     let (by_identity, by_address) = match (
-        t.login_identity.reserve(&identity_key),
-        t.login_address.reserve(&address),
+        t.login_identity.reserve_wait(&identity_key).await,
+        t.login_address.reserve_wait(&address).await,
     ) {
         (Ok(i), Ok(a)) => (i, a),
         // A slot taken in the other limit is given back as it drops here.
@@ -306,9 +308,14 @@ async fn change_password(
         bad_request(ErrorCode::ValidationError, "new_password must not be empty"),
     )?;
     let key = format!("user:{}", user.user_id);
-    let attempt = id.throttles.login_identity.reserve(&key).map_err(|secs| {
-        ApiError::rate_limited("too many wrong passwords; try again later", secs)
-    })?;
+    let attempt = id
+        .throttles
+        .login_identity
+        .reserve_wait(&key)
+        .await
+        .map_err(|secs| {
+            ApiError::rate_limited("too many wrong passwords; try again later", secs)
+        })?;
     if !id
         .passwords
         .verify(current, user.password_hash.clone())

@@ -21,6 +21,23 @@ pub struct Limiter {
     max: u32,
     window: Duration,
     events: Mutex<HashMap<String, VecDeque<Instant>>>,
+    /// Reservations still in flight per key (counted in `events`, neither kept nor
+    /// withdrawn yet).
+    pending: Mutex<HashMap<String, u32>>,
+}
+
+/// Longest [`Limiter::reserve_wait`] waits for attempts in flight to resolve.
+const RESERVE_WAIT: Duration = Duration::from_secs(30);
+
+/// How often a waiting reservation looks again.
+const RESERVE_POLL: Duration = Duration::from_millis(5);
+
+/// Why [`Limiter::try_reserve`] did not reserve.
+enum NotNow {
+    /// The limit is used up by events that count: retry after this many seconds.
+    Full(u64),
+    /// Attempts in flight fill the limit; they may yet be withdrawn.
+    Busy,
 }
 
 impl Limiter {
@@ -29,6 +46,55 @@ impl Limiter {
             max: max.max(1),
             window,
             events: Mutex::new(HashMap::new()),
+            pending: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Like [`Limiter::reserve`], but when the limit is full only because of attempts
+    /// still in flight (which a success withdraws), wait for them instead of refusing:
+    /// parallel attempts can never exceed the limit, and parallel *successful* attempts
+    /// are never refused. `Err(retry_after)` once the events that count fill the limit.
+    pub async fn reserve_wait(&self, key: &str) -> Result<Reservation<'_>, u64> {
+        let deadline = Instant::now() + RESERVE_WAIT;
+        loop {
+            match self.try_reserve(key) {
+                Ok(r) => return Ok(r),
+                Err(NotNow::Full(secs)) => return Err(secs),
+                Err(NotNow::Busy) if Instant::now() >= deadline => return Err(1),
+                Err(NotNow::Busy) => tokio::time::sleep(RESERVE_POLL).await,
+            }
+        }
+    }
+
+    fn try_reserve(&self, key: &str) -> Result<Reservation<'_>, NotNow> {
+        let pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+            .copied()
+            .unwrap_or(0);
+        match self.reserve(key) {
+            Ok(r) => Ok(r),
+            Err(secs) => {
+                let events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+                let counted = events.get(key).map_or(0, VecDeque::len);
+                if counted.saturating_sub(pending as usize) >= self.max as usize {
+                    Err(NotNow::Full(secs))
+                } else {
+                    Err(NotNow::Busy)
+                }
+            }
+        }
+    }
+
+    fn settle(&self, key: &str) {
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = pending.get_mut(key) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                pending.remove(key);
+            }
         }
     }
 
@@ -86,6 +152,12 @@ impl Limiter {
         }
         q.push_back(now);
         reservation.at = Some(now);
+        *self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key.to_string())
+            .or_insert(0) += 1;
         Ok(reservation)
     }
 
@@ -151,7 +223,9 @@ pub struct Reservation<'a> {
 impl Reservation<'_> {
     /// The event counts (a failed attempt).
     pub fn keep(mut self) {
-        self.at = None;
+        if self.at.take().is_some() {
+            self.limiter.settle(&self.key);
+        }
     }
 }
 
@@ -159,6 +233,7 @@ impl Drop for Reservation<'_> {
     fn drop(&mut self) {
         if let Some(at) = self.at.take() {
             self.limiter.withdraw(&self.key, at);
+            self.limiter.settle(&self.key);
         }
     }
 }
@@ -181,6 +256,29 @@ mod tests {
         assert_eq!(l.blocked("a"), None);
         assert!(l.acquire("c").is_ok() && l.acquire("c").is_ok());
         assert!(l.acquire("c").is_err());
+    }
+
+    #[tokio::test]
+    async fn a_reservation_waits_for_attempts_in_flight() {
+        let l = Limiter::new(2, Duration::from_secs(60));
+        let a = l.reserve("k").expect("first");
+        let b = l.reserve("k").expect("second");
+        let waiter = async {
+            let r = l.reserve_wait("k").await;
+            r.map(Reservation::keep)
+        };
+        let release = async {
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            // `a` succeeded (withdrawn); `b` failed (kept).
+            drop(a);
+            b.keep();
+        };
+        let (waited, ()) = tokio::join!(waiter, release);
+        assert!(waited.is_ok(), "a slot freed by a success is taken");
+        // Two kept failures fill the limit: refused at once, not waiting.
+        let started = Instant::now();
+        assert!(l.reserve_wait("k").await.is_err());
+        assert!(started.elapsed() < Duration::from_secs(1));
     }
 
     #[test]

@@ -201,6 +201,25 @@ fn parallel_wrong_passwords_stop_at_the_limit() {
 /// `[scale.auth] register_max_per_address`: the fourth registration from one address
 /// within the window is 429 with `Retry-After`.
 #[test]
+fn parallel_right_passwords_are_never_throttled() {
+    let toml = format!(
+        "[scale.jwt]\nsecret = \"{SECRET}\"\n[scale.auth]\nbcrypt_cost = 6\n\
+         login_max_failures = 5\nlogin_max_failures_per_address = 5\n"
+    );
+    let dir = app("hard-right", &toml);
+    let server = ServerGuard::start(dir.path(), &["app.svc"]);
+    let port = server.port;
+    assert_eq!(register(port, "bo", "pw-bo").status, 201);
+    // More parallel logins than either limit: attempts in flight are waited for, and a
+    // success gives its slot back, so none is refused.
+    let answers = parallel(24, move |_| login(port, "bo", "pw-bo"));
+    for r in &answers {
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    assert_alive(&server);
+}
+
+#[test]
 fn registrations_are_limited_per_address() {
     let toml = format!(
         "[scale.jwt]\nsecret = \"{SECRET}\"\n[scale.auth]\nbcrypt_cost = 4\n\
