@@ -61,8 +61,17 @@ pub struct Graph {
     dead: Box<Slot>,
 }
 
+thread_local! {
+    /// One per thread: every run's stale placeholder shares it (no allocation per run).
+    static STALE_CLASS: Rc<Class> = make_stale_class();
+}
+
 /// The class of the placeholder a stale handle reads: a node type with no fields.
 fn stale_class() -> Rc<Class> {
+    STALE_CLASS.with(Rc::clone)
+}
+
+fn make_stale_class() -> Rc<Class> {
     Rc::new(Class {
         name: Rc::from("StaleNode"),
         kind: ClassKind::Arch(crate::ast::ArchKind::Node),
