@@ -3,7 +3,7 @@
 //! commit twice, spawns inside functions and node handles kept in module globals. Every test checks the server is still alive afterwards.
 
 use crate::TempDir;
-use crate::support::{Response, ServerGuard, get, request};
+use crate::support::{Response, ServerGuard, get, json_call};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -284,18 +284,7 @@ fn start(tag: &str, extra_toml: &str) -> (TempDir, ServerGuard) {
 }
 
 fn call(port: u16, path: &str, token: Option<&str>, body: Value) -> Response {
-    let bearer = token.map(|t| format!("Bearer {t}"));
-    let mut headers = vec![("Content-Type", "application/json")];
-    if let Some(b) = &bearer {
-        headers.push(("Authorization", b.as_str()));
-    }
-    request(
-        port,
-        "POST",
-        path,
-        &headers,
-        Some(body.to_string().as_bytes()),
-    )
+    json_call(port, "POST", path, token, &body)
 }
 
 /// The envelope's `data` after asserting the status.
@@ -356,88 +345,52 @@ fn stored_references_saves_and_unlinks_check_access() {
     let (bob, bob_root) = user(port, "bob");
     let made = reports(&call(port, "/walker/make_board", Some(&alice), json!({})));
     let (board, secret) = (made[0].as_str().unwrap_or_default(), made[1].clone());
+    // Run a walker whose one field is the board's id.
+    let on_board = |walker: &str, token: Option<&str>| {
+        call(
+            port,
+            &format!("/walker/{walker}"),
+            token,
+            json!({"board_id": board}),
+        )
+    };
 
     // Bob reads the public board; the private secret it points at is a stub.
-    let seen = reports(&call(
-        port,
-        "/walker/read_board",
-        Some(&bob),
-        json!({"board_id": board}),
-    ));
+    let seen = reports(&on_board("read_board", Some(&bob)));
     let owner = &seen[0]["owner"];
     assert_eq!(owner["_svc_restricted"], json!(true), "{owner}");
     assert_eq!(owner["_svc_id"], secret, "{owner}");
     assert!(owner.get("text").is_none(), "{owner}");
     // Reading through the reference is refused.
-    let r = call(
-        port,
-        "/walker/read_owner_text",
-        Some(&bob),
-        json!({"board_id": board}),
-    );
+    let r = on_board("read_owner_text", Some(&bob));
     assert_eq!(r.status, 500, "{}", r.body);
     assert!(r.body.contains("PermissionError"), "{}", r.body);
     // The edge to the private secret is not returned either.
-    let links = reports(&call(
-        port,
-        "/walker/board_links",
-        Some(&bob),
-        json!({"board_id": board}),
-    ));
+    let links = reports(&on_board("board_links", Some(&bob)));
     assert_eq!(links[0], json!([]), "{links:?}");
 
     // Granted, Bob reads it; revoked, at once no longer.
     let grant = json!({"secret_id": secret, "user_root": bob_root});
     call(port, "/walker/share_secret", Some(&alice), grant.clone());
-    let text = reports(&call(
-        port,
-        "/walker/read_owner_text",
-        Some(&bob),
-        json!({"board_id": board}),
-    ));
+    let text = reports(&on_board("read_owner_text", Some(&bob)));
     assert_eq!(text, vec![json!("top secret")]);
     let mut revoke = grant;
     revoke["allow"] = json!(false);
     call(port, "/walker/share_secret", Some(&alice), revoke);
-    let r = call(
-        port,
-        "/walker/read_owner_text",
-        Some(&bob),
-        json!({"board_id": board}),
-    );
+    let r = on_board("read_owner_text", Some(&bob));
     assert_eq!(r.status, 500, "{}", r.body);
 
     // save() after an in-place change needs WRITE; nothing is stored.
-    let r = call(
-        port,
-        "/walker/tag_board",
-        Some(&bob),
-        json!({"board_id": board}),
-    );
+    let r = on_board("tag_board", Some(&bob));
     assert_eq!(r.status, 500, "{}", r.body);
     assert!(r.body.contains("PermissionError"), "{}", r.body);
-    let tags = reports(&call(
-        port,
-        "/walker/board_tags",
-        None,
-        json!({"board_id": board}),
-    ));
+    let tags = reports(&on_board("board_tags", None));
     assert_eq!(tags, vec![json!([])]);
 
     // Unlinking needs CONNECT on both ends: Bob only reads the board.
-    let r = call(
-        port,
-        "/walker/unlink_board",
-        Some(&bob),
-        json!({"board_id": board}),
-    );
+    let r = on_board("unlink_board", Some(&bob));
     assert_eq!(r.status, 500, "{}", r.body);
-    let still = reports(&call(
-        port,
-        "/walker/read_board",
-        Some(&alice),
-        json!({"board_id": board}),
-    ));
+    let still = reports(&on_board("read_board", Some(&alice)));
     assert_eq!(still[0]["_svc_id"], json!(board));
     assert_alive(&server);
 }

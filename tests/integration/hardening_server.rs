@@ -6,7 +6,7 @@
 //! plug-in under the interpreter's stack and limits. Each test checks the server is still
 //! alive afterwards.
 
-use crate::support::{Response, ServerGuard, get, request};
+use crate::support::{Response, ServerGuard, get, json_call, request};
 use crate::{TempDir, stderr, stdout, svc_in};
 use serde_json::{Value, json};
 use std::io::{Read as _, Write as _};
@@ -38,26 +38,21 @@ with entry {
 }
 "#;
 
+/// `svc start app.svc` with a fixed JWT secret and `auth` as `[scale.auth]` keys.
+fn serve_auth(tag: &str, auth: &str) -> (TempDir, ServerGuard) {
+    let dir = app(
+        tag,
+        &format!("[scale.jwt]\nsecret = \"{SECRET}\"\n[scale.auth]\n{auth}"),
+    );
+    let server = ServerGuard::start(dir.path(), &["app.svc"]);
+    (dir, server)
+}
+
 fn app(tag: &str, toml: &str) -> TempDir {
     let dir = TempDir::new(tag);
     dir.write("app.svc", APP);
     dir.write("svc.toml", toml);
     dir
-}
-
-fn json_call(port: u16, method: &str, path: &str, token: Option<&str>, body: &Value) -> Response {
-    let auth = token.map(|t| format!("Bearer {t}"));
-    let mut headers = vec![("Content-Type", "application/json")];
-    if let Some(a) = &auth {
-        headers.push(("Authorization", a.as_str()));
-    }
-    request(
-        port,
-        method,
-        path,
-        &headers,
-        Some(body.to_string().as_bytes()),
-    )
 }
 
 fn post(port: u16, path: &str, body: &Value) -> Response {
@@ -148,13 +143,12 @@ fn mode(path: &Path) -> u32 {
 /// The password-change path counts the same way.
 #[test]
 fn parallel_wrong_passwords_stop_at_the_limit() {
-    let toml = format!(
-        "[scale.jwt]\nsecret = \"{SECRET}\"\n[scale.auth]\nbcrypt_cost = 8\n\
+    let (_dir, server) = serve_auth(
+        "hard-race",
+        "bcrypt_cost = 8\n\
          login_max_failures = 5\nlogin_max_failures_per_address = 1000\n\
-         register_max_per_address = 1000\n"
+         register_max_per_address = 1000\n",
     );
-    let dir = app("hard-race", &toml);
-    let server = ServerGuard::start(dir.path(), &["app.svc"]);
     let port = server.port;
     assert_eq!(register(port, "ann", "pw-ann").status, 201);
     let (_, token) = login_ok(port, "ann", "pw-ann");
@@ -198,16 +192,13 @@ fn parallel_wrong_passwords_stop_at_the_limit() {
     assert_alive(&server);
 }
 
-/// `[scale.auth] register_max_per_address`: the fourth registration from one address
-/// within the window is 429 with `Retry-After`.
 #[test]
 fn parallel_right_passwords_are_never_throttled() {
-    let toml = format!(
-        "[scale.jwt]\nsecret = \"{SECRET}\"\n[scale.auth]\nbcrypt_cost = 6\n\
-         login_max_failures = 5\nlogin_max_failures_per_address = 5\n"
+    let (_dir, server) = serve_auth(
+        "hard-right",
+        "bcrypt_cost = 6\n\
+         login_max_failures = 5\nlogin_max_failures_per_address = 5\n",
     );
-    let dir = app("hard-right", &toml);
-    let server = ServerGuard::start(dir.path(), &["app.svc"]);
     let port = server.port;
     assert_eq!(register(port, "bo", "pw-bo").status, 201);
     // More parallel logins than either limit: attempts in flight are waited for, and a
@@ -219,14 +210,15 @@ fn parallel_right_passwords_are_never_throttled() {
     assert_alive(&server);
 }
 
+/// `[scale.auth] register_max_per_address`: the fourth registration from one address
+/// within the window is 429 with `Retry-After`.
 #[test]
 fn registrations_are_limited_per_address() {
-    let toml = format!(
-        "[scale.jwt]\nsecret = \"{SECRET}\"\n[scale.auth]\nbcrypt_cost = 4\n\
-         register_max_per_address = 3\nregister_window_seconds = 600\n"
+    let (_dir, server) = serve_auth(
+        "hard-register",
+        "bcrypt_cost = 4\n\
+         register_max_per_address = 3\nregister_window_seconds = 600\n",
     );
-    let dir = app("hard-register", &toml);
-    let server = ServerGuard::start(dir.path(), &["app.svc"]);
     let port = server.port;
     for name in ["r1", "r2", "r3"] {
         assert_eq!(register(port, name, "pw").status, 201);
@@ -243,12 +235,11 @@ fn registrations_are_limited_per_address() {
 /// line full, a registration is answered at once with 503 and `Retry-After`.
 #[test]
 fn the_bcrypt_queue_is_bounded() {
-    let toml = format!(
-        "[scale.jwt]\nsecret = \"{SECRET}\"\n[scale.auth]\nbcrypt_cost = 12\n\
-         bcrypt_queue_capacity = 1\nregister_max_per_address = 1000\n"
+    let (_dir, server) = serve_auth(
+        "hard-queue",
+        "bcrypt_cost = 12\n\
+         bcrypt_queue_capacity = 1\nregister_max_per_address = 1000\n",
     );
-    let dir = app("hard-queue", &toml);
-    let server = ServerGuard::start(dir.path(), &["app.svc"]);
     let port = server.port;
     // One slot per core (the server sees the cores this process sees) plus one place in
     // line: the rest of a simultaneous burst has nowhere to wait.
@@ -276,9 +267,7 @@ fn the_bcrypt_queue_is_bounded() {
 /// `[scale.jwt] clock_skew_seconds` (60 by default); within the skew it is accepted.
 #[test]
 fn future_iat_and_nbf_are_refused() {
-    let toml = format!("[scale.jwt]\nsecret = \"{SECRET}\"\n[scale.auth]\nbcrypt_cost = 4\n");
-    let dir = app("hard-jwt", &toml);
-    let server = ServerGuard::start(dir.path(), &["app.svc"]);
+    let (_dir, server) = serve_auth("hard-jwt", "bcrypt_cost = 4\n");
     let port = server.port;
     assert_eq!(register(port, "jo", "pw-jo").status, 201);
     let (user_id, _) = login_ok(port, "jo", "pw-jo");
@@ -605,12 +594,11 @@ fn stalled_request(port: u16, path: &str) -> (Response, Duration) {
 /// identity routes and the generated ones alike.
 #[test]
 fn one_body_reader_with_size_limit_and_deadline() {
-    let toml = format!(
-        "[scale.jwt]\nsecret = \"{SECRET}\"\n[scale.auth]\nbcrypt_cost = 4\n\
-         [scale.server]\nmax_body_bytes = 256\nbody_read_timeout_seconds = 1\n"
+    let (_dir, server) = serve_auth(
+        "hard-body",
+        "bcrypt_cost = 4\n\
+         [scale.server]\nmax_body_bytes = 256\nbody_read_timeout_seconds = 1\n",
     );
-    let dir = app("hard-body", &toml);
-    let server = ServerGuard::start(dir.path(), &["app.svc"]);
     let port = server.port;
     let big = json!({"identities": [{"type": "username", "value": "big"}],
                      "credential": {"type": "password", "password": "pw"},

@@ -124,6 +124,28 @@ pub fn post_json(port: u16, path: &str, body: &str) -> Response {
     )
 }
 
+/// Send a JSON body with `method`, with `Authorization: Bearer <token>` when given.
+pub fn json_call(
+    port: u16,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: &serde_json::Value,
+) -> Response {
+    let auth = token.map(|t| format!("Bearer {t}"));
+    let mut headers = vec![("Content-Type", "application/json")];
+    if let Some(a) = &auth {
+        headers.push(("Authorization", a.as_str()));
+    }
+    request(
+        port,
+        method,
+        path,
+        &headers,
+        Some(body.to_string().as_bytes()),
+    )
+}
+
 /// A running `svc start`, killed on drop. Its stdout and stderr are collected.
 pub struct ServerGuard {
     child: Child,

@@ -14,7 +14,7 @@ mod sort;
 mod strings;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use super::value::{Class, ClassKind, Value};
 use super::{Interp, Interrupt};

@@ -72,27 +72,12 @@ fn stale_class() -> Rc<Class> {
 }
 
 fn make_stale_class() -> Rc<Class> {
-    Rc::new(Class {
-        name: Rc::from("StaleNode"),
-        kind: ClassKind::Arch(crate::ast::ArchKind::Node),
-        module: Rc::from("builtins"),
-        bases: Vec::new(),
-        mro: Vec::new(),
-        fields: Vec::new(),
-        field_index: FxHashMap::default(),
-        methods: Default::default(),
-        abilities: Default::default(),
-        statics: Default::default(),
-        members: Default::default(),
-        access: None,
-        decorators: Vec::new(),
-        endpoints: None,
-        id: 0,
-        scope: Default::default(),
-        stored: StoredNames::default(),
-        span: crate::span::Span::default(),
-        file: 0,
-    })
+    Rc::new(Class::bare_builtin(
+        "StaleNode",
+        ClassKind::Arch(crate::ast::ArchKind::Node),
+        Vec::new(),
+        Vec::new(),
+    ))
 }
 
 fn stale_slot() -> Box<Slot> {

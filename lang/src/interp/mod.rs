@@ -254,7 +254,7 @@ impl<'h> Interp<'h> {
             return;
         };
         for stored in loaded {
-            let _ = self.materialise_stored(stored);
+            let _ = self.materialise(stored);
         }
         for (pin, id) in pinned.iter() {
             if let Some(&h) = self.graph.by_id.get(id)
@@ -2237,27 +2237,7 @@ impl<'h> Interp<'h> {
             .into_iter()
             .collect();
         let mro = ancestors(&bases);
-        let c = Rc::new(Class {
-            name: Rc::from(name),
-            kind,
-            module: Rc::from("builtins"),
-            bases,
-            mro,
-            fields: Vec::new(),
-            field_index: Default::default(),
-            methods: Default::default(),
-            abilities: Default::default(),
-            statics: Default::default(),
-            members: Default::default(),
-            access: None,
-            decorators: Vec::new(),
-            endpoints: None,
-            id: next_id(),
-            scope: Default::default(),
-            stored: StoredNames::new("builtins", name, ""),
-            span: Span::DUMMY,
-            file: 0,
-        });
+        let c = Rc::new(Class::bare_builtin(name, kind, bases, mro));
         Rc::make_mut(&mut self.builtin_classes).insert(name, c.clone());
         scope_define(&self.builtins, Rc::from(name), Value::Class(c.clone()));
         c

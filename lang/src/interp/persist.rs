@@ -42,14 +42,9 @@ impl Interp<'_> {
         Ok(())
     }
 
-    /// `materialise` for callers outside this module.
-    pub(crate) fn materialise_stored(&mut self, stored: StoredAnchor) -> R<Option<Handle>> {
-        self.materialise(stored)
-    }
-
     /// Put a stored anchor into the arena. Its fields stay as stored text until first
     /// used (`decode_fields`), so loading never follows references.
-    fn materialise(&mut self, stored: StoredAnchor) -> R<Option<Handle>> {
+    pub(crate) fn materialise(&mut self, stored: StoredAnchor) -> R<Option<Handle>> {
         let Some(class) = self.classes.get(&*stored.arch_type).cloned() else {
             // The archetype no longer exists in this program: leave it unread.
             return Ok(None);

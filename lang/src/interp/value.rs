@@ -285,6 +285,38 @@ pub struct Class {
     pub file: u32,
 }
 
+impl Class {
+    /// A class of the `builtins` module with no fields, methods or statics.
+    pub fn bare_builtin(
+        name: &str,
+        kind: ClassKind,
+        bases: Vec<Rc<Class>>,
+        mro: Vec<Rc<Class>>,
+    ) -> Class {
+        Class {
+            name: Rc::from(name),
+            kind,
+            module: Rc::from("builtins"),
+            bases,
+            mro,
+            fields: Vec::new(),
+            field_index: Default::default(),
+            methods: Default::default(),
+            abilities: Default::default(),
+            statics: Default::default(),
+            members: Default::default(),
+            access: None,
+            decorators: Vec::new(),
+            endpoints: None,
+            id: next_id(),
+            scope: Default::default(),
+            stored: StoredNames::new("builtins", name, ""),
+            span: crate::span::Span::DUMMY,
+            file: 0,
+        }
+    }
+}
+
 impl fmt::Debug for Class {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "<class {}>", self.name)

@@ -1,34 +1,13 @@
 //! Tests of the size and time bounds of single operations, through whole svc programs
 //! run with explicit `Limits`.
 
-use crate::driver::{Limits, RunOptions, run_source};
-use crate::host::MemoryHost;
-use std::path::Path;
+use crate::driver::Limits;
 use std::time::{Duration, Instant};
 
 /// Run `body` inside `with entry { ... }` under `limits`; stdout, followed by the error
 /// text if the run failed.
 fn run_with(body: &str, limits: Limits) -> String {
-    let src = format!("with entry {{\n{body}\n}}\n");
-    let job = move || {
-        let mut host = MemoryHost::new();
-        let out = run_source(
-            Path::new("bounds_test.svc"),
-            src,
-            &mut host,
-            &RunOptions { limits },
-        );
-        match out.error {
-            None => host.stdout,
-            Some(e) => format!("{}<error>\n{e}", host.stdout),
-        }
-    };
-    std::thread::Builder::new()
-        .stack_size(crate::driver::INTERPRETER_STACK_BYTES)
-        .spawn(job)
-        .expect("spawn interpreter thread")
-        .join()
-        .unwrap_or_else(|_| "<panic>".to_string())
+    crate::interp::builtins::tests::run_program(&format!("with entry {{\n{body}\n}}\n"), limits)
 }
 
 fn run(body: &str) -> String {

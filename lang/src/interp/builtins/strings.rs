@@ -30,20 +30,7 @@ fn check_parts(it: &Interp, s: &str, sep: Option<&str>, maxsplit: i64, lines: bo
     }
     let parts = if lines {
         s.chars()
-            .filter(|c| {
-                matches!(
-                    c,
-                    '\n' | '\r'
-                        | '\x0b'
-                        | '\x0c'
-                        | '\x1c'
-                        | '\x1d'
-                        | '\x1e'
-                        | '\u{85}'
-                        | '\u{2028}'
-                        | '\u{2029}'
-                )
-            })
+            .filter(|c| crate::pyfmt::unicode::is_linebreak(*c))
             .count()
             .saturating_add(1)
     } else {

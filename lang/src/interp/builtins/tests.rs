@@ -6,9 +6,9 @@ use crate::driver::{RunOptions, run_source};
 use crate::host::MemoryHost;
 use std::path::Path;
 
-/// Run an svc program (on a thread with the interpreter's stack size); stdout, followed by
-/// the error text if it failed.
-fn run(src: &str) -> String {
+/// Run an svc program under `limits` (on a thread with the interpreter's stack size);
+/// stdout, followed by the error text if it failed. Shared by the `bounds` tests.
+pub(crate) fn run_program(src: &str, limits: crate::driver::Limits) -> String {
     let src = src.to_string();
     let job = move || {
         let mut host = MemoryHost::new();
@@ -16,7 +16,7 @@ fn run(src: &str) -> String {
             Path::new("builtins_test.svc"),
             src,
             &mut host,
-            &RunOptions::default(),
+            &RunOptions { limits },
         );
         match out.error {
             None => host.stdout,
@@ -29,6 +29,11 @@ fn run(src: &str) -> String {
         .expect("spawn interpreter thread")
         .join()
         .unwrap_or_else(|_| "<panic>".to_string())
+}
+
+/// `run_program` with the default limits.
+fn run(src: &str) -> String {
+    run_program(src, crate::driver::Limits::default())
 }
 
 fn check_all(cases: impl Iterator<Item = (String, String, String)>) {
