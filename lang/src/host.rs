@@ -192,6 +192,21 @@ pub trait Host {
     fn read_module(&mut self, _path: &std::path::Path) -> Option<String> {
         None
     }
+
+    /// Anchors changed elsewhere since this run may have loaded them (the run actor's
+    /// `Stale` messages), polled with the cancel flag. The interpreter reloads those it
+    /// holds unmodified and has not read the fields of; `None` = nothing new.
+    fn take_stale(&mut self) -> Option<Stale> {
+        None
+    }
+}
+
+/// What `Host::take_stale` reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stale {
+    Anchors(Vec<AnchorId>),
+    /// Too many to list: any anchor may be stale.
+    All,
 }
 
 /// A host that keeps the graph in memory and collects stdout: used by tests, benches,

@@ -22,6 +22,7 @@ pub mod logging;
 pub mod middleware;
 pub mod multipart;
 pub mod params;
+pub mod peer;
 pub mod routes;
 pub mod shutdown;
 
@@ -297,6 +298,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
             )
             .default_service(web::to(routes::endpoint))
     })
+    .on_connect(peer::on_connect)
     .workers(http_workers())
     .disable_signals()
     .shutdown_timeout(shutdown::SHUTDOWN_TIMEOUT_SECS)

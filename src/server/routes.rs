@@ -16,7 +16,7 @@ use super::{AppState, params};
 use actix_web::dev::Payload;
 use actix_web::http::Method;
 use actix_web::{FromRequest, HttpMessage as _, HttpRequest, HttpResponse, web};
-use actors::runtime::{CallRequest, EndpointInfo, EndpointKind, Start};
+use actors::runtime::{CallError, CallRequest, EndpointInfo, EndpointKind, Start};
 use lang::serve::Protocol;
 use std::future::{Ready, ready};
 use std::sync::Arc;
@@ -289,17 +289,20 @@ pub async fn endpoint(
 ) -> Result<HttpResponse, ApiError> {
     hooks::run(&state, &req, &caller, &trace).await?;
     let e = &target.endpoint;
-    let outcome = state
-        .runtime
-        .call(CallRequest {
-            kind: e.kind,
-            name: e.name.clone(),
-            args,
-            start: Start::Root,
-            caller,
-            trace_id: trace.0,
-        })
-        .await?;
+    let call = state.runtime.call(CallRequest {
+        kind: e.kind,
+        name: e.name.clone(),
+        args,
+        start: Start::Root,
+        caller,
+        trace_id: trace.0,
+    });
+    // A client that disconnects cancels its run (dropping `call` sends `Cancel`).
+    let outcome = tokio::select! {
+        biased;
+        outcome = call => outcome?,
+        () = super::peer::gone(&req) => return Err(CallError::Cancelled.into()),
+    };
     Ok(match (e.kind, e.spec.envelope) {
         (EndpointKind::Function, false) => {
             envelope::raw(e.spec.produces.as_deref(), &outcome.result)

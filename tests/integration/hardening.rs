@@ -552,3 +552,55 @@ fn the_run_queue_and_the_response_size_are_bounded() {
     assert!(answers.iter().all(|r| r.status == 200 || r.status == 503));
     assert_alive(&server);
 }
+
+/// A client that hangs up while its call runs cancels the run at its next check: with
+/// both run workers spinning for clients that went away, a third call is answered at
+/// once instead of after the spins (which would outlast the 10 s read timeout below).
+#[test]
+fn a_client_that_hangs_up_cancels_its_running_call() {
+    use std::io::{Read as _, Write as _};
+    let (_dir, server) = start("hangup", "[scale.limits]\ncall_timeout_seconds = 300\n");
+    let port = server.port;
+    let body = r#"{"n": 2000000000}"#;
+    for _ in 0..2 {
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        let head = format!(
+            "POST /function/spin HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).expect("send");
+        std::thread::sleep(Duration::from_millis(200));
+        drop(stream);
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server
+        .stderr()
+        .matches("call cancelled: the client went away")
+        .count()
+        < 2
+    {
+        assert!(
+            Instant::now() < deadline,
+            "no cancellation logged\n{}",
+            server.output()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let small = r#"{"n": 10}"#;
+    let head = format!(
+        "POST /function/spin HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{small}",
+        small.len()
+    );
+    stream.write_all(head.as_bytes()).expect("send");
+    let mut answer = String::new();
+    stream
+        .read_to_string(&mut answer)
+        .expect("answered while the abandoned spins would still run");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains(r#""result":10"#), "{answer}");
+    assert_alive(&server);
+}

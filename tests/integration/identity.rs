@@ -1199,7 +1199,7 @@ fn users_and_guest_are_isolated() {
 #[test]
 fn expiry_throttling_and_timing() {
     let sink = SmtpSink::start(None);
-    let extra = "verify_token_ttl_seconds = 1\nreset_token_ttl_seconds = 1\n\
+    let extra = "verify_token_ttl_seconds = 3\nreset_token_ttl_seconds = 3\n\
                  login_max_failures = 3\nlogin_max_failures_per_address = 8\n";
     let dir = app("id-expiry", &smtp_toml(sink.port, extra));
     let server = ServerGuard::start(dir.path(), &["app.svc"]);
@@ -1214,7 +1214,7 @@ fn expiry_throttling_and_timing() {
         202,
     );
     let vtoken = mail_token(&sink.wait_for("eve@mail.test", 1)[0]);
-    std::thread::sleep(Duration::from_millis(2100));
+    std::thread::sleep(Duration::from_millis(4100));
     error(
         &post(port, "/user/verify-identity", json!({"token": vtoken})),
         400,
@@ -1231,7 +1231,7 @@ fn expiry_throttling_and_timing() {
     );
     data(&post(port, "/user/forgot-password", email), 200);
     let rtoken = mail_token(&sink.wait_for("eve@mail.test", 3)[2]);
-    std::thread::sleep(Duration::from_millis(2100));
+    std::thread::sleep(Duration::from_millis(4100));
     let e = post(
         port,
         "/user/reset-password",

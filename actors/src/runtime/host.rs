@@ -4,8 +4,9 @@
 //! same text).
 
 use super::hot::HotAnchors;
+use super::run::Mailbox;
 use crate::store::{SqliteStore, StoreError, VersionTracker};
-use lang::host::{AnchorId, CommitSet, Host, HostError, StoredAnchor};
+use lang::host::{AnchorId, CommitSet, Host, HostError, Stale, StoredAnchor};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -30,6 +31,8 @@ pub(crate) struct ServeHost<'a> {
     hot: &'a HotAnchors,
     /// This call's token in `hot`.
     call: u64,
+    /// The run actor's mailbox: `Stale` messages reach the interpreter through it.
+    mailbox: &'a Mailbox,
     /// A store operation failed for a reason other than a conflict: the worker re-opens
     /// its connection after the call.
     pub(crate) store_failed: bool,
@@ -46,6 +49,7 @@ impl<'a> ServeHost<'a> {
         trace_id: &'a str,
         hot: &'a HotAnchors,
         call: u64,
+        mailbox: &'a Mailbox,
     ) -> ServeHost<'a> {
         ServeHost {
             store,
@@ -55,6 +59,7 @@ impl<'a> ServeHost<'a> {
             trace_id,
             hot,
             call,
+            mailbox,
             store_failed: false,
         }
     }
@@ -104,6 +109,15 @@ impl Host for ServeHost<'_> {
 
     fn read_module(&mut self, path: &Path) -> Option<String> {
         std::fs::read_to_string(path).ok()
+    }
+
+    fn take_stale(&mut self) -> Option<Stale> {
+        let stale = self.mailbox.take_stale()?;
+        Some(if stale.all {
+            Stale::All
+        } else {
+            Stale::Anchors(stale.anchors)
+        })
     }
 }
 

@@ -1,31 +1,39 @@
-//! Typed messages of the runtime's actors, named as commands: what the run pool
-//! (`RunWorker`) and the store supervisor (`StoreSupervisor`) accept.
+//! Typed messages of the runtime's actors, named as commands: what a run actor (started
+//! by `RunCall`, then `run::RunMsg`), the run pool (`RunWorker`) and the store supervisor
+//! (`StoreSupervisor`) accept.
 
-use super::CallRequest;
+use super::run::{Registration, RunAddr, RunMsg};
+use super::{CallError, CallOutcome, CallRequest};
 use actix::Message;
 use lang::host::AnchorId;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Run one walker or function call (with its replays) on a run worker (a `JobQueue` job).
+/// The start message of a run actor: run one walker or function call (with its replays)
+/// on a run worker (a `JobQueue` job). Its answer is the run's `RunReply`.
 #[derive(Debug)]
 pub struct RunCall {
     pub req: CallRequest,
     /// Counts the call in `Runtime::in_flight` until the worker drops the message (after
     /// the call finished, or unprocessed when the pool is gone).
     pub in_flight: InFlight,
-    /// Set when the caller stopped waiting (`CancelOnDrop`): a queued call is dropped,
-    /// a running one stops at its next check unless it already committed.
-    pub cancel: Arc<AtomicBool>,
+    /// The run actor's address: its mailbox (`Cancel`, `Stale`) is polled by the run.
+    pub run: RunAddr,
+    /// Keeps the run in the registry until the worker is done with it.
+    pub(crate) registration: Registration,
 }
 
-/// Sets a call's cancel flag when dropped, unless disarmed: the HTTP handler's future
-/// holds it, so a client that disconnects (actix drops the future) cancels the call.
-pub struct CancelOnDrop(Option<Arc<AtomicBool>>);
+/// A run actor's one reply to its requester: the result and the reports, or the error.
+pub type RunReply = Result<CallOutcome, CallError>;
+
+/// Sends `RunMsg::Cancel` to a run when dropped, unless disarmed: the requester's future
+/// holds it, so a requester that goes away (actix drops the handler's future, a
+/// WebSocket session stops) cancels its run.
+pub struct CancelOnDrop(Option<RunAddr>);
 
 impl CancelOnDrop {
-    pub fn new(flag: &Arc<AtomicBool>) -> CancelOnDrop {
-        CancelOnDrop(Some(Arc::clone(flag)))
+    pub fn new(run: &RunAddr) -> CancelOnDrop {
+        CancelOnDrop(Some(run.clone()))
     }
 
     /// The answer arrived: nothing to cancel.
@@ -36,8 +44,8 @@ impl CancelOnDrop {
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        if let Some(flag) = self.0.take() {
-            flag.store(true, Ordering::Relaxed);
+        if let Some(run) = self.0.take() {
+            run.send(RunMsg::Cancel);
         }
     }
 }

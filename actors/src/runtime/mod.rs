@@ -45,9 +45,8 @@
 //! a randomized, doubling backoff (0.1 ms to about 30 ms), then fails with `CallError::Conflict`.
 //! Pure optimistic replay can starve a call on a hot node (two workers appending to one
 //! root: the winner commits again between the loser's read and its commit), so from the
-//! third attempt on a call runs alone: every attempt holds a process-wide `RwLock` gate
-//! shared, an escalated attempt holds it exclusively. Within one process a call then
-//! always lands; only another process writing the same file can still exhaust replays.
+//! third attempt a call claims the anchors it lost on (`hot.rs`): other commits touching
+//! them wait for it (at most 1 s), commits touching anything else never wait.
 //!
 //! **Failure.** A panic inside a call is caught in the worker (`catch_unwind`), answered
 //! as `CallError::Host("internal error")`, logged, and the worker keeps serving with a
@@ -59,6 +58,7 @@ mod host;
 mod hot;
 pub mod messages;
 mod queue;
+pub mod run;
 mod supervisor;
 mod worker;
 
@@ -66,7 +66,8 @@ mod worker;
 mod tests;
 
 pub use lang::serve::{CallError, CallOutcome, EndpointInfo, EndpointKind, Start};
-pub use messages::StoreHealth;
+pub use messages::{RunReply, StoreHealth};
+pub use run::{RunAddr, RunId, RunMsg};
 pub use supervisor::StoreSupervisor;
 pub use worker::RunWorker;
 
@@ -75,9 +76,10 @@ use actix::{Addr, Arbiter, Supervisor, System};
 use lang::host::AnchorId;
 use messages::{CancelOnDrop, CheckStore, InFlight, RunCall};
 use queue::{Job, JobQueue};
+use run::RunRegistry;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use worker::PoolShared;
 
 /// How to start a `Runtime`.
@@ -163,6 +165,8 @@ struct Inner {
     shared_root: AnchorId,
     in_flight: Arc<AtomicUsize>,
     replays: Arc<AtomicU64>,
+    /// The live run actors.
+    runs: Arc<RunRegistry>,
     /// The supervisor's arbiter, stopped with the last handle (or a failed start).
     arbiter: Arbiter,
     /// The run pool's queue, closed with the last handle (the workers then exit).
@@ -219,6 +223,7 @@ impl Runtime {
             shared_root,
             in_flight: Arc::new(AtomicUsize::new(0)),
             replays: Arc::new(AtomicU64::new(0)),
+            runs: Arc::new(RunRegistry::default()),
             arbiter,
             queue: Arc::new(JobQueue::new(config.queue_capacity)),
         };
@@ -245,39 +250,84 @@ impl Runtime {
         Ok((runtime, loaded))
     }
 
-    /// Run one walker or function on a free worker and await its outcome. A call whose
-    /// commit keeps losing optimistic-concurrency races fails with `Conflict` after
+    /// Start a run actor for one walker or function call and await its reply. A call
+    /// whose commit keeps losing optimistic-concurrency races fails with `Conflict` after
     /// `max_replays` replays; a stopped pool or a panic is `Host`.
     ///
-    /// The queue holds at most `queue_capacity` calls: beyond that the call fails at
-    /// once with `Overloaded` (503). Dropping the returned future (the HTTP client went
-    /// away) cancels the call: a queued one is skipped, a running one stops at its next
-    /// check unless it already committed.
-    pub async fn call(&self, req: CallRequest) -> Result<CallOutcome, CallError> {
+    /// The pool's mailbox holds at most `queue_capacity` waiting runs: beyond that the
+    /// call fails at once with `Overloaded` (503). Dropping the returned future (the
+    /// requester went away) sends the run `Cancel`: a queued run is skipped, a running
+    /// one stops at its next check unless it already committed.
+    pub async fn call(&self, req: CallRequest) -> RunReply {
+        self.start_run(req).1.await
+    }
+
+    /// Start a run actor (queued at once) and return its address with the future of its
+    /// reply, for requesters that talk to the run while it lives. Dropping the future
+    /// cancels the run, as with `call`.
+    pub fn start_run(
+        &self,
+        req: CallRequest,
+    ) -> (RunAddr, impl Future<Output = RunReply> + Send + 'static) {
         let in_flight = InFlight::enter(&self.inner.in_flight);
-        let cancel = Arc::new(AtomicBool::new(false));
-        let guard = CancelOnDrop::new(&cancel);
+        let (run, registration) = self.inner.runs.spawn();
+        let addr = run.clone();
+        let guard = CancelOnDrop::new(&run);
         let (reply, answer) = tokio::sync::oneshot::channel();
         let job = Job::Call(
             RunCall {
                 req,
                 in_flight,
-                cancel,
+                run,
+                registration,
             },
             reply,
         );
-        if self.queue.push(job).is_err() {
-            guard.disarm();
-            return Err(CallError::Overloaded(format!(
+        let refused = self.queue.push(job).is_err().then(|| {
+            CallError::Overloaded(format!(
                 "the server is busy: {} calls are waiting ([scale.limits] run_queue_capacity)",
                 self.queue.capacity()
-            )));
+            ))
+        });
+        let reply = async move {
+            if let Some(error) = refused {
+                guard.disarm();
+                return Err(error);
+            }
+            let answer = answer
+                .await
+                .unwrap_or_else(|_| Err(CallError::Host("run pool stopped".into())));
+            guard.disarm();
+            answer
+        };
+        (addr, reply)
+    }
+
+    /// Send a message to a live run; `false` when no such run is alive.
+    pub fn send(&self, run: RunId, msg: RunMsg) -> bool {
+        match self.inner.runs.get(run) {
+            Some(addr) => {
+                addr.send(msg);
+                true
+            }
+            None => false,
         }
-        let answer = answer
-            .await
-            .unwrap_or_else(|_| Err(CallError::Host("run pool stopped".into())));
-        guard.disarm();
-        answer
+    }
+
+    /// Tell every live run of this process but `except` that `anchors` changed (the
+    /// invalidation listener's message); returns how many runs were told.
+    pub fn flag_stale(&self, anchors: &[AnchorId], except: Option<RunId>) -> usize {
+        if anchors.is_empty() {
+            return 0;
+        }
+        self.inner
+            .runs
+            .broadcast(&RunMsg::Stale(anchors.to_vec()), except)
+    }
+
+    /// Run actors alive now (queued or running).
+    pub fn live_runs(&self) -> usize {
+        self.inner.runs.len()
     }
 
     /// Re-load the app from disk in every worker (dev mode); `Err` (text for stderr)

@@ -148,20 +148,22 @@ pub(crate) fn start_pool(
     Ok(())
 }
 
-/// A worker's loop: run jobs until the queue closes. A caller that went away (its
-/// request was cancelled) just drops the answer.
+/// A worker's loop: run jobs until the queue closes. A run cancelled while it waited is
+/// skipped (answered `Cancelled`, in case its requester still listens).
 fn serve(worker: &mut RunWorker, queue: &JobQueue) {
     while let Some(job) = queue.pop() {
         match job {
             Job::Call(call, reply) => {
-                // Nobody waits for this answer any more (the client went away while the
-                // call was queued): skip it.
-                if reply.is_closed() || call.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                // Its requester went away (or sent `Cancel`) while the run was queued.
+                if reply.is_closed() || call.run.is_cancelled() {
                     tracing::info!(
                         trace_id = %call.req.trace_id,
                         name = %call.req.name,
+                        run = %call.run.id(),
                         "queued call cancelled: the client went away"
                     );
+                    drop(call);
+                    let _ = reply.send(Err(CallError::Cancelled));
                     continue;
                 }
                 let _ = reply.send(worker.handle_call(call));

@@ -420,6 +420,95 @@ fn a_panicking_call_does_not_stop_the_worker() {
     });
 }
 
+const RUN_APP: &str = r#"
+node Note { has text: str = ""; }
+
+def seed() -> str { n = Note(text="old"); root ++> n; return jid(n); }
+def rewrite(text: str) -> int { for n in [root -->] { n.text = text; } return 1; }
+def spin() -> int { i = 0; while True { i += 1; } return i; }
+def late_read(spins: int) -> str {
+    notes = [root -->];
+    i = 0;
+    while i < spins { i += 1; }
+    return notes[0].text;
+}
+def early_read(spins: int) -> str {
+    notes = [root -->];
+    text = notes[0].text;
+    i = 0;
+    while i < spins { i += 1; }
+    return text;
+}
+"#;
+
+/// Wait (up to 10 s) until `n` run actors are alive.
+async fn until_live(rt: &Runtime, n: usize) {
+    for _ in 0..1000 {
+        if rt.live_runs() == n {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("expected {n} live runs, have {}", rt.live_runs());
+}
+
+#[test]
+fn a_run_actor_stops_on_its_cancel_message_and_unregisters() {
+    let dir = TempDir::new("cancel");
+    dir.write("main.svc", RUN_APP);
+    in_system(async {
+        let (rt, _) = Runtime::start(dir.config(2)).expect("start");
+        assert_eq!(rt.live_runs(), 0);
+        let (addr, run) = rt.start_run(request(EndpointKind::Function, "spin", json!({})));
+        let id = addr.id();
+        let control = async {
+            until_live(&rt, 1).await;
+            assert!(rt.send(id, RunMsg::Cancel));
+        };
+        let (result, ()) = tokio::join!(run, control);
+        assert_eq!(result, Err(CallError::Cancelled));
+        assert_eq!(rt.live_runs(), 0);
+        assert!(
+            !rt.send(id, RunMsg::Cancel),
+            "a finished run is unregistered"
+        );
+        // The worker keeps serving.
+        assert!(function(&rt, "seed", json!({})).await.is_ok());
+    });
+}
+
+/// A run told an anchor is stale reloads it if it has not read its fields yet, and keeps
+/// what it has already read.
+#[test]
+fn a_stale_message_reloads_unread_anchors_only() {
+    let dir = TempDir::new("stale");
+    dir.write("main.svc", RUN_APP);
+    in_system(async {
+        let (rt, _) = Runtime::start(dir.config(2)).expect("start");
+        let seeded = function(&rt, "seed", json!({})).await.expect("seed").result;
+        let id = lang::host::parse_id(seeded.as_str().expect("jid")).expect("an anchor id");
+        for (name, expect) in [
+            ("late_read", "new-late_read"),
+            ("early_read", "new-late_read"),
+        ] {
+            let run = function(&rt, name, json!({"spins": 400_000}));
+            let control = async {
+                until_live(&rt, 1).await;
+                tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+                let text = format!("new-{name}");
+                let changed = function(&rt, "rewrite", json!({"text": text})).await;
+                assert!(changed.is_ok(), "{changed:?}");
+                assert_eq!(rt.flag_stale(&[id], None), 1, "one live run is told");
+            };
+            let (result, ()) = tokio::join!(run, control);
+            let text = result.expect(name).result;
+            // late_read had not read the note: it sees the rewrite. early_read had read
+            // it before: it keeps what it read (the previous rewrite).
+            assert_eq!(text, json!(expect), "{name}");
+        }
+    });
+}
+
 /// `cargo test --release -p actors -- --ignored --nocapture call_throughput` prints the
 /// calls/s of a trivial function through `Runtime::call`.
 #[test]

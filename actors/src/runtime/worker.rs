@@ -6,6 +6,7 @@ use super::app::{self, SourceBoard};
 use super::host::ServeHost;
 use super::hot::HotAnchors;
 use super::messages::{ReportStoreFailure, RunCall};
+use super::run::RunAddr;
 use super::{CallError, CallOutcome, CallRequest, EndpointKind, Loaded};
 use crate::store::{SqliteStore, VersionTracker, random_id};
 use actix::Recipient;
@@ -17,7 +18,7 @@ use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// What every worker of a pool shares (read-only, except the board).
@@ -134,11 +135,7 @@ impl RunWorker {
     }
 
     /// One call with its replays.
-    fn run(
-        &mut self,
-        req: &CallRequest,
-        cancel: &Arc<AtomicBool>,
-    ) -> Result<CallOutcome, CallError> {
+    fn run(&mut self, req: &CallRequest, run: &RunAddr) -> Result<CallOutcome, CallError> {
         #[cfg(test)]
         if req.name == super::tests::PANIC_PROBE {
             panic!("panic probe");
@@ -165,12 +162,13 @@ impl RunWorker {
         let shared = Arc::clone(&self.shared);
         let call = shared.next_call.fetch_add(1, Ordering::Relaxed);
         let mut limits = shared.limits.clone();
+        let cancel = &run.mailbox().cancel;
         limits.cancel = Some(Arc::clone(cancel));
         let mut contended: Vec<AnchorId> = Vec::new();
         let mut attempt = 0;
         loop {
             if cancel.load(Ordering::Relaxed) {
-                tracing::info!(trace_id = %req.trace_id, name = %req.name, "call cancelled: the client went away");
+                tracing::info!(trace_id = %req.trace_id, name = %req.name, run = %run.id(), "call cancelled: the client went away");
                 return Err(CallError::Cancelled);
             }
             self.store().map_err(CallError::Host)?;
@@ -189,6 +187,7 @@ impl RunWorker {
                 &req.trace_id,
                 &shared.hot,
                 call,
+                run.mailbox(),
             );
             let result = match req.kind {
                 EndpointKind::Walker => lang::serve::spawn_walker(
@@ -240,7 +239,7 @@ impl RunWorker {
                     )));
                 }
                 Err(CallError::Cancelled) => {
-                    tracing::info!(trace_id = %req.trace_id, name = %req.name, "call cancelled: the client went away");
+                    tracing::info!(trace_id = %req.trace_id, name = %req.name, run = %run.id(), "call cancelled: the client went away");
                     return Err(CallError::Cancelled);
                 }
                 other => return other,
@@ -281,9 +280,11 @@ impl RunWorker {
         let RunCall {
             req,
             in_flight,
-            cancel,
+            run,
+            registration,
         } = msg;
-        let outcome = catch_unwind(AssertUnwindSafe(|| self.run(&req, &cancel)));
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.run(&req, &run)));
+        drop(registration);
         drop(in_flight);
         outcome.unwrap_or_else(|_| {
             tracing::error!(

@@ -395,6 +395,9 @@ impl<'h> Interp<'h> {
             {
                 return Err(Interrupt::Limit(CANCELLED.into()));
             }
+            if let Some(stale) = self.host.take_stale() {
+                self.refresh_stale(stale)?;
+            }
         }
         Ok(())
     }

@@ -64,6 +64,49 @@ impl Interp<'_> {
         Ok(Some(h))
     }
 
+    /// The run actor's `Stale` message: reload each named anchor this run holds unmodified
+    /// and whose fields it has not read yet (still `pending`), so what it reads next is
+    /// current. Anything the run already read stays as it was (its decisions were made
+    /// on it; a commit that writes it is version-checked). An anchor deleted elsewhere
+    /// or now of another archetype is left alone for the commit to find.
+    pub(crate) fn refresh_stale(&mut self, stale: crate::host::Stale) -> R<()> {
+        let unread = |slot: &Slot| slot.state == SlotState::Clean && slot.pending.is_some();
+        let ids: Vec<crate::host::AnchorId> = match stale {
+            crate::host::Stale::Anchors(ids) => ids
+                .into_iter()
+                .filter(|id| {
+                    self.graph
+                        .by_id
+                        .get(id)
+                        .is_some_and(|&h| unread(self.graph.slot(h)))
+                })
+                .collect(),
+            crate::host::Stale::All => self
+                .graph
+                .by_id
+                .iter()
+                .filter(|&(_, &h)| unread(self.graph.slot(h)))
+                .map(|(&id, _)| id)
+                .collect(),
+        };
+        for id in ids {
+            let Some(stored) = self.host.load(id).map_err(Interrupt::Host)? else {
+                continue;
+            };
+            let Some(&h) = self.graph.by_id.get(&id) else {
+                continue;
+            };
+            let slot = self.graph.slot_mut(h);
+            if *slot.class.name != *stored.arch_type {
+                continue;
+            }
+            slot.pending = Some(stored.fields.into_boxed_str());
+            slot.access = stored.access;
+            slot.owner = stored.owner;
+        }
+        Ok(())
+    }
+
     /// Decode a loaded anchor's stored fields into values (once). A reference in a field
     /// loads the referenced row (without decoding its fields in turn).
     pub(crate) fn decode_fields(&mut self, h: Handle) -> R<()> {
