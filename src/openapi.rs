@@ -9,6 +9,9 @@
 //! declared types; responses are the envelope (`components.schemas.Envelope`) and the
 //! error envelope (`ErrorEnvelope`) for 401/404/409/413/422/500. WebSocket walkers are
 //! not HTTP operations and are left out; webhook walkers document the `X-API-Key` scheme.
+//! The identity routes `/user/*` (tag `user`) come from the table in `openapi/user.rs`.
+
+mod user;
 
 use lang::serve::{EndpointInfo, EndpointKind, ParamInfo, Protocol, TypeInfo};
 use serde_json::{Map, Value, json};
@@ -61,7 +64,10 @@ pub fn build(title: &str, version: &str, routes: &[RouteDoc]) -> Value {
         );
     }
 
+    user::add_paths(&mut paths);
+
     let mut schemas = Map::new();
+    user::schemas(&mut schemas);
     schemas.insert("Envelope".into(), envelope_schema());
     schemas.insert("ErrorEnvelope".into(), error_envelope_schema());
     schemas.insert("ErrorBody".into(), error_body_schema());
@@ -112,6 +118,7 @@ pub fn build(title: &str, version: &str, routes: &[RouteDoc]) -> Value {
         "tags": [
             {"name": "walkers", "description": "Walkers: spawned on the caller's root (or the shared root when anonymous)."},
             {"name": "functions", "description": "Functions: stateless calls."},
+            {"name": user::TAG, "description": "Identity: accounts, session tokens, e-mail verification and password reset."},
         ],
         "paths": paths,
         "components": {
@@ -1237,7 +1244,60 @@ mod tests {
         assert!(s["ErrorBody"]["properties"]["details"].is_object());
         let empty = build("Empty", "1", &[]);
         assert!(validate(&empty).is_empty());
-        assert_eq!(empty["paths"], json!({}));
+        let paths = empty["paths"].as_object().expect("paths");
+        assert!(paths.keys().all(|p| p.starts_with("/user/")), "{paths:?}");
+    }
+
+    #[test]
+    fn user_routes_are_documented() {
+        let doc = build("Users", "1", &[]);
+        assert_eq!(validate(&doc), Vec::<String>::new());
+        let paths = &doc["paths"];
+        for (path, method) in [
+            ("/user/register", "post"),
+            ("/user/login", "post"),
+            ("/user/refresh-token", "post"),
+            ("/user/me", "get"),
+            ("/user/password", "put"),
+            ("/user/add-identity", "post"),
+            ("/user/send-verification", "post"),
+            ("/user/verify-identity", "post"),
+            ("/user/forgot-password", "post"),
+            ("/user/reset-password", "post"),
+        ] {
+            let op = &paths[path][method];
+            assert_eq!(op["tags"], json!(["user"]), "{method} {path}");
+            let ok = op["responses"]
+                .as_object()
+                .and_then(|r| r.iter().find(|(code, _)| code.starts_with('2')))
+                .map(|(_, r)| &r["content"]["application/json"]["schema"]);
+            assert!(
+                ok.is_some_and(|s| s["properties"]["data"]["$ref"].is_string()),
+                "{method} {path}: {op}"
+            );
+        }
+        let login = &paths["/user/login"]["post"];
+        assert_eq!(
+            login["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/user.LoginRequest"
+        );
+        assert_eq!(
+            login["responses"]["429"]["content"]["application/json"]["schema"]["allOf"][1]["properties"]
+                ["error"]["properties"]["code"]["enum"],
+            json!(["RATE_LIMITED"])
+        );
+        assert_eq!(
+            paths["/user/me"]["get"]["security"],
+            json!([{"bearerAuth": []}])
+        );
+        assert_eq!(login["security"], json!([]));
+        let schemas = &doc["components"]["schemas"];
+        assert_eq!(
+            schemas["user.LoggedIn"]["required"],
+            json!(["user_id", "token", "root_id", "role"])
+        );
+        let codes = &paths["/user/send-verification"]["post"]["responses"];
+        assert!(codes["502"]["description"].as_str() == Some("EMAIL_SEND_FAILED"));
     }
 
     #[test]

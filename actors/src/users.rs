@@ -17,6 +17,15 @@
 //!
 //! Passwords are hashed by the caller (on a blocking pool); this module only stores the
 //! hash. Every multi-row change runs in one IMMEDIATE transaction.
+//!
+//! In the server the store is owned by the [`UserStoreSupervisor`] actor (`supervisor.rs`):
+//! nobody else holds the connection.
+
+mod supervisor;
+
+#[cfg(test)]
+pub(crate) use supervisor::DropConnection;
+pub use supervisor::{CheckUsers, UserStoreSupervisor, WithUsers};
 
 use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior, params};
 use serde_json::{Map, Value as Json};
@@ -89,6 +98,9 @@ pub enum UserError {
     Protected,
     #[error("stored user data is corrupt: {0}")]
     Corrupt(String),
+    /// The connection failed and the store is being re-opened: retry shortly.
+    #[error("the user store is restarting")]
+    Restarting,
 }
 
 /// `username` or `email` (SSO identities come with the SSO issue).
@@ -348,6 +360,14 @@ impl UserStore {
         tx.execute_batch(SCHEMA)?;
         tx.commit()?;
         Ok(UserStore { conn })
+    }
+
+    /// A cheap query that fails when the connection or the file is unusable.
+    pub fn check_health(&mut self) -> Result<(), UserError> {
+        let _: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM users WHERE 0", [], |r| r.get(0))?;
+        Ok(())
     }
 
     /// Create the guest account (on `shared_root`) and the `system` account if they are

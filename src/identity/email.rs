@@ -14,6 +14,8 @@
 
 use super::svc_emailer;
 use crate::config::{EmailerConfig, SmtpConfig};
+use actors::identity::MailSender;
+use actors::identity::mail::Sending;
 use futures_util::future::BoxFuture;
 use lettre::message::header::ContentType;
 use lettre::message::{Mailbox, MultiPart, SinglePart};
@@ -26,16 +28,7 @@ use std::time::Duration;
 /// `From:` when `from_address` is empty.
 pub const DEFAULT_FROM: &str = "no-reply@localhost";
 
-/// One outgoing message.
-#[derive(Clone, Debug)]
-pub struct Mail {
-    pub to: String,
-    pub subject: String,
-    pub body_text: String,
-    pub body_html: Option<String>,
-    /// `None` = the configured `from_address`.
-    pub from: Option<String>,
-}
+pub use actors::identity::Mail;
 
 /// A mail provider: `send_email` and `is_ready`, as the spec's custom emailer interface.
 pub trait EmailProvider: Send + Sync + 'static {
@@ -95,7 +88,6 @@ fn lookup(name: &str) -> Option<ProviderFactory> {
 
 /// A started emailer: the provider on the mailer thread.
 pub struct Mailer {
-    name: String,
     from: String,
     provider: Arc<dyn EmailProvider>,
     runtime: tokio::runtime::Handle,
@@ -210,32 +202,31 @@ impl Mailer {
         }
         tracing::info!(provider = %name, from = %from, "e-mail enabled");
         Some(Mailer {
-            name,
             from,
             provider,
             runtime,
             _stop: Arc::new(stop_tx),
         })
     }
+}
 
-    /// The provider name (`smtp`, ...).
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Send and await the outcome (the HTTP worker only waits; the work runs on the
-    /// mailer thread).
-    pub async fn send(&self, mail: Mail) -> Result<(), String> {
+/// The identity service hands its mails over here.
+impl MailSender for Mailer {
+    /// Send and await the outcome (the caller only waits; the work runs on the mailer
+    /// thread).
+    fn send(&self, mail: Mail) -> Sending {
         let from = mail.from.clone().unwrap_or_else(|| self.from.clone());
-        let job = self.provider.send_email(mail, from);
-        match self.runtime.spawn(job).await {
-            Ok(result) => result,
-            Err(e) => Err(format!("the mail task failed: {e}")),
-        }
+        let job = self.runtime.spawn(self.provider.send_email(mail, from));
+        Box::pin(async move {
+            match job.await {
+                Ok(result) => result,
+                Err(e) => Err(format!("the mail task failed: {e}")),
+            }
+        })
     }
 
     /// Send without waiting; a failure is logged.
-    pub fn send_in_background(&self, mail: Mail) {
+    fn send_in_background(&self, mail: Mail) {
         let from = mail.from.clone().unwrap_or_else(|| self.from.clone());
         let to = mail.to.clone();
         let job = self.provider.send_email(mail, from);

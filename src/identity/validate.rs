@@ -171,12 +171,12 @@ pub fn new_password(password: &str, field: &str, empty: ApiError) -> Result<(), 
     if password.is_empty() {
         return Err(empty);
     }
-    if password.len() > super::password::MAX_PASSWORD_BYTES {
+    if password.len() > actors::identity::password::MAX_PASSWORD_BYTES {
         return Err(ApiError::validation(
             field,
             format!(
                 "at most {} bytes (bcrypt)",
-                super::password::MAX_PASSWORD_BYTES
+                actors::identity::password::MAX_PASSWORD_BYTES
             ),
         ));
     }

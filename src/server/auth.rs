@@ -1,20 +1,70 @@
-//! Authentication seam (spec "Authentication" item 1): the `Authorized` extractor decides
-//! who a generated-endpoint request runs as before its handler runs.
+//! Authentication seam (spec "Authentication" item 1). One bearer-token extractor,
+//! [`Bearer`], serves every route: it reads `Authorization: Bearer <jwt>` and verifies the
+//! session token (`actors::identity::IdentityHandle::verify`). The `/user/*` handlers take
+//! it (or [`SignedIn`], the same with the token required); the `Authorized` extractor
+//! builds on it to decide who a generated-endpoint request runs as before its handler
+//! runs.
 //!
 //! - No `Authorization` header: a `:pub` endpoint runs as the guest (the shared root); any
 //!   other endpoint is 401 "authentication required".
 //! - `Authorization: Bearer <jwt>`: the token must be a valid session token of an active
-//!   account (`identity::Identity::caller`), on public endpoints too; the call then runs
+//!   account (`IdentityHandle::caller`), on public endpoints too; the call then runs
 //!   on that user's root. An invalid or expired token is 401 on every endpoint.
 
 use super::errors::{ApiError, ErrorCode};
 use super::routes::Matched;
-use crate::identity::Identity;
+use crate::identity::api_error;
 use actix_web::dev::Payload;
 use actix_web::http::header::{AUTHORIZATION, HeaderMap};
 use actix_web::{FromRequest, HttpRequest, web};
+use actors::identity::IdentityHandle;
 use actors::runtime::Caller;
-use futures_util::future::LocalBoxFuture;
+use futures_util::future::{LocalBoxFuture, Ready, ready};
+
+/// The bearer of a request: `None` without an `Authorization` header, else the user id
+/// of its valid session token. A header of another scheme, without a token, or with an
+/// invalid, expired or not-yet-valid token is 401.
+#[derive(Clone, Debug)]
+pub struct Bearer(pub Option<String>);
+
+impl Bearer {
+    fn of(req: &HttpRequest) -> Result<Bearer, ApiError> {
+        let Some(token) = bearer_token(req.headers())? else {
+            return Ok(Bearer(None));
+        };
+        let identity = req
+            .app_data::<web::Data<IdentityHandle>>()
+            .ok_or_else(invalid)?;
+        let user_id = identity.verify(token).map_err(api_error)?;
+        Ok(Bearer(Some(user_id)))
+    }
+}
+
+impl FromRequest for Bearer {
+    type Error = ApiError;
+    type Future = Ready<Result<Bearer, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(Bearer::of(req))
+    }
+}
+
+/// A [`Bearer`] that must be there: the user id of the request's valid session token,
+/// else 401 "authentication required".
+#[derive(Clone, Debug)]
+pub struct SignedIn(pub String);
+
+impl FromRequest for SignedIn {
+    type Error = ApiError;
+    type Future = Ready<Result<SignedIn, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(Bearer::of(req).and_then(|b| match b.0 {
+            Some(user_id) => Ok(SignedIn(user_id)),
+            None => Err(required()),
+        }))
+    }
+}
 
 /// The caller a request runs as, once authorized for its endpoint.
 #[derive(Clone, Debug)]
@@ -25,16 +75,17 @@ impl FromRequest for Authorized {
     type Future = LocalBoxFuture<'static, Result<Authorized, ApiError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let decided = Matched::of(req).and_then(|m| {
-            let token = bearer_token(req.headers())?.map(str::to_string);
-            Ok((m.endpoint.public, token))
-        });
-        let identity = req.app_data::<web::Data<Identity>>().cloned();
+        let decided = Matched::of(req).and_then(|m| Ok((m.endpoint.public, Bearer::of(req)?)));
+        let identity = req.app_data::<web::Data<IdentityHandle>>().cloned();
         Box::pin(async move {
-            let (public, token) = decided?;
-            match (token, identity) {
+            let (public, bearer) = decided?;
+            match (bearer.0, identity) {
                 (None, _) => anonymous(public),
-                (Some(token), Some(identity)) => identity.caller(&token).await.map(Authorized),
+                (Some(user_id), Some(identity)) => identity
+                    .caller(user_id)
+                    .await
+                    .map(Authorized)
+                    .map_err(api_error),
                 (Some(_), None) => Err(invalid()),
             }
         })
@@ -46,11 +97,12 @@ pub fn anonymous(public: bool) -> Result<Authorized, ApiError> {
     if public {
         Ok(Authorized(Caller::default()))
     } else {
-        Err(ApiError::new(
-            ErrorCode::Unauthorized,
-            "authentication required",
-        ))
+        Err(required())
     }
+}
+
+fn required() -> ApiError {
+    ApiError::new(ErrorCode::Unauthorized, "authentication required")
 }
 
 fn invalid() -> ApiError {

@@ -1,11 +1,15 @@
 //! Health endpoints (decisions.md "Health"), not enveloped: `/healthz` and `/health` →
 //! `{"status": "ok"}`, `/healthz/live` → `{"status": "alive"}`, `/healthz/ready` →
 //! `{"status": "ready"}`, or 503 `{"status": "draining"}` once shutdown has begun.
+//! Readiness asks the supervisors of the persistence tiers (the anchor store's and the
+//! user store's); while either cannot reach its store the answer is 503
+//! `{"status": "unavailable", "reason": ...}` (the probe also makes it re-open the file).
 
 use super::AppState;
 use super::envelope::plain_json;
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
+use actors::identity::IdentityHandle;
 use serde_json::json;
 use std::sync::atomic::Ordering;
 
@@ -26,13 +30,31 @@ async fn live() -> HttpResponse {
     plain_json(StatusCode::OK, &json!({"status": "alive"}))
 }
 
-async fn ready(state: web::Data<AppState>) -> HttpResponse {
+async fn ready(
+    state: web::Data<AppState>,
+    identity: Option<web::Data<IdentityHandle>>,
+) -> HttpResponse {
     if state.draining.load(Ordering::Acquire) {
-        plain_json(
+        return plain_json(
             StatusCode::SERVICE_UNAVAILABLE,
             &json!({"status": "draining"}),
-        )
-    } else {
-        plain_json(StatusCode::OK, &json!({"status": "ready"}))
+        );
+    }
+    let users = async {
+        match &identity {
+            Some(identity) => identity.users_health().await,
+            None => Ok(()),
+        }
+    };
+    let (store, users) = futures_util::join!(state.runtime.store_health(), users);
+    match store.map(drop).and(users) {
+        Ok(()) => plain_json(StatusCode::OK, &json!({"status": "ready"})),
+        Err(reason) => {
+            tracing::warn!("not ready: {reason}");
+            plain_json(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &json!({"status": "unavailable", "reason": reason}),
+            )
+        }
     }
 }

@@ -258,7 +258,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
             settings.port
         ));
     }
-    let identity = web::Data::new(crate::identity::Identity::start(
+    let identity = web::Data::new(crate::identity::start(
         &settings.identity,
         &settings.store_path,
         runtime.shared_root(),

@@ -1730,3 +1730,84 @@ fn svc_emailer_providers() {
         "{log}"
     );
 }
+
+/// `/openapi.json` of a running server documents every `/user/*` route: request and
+/// response schemas, bearer security, error statuses with their codes.
+#[test]
+fn user_routes_are_in_the_openapi_document() {
+    let dir = app(
+        "id-openapi",
+        &format!("[scale.jwt]\nsecret = \"{SECRET}\"\n"),
+    );
+    let server = ServerGuard::start(dir.path(), &["app.svc"]);
+    let resp = crate::support::get(server.port, "/openapi.json");
+    assert_eq!(resp.status, 200, "{}", resp.body);
+    let doc = resp.json();
+    let schema = |r: &Value| r["content"]["application/json"]["schema"].clone();
+    let resolve = |r: &Value| {
+        let name = r["$ref"].as_str().expect("a $ref");
+        let key = name.trim_start_matches("#/components/schemas/");
+        let found = doc["components"]["schemas"][key].clone();
+        assert!(found.is_object(), "{name} is not defined");
+        found
+    };
+    for (path, method, body, status, errors) in [
+        (
+            "/user/register",
+            "post",
+            true,
+            "201",
+            &["409", "422", "429"][..],
+        ),
+        ("/user/login", "post", true, "200", &["401", "429"]),
+        ("/user/refresh-token", "post", true, "200", &["401"]),
+        ("/user/me", "get", false, "200", &["401", "404"]),
+        ("/user/password", "put", true, "200", &["400", "401"]),
+        ("/user/add-identity", "post", true, "200", &["400", "409"]),
+        (
+            "/user/send-verification",
+            "post",
+            true,
+            "202",
+            &["502", "503"],
+        ),
+        ("/user/verify-identity", "post", true, "200", &["400"]),
+        ("/user/forgot-password", "post", true, "200", &["422"]),
+        ("/user/reset-password", "post", true, "200", &["400"]),
+    ] {
+        let op = &doc["paths"][path][method];
+        assert!(op.is_object(), "{method} {path} is not documented");
+        if body {
+            let request = resolve(&schema(&op["requestBody"]));
+            assert!(request["properties"].is_object(), "{method} {path}");
+        }
+        let ok = schema(&op["responses"][status]);
+        assert_eq!(ok["properties"]["ok"]["const"], true, "{method} {path}");
+        assert!(resolve(&ok["properties"]["data"])["properties"].is_object());
+        for code in errors {
+            let e = schema(&op["responses"][*code]);
+            let codes = &e["allOf"][1]["properties"]["error"]["properties"]["code"]["enum"];
+            assert!(
+                codes.as_array().is_some_and(|c| !c.is_empty()),
+                "{method} {path} {code}: {e}"
+            );
+        }
+    }
+    assert_eq!(
+        doc["paths"]["/user/me"]["get"]["security"],
+        json!([{"bearerAuth": []}])
+    );
+    let login_data = resolve(
+        &schema(&doc["paths"]["/user/login"]["post"]["responses"]["200"])["properties"]["data"],
+    );
+    assert_eq!(
+        login_data["required"],
+        json!(["user_id", "token", "root_id", "role"])
+    );
+    // The app's own walkers are still there.
+    assert!(
+        doc["paths"]
+            .as_object()
+            .is_some_and(|p| p.keys().any(|k| !k.starts_with("/user/")))
+    );
+}

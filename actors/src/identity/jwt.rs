@@ -6,23 +6,25 @@
 //! valid (`nbf`, when present) beyond `[scale.jwt] clock_skew_seconds`, and rejects any
 //! token that carries a `type` claim (API keys and other non-session tokens are typed).
 //!
-//! There is no built-in secret: without `[scale.jwt] secret` / `JWT_SECRET` the server
-//! generates a random one on first start and keeps it in the data directory
-//! ([`load_or_create_secret`]).
+//! The secret is resolved before the keys are built (configured, or a generated
+//! development secret the server keeps in its data directory): there is no built-in one.
 
-use crate::config::JwtConfig;
-use anyhow::{Context as _, anyhow, bail};
-use base64::Engine as _;
+use super::StartError;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
-use std::io::Write as _;
-use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
-use std::path::Path;
 
-/// File name of the generated development secret, next to the store file.
-pub const SECRET_FILE: &str = "jwt_secret";
-/// Random bytes of a generated secret (256 bits, the HS256 key size).
-const GENERATED_SECRET_BYTES: usize = 32;
+/// `[scale.jwt]` as the keys need it.
+#[derive(Clone, Debug, Default)]
+pub struct JwtSettings {
+    /// Must be resolved (configured or generated) before the keys are built.
+    pub secret: Option<String>,
+    /// `HS256`, `HS384` or `HS512`.
+    pub algorithm: String,
+    /// Token lifetime in days.
+    pub exp_delta_days: u32,
+    /// Tolerated clock difference for `iat` and `nbf`, in seconds.
+    pub clock_skew_seconds: u64,
+}
 
 /// Claims of a session token.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,20 +73,24 @@ pub enum Rejected {
 impl JwtKeys {
     /// Keys from `[scale.jwt]`; only the HMAC algorithms take a shared secret. The secret
     /// must be resolved by then (configured or generated): there is no default.
-    pub fn new(config: &JwtConfig) -> anyhow::Result<JwtKeys> {
+    pub fn new(config: &JwtSettings) -> Result<JwtKeys, StartError> {
         let algorithm = match config.algorithm.trim().to_ascii_uppercase().as_str() {
             "HS256" => Algorithm::HS256,
             "HS384" => Algorithm::HS384,
             "HS512" => Algorithm::HS512,
             other => {
-                bail!("[scale.jwt] algorithm `{other}` is not supported: use HS256, HS384 or HS512")
+                return Err(StartError::Config(format!(
+                    "[scale.jwt] algorithm `{other}` is not supported: use HS256, HS384 or HS512"
+                )));
             }
         };
         let secret = config
             .secret
             .as_deref()
             .filter(|s| !s.is_empty())
-            .ok_or_else(|| anyhow!("no JWT secret: set [scale.jwt] secret or JWT_SECRET"))?;
+            .ok_or_else(|| {
+                StartError::Config("no JWT secret: set [scale.jwt] secret or JWT_SECRET".into())
+            })?;
         let mut validation = Validation::new(algorithm);
         validation.algorithms = vec![algorithm];
         validation.leeway = 0;
@@ -95,7 +101,7 @@ impl JwtKeys {
         validation.set_required_spec_claims(&["exp", "sub", "iat"]);
         let lifetime_secs = i64::from(config.exp_delta_days)
             .checked_mul(86_400)
-            .context("[scale.jwt] exp_delta_days is too large")?;
+            .ok_or_else(|| StartError::Config("[scale.jwt] exp_delta_days is too large".into()))?;
         Ok(JwtKeys {
             algorithm,
             encoding: EncodingKey::from_secret(secret.as_bytes()),
@@ -107,7 +113,12 @@ impl JwtKeys {
     }
 
     /// A fresh session token for `user_id` with `role`, valid for the configured days.
-    pub fn issue(&self, user_id: &str, role: &str, now: i64) -> anyhow::Result<String> {
+    pub fn issue(
+        &self,
+        user_id: &str,
+        role: &str,
+        now: i64,
+    ) -> Result<String, jsonwebtoken::errors::Error> {
         let claims = Claims {
             sub: user_id.to_string(),
             user_id: user_id.to_string(),
@@ -118,12 +129,11 @@ impl JwtKeys {
             kind: None,
         };
         jsonwebtoken::encode(&Header::new(self.algorithm), &claims, &self.encoding)
-            .context("cannot sign the session token")
     }
 
     /// The claims of a valid session token.
     pub fn verify(&self, token: &str) -> Result<Claims, Rejected> {
-        self.verify_at(token, actors::users::unix_now())
+        self.verify_at(token, crate::users::unix_now())
     }
 
     /// [`JwtKeys::verify`] at the time `now` (seconds since the epoch).
@@ -145,86 +155,12 @@ impl JwtKeys {
     }
 }
 
-/// The development secret kept in `path`: read when the file exists, else generated
-/// (32 random bytes, URL-safe base64) and written with mode 0600, its directory created
-/// 0700. Two servers starting at once agree on one secret: the file appears whole or not
-/// at all (written aside, then hard-linked into place, which fails if it exists).
-pub fn load_or_create_secret(path: &Path) -> anyhow::Result<String> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => return check_stored_secret(path, &text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => bail!("cannot read the JWT secret file {}: {e}", path.display()),
-    }
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    actors::store::create_private_dir(dir)
-        .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
-    let secret = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .encode(super::random_bytes::<GENERATED_SECRET_BYTES>());
-    let aside = dir.join(format!(".{SECRET_FILE}.{}.tmp", std::process::id()));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&aside)
-        .and_then(|mut f| {
-            f.write_all(secret.as_bytes())?;
-            f.write_all(b"\n")?;
-            f.sync_all()
-        });
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&aside);
-        bail!("cannot write the JWT secret file {}: {e}", aside.display());
-    }
-    let linked = std::fs::hard_link(&aside, path);
-    let _ = std::fs::remove_file(&aside);
-    match linked {
-        Ok(()) => Ok(secret),
-        // Another process created it first: use theirs.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read the JWT secret file {}", path.display()))?;
-            check_stored_secret(path, &text)
-        }
-        Err(e) => bail!("cannot create the JWT secret file {}: {e}", path.display()),
-    }
-}
-
-/// A stored secret must be long enough to be one we generated; a file others can read
-/// is refused (anyone who reads it can forge tokens).
-fn check_stored_secret(path: &Path, text: &str) -> anyhow::Result<String> {
-    let mode = std::fs::metadata(path)
-        .with_context(|| format!("cannot read the JWT secret file {}", path.display()))?
-        .permissions()
-        .mode();
-    if mode & 0o077 != 0 {
-        bail!(
-            "the JWT secret file {} is accessible to other users (mode {:o}); run `chmod 600` \
-             on it, or delete it to generate a new one",
-            path.display(),
-            mode & 0o777
-        );
-    }
-    let secret = text.trim();
-    if secret.len() < 32 {
-        bail!(
-            "the JWT secret file {} holds fewer than 32 characters; delete it to generate a \
-             new one, or set JWT_SECRET",
-            path.display()
-        );
-    }
-    Ok(secret.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn keys(secret: Option<&str>, alg: &str) -> JwtKeys {
-        JwtKeys::new(&JwtConfig {
+        JwtKeys::new(&JwtSettings {
             secret: secret.map(str::to_string),
             algorithm: alg.into(),
             exp_delta_days: 7,
@@ -234,7 +170,7 @@ mod tests {
     }
 
     fn now() -> i64 {
-        actors::users::unix_now()
+        crate::users::unix_now()
     }
 
     #[test]
@@ -245,7 +181,12 @@ mod tests {
         assert_eq!((c.sub.as_str(), c.user_id.as_str()), ("u-1", "u-1"));
         assert_eq!(c.exp - c.iat, 7 * 86_400);
         assert!(
-            JwtKeys::new(&JwtConfig::default()).is_err(),
+            JwtKeys::new(&JwtSettings {
+                secret: None,
+                algorithm: "HS256".into(),
+                ..JwtSettings::default()
+            })
+            .is_err(),
             "no secret, no keys"
         );
     }
@@ -289,26 +230,6 @@ mod tests {
     }
 
     #[test]
-    fn generated_secret_is_kept_private_and_reused() {
-        let dir = std::env::temp_dir().join(format!(
-            "svc-jwt-secret-{}-{}",
-            std::process::id(),
-            actors::random_id()
-        ));
-        let path = dir.join("data").join(SECRET_FILE);
-        let first = load_or_create_secret(&path).expect("generated");
-        assert!(first.len() >= 43, "{first}");
-        let mode = |p: &Path| std::fs::metadata(p).expect("exists").permissions().mode() & 0o777;
-        assert_eq!(mode(&path), 0o600);
-        assert_eq!(mode(&dir.join("data")), 0o700);
-        assert_eq!(load_or_create_secret(&path).expect("reused"), first);
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
-        let err = load_or_create_secret(&path).expect_err("readable by others");
-        assert!(err.to_string().contains("chmod 600"), "{err}");
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[test]
     fn other_secret_algorithm_type_or_expiry_is_refused() {
         let k = keys(Some("s3cret"), "HS256");
         let t = keys(Some("other"), "HS256")
@@ -339,9 +260,9 @@ mod tests {
         assert_eq!(k.verify(&t), Err(Rejected::Invalid));
         assert_eq!(k.verify("not.a.token"), Err(Rejected::Invalid));
         assert!(
-            JwtKeys::new(&JwtConfig {
+            JwtKeys::new(&JwtSettings {
                 algorithm: "RS256".into(),
-                ..JwtConfig::default()
+                ..JwtSettings::default()
             })
             .is_err()
         );

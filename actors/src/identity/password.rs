@@ -1,6 +1,6 @@
 //! Passwords (spec "Authentication" 14): bcrypt with a random salt per password, at the
-//! configured cost, computed on actix's blocking pool so an HTTP worker never spends
-//! bcrypt time. A login for an unknown identity verifies against a dummy hash of the
+//! configured cost, computed on the blocking pool so neither an HTTP worker nor the
+//! identity actor's thread ever spends bcrypt time. A login for an unknown identity verifies against a dummy hash of the
 //! same cost, so it costs what a wrong password costs. A legacy unsalted SHA-256 hex hash
 //! (records migrated from the original's flat user documents) still verifies, with the
 //! same bcrypt cost spent, and the login replaces it by bcrypt.
@@ -9,8 +9,7 @@
 //! `[scale.auth] bcrypt_queue_capacity` more waiting for a slot; a request beyond that is
 //! answered at once with 503 `SERVICE_UNAVAILABLE` and `Retry-After`, before any hashing.
 
-use crate::server::errors::{ApiError, ErrorCode};
-use actix_web::web;
+use super::IdentityError;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use tokio::sync::SemaphorePermit;
@@ -65,7 +64,7 @@ impl Passwords {
 
     /// A bcrypt slot: at once when one is free, else after waiting in line, unless the
     /// line is full (503 with `Retry-After`).
-    async fn slot(&self) -> Result<SemaphorePermit<'_>, ApiError> {
+    async fn slot(&self) -> Result<SemaphorePermit<'_>, IdentityError> {
         if let Ok(permit) = self.slots.try_acquire() {
             return Ok(permit);
         }
@@ -80,7 +79,7 @@ impl Passwords {
                 capacity = self.queue_capacity,
                 "bcrypt queue full; answering 503"
             );
-            return Err(ApiError::unavailable(
+            return Err(IdentityError::unavailable(
                 "the server is busy hashing passwords; try again shortly",
                 QUEUE_FULL_RETRY_SECS,
             ));
@@ -97,10 +96,10 @@ impl Passwords {
     }
 
     /// A bcrypt hash of `password` (on the blocking pool).
-    pub async fn hash(&self, password: String) -> Result<String, ApiError> {
+    pub async fn hash(&self, password: String) -> Result<String, IdentityError> {
         let cost = self.cost;
         let _slot = self.slot().await?;
-        web::block(move || bcrypt::non_truncating_hash(password, cost))
+        tokio::task::spawn_blocking(move || bcrypt::non_truncating_hash(password, cost))
             .await
             .map_err(|_| internal())?
             .map_err(|e| {
@@ -112,11 +111,15 @@ impl Passwords {
     /// Whether `password` matches `hash` (see [`Check`]); with no hash (unknown identity,
     /// no password credential) the dummy is verified instead and the answer is a
     /// mismatch. Every path spends one bcrypt verify.
-    pub async fn check(&self, password: String, hash: Option<String>) -> Result<Check, ApiError> {
+    pub async fn check(
+        &self,
+        password: String,
+        hash: Option<String>,
+    ) -> Result<Check, IdentityError> {
         let dummy = Arc::clone(&self.dummy);
         let cost = self.cost;
         let _slot = self.slot().await?;
-        web::block(move || match hash {
+        tokio::task::spawn_blocking(move || match hash {
             Some(h) if is_legacy_sha256(&h) => {
                 let _ = bcrypt::non_truncating_verify(&password, dummy_hash(&dummy, cost));
                 let given = super::token_hash(&password);
@@ -144,7 +147,11 @@ impl Passwords {
     }
 
     /// [`Passwords::check`] as a yes/no.
-    pub async fn verify(&self, password: String, hash: Option<String>) -> Result<bool, ApiError> {
+    pub async fn verify(
+        &self,
+        password: String,
+        hash: Option<String>,
+    ) -> Result<bool, IdentityError> {
         Ok(self.check(password, hash).await? != Check::Mismatch)
     }
 }
@@ -175,15 +182,16 @@ fn dummy_hash(slot: &OnceLock<String>, cost: u32) -> &str {
     })
 }
 
-fn internal() -> ApiError {
-    ApiError::new(ErrorCode::InternalError, "internal error")
+fn internal() -> IdentityError {
+    IdentityError::internal()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::identity::ErrorKind;
 
-    #[actix_web::test]
+    #[tokio::test]
     async fn hash_verify_and_dummy() {
         let p = Passwords::new(4, 64);
         let h = p.hash("pw".into()).await.expect("hashed");
@@ -200,15 +208,14 @@ mod tests {
         assert_eq!(check("other").await.expect("ran"), Check::Mismatch);
     }
 
-    #[actix_web::test]
+    #[tokio::test]
     async fn a_full_queue_answers_503() {
         let p = Passwords::new(4, 0);
         let held: Vec<_> = (0..p.slots.available_permits())
             .map(|_| p.slots.try_acquire().expect("free slot"))
             .collect();
         let e = p.hash("pw".into()).await.expect_err("no room to wait");
-        assert_eq!((e.status.as_u16(), e.retry_after), (503, Some(1)));
-        assert_eq!(e.code, ErrorCode::ServiceUnavailable);
+        assert_eq!((e.kind, e.retry_after), (ErrorKind::Unavailable, Some(1)));
         drop(held);
         assert!(p.hash("pw".into()).await.is_ok());
         assert_eq!(p.waiting.load(Ordering::Acquire), 0);

@@ -1,0 +1,471 @@
+//! Identity as a service of actors (spec "User document", "JWT claims", "One-time
+//! tokens", "Identity endpoints", "Authentication" 1-5, 9-11, 14): registration and login
+//! with bcrypt passwords, JWT session tokens, the authenticated caller of generated
+//! endpoints, e-mail verification and password reset by mail.
+//!
+//! Actors:
+//! - [`IdentityService`] (on its own arbiter) receives the typed messages of
+//!   `messages.rs` (one per `/user/*` operation, plus [`messages::CallerOf`] for
+//!   generated endpoints) and answers typed replies or an [`IdentityError`]. Each
+//!   message becomes a future on the actor's thread (`service.rs`): it awaits the user
+//!   store, the bcrypt pool and the mailer, so the thread is never blocked and many
+//!   requests are in flight at once.
+//! - [`UserStoreSupervisor`] (`crate::users`, on its own arbiter, supervised) owns the
+//!   user store's connection; the service reaches users only through it.
+//!
+//! Other modules hold an [`IdentityHandle`]: it sends the messages, verifies a session
+//! token's signature (pure work on the keys, no state, so no thread hop) and answers a
+//! token's caller from a short-lived cache before asking the service.
+//!
+//! Inside: `jwt` the session tokens, `password` bcrypt on the blocking pool behind a
+//! bounded queue, `throttle` the sliding-window limits (slots reserved before bcrypt),
+//! `mail` the messages and the [`MailSender`] the server plugs in (its providers, one of
+//! them running svc code, live in the binary).
+
+pub mod jwt;
+pub mod mail;
+pub mod messages;
+pub mod password;
+mod service;
+pub mod throttle;
+
+pub use mail::{Mail, MailSender};
+
+use crate::runtime::Caller;
+use crate::users::{CheckUsers, Status, UserError, UserRecord, UserStore, UserStoreSupervisor};
+use actix::{Actor, Addr, Arbiter, Context, Handler, Message, ResponseFuture, Supervisor};
+use base64::Engine as _;
+use jwt::{JwtKeys, JwtSettings};
+use lang::host::AnchorId;
+use messages::CallerOf;
+use service::Service;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a user looked up for a bearer token is trusted before it is read again (a
+/// disabled or deleted account loses access within this time when another process
+/// changed it; changes made through this process apply at once).
+const USER_CACHE_TTL: Duration = Duration::from_secs(30);
+/// Cached users at most; the cache is emptied when full.
+const USER_CACHE_MAX: usize = 100_000;
+/// `Retry-After` of a request the user store could not serve while restarting.
+const RESTART_RETRY_SECS: u64 = 1;
+
+/// `[scale.auth]` as the service needs it.
+#[derive(Clone, Debug)]
+pub struct AuthSettings {
+    pub verify_token_ttl_seconds: u64,
+    pub reset_token_ttl_seconds: u64,
+    pub verify_url_template: String,
+    pub reset_url_template: String,
+    pub bcrypt_cost: u32,
+    pub login_max_failures: u32,
+    pub login_max_failures_per_address: u32,
+    pub login_failure_window_seconds: u64,
+    pub bcrypt_queue_capacity: u32,
+    pub register_max_per_address: u32,
+    pub register_window_seconds: u64,
+}
+
+/// What kind of failure an [`IdentityError`] is; the HTTP layer maps each to its code
+/// and status (one exhaustive `match`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// 401 `UNAUTHORIZED`.
+    Unauthorized,
+    /// 403 `FORBIDDEN`.
+    Forbidden,
+    /// 404 `NOT_FOUND`.
+    NotFound,
+    /// 409 `IDENTITY_TAKEN`.
+    Taken,
+    /// 400 `VALIDATION_ERROR`: a rule of the request is broken (the spec's 400 rows).
+    Rule,
+    /// 400 `BAD_REQUEST`.
+    BadRequest,
+    /// 400 `INVALID_TOKEN`: a one-time token unknown, expired or used.
+    InvalidToken,
+    /// 429 `RATE_LIMITED`, with `retry_after`.
+    RateLimited,
+    /// 503 `SERVICE_UNAVAILABLE`, with `retry_after` (a full bcrypt queue, a restarting
+    /// store): retry.
+    Unavailable,
+    /// 503 `EMAIL_DISABLED`.
+    EmailDisabled,
+    /// 502 `EMAIL_SEND_FAILED`.
+    EmailSendFailed,
+    /// 500 `INTERNAL_ERROR`.
+    Internal,
+}
+
+/// A refusal or failure of the identity service, with the message the client sees.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct IdentityError {
+    pub kind: ErrorKind,
+    pub message: String,
+    /// Seconds for `Retry-After` (rate limits and 503s).
+    pub retry_after: Option<u64>,
+}
+
+impl IdentityError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> IdentityError {
+        IdentityError {
+            kind,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    pub fn unauthorized(message: &str) -> IdentityError {
+        IdentityError::new(ErrorKind::Unauthorized, message)
+    }
+
+    pub fn rate_limited(message: &str, secs: u64) -> IdentityError {
+        IdentityError {
+            retry_after: Some(secs.max(1)),
+            ..IdentityError::new(ErrorKind::RateLimited, message)
+        }
+    }
+
+    pub fn unavailable(message: &str, secs: u64) -> IdentityError {
+        IdentityError {
+            retry_after: Some(secs.max(1)),
+            ..IdentityError::new(ErrorKind::Unavailable, message)
+        }
+    }
+
+    pub fn internal() -> IdentityError {
+        IdentityError::new(ErrorKind::Internal, "internal error")
+    }
+
+    /// The service or the user store cannot take the request now (stopped, restarting).
+    fn restarting() -> IdentityError {
+        IdentityError::unavailable(
+            "the user store is restarting; try again shortly",
+            RESTART_RETRY_SECS,
+        )
+    }
+}
+
+/// The client-facing form of a user-store failure.
+impl From<UserError> for IdentityError {
+    fn from(e: UserError) -> IdentityError {
+        match e {
+            UserError::Taken { kind, value } => IdentityError::new(
+                ErrorKind::Taken,
+                format!("{kind} '{value}' is already taken"),
+            ),
+            UserError::TypeExists(kind) => IdentityError::new(
+                ErrorKind::Rule,
+                format!("the account already has a {kind} identity (at most one of each type)"),
+            ),
+            UserError::NotFound => IdentityError::new(ErrorKind::NotFound, "user not found"),
+            UserError::Protected => {
+                IdentityError::new(ErrorKind::Forbidden, "the account is protected")
+            }
+            UserError::Restarting => IdentityError::restarting(),
+            other => {
+                tracing::error!(error = %other, "user store failure");
+                IdentityError::new(ErrorKind::Internal, "storage failure; see the server log")
+            }
+        }
+    }
+}
+
+/// Why the identity service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("{0}")]
+    Config(String),
+    #[error("cannot open the user store {path}: {source}")]
+    Open { path: PathBuf, source: UserError },
+    #[error("cannot create the guest and system accounts: {0}")]
+    Accounts(UserError),
+}
+
+/// What a bearer token resolves to, cached for [`USER_CACHE_TTL`].
+#[derive(Clone, Debug)]
+struct CachedUser {
+    root: AnchorId,
+    active: bool,
+    at: Instant,
+}
+
+/// State the handle and the service share: the keys and the token cache.
+struct Shared {
+    jwt: JwtKeys,
+    cache: Mutex<HashMap<String, CachedUser>>,
+}
+
+impl Shared {
+    /// The user id of a valid session token, else 401.
+    fn verify(&self, token: &str) -> Result<jwt::Claims, IdentityError> {
+        self.jwt.verify(token).map_err(|r| match r {
+            jwt::Rejected::Expired => IdentityError::unauthorized("token expired"),
+            jwt::Rejected::NotYetValid => {
+                IdentityError::unauthorized("invalid token: not valid yet")
+            }
+            jwt::Rejected::Invalid => IdentityError::unauthorized("invalid token"),
+        })
+    }
+
+    fn cached(&self, user_id: &str) -> Option<CachedUser> {
+        let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .get(user_id)
+            .filter(|c| c.at.elapsed() < USER_CACHE_TTL)
+            .cloned()
+    }
+
+    /// Cache what a token resolves to for `user`.
+    fn remember(&self, user: &UserRecord) -> Result<CachedUser, IdentityError> {
+        let root = lang::host::parse_id(&user.root_id).ok_or_else(|| {
+            tracing::error!(user_id = %user.user_id, "stored root id is not a valid id");
+            IdentityError::internal()
+        })?;
+        let entry = CachedUser {
+            root,
+            active: user.status == Status::Active,
+            at: Instant::now(),
+        };
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= USER_CACHE_MAX {
+            cache.clear();
+        }
+        cache.insert(user.user_id.clone(), entry.clone());
+        Ok(entry)
+    }
+
+    /// Drop a user from the token cache (after a change made through this process).
+    fn forget(&self, user_id: &str) {
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        cache.remove(user_id);
+    }
+}
+
+/// The identity service actor; see the module docs. Its state is shared with the
+/// futures of the requests in flight (none of it is touched across an `await` under a
+/// lock).
+pub struct IdentityService {
+    service: Arc<Service>,
+}
+
+impl Actor for IdentityService {
+    type Context = Context<Self>;
+}
+
+/// Each message runs as its own future on the actor's thread (`ResponseFuture`): the
+/// handler returns at once, so a slow bcrypt or mail never holds up other messages.
+macro_rules! serve {
+    ($($message:ty => $method:ident),* $(,)?) => {$(
+        impl Handler<$message> for IdentityService {
+            type Result = ResponseFuture<<$message as Message>::Result>;
+
+            fn handle(&mut self, msg: $message, _ctx: &mut Context<Self>) -> Self::Result {
+                let service = Arc::clone(&self.service);
+                Box::pin(async move { service.$method(msg).await })
+            }
+        }
+    )*};
+}
+
+serve! {
+    messages::Register => register,
+    messages::Login => login,
+    messages::Refresh => refresh,
+    messages::Me => me,
+    messages::ChangePassword => change_password,
+    messages::AddIdentity => add_identity,
+    messages::SendVerification => send_verification,
+    messages::VerifyIdentity => verify_identity,
+    messages::ForgotPassword => forgot_password,
+    messages::ResetPassword => reset_password,
+    messages::CallerOf => caller_of,
+}
+
+/// The arbiters of the identity actors, stopped with the last handle.
+struct Arbiters(Arbiter, Arbiter);
+
+impl Drop for Arbiters {
+    fn drop(&mut self) {
+        self.0.stop();
+        self.1.stop();
+    }
+}
+
+/// What other modules hold: sends the service its messages; see the module docs.
+#[derive(Clone)]
+pub struct IdentityHandle {
+    service: Addr<IdentityService>,
+    users: Addr<UserStoreSupervisor>,
+    shared: Arc<Shared>,
+    _arbiters: Arc<Arbiters>,
+}
+
+impl std::fmt::Debug for IdentityHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdentityHandle")
+            .field("jwt", &self.shared.jwt)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Everything the service starts with.
+pub struct IdentityConfig {
+    pub jwt: JwtSettings,
+    pub auth: AuthSettings,
+    /// `None` = e-mail disabled.
+    pub mailer: Option<Arc<dyn MailSender>>,
+}
+
+impl IdentityHandle {
+    /// Open the user store in `store_path`, create the guest (on `shared_root`) and
+    /// system accounts, and start the user-store supervisor and the identity service,
+    /// each on an arbiter of its own. Blocks (startup only); call inside an actix system.
+    pub fn start(
+        config: IdentityConfig,
+        store_path: &Path,
+        shared_root: AnchorId,
+    ) -> Result<IdentityHandle, StartError> {
+        let jwt = JwtKeys::new(&config.jwt)?;
+        let mut users = UserStore::open(store_path).map_err(|source| StartError::Open {
+            path: store_path.to_path_buf(),
+            source,
+        })?;
+        users
+            .ensure_system_accounts(&lang::host::format_id(shared_root), new_user_id, || {
+                lang::host::format_id(new_root_id())
+            })
+            .map_err(StartError::Accounts)?;
+        let shared = Arc::new(Shared {
+            jwt,
+            cache: Mutex::new(HashMap::new()),
+        });
+        let users_arbiter = Arbiter::new();
+        let path = store_path.to_path_buf();
+        let users = Supervisor::start_in_arbiter(&users_arbiter.handle(), move |_| {
+            UserStoreSupervisor::new(path, users)
+        });
+        let service = Arc::new(Service::new(
+            users.clone(),
+            Arc::clone(&shared),
+            config.auth,
+            config.mailer,
+        ));
+        let service_arbiter = Arbiter::new();
+        let service = IdentityService::start_in_arbiter(&service_arbiter.handle(), move |_| {
+            IdentityService { service }
+        });
+        Ok(IdentityHandle {
+            service,
+            users,
+            shared,
+            _arbiters: Arc::new(Arbiters(service_arbiter, users_arbiter)),
+        })
+    }
+
+    /// Send `msg` to the service and await its reply (503 when the service is gone).
+    pub async fn ask<M, R>(&self, msg: M) -> Result<R, IdentityError>
+    where
+        M: Message<Result = Result<R, IdentityError>> + Send + 'static,
+        R: Send + 'static,
+        IdentityService: Handler<M>,
+    {
+        self.service
+            .send(msg)
+            .await
+            .unwrap_or_else(|_| Err(IdentityError::restarting()))
+    }
+
+    /// The user id of a valid session token, else 401 (expired, not yet valid, forged,
+    /// typed).
+    pub fn verify(&self, token: &str) -> Result<String, IdentityError> {
+        Ok(self.shared.verify(token)?.user_id)
+    }
+
+    /// The caller a verified token's user runs as: the user's id and root. Tokens of
+    /// deleted or disabled accounts are 401. Answered from the cache when it can be,
+    /// else by the service.
+    pub async fn caller(&self, user_id: String) -> Result<Caller, IdentityError> {
+        let entry = match self.shared.cached(&user_id) {
+            Some(entry) => entry,
+            None => return self.ask(CallerOf { user_id }).await,
+        };
+        caller(user_id, &entry)
+    }
+
+    /// Probe the user store through its supervisor (for `/healthz/ready`).
+    pub async fn users_health(&self) -> Result<(), String> {
+        match self.users.send(CheckUsers).await {
+            Ok(health) => health,
+            Err(e) => Err(format!("user store supervisor unavailable: {e}")),
+        }
+    }
+}
+
+fn caller(user_id: String, entry: &CachedUser) -> Result<Caller, IdentityError> {
+    if !entry.active {
+        return Err(IdentityError::unauthorized("the account is disabled"));
+    }
+    Ok(Caller {
+        user_id: Some(user_id),
+        root: Some(entry.root),
+    })
+}
+
+/// `n` bytes from the operating system's secure random source.
+pub fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut bytes = [0u8; N];
+    if aws_lc_rs::rand::fill(&mut bytes).is_err() {
+        // The OS source failing is unrecoverable for a security service.
+        tracing::error!("the system random source failed");
+        std::process::abort();
+    }
+    bytes
+}
+
+/// A random UUID (version 4).
+pub fn new_user_id() -> String {
+    let mut b: [u8; 16] = random_bytes();
+    b[6] = (b[6] & 0x0F) | 0x40;
+    b[8] = (b[8] & 0x3F) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+/// A fresh, unguessable root id for a new user.
+pub fn new_root_id() -> AnchorId {
+    loop {
+        let id = u128::from_le_bytes(random_bytes());
+        if id != 0 {
+            return id;
+        }
+    }
+}
+
+/// A one-time token: 32 random bytes, URL-safe base64 without padding (43 characters).
+pub fn new_one_time_token() -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(random_bytes::<32>())
+}
+
+/// The stored form of a one-time token: SHA-256, lowercase hex.
+pub fn token_hash(token: &str) -> String {
+    aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, token.as_bytes())
+        .as_ref()
+        .iter()
+        .map(|x| format!("{x:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;
