@@ -50,7 +50,7 @@ impl FromRequest for TraceId {
 
 /// A random UUID (version 4) in its usual text form.
 pub fn new_trace_id() -> String {
-    let mut id = actors::random_id();
+    let mut id = trace_random();
     id = (id & !(0xF << 76)) | (0x4 << 76);
     id = (id & !(0x3 << 62)) | (0x2 << 62);
     let hex = format!("{id:032x}");
@@ -62,6 +62,25 @@ pub fn new_trace_id() -> String {
         &hex[16..20],
         &hex[20..]
     )
+}
+
+/// 128 random bits for a trace id: a per-thread SplitMix64 stream seeded once from the
+/// OS source (`actors::random_id`). Trace ids only need to be unique, not secret, and
+/// the OS source costs a system call per id on the hot path.
+fn trace_random() -> u128 {
+    use std::cell::Cell;
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new(actors::random_id() as u64);
+    }
+    fn next(state: &Cell<u64>) -> u64 {
+        let s = state.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
+        state.set(s);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    STATE.with(|state| (u128::from(next(state)) << 64) | u128::from(next(state)))
 }
 
 /// An incoming trace id worth echoing: 1-128 visible ASCII characters.
