@@ -1248,6 +1248,61 @@ ca_file = "ca.pem"
         assert!(err.contains("JWT_EXP_DELTA_DAYS"), "{err}");
     }
 
+    /// `[scale.websocket]`: defaults, every key, and bad values naming the key.
+    #[test]
+    fn websocket_keys() {
+        let c = load(&TempDir::new(), None, &[]).expect("config loads");
+        assert_eq!(c.websocket.ping_interval_seconds, 30.0);
+        assert_eq!(c.websocket.idle_timeout_seconds, 90.0);
+        assert_eq!(c.websocket.max_frame_bytes, 65536);
+        let dir = TempDir::new();
+        dir.write(
+            "svc.toml",
+            r#"
+[scale.websocket]
+ping_interval_seconds = 0.5
+idle_timeout_seconds = 2
+auth_timeout_seconds = 1
+max_frame_bytes = 1024
+outbox_capacity = 8
+max_queued_messages = 2
+max_connections = 3
+broadcast_channel = "app:ws"
+"#,
+        );
+        let c = load(&dir, None, &[("CACHE_URL", "redis://cache:6379/")]).expect("loads");
+        assert_eq!(
+            c.websocket,
+            WebsocketConfig {
+                ping_interval_seconds: 0.5,
+                idle_timeout_seconds: 2.0,
+                auth_timeout_seconds: 1.0,
+                max_frame_bytes: 1024,
+                outbox_capacity: 8,
+                max_queued_messages: 2,
+                max_connections: 3,
+                broadcast_channel: "app:ws".into(),
+            }
+        );
+        assert_eq!(c.database.cache_url.as_deref(), Some("redis://cache:6379/"));
+        for (text, needle) in [
+            ("max_frame_bytes = 0", "[scale.websocket] max_frame_bytes"),
+            (
+                "idle_timeout_seconds = -1",
+                "[scale.websocket] idle_timeout_seconds",
+            ),
+            (
+                "broadcast_channel = \"\"",
+                "[scale.websocket] broadcast_channel",
+            ),
+        ] {
+            let dir = TempDir::new();
+            dir.write("svc.toml", &format!("[scale.websocket]\n{text}\n"));
+            let err = format!("{:#}", load(&dir, None, &[]).expect_err("must fail"));
+            assert!(err.contains(needle), "{text:?}: {err}");
+        }
+    }
+
     /// The hardening keys: body deadline, CORS allow-list, JWT clock skew, bcrypt queue,
     /// registration limits and `[scale.limits]`; env overrides; bad values name the key.
     #[test]

@@ -53,6 +53,16 @@ async walker news {
     }
 }
 
+@restspec(protocol=APIProtocol.WEBSOCKET, broadcast=True)
+async walker:pub blast {
+    has text: str;
+    has times: int = 1;
+
+    can run with Root entry {
+        report self.text * self.times;
+    }
+}
+
 walker:pub plain {
     can run with Root entry { report 1; }
 }
@@ -358,6 +368,51 @@ fn private_broadcast_reaches_authenticated_sessions_only() {
         Frame::Close(code, _) => assert_eq!(code, Some(4401)),
         other => panic!("an unauthenticated session received {other:?}"),
     }
+}
+
+/// A client that does not read is closed with 1013 while the others go on.
+#[test]
+fn a_slow_client_is_closed_and_never_stalls_the_others() {
+    let dir = app("outbox_capacity = 4");
+    let server = serve(&dir);
+    let mut slow = connect(&server, "/ws/blast"); // never reads until the end
+    let mut fast = connect(&server, "/ws/blast");
+    // 60 broadcasts of 1 MB each: far more than the socket buffers, the writer's
+    // channel and the outbox can hold for the slow client.
+    let chunk = "z".repeat(1000);
+    for i in 0..60 {
+        fast.send_json(&json!({"text": chunk, "times": 1000}));
+        let got = reports(&fast.recv_json());
+        assert_eq!(
+            got[0].as_str().map(str::len),
+            Some(1_000_000),
+            "broadcast {i}"
+        );
+    }
+    let code = loop {
+        match slow.recv() {
+            Frame::Text(_) | Frame::Ping(_) => {}
+            Frame::Close(code, _) => break code,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert_eq!(code, Some(1013));
+}
+
+#[test]
+fn faux_lists_websocket_walkers() {
+    let dir = app("");
+    let out = crate::svc_in(dir.path(), &["start", "main.svc", "--faux"]);
+    let text = crate::stdout(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("WEBSOCKET /ws/chat  (walker chat, public, broadcast)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("WEBSOCKET /ws/notes  (walker notes, bearer token required)"),
+        "{text}"
+    );
 }
 
 #[test]
