@@ -190,27 +190,8 @@ async fn connect(
         return Err(ApiError::unavailable("the server is shutting down", 1));
     }
     let registry = Arc::clone(&state.ws);
-    let token = query_token(req.query_string()).or(auth::bearer_token(req.headers())
-        .ok()
-        .flatten()
-        .map(str::to_string));
     let identity = req.app_data::<web::Data<Identity>>().cloned();
-    let public = endpoint.public;
-    // A token sent with the handshake is checked now; the verdict is given after the
-    // upgrade (close 4401), where every WebSocket client can read it.
-    let auth = match token {
-        Some(t) => {
-            match auth::resolve(identity.as_ref().map(|d| d.get_ref()), public, Some(&t)).await {
-                Ok(caller) => Ok(Auth::Ready {
-                    caller,
-                    authenticated: true,
-                }),
-                Err(e) => Err(e),
-            }
-        }
-        None if public => Ok(Auth::GuestUnlessFirst),
-        None => Ok(Auth::Pending),
-    };
+    let auth = handshake_auth(&req, identity.as_deref().map(|d| &**d), endpoint.public).await;
     let (response, session, stream) = actix_ws::handle(&req, body).map_err(|e| {
         ApiError::new(
             ErrorCode::BadRequest,
@@ -250,6 +231,29 @@ async fn connect(
     let addr = WsSession::start(opening, session, stream);
     registry.register(id, addr);
     Ok(response)
+}
+
+/// Who the session starts as. A token sent with the handshake (`token` query
+/// parameter, else an `Authorization: Bearer` header) is checked now, by the HTTP path's
+/// own function; its verdict is given after the upgrade (close 4401), where every
+/// WebSocket client can read it. Without one the first message may carry it.
+async fn handshake_auth(
+    req: &HttpRequest,
+    identity: Option<&Identity>,
+    public: bool,
+) -> Result<Auth, ApiError> {
+    let token = match query_token(req.query_string()) {
+        Some(t) => Some(t),
+        None => auth::bearer_token(req.headers())?.map(str::to_string),
+    };
+    match token {
+        Some(t) => Ok(Auth::Ready {
+            caller: auth::resolve(identity, public, Some(&t)).await?,
+            authenticated: true,
+        }),
+        None if public => Ok(Auth::GuestUnlessFirst),
+        None => Ok(Auth::Pending),
+    }
 }
 
 /// The `token` query parameter, percent-decoded; empty counts as absent.
