@@ -6,7 +6,7 @@
 //!
 //! 1. Built-in defaults (the spec's, plus `max_body_bytes` = 1 MiB from decisions.md).
 //! 2. `<app_dir>/svc.toml`, if present: `[scale.server]`, `[scale.database]`,
-//!    `[scale.limits]` and the identity sections `[scale.jwt]`, `[scale.auth]`,
+//!    `[scale.limits]`, `[scale.websocket]` and the identity sections `[scale.jwt]`, `[scale.auth]`,
 //!    `[scale.emailer]`, `[scale.emailer.smtp]`.
 //! 3. The profile file `<app_dir>/svc.<profile>.toml`, same layout, overlaid key by key,
 //!    when a profile is named by `--profile` or, failing that, by `SVC_PROFILE`. The spec
@@ -46,6 +46,8 @@ pub struct Config {
     pub database: DatabaseConfig,
     /// `[scale.limits]`: bounds of the run pool and the interpreter.
     pub limits: LimitsConfig,
+    /// `[scale.websocket]`: heartbeat and bounds of `/ws/<walker>` sessions.
+    pub websocket: WebsocketConfig,
     /// `[scale.jwt]`.
     pub jwt: JwtConfig,
     /// `[scale.auth]`.
@@ -91,6 +93,43 @@ impl Default for LimitsConfig {
             max_response_bytes: 16 << 20,
             run_queue_capacity: 1024,
             max_replays: 8,
+        }
+    }
+}
+
+/// `[scale.websocket]`: WebSocket sessions (`/ws/<walker>`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WebsocketConfig {
+    /// Seconds between the server's protocol pings (30).
+    pub ping_interval_seconds: f64,
+    /// A session that sent nothing (frame, ping or pong) for this long is closed (90).
+    pub idle_timeout_seconds: f64,
+    /// A private walker's session has this long to send its token (first message) (10).
+    pub auth_timeout_seconds: f64,
+    /// Largest client message, continuation frames included (64 KiB); beyond, close 4413.
+    pub max_frame_bytes: usize,
+    /// Frames waiting to be written to one client (256); when full, close 1013.
+    pub outbox_capacity: usize,
+    /// Client messages of one session waiting for their run (64); beyond, an error frame.
+    pub max_queued_messages: usize,
+    /// Open sessions per process (16384); beyond, 503 before the upgrade.
+    pub max_connections: usize,
+    /// Cache-store pub/sub channel of cross-replica broadcasts (`svc:ws:broadcast`);
+    /// identical on all replicas of one app sharing a cache.
+    pub broadcast_channel: String,
+}
+
+impl Default for WebsocketConfig {
+    fn default() -> WebsocketConfig {
+        WebsocketConfig {
+            ping_interval_seconds: 30.0,
+            idle_timeout_seconds: 90.0,
+            auth_timeout_seconds: 10.0,
+            max_frame_bytes: 64 * 1024,
+            outbox_capacity: 256,
+            max_queued_messages: 64,
+            max_connections: 16384,
+            broadcast_channel: "svc:ws:broadcast".into(),
         }
     }
 }
@@ -356,6 +395,7 @@ impl Config {
             server: ServerConfig::default(),
             database: DatabaseConfig::defaults(app_dir),
             limits: LimitsConfig::default(),
+            websocket: WebsocketConfig::default(),
             jwt: JwtConfig::default(),
             auth: AuthConfig::default(),
             emailer: EmailerConfig {
@@ -472,6 +512,33 @@ impl Config {
                     "max_response_bytes" => l.max_response_bytes = at.positive_size(value)?,
                     "run_queue_capacity" => l.run_queue_capacity = at.positive_size(value)?,
                     "max_replays" => l.max_replays = at.int_in(value, 0, 1000)?,
+                    _ => at.warn_unknown(),
+                }
+            }
+        }
+        if let Some(websocket) = section(file, scale, "websocket")? {
+            let w = &mut self.websocket;
+            for (key, value) in websocket {
+                let at = Key {
+                    file,
+                    section: "scale.websocket",
+                    key,
+                };
+                match key.as_str() {
+                    "ping_interval_seconds" => {
+                        w.ping_interval_seconds = at.positive_seconds(value)?
+                    }
+                    "idle_timeout_seconds" => {
+                        w.idle_timeout_seconds = at.positive_seconds(value)?
+                    }
+                    "auth_timeout_seconds" => {
+                        w.auth_timeout_seconds = at.positive_seconds(value)?
+                    }
+                    "max_frame_bytes" => w.max_frame_bytes = at.positive_size(value)?,
+                    "outbox_capacity" => w.outbox_capacity = at.positive_size(value)?,
+                    "max_queued_messages" => w.max_queued_messages = at.positive_size(value)?,
+                    "max_connections" => w.max_connections = at.positive_size(value)?,
+                    "broadcast_channel" => w.broadcast_channel = at.non_empty_string(value)?,
                     _ => at.warn_unknown(),
                 }
             }
@@ -1037,6 +1104,7 @@ docdb_enabled = false
         let defaults = load(&TempDir::new(), None, &[]).expect("config loads");
         assert_eq!(c.server, defaults.server);
         assert_eq!(c.limits, defaults.limits);
+        assert_eq!(c.websocket, defaults.websocket);
         assert_eq!(c.jwt, defaults.jwt);
         assert_eq!(c.auth, defaults.auth);
         assert_eq!(
@@ -1178,6 +1246,61 @@ ca_file = "ca.pem"
             load(&TempDir::new(), None, &[("JWT_EXP_DELTA_DAYS", "x")]).expect_err("must fail")
         );
         assert!(err.contains("JWT_EXP_DELTA_DAYS"), "{err}");
+    }
+
+    /// `[scale.websocket]`: defaults, every key, and bad values naming the key.
+    #[test]
+    fn websocket_keys() {
+        let c = load(&TempDir::new(), None, &[]).expect("config loads");
+        assert_eq!(c.websocket.ping_interval_seconds, 30.0);
+        assert_eq!(c.websocket.idle_timeout_seconds, 90.0);
+        assert_eq!(c.websocket.max_frame_bytes, 65536);
+        let dir = TempDir::new();
+        dir.write(
+            "svc.toml",
+            r#"
+[scale.websocket]
+ping_interval_seconds = 0.5
+idle_timeout_seconds = 2
+auth_timeout_seconds = 1
+max_frame_bytes = 1024
+outbox_capacity = 8
+max_queued_messages = 2
+max_connections = 3
+broadcast_channel = "app:ws"
+"#,
+        );
+        let c = load(&dir, None, &[("CACHE_URL", "redis://cache:6379/")]).expect("loads");
+        assert_eq!(
+            c.websocket,
+            WebsocketConfig {
+                ping_interval_seconds: 0.5,
+                idle_timeout_seconds: 2.0,
+                auth_timeout_seconds: 1.0,
+                max_frame_bytes: 1024,
+                outbox_capacity: 8,
+                max_queued_messages: 2,
+                max_connections: 3,
+                broadcast_channel: "app:ws".into(),
+            }
+        );
+        assert_eq!(c.database.cache_url.as_deref(), Some("redis://cache:6379/"));
+        for (text, needle) in [
+            ("max_frame_bytes = 0", "[scale.websocket] max_frame_bytes"),
+            (
+                "idle_timeout_seconds = -1",
+                "[scale.websocket] idle_timeout_seconds",
+            ),
+            (
+                "broadcast_channel = \"\"",
+                "[scale.websocket] broadcast_channel",
+            ),
+        ] {
+            let dir = TempDir::new();
+            dir.write("svc.toml", &format!("[scale.websocket]\n{text}\n"));
+            let err = format!("{:#}", load(&dir, None, &[]).expect_err("must fail"));
+            assert!(err.contains(needle), "{text:?}: {err}");
+        }
     }
 
     /// The hardening keys: body deadline, CORS allow-list, JWT clock skew, bcrypt queue,

@@ -10,6 +10,9 @@
 //! - `Authorization: Bearer <jwt>`: the token must be a valid session token of an active
 //!   account (`IdentityHandle::caller`), on public endpoints too; the call then runs
 //!   on that user's root. An invalid or expired token is 401 on every endpoint.
+//!
+//! [`resolve`] is that decision for a token from anywhere; the WebSocket endpoint uses
+//! it too (`super::ws`), so both transports authenticate alike.
 
 use super::errors::{ApiError, ErrorCode};
 use super::routes::Matched;
@@ -89,6 +92,25 @@ impl FromRequest for Authorized {
                 (Some(_), None) => Err(invalid()),
             }
         })
+    }
+}
+
+/// Who a call runs as, given the endpoint's visibility and the token the client sent (an
+/// `Authorization` header, or a WebSocket's `token` query parameter or first-message
+/// field): the guest without a token on a public endpoint, the token's user otherwise;
+/// 401 for a missing token on a private endpoint and for any invalid token.
+pub async fn resolve(
+    identity: Option<&IdentityHandle>,
+    public: bool,
+    token: Option<&str>,
+) -> Result<Caller, ApiError> {
+    match (token, identity) {
+        (None, _) => anonymous(public).map(|a| a.0),
+        (Some(token), Some(identity)) => {
+            let user_id = identity.verify(token).map_err(api_error)?;
+            identity.caller(user_id).await.map_err(api_error)
+        }
+        (Some(_), None) => Err(invalid()),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The JSON envelope every generated endpoint answers with (decisions.md): keys in the
 //! order `ok, type, data, error, meta`, and `meta.extra.http_status` equal to the HTTP
-//! status. Raw (`envelope=false`) function bodies are built here too.
+//! status. Raw (`envelope=false`) function bodies and the WebSocket reply and error
+//! frames are built here too.
 
 use super::errors::{ApiError, FieldError};
 use actix_web::HttpResponse;
@@ -136,6 +137,51 @@ pub fn raw(produces: Option<&str>, result: &Json) -> HttpResponse {
     }
 }
 
+/// A WebSocket reply frame of a successful walker run (decisions.md "WebSocket"):
+/// `{"ok": true, "data": {"result", "reports"}}`.
+pub fn ws_success(outcome: &CallOutcome) -> String {
+    #[derive(Serialize)]
+    struct Frame<'a> {
+        ok: bool,
+        data: CallData<'a>,
+    }
+    let frame = Frame {
+        ok: true,
+        data: CallData {
+            result: &outcome.result,
+            reports: &outcome.reports,
+        },
+    };
+    serde_json::to_string(&frame).unwrap_or_else(|e| {
+        ws_failure(&ApiError::new(
+            super::errors::ErrorCode::InternalError,
+            format!("cannot encode the reply: {e}"),
+        ))
+    })
+}
+
+/// A WebSocket error frame: `{"ok": false, "error": {code, message, details?}}`, with
+/// the code and message the HTTP envelope would carry.
+pub fn ws_failure(error: &ApiError) -> String {
+    #[derive(Serialize)]
+    struct Frame<'a> {
+        ok: bool,
+        error: ErrorBody<'a>,
+    }
+    let frame = Frame {
+        ok: false,
+        error: ErrorBody {
+            code: error.code.as_str(),
+            message: &error.message,
+            details: &error.details,
+        },
+    };
+    // Plain data: encoding cannot fail, but never answer without a frame.
+    serde_json::to_string(&frame).unwrap_or_else(|_| {
+        r#"{"ok":false,"error":{"code":"INTERNAL_ERROR","message":"encoding failed"}}"#.into()
+    })
+}
+
 /// A small JSON document that is not enveloped (health bodies, the index).
 pub fn plain_json(status: StatusCode, value: &Json) -> HttpResponse {
     json_response(status, serde_json::to_vec(value).unwrap_or_default())
@@ -180,6 +226,22 @@ mod tests {
         assert!(
             body_text(resp)
                 .contains(r#""details":[{"field":"n","message":"expected an integer"}]"#)
+        );
+    }
+
+    #[test]
+    fn websocket_frames() {
+        let outcome = CallOutcome {
+            result: json!(null),
+            reports: vec![json!({"n": 1})],
+        };
+        assert_eq!(
+            ws_success(&outcome),
+            r#"{"ok":true,"data":{"result":null,"reports":[{"n":1}]}}"#
+        );
+        assert_eq!(
+            ws_failure(&ApiError::validation("n", "expected an integer")),
+            r#"{"ok":false,"error":{"code":"VALIDATION_ERROR","message":"invalid request: n: expected an integer","details":[{"field":"n","message":"expected an integer"}]}}"#
         );
     }
 

@@ -43,9 +43,10 @@ pub fn describe(entry: &str, endpoints: &[EndpointInfo]) -> String {
                 );
             }
             _ => {
+                let broadcast = if e.spec.broadcast { ", broadcast" } else { "" };
                 let _ = writeln!(
                     out,
-                    "WEBSOCKET /ws/{}  ({kind} {}, {auth}; not served yet)",
+                    "WEBSOCKET /ws/{}  ({kind} {}, {auth}{broadcast})",
                     e.name, e.name
                 );
             }

@@ -25,6 +25,7 @@ pub mod params;
 pub mod peer;
 pub mod routes;
 pub mod shutdown;
+pub mod ws;
 
 use crate::cli::StartArgs;
 use crate::config::Config;
@@ -74,6 +75,11 @@ pub struct Settings {
     pub identity: crate::identity::IdentitySettings,
     /// `[scale.limits]`.
     pub limits: crate::config::LimitsConfig,
+    /// `[scale.websocket]`.
+    pub websocket: crate::config::WebsocketConfig,
+    /// The cache store URL (`CACHE_URL`, else `[scale.database] cache_url`): carries
+    /// WebSocket broadcasts across replicas.
+    pub cache_url: Option<String>,
 }
 
 impl Settings {
@@ -124,6 +130,8 @@ impl Settings {
             as_main: args.main,
             identity,
             limits: config.limits.clone(),
+            websocket: config.websocket.clone(),
+            cache_url: config.database.cache_url.clone(),
         })
     }
 
@@ -161,6 +169,8 @@ pub struct AppState {
     pub settings: Settings,
     /// Set once shutdown begins: `/healthz/ready` answers 503.
     pub draining: AtomicBool,
+    /// Open WebSocket sessions and broadcast hubs.
+    pub ws: Arc<ws::Registry>,
     table: RwLock<Arc<RouteTable>>,
 }
 
@@ -272,10 +282,12 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     let entry = settings.entry.display().to_string();
     let host = settings.host.clone();
     let store = display_path(&settings.store_path);
+    let ws = ws::Registry::start(settings.websocket.clone(), settings.cache_url.as_deref());
     let state = web::Data::new(AppState {
         runtime: runtime.clone(),
         settings,
         draining: AtomicBool::new(false),
+        ws,
         table: RwLock::new(Arc::new(table)),
     });
 
@@ -289,6 +301,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
             .wrap(from_fn(middleware::http_layer))
             .configure(health::configure)
             .configure(crate::identity::configure)
+            .configure(ws::configure)
             .configure(move |cfg| {
                 if let Some(doc) = openapi {
                     docs::configure(cfg, doc);

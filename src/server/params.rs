@@ -344,7 +344,7 @@ pub fn percent_decode(text: &str, plus_is_space: bool) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn json_kind(v: &Json) -> &'static str {
+pub(crate) fn json_kind(v: &Json) -> &'static str {
     match v {
         Json::Null => "null",
         Json::Bool(_) => "a boolean",

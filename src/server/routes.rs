@@ -18,6 +18,7 @@ use actix_web::http::Method;
 use actix_web::{FromRequest, HttpMessage as _, HttpRequest, HttpResponse, web};
 use actors::runtime::{CallError, CallRequest, EndpointInfo, EndpointKind, Start};
 use lang::serve::Protocol;
+use std::collections::HashMap;
 use std::future::{Ready, ready};
 use std::sync::Arc;
 
@@ -133,6 +134,8 @@ struct PathGroup {
 pub struct RouteTable {
     /// Most specific (most literal segments) first; declaration order otherwise.
     groups: Vec<PathGroup>,
+    /// WEBSOCKET walkers by name, served at `/ws/<name>` (`super::ws`).
+    websockets: HashMap<String, Arc<EndpointInfo>>,
     pub hooks: Hooks,
 }
 
@@ -150,7 +153,20 @@ impl RouteTable {
     pub fn build(endpoints: &[EndpointInfo], hooks: Hooks) -> (RouteTable, Vec<String>) {
         let mut warnings = Vec::new();
         let mut groups: Vec<PathGroup> = Vec::new();
+        let mut websockets = HashMap::new();
         for e in endpoints {
+            if e.spec.protocol == Protocol::Websocket {
+                match e.kind {
+                    EndpointKind::Walker => {
+                        websockets.insert(e.name.clone(), Arc::new(e.clone()));
+                    }
+                    EndpointKind::Function => warnings.push(format!(
+                        "function '{}': protocol WEBSOCKET applies to walkers only; not served",
+                        e.name
+                    )),
+                }
+                continue;
+            }
             let Some(path) = route_path(e) else {
                 continue;
             };
@@ -189,7 +205,11 @@ impl RouteTable {
         }
         // Stable: declaration order among equally specific paths.
         groups.sort_by_key(|g| std::cmp::Reverse(g.pattern.literals()));
-        let table = RouteTable { groups, hooks };
+        let table = RouteTable {
+            groups,
+            websockets,
+            hooks,
+        };
         (table, warnings)
     }
 
@@ -200,6 +220,11 @@ impl RouteTable {
                 .iter()
                 .map(move |(m, e)| (m, g.pattern.as_str(), &**e))
         })
+    }
+
+    /// The WEBSOCKET walker served at `/ws/<name>`, if any.
+    pub fn websocket(&self, name: &str) -> Option<Arc<EndpointInfo>> {
+        self.websockets.get(name).cloned()
     }
 
     /// Whether some endpoint is served at exactly this path (for `/`).
@@ -394,6 +419,9 @@ mod tests {
         let (t, _) = RouteTable::build(&[hook, ws], Hooks::default());
         assert_eq!(t.routes().count(), 0);
         assert!(t.resolve(&Method::POST, "/walker/hook").is_err());
+        assert!(t.resolve(&Method::POST, "/walker/chat").is_err());
+        assert!(t.websocket("chat").is_some());
+        assert!(t.websocket("hook").is_none());
     }
 
     #[test]

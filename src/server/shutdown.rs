@@ -1,4 +1,5 @@
-//! Graceful shutdown on SIGTERM/SIGINT: flip `/healthz/ready` to 503, stop accepting,
+//! Graceful shutdown on SIGTERM/SIGINT: flip `/healthz/ready` to 503, close WebSocket
+//! sessions with 1001 (a run in flight on one is cancelled), stop accepting,
 //! let in-flight requests finish (actix `shutdown_timeout`), then wait for the runtime's
 //! in-flight calls (a call whose client went away still commits) before exiting 0. A
 //! second signal exits at once (130).
@@ -26,6 +27,11 @@ pub fn spawn(handle: ServerHandle, state: web::Data<AppState>) {
             super::logging::flush();
             std::process::exit(130);
         });
+        // WebSocket sessions never end by themselves: close them (1001) so the
+        // graceful stop does not wait its whole timeout for them.
+        state
+            .ws
+            .close_all(super::ws::session::CLOSE_GOING_AWAY, "server shutting down");
         handle.stop(true).await;
     });
 }

@@ -5,7 +5,8 @@
 //! `tests/fixtures/**` suites), `server` (`svc start` over HTTP, with the client and
 //! server guard of `support`), `identity` (users, tokens and mail, against a real SMTP
 //! server) and `hardening_server` (bounds, throttles, secrets, CORS and body reading of
-//! the HTTP and identity layer).
+//! the HTTP and identity layer) and `websocket` (`/ws/<walker>` sessions, broadcast,
+//! and two replicas sharing a real `redis-server`).
 
 mod cli;
 mod fixtures;
@@ -14,6 +15,7 @@ mod hardening_server;
 mod identity;
 mod server;
 mod support;
+mod websocket;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -308,3 +308,221 @@ fn collect(pipe: Option<impl std::io::Read + Send + 'static>) -> Arc<Mutex<Strin
     }
     out
 }
+
+/// One WebSocket frame as the test client sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Frame {
+    Text(String),
+    Binary(Vec<u8>),
+    Ping(Vec<u8>),
+    Pong(Vec<u8>),
+    /// The close code (none when the frame had no payload) and reason.
+    Close(Option<u16>, String),
+}
+
+/// A minimal WebSocket client (RFC 6455) over a blocking `TcpStream`: handshake,
+/// masked frames out, unmasked frames in; enough to drive `/ws/<walker>`.
+pub struct WsClient {
+    stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+/// The default wait for a frame the test expects.
+pub const WS_WAIT: Duration = Duration::from_secs(15);
+
+impl WsClient {
+    /// Open `ws://127.0.0.1:port{path}`; `Err` is the HTTP answer when it is not 101.
+    pub fn connect(port: u16, path: &str) -> Result<WsClient, Response> {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect to svc");
+        stream.set_nodelay(true).expect("nodelay");
+        let head = format!(
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n\
+             Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+             Sec-WebSocket-Version: 13\r\n\r\n"
+        );
+        stream.write_all(head.as_bytes()).expect("send handshake");
+        let mut client = WsClient {
+            stream,
+            buf: Vec::new(),
+        };
+        let deadline = Instant::now() + WS_WAIT;
+        let end = loop {
+            if let Some(i) = client.buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+            assert!(client.fill(deadline), "no handshake answer from {path}");
+        };
+        let head: Vec<u8> = client.buf.drain(..end).collect();
+        let head = String::from_utf8_lossy(&head).into_owned();
+        let mut lines = head.split("\r\n");
+        let status: u16 = lines
+            .next()
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("bad status line in {head:?}"));
+        if status == 101 {
+            return Ok(client);
+        }
+        let headers: Vec<(String, String)> = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+            .collect();
+        let length = headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+            .and_then(|(_, v)| v.parse::<usize>().ok())
+            .unwrap_or(0);
+        while client.buf.len() < length && client.fill(deadline) {}
+        let body =
+            String::from_utf8_lossy(&client.buf[..length.min(client.buf.len())]).into_owned();
+        Err(Response {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    /// Read more bytes into the buffer; false at the deadline or at EOF.
+    fn fill(&mut self, deadline: Instant) -> bool {
+        let now = Instant::now();
+        if now >= deadline {
+            return false;
+        }
+        let _ = self.stream.set_read_timeout(Some(deadline - now));
+        let mut chunk = [0u8; 16 * 1024];
+        match self.stream.read(&mut chunk) {
+            Ok(0) | Err(_) => false,
+            Ok(n) => {
+                self.buf.extend_from_slice(&chunk[..n]);
+                true
+            }
+        }
+    }
+
+    /// Send one frame (masked, as a client must).
+    pub fn send_frame(&mut self, opcode: u8, fin: bool, payload: &[u8]) {
+        let mut out = vec![if fin { 0x80 } else { 0 } | opcode];
+        match payload.len() {
+            n if n < 126 => out.push(0x80 | n as u8),
+            n if n <= 0xFFFF => {
+                out.push(0x80 | 126);
+                out.extend_from_slice(&(n as u16).to_be_bytes());
+            }
+            n => {
+                out.push(0x80 | 127);
+                out.extend_from_slice(&(n as u64).to_be_bytes());
+            }
+        }
+        let mask = [0x37, 0xfa, 0x21, 0x3d];
+        out.extend_from_slice(&mask);
+        out.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+        // The server may close first (4413): a failed write is seen by the next read.
+        let _ = self.stream.write_all(&out);
+    }
+
+    pub fn send_text(&mut self, text: &str) {
+        self.send_frame(0x1, true, text.as_bytes());
+    }
+
+    pub fn send_json(&mut self, value: &Value) {
+        self.send_text(&value.to_string());
+    }
+
+    /// Send a close frame with `code`.
+    pub fn send_close(&mut self, code: u16) {
+        self.send_frame(0x8, true, &code.to_be_bytes());
+    }
+
+    /// The next frame within `wait`, or `None` (timeout or EOF).
+    pub fn recv_within(&mut self, wait: Duration) -> Option<Frame> {
+        let deadline = Instant::now() + wait;
+        loop {
+            if let Some((frame, used)) = parse_frame(&self.buf) {
+                self.buf.drain(..used);
+                return Some(frame);
+            }
+            if !self.fill(deadline) {
+                return None;
+            }
+        }
+    }
+
+    /// The next frame (within [`WS_WAIT`]); panics when none comes.
+    pub fn recv(&mut self) -> Frame {
+        self.recv_within(WS_WAIT)
+            .expect("a frame from the server within the wait")
+    }
+
+    /// The next text frame as JSON, skipping (and answering) protocol pings; panics on
+    /// anything else.
+    pub fn recv_json(&mut self) -> Value {
+        loop {
+            match self.recv() {
+                Frame::Text(t) => {
+                    return serde_json::from_str(&t)
+                        .unwrap_or_else(|e| panic!("not JSON ({e}): {t}"));
+                }
+                Frame::Ping(p) => self.send_frame(0xA, true, &p),
+                other => panic!("expected a text frame, got {other:?}"),
+            }
+        }
+    }
+
+    /// Wait for the server's close frame, skipping others; its code and reason.
+    pub fn recv_close(&mut self) -> (Option<u16>, String) {
+        loop {
+            match self.recv() {
+                Frame::Close(code, reason) => return (code, reason),
+                Frame::Ping(_) | Frame::Pong(_) => {}
+                other => panic!("expected a close frame, got {other:?}"),
+            }
+        }
+    }
+}
+
+/// One complete server frame at the start of `buf` and its length.
+fn parse_frame(buf: &[u8]) -> Option<(Frame, usize)> {
+    if buf.len() < 2 {
+        return None;
+    }
+    let opcode = buf[0] & 0x0F;
+    assert_eq!(buf[1] & 0x80, 0, "a server frame must not be masked");
+    let (len, mut at) = match buf[1] & 0x7F {
+        126 => (u16::from_be_bytes([*buf.get(2)?, *buf.get(3)?]) as usize, 4),
+        127 => {
+            let b: [u8; 8] = buf.get(2..10)?.try_into().ok()?;
+            (u64::from_be_bytes(b) as usize, 10)
+        }
+        n => (n as usize, 2),
+    };
+    let payload = buf.get(at..at + len)?.to_vec();
+    at += len;
+    assert!(buf[0] & 0x80 != 0, "the server does not fragment");
+    let frame = match opcode {
+        0x1 => Frame::Text(String::from_utf8(payload).expect("UTF-8 text frame")),
+        0x2 => Frame::Binary(payload),
+        0x8 => {
+            let code = (payload.len() >= 2).then(|| u16::from_be_bytes([payload[0], payload[1]]));
+            let reason = String::from_utf8_lossy(payload.get(2..).unwrap_or_default()).into_owned();
+            Frame::Close(code, reason)
+        }
+        0x9 => Frame::Ping(payload),
+        0xA => Frame::Pong(payload),
+        other => panic!("unexpected opcode {other}"),
+    };
+    Some((frame, at))
+}
+
+/// Poll `check` until it holds or `wait` passes; whether it held.
+pub fn wait_until(wait: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + wait;
+    loop {
+        if check() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
