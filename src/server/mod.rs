@@ -196,12 +196,6 @@ impl AppState {
 /// `svc start`.
 pub fn start(args: &StartArgs) -> Result<ExitCode> {
     logging::init(args.log_format);
-    let outcome = start_logged(args);
-    logging::flush();
-    outcome
-}
-
-fn start_logged(args: &StartArgs) -> Result<ExitCode> {
     let meta = std::fs::metadata(&args.entry)
         .with_context(|| format!("cannot read {}", args.entry.display()))?;
     if !meta.is_file() {

@@ -24,7 +24,6 @@ pub fn spawn(handle: ServerHandle, state: web::Data<AppState>) {
         actix_web::rt::spawn(async {
             let signal = wait_for_signal().await;
             tracing::warn!(signal, "second signal: exiting without draining");
-            super::logging::flush();
             std::process::exit(130);
         });
         // WebSocket sessions never end by themselves: close them (1001) so the
