@@ -30,7 +30,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use actors::identity::IdentityHandle as Identity;
 use bytestring::ByteString;
 use hub::Hub;
-use messages::{CloseSession, RemoteBroadcast};
+use messages::{CloseSession, Join, RemoteBroadcast};
 use session::{Auth, Limits, Opening, WsSession};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -218,6 +218,12 @@ async fn connect(
     };
     let id = registry.admit()?;
     let hub = endpoint.spec.broadcast.then(|| registry.hub(&walker));
+    let hub_join = hub.clone();
+    let joined = match &auth {
+        Auth::Ready { authenticated, .. } => Some(*authenticated),
+        Auth::GuestUnlessFirst => Some(false),
+        Auth::Pending => None,
+    };
     let opening = Opening {
         id,
         walker,
@@ -229,6 +235,18 @@ async fn connect(
         hub,
     };
     let addr = WsSession::start(opening, session, stream);
+    // Join the hub before the handshake is answered: a client that has its 101 receives
+    // every broadcast made after it (a join from the session's own start could still be
+    // on its way when another client's message is broadcast).
+    if let (Some(hub), Some(authenticated)) = (&hub_join, joined) {
+        let _ = hub
+            .send(Join {
+                session: id,
+                to: addr.clone().recipient(),
+                authenticated,
+            })
+            .await;
+    }
     registry.register(id, addr);
     Ok(response)
 }

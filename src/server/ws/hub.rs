@@ -30,8 +30,11 @@ impl Hub {
         }
     }
 
-    /// Every member gets the frame once; a private walker's anonymous members none.
-    fn deliver(&self, frame: &ByteString, private: bool) {
+    /// Every member gets the frame once; a private walker's anonymous members none. A
+    /// member whose session has stopped is dropped here (its `Leave` can overtake the
+    /// `Join` sent by the upgrade handler).
+    fn deliver(&mut self, frame: &ByteString, private: bool) {
+        self.members.retain(|_, m| m.to.connected());
         for m in self.members.values() {
             if private && !m.authenticated {
                 continue;

@@ -493,7 +493,8 @@ impl Actor for WsSession {
     type Context = actix::Context<Self>;
 
     fn started(&mut self, ctx: &mut actix::Context<Self>) {
-        self.join_hub(ctx);
+        // The upgrade handler joined the hub already (before answering the handshake);
+        // `join_hub` runs again when a first message authenticates the session.
         let tick = self
             .limits
             .ping_interval
