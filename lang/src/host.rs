@@ -137,6 +137,10 @@ pub enum HostError {
     Conflict(String),
     #[error("store error: {0}")]
     Store(String),
+    /// The store was restarted under the run (its connection revoked): nothing of the run
+    /// was committed and a retry will run on a fresh connection.
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
     #[error("{0}")]
     Other(String),
 }

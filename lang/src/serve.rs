@@ -139,6 +139,9 @@ pub enum CallError {
     ResponseTooLarge(String),
     /// The run queue is full: try again later (503 with `Retry-After`).
     Overloaded(String),
+    /// The store was restarted while the call ran; nothing was committed: try again
+    /// (503 with `Retry-After`).
+    Unavailable(String),
     /// The caller went away before the call finished; nothing was committed.
     Cancelled,
     /// Storage failed (500).

@@ -204,6 +204,7 @@ fn describe(e: CallError) -> String {
         | CallError::ConflictAfterCommit(m)
         | CallError::ResponseTooLarge(m)
         | CallError::Overloaded(m)
+        | CallError::Unavailable(m)
         | CallError::Host(m) => m,
         CallError::Cancelled => "cancelled".into(),
     }

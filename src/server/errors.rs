@@ -254,6 +254,11 @@ impl From<CallError> for ApiError {
             CallError::Overloaded(m) => {
                 ApiError::new(ErrorCode::ServiceUnavailable, m).with_retry_after(1)
             }
+            CallError::Unavailable(m) => ApiError::new(
+                ErrorCode::ServiceUnavailable,
+                format!("the store is restarting; nothing was saved, retry the call ({m})"),
+            )
+            .with_retry_after(1),
             // Nobody reads this answer (the client is gone); logged as such.
             CallError::Cancelled => ApiError::new(
                 ErrorCode::ServiceUnavailable,

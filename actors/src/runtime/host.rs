@@ -5,6 +5,7 @@
 
 use super::hot::HotAnchors;
 use super::run::Mailbox;
+use super::supervisor::StoreLeases;
 use crate::store::{SqliteStore, StoreError, VersionTracker};
 use lang::host::{AnchorId, CommitSet, Host, HostError, Stale, StoredAnchor};
 use std::collections::HashMap;
@@ -33,6 +34,9 @@ pub(crate) struct ServeHost<'a> {
     call: u64,
     /// The run actor's mailbox: `Stale` messages reach the interpreter through it.
     mailbox: &'a Mailbox,
+    /// The supervisor's leases and the generation of this call's connection: a commit
+    /// on a revoked connection is refused (retryable).
+    lease: (&'a StoreLeases, u64),
     /// A store operation failed for a reason other than a conflict: the worker re-opens
     /// its connection after the call.
     pub(crate) store_failed: bool,
@@ -50,6 +54,7 @@ impl<'a> ServeHost<'a> {
         hot: &'a HotAnchors,
         call: u64,
         mailbox: &'a Mailbox,
+        lease: (&'a StoreLeases, u64),
     ) -> ServeHost<'a> {
         ServeHost {
             store,
@@ -60,6 +65,7 @@ impl<'a> ServeHost<'a> {
             hot,
             call,
             mailbox,
+            lease,
             store_failed: false,
         }
     }
@@ -85,6 +91,12 @@ impl Host for ServeHost<'_> {
     }
 
     fn commit(&mut self, changes: CommitSet) -> Result<(), HostError> {
+        let (leases, generation) = self.lease;
+        if leases.current() != generation {
+            return Err(HostError::Unavailable(
+                "the store tier was restarted while the call ran".into(),
+            ));
+        }
         // A call that escalated on an anchor this commit touches goes first.
         self.hot.wait_clear(self.call, &changes);
         self.versions

@@ -70,6 +70,17 @@ impl Message for ReportStoreFailure {
     type Result = ();
 }
 
+/// Restart the store tier now (an operator's request, or a test): the supervisor
+/// re-opens the file and revokes every worker's connection.
+#[derive(Debug)]
+pub struct RestartStore {
+    pub reason: String,
+}
+
+impl Message for RestartStore {
+    type Result = ();
+}
+
 /// Answer of `CheckStore`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoreHealth {

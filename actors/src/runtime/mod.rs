@@ -74,12 +74,13 @@ pub use worker::RunWorker;
 use crate::store::SqliteStore;
 use actix::{Addr, Arbiter, Supervisor, System};
 use lang::host::AnchorId;
-use messages::{CancelOnDrop, CheckStore, InFlight, RunCall};
+use messages::{CancelOnDrop, CheckStore, InFlight, RestartStore, RunCall};
 use queue::{Job, JobQueue};
 use run::RunRegistry;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use supervisor::StoreLeases;
 use worker::PoolShared;
 
 /// How to start a `Runtime`.
@@ -216,8 +217,13 @@ impl Runtime {
         let (loaded, files) = validated?;
 
         let arbiter = Arbiter::new();
-        let supervisor =
-            Supervisor::start_in_arbiter(&arbiter.handle(), move |_| StoreSupervisor::new(store));
+        let leases = Arc::new(StoreLeases::new(config.store_path.clone()));
+        let supervisor = {
+            let leases = Arc::clone(&leases);
+            Supervisor::start_in_arbiter(&arbiter.handle(), move |_| {
+                StoreSupervisor::new(store, leases)
+            })
+        };
         let inner = Inner {
             store_path: config.store_path.clone(),
             shared_root,
@@ -229,7 +235,7 @@ impl Runtime {
         };
         let shared = Arc::new(PoolShared {
             entry: config.entry.clone(),
-            store_path: config.store_path.clone(),
+            leases,
             limits: config.limits.clone(),
             max_replays: config.max_replays,
             as_main: config.as_main,
@@ -349,6 +355,18 @@ impl Runtime {
             Ok(health) => health,
             Err(e) => Err(format!("store supervisor unavailable: {e}")),
         }
+    }
+
+    /// Restart the store tier: the supervisor re-opens the file and revokes the workers'
+    /// connections (each re-opens before its next call; a call running on a revoked
+    /// connection fails with the retryable `Unavailable` instead of committing).
+    pub async fn restart_store(&self, reason: &str) -> Result<(), String> {
+        self.supervisor
+            .send(RestartStore {
+                reason: reason.to_string(),
+            })
+            .await
+            .map_err(|e| format!("store supervisor unavailable: {e}"))
     }
 
     /// The shared public root (the guest's root, `root.shared`; the root `svc run` uses).

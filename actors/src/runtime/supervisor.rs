@@ -1,14 +1,58 @@
-//! `StoreSupervisor`: the actor that owns the embedded store file for the server. It
+//! `StoreSupervisor`: the actor that owns the embedded store tier for the server. It
 //! holds the connection opened at start (schema and shared root created then), probes
 //! it on a timer and on demand, and restarts (re-opens the file) when a probe fails.
 //! It runs on its own arbiter, so a slow probe never blocks an HTTP worker.
+//!
+//! It also owns the connections the run workers use, through `StoreLeases`: a worker's
+//! connection is a lease of the current generation; a restart revokes every lease, so
+//! each worker re-opens before its next call, and a call still running on a revoked
+//! connection does not commit (it fails with the retryable `Unavailable`, 503 +
+//! `Retry-After`). A connection is used on its worker's thread (SQLite connections are
+//! not shared between threads), so the supervisor holds the right to use it, not the
+//! handle itself.
 
-use super::messages::{CheckStore, ReportStoreFailure, StoreHealth};
+use super::messages::{CheckStore, ReportStoreFailure, RestartStore, StoreHealth};
 use crate::store::SqliteStore;
 use actix::{Actor, ActorContext as _, AsyncContext as _, Context, Handler, Supervised};
 use lang::host::{AnchorId, format_id};
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+
+/// The run workers' store connections, as leases the supervisor can revoke.
+#[derive(Debug)]
+pub(crate) struct StoreLeases {
+    path: PathBuf,
+    generation: AtomicU64,
+}
+
+impl StoreLeases {
+    pub(crate) fn new(path: PathBuf) -> StoreLeases {
+        StoreLeases {
+            path,
+            generation: AtomicU64::new(0),
+        }
+    }
+
+    /// Open a connection under the current lease; returns it with its generation.
+    pub(crate) fn open(&self) -> Result<(SqliteStore, u64), String> {
+        let generation = self.current();
+        let store = SqliteStore::open(&self.path)
+            .map_err(|e| format!("cannot open store {}: {e}", self.path.display()))?;
+        Ok((store, generation))
+    }
+
+    /// The generation a connection must have to be used (one atomic load).
+    pub(crate) fn current(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Revoke every lease (the supervisor restarted).
+    fn revoke_all(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+}
 
 /// How often the supervisor probes the store unprompted.
 const PROBE_EVERY: Duration = Duration::from_secs(10);
@@ -19,16 +63,19 @@ pub struct StoreSupervisor {
     root: AnchorId,
     store: Option<SqliteStore>,
     restarts: u32,
+    leases: Arc<StoreLeases>,
 }
 
 impl StoreSupervisor {
-    /// A supervisor over an already opened store (its root is the shared root).
-    pub(crate) fn new(store: SqliteStore) -> StoreSupervisor {
+    /// A supervisor over an already opened store (its root is the shared root), owning
+    /// the workers' `leases`.
+    pub(crate) fn new(store: SqliteStore, leases: Arc<StoreLeases>) -> StoreSupervisor {
         StoreSupervisor {
             path: store.path().to_path_buf(),
             root: store.root_id(),
             store: Some(store),
             restarts: 0,
+            leases,
         }
     }
 
@@ -80,6 +127,7 @@ impl Supervised for StoreSupervisor {
     fn restarting(&mut self, _ctx: &mut Context<Self>) {
         self.restarts += 1;
         self.store = None;
+        self.leases.revoke_all();
         match SqliteStore::open(&self.path) {
             Ok(store) => self.store = Some(store),
             Err(e) => {
@@ -94,6 +142,15 @@ impl Handler<CheckStore> for StoreSupervisor {
 
     fn handle(&mut self, _msg: CheckStore, ctx: &mut Context<Self>) -> Self::Result {
         self.probe_or_restart(ctx)
+    }
+}
+
+impl Handler<RestartStore> for StoreSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, msg: RestartStore, ctx: &mut Context<Self>) {
+        tracing::warn!(store = %self.path.display(), reason = %msg.reason, "restarting the store tier");
+        ctx.stop();
     }
 }
 

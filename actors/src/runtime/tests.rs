@@ -426,6 +426,12 @@ node Note { has text: str = ""; }
 def seed() -> str { n = Note(text="old"); root ++> n; return jid(n); }
 def rewrite(text: str) -> int { for n in [root -->] { n.text = text; } return 1; }
 def spin() -> int { i = 0; while True { i += 1; } return i; }
+def slow_write(spins: int) -> int {
+    i = 0;
+    while i < spins { i += 1; }
+    root ++> Note(text="slow");
+    return len([root -->]);
+}
 def late_read(spins: int) -> str {
     notes = [root -->];
     i = 0;
@@ -474,6 +480,32 @@ fn a_run_actor_stops_on_its_cancel_message_and_unregisters() {
         );
         // The worker keeps serving.
         assert!(function(&rt, "seed", json!({})).await.is_ok());
+    });
+}
+
+/// A restart of the store tier revokes the workers' connections: a call running on one
+/// commits nothing and gets the retryable `Unavailable`; the next call re-opens and lands.
+#[test]
+fn a_store_restart_revokes_connections_in_use() {
+    let dir = TempDir::new("restart");
+    dir.write("main.svc", RUN_APP);
+    in_system(async {
+        let (rt, _) = Runtime::start(dir.config(1)).expect("start");
+        let run = function(&rt, "slow_write", json!({"spins": 300_000}));
+        let control = async {
+            until_live(&rt, 1).await;
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            rt.restart_store("test").await.expect("restart");
+        };
+        let (result, ()) = tokio::join!(run, control);
+        assert!(
+            matches!(result, Err(CallError::Unavailable(_))),
+            "{result:?}"
+        );
+        let health = rt.store_health().await.expect("healthy after the restart");
+        assert_eq!(health.restarts, 1);
+        let out = function(&rt, "slow_write", json!({"spins": 1})).await;
+        assert_eq!(out.expect("lands on a fresh connection").result, json!(1));
     });
 }
 

@@ -7,6 +7,7 @@ use super::host::ServeHost;
 use super::hot::HotAnchors;
 use super::messages::{ReportStoreFailure, RunCall};
 use super::run::RunAddr;
+use super::supervisor::StoreLeases;
 use super::{CallError, CallOutcome, CallRequest, EndpointKind, Loaded};
 use crate::store::{SqliteStore, VersionTracker, random_id};
 use actix::Recipient;
@@ -24,7 +25,8 @@ use std::time::Duration;
 /// What every worker of a pool shares (read-only, except the board).
 pub(crate) struct PoolShared {
     pub(crate) entry: PathBuf,
-    pub(crate) store_path: PathBuf,
+    /// The store connections, leased from the supervisor.
+    pub(crate) leases: Arc<StoreLeases>,
     pub(crate) limits: Limits,
     pub(crate) max_replays: u32,
     pub(crate) as_main: bool,
@@ -56,6 +58,8 @@ struct WorkerApp {
 pub struct RunWorker {
     shared: Arc<PoolShared>,
     store: Option<SqliteStore>,
+    /// The lease generation `store` was opened under.
+    lease: u64,
     app: Option<WorkerApp>,
     versions: VersionTracker,
     /// User roots known to exist in the store (created on first use).
@@ -69,6 +73,7 @@ impl RunWorker {
         let mut worker = RunWorker {
             shared,
             store: None,
+            lease: 0,
             app: None,
             versions: VersionTracker::default(),
             known_roots: HashSet::new(),
@@ -78,16 +83,21 @@ impl RunWorker {
         (worker, ready)
     }
 
-    /// The store connection, opened on demand.
+    /// The store connection, opened on demand, and re-opened when the supervisor has
+    /// revoked its lease (a restart of the store tier).
     fn store(&mut self) -> Result<&mut SqliteStore, String> {
+        let current = self.shared.leases.current();
         let store = match self.store.take() {
-            Some(store) => store,
-            None => SqliteStore::open(&self.shared.store_path).map_err(|e| {
-                format!(
-                    "cannot open store {}: {e}",
-                    self.shared.store_path.display()
-                )
-            })?,
+            Some(store) if self.lease == current => store,
+            stale => {
+                if stale.is_some() {
+                    self.versions.clear();
+                    self.known_roots.clear();
+                }
+                let (store, lease) = self.shared.leases.open()?;
+                self.lease = lease;
+                store
+            }
         };
         Ok(self.store.insert(store))
     }
@@ -188,6 +198,7 @@ impl RunWorker {
                 &shared.hot,
                 call,
                 run.mailbox(),
+                (&shared.leases, self.lease),
             );
             let result = match req.kind {
                 EndpointKind::Walker => lang::serve::spawn_walker(

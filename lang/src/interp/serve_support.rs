@@ -394,6 +394,7 @@ impl Interp<'_> {
                 CallError::ConflictAfterCommit(m)
             }
             Interrupt::Host(HostError::Conflict(m)) => CallError::Conflict(m),
+            Interrupt::Host(HostError::Unavailable(m)) => CallError::Unavailable(m),
             Interrupt::Host(h) => CallError::Host(h.to_string()),
             Interrupt::Exc(err) => {
                 let class = self.class_of(&err.value);
