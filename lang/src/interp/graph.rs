@@ -97,9 +97,12 @@ fn stale_slot() -> Box<Slot> {
 
 impl Default for Graph {
     fn default() -> Graph {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(std::process::id() as u64);
-        let a = h.finish() | 1;
+        // Each `RandomState` has its own keys (seeded once per thread from the OS, then
+        // stepped), so two graphs never share a seed; no system call per run.
+        let a = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish()
+            | 1;
         let mut h2 = std::collections::hash_map::RandomState::new().build_hasher();
         h2.write_u64(a);
         let b = h2.finish() | 2;
