@@ -6,8 +6,8 @@
 //!
 //! 1. Built-in defaults (the spec's, plus `max_body_bytes` = 1 MiB from decisions.md).
 //! 2. `<app_dir>/svc.toml`, if present: `[scale.server]`, `[scale.database]`,
-//!    `[scale.limits]`, `[scale.websocket]` and the identity sections `[scale.jwt]`, `[scale.auth]`,
-//!    `[scale.emailer]`, `[scale.emailer.smtp]`.
+//!    `[scale.limits]`, `[scale.websocket]`, `[scale.webhook]` and the identity sections
+//!    `[scale.jwt]`, `[scale.auth]`, `[scale.emailer]`, `[scale.emailer.smtp]`.
 //! 3. The profile file `<app_dir>/svc.<profile>.toml`, same layout, overlaid key by key,
 //!    when a profile is named by `--profile` or, failing that, by `SVC_PROFILE`. The spec
 //!    leaves profile files "not shown"; this is our choice. A named profile whose file is
@@ -54,6 +54,8 @@ pub struct Config {
     pub auth: AuthConfig,
     /// `[scale.emailer]` with `[scale.emailer.smtp]`.
     pub emailer: EmailerConfig,
+    /// `[scale.webhook]`: API keys and webhook signatures.
+    pub webhook: WebhookConfig,
     /// The profile in effect (`--profile`, else `SVC_PROFILE`).
     pub profile: Option<String>,
     /// `[scale.server] host` was set by a file or `SVC_SERVER_HOST` (not the default):
@@ -224,6 +226,57 @@ impl std::fmt::Debug for JwtConfig {
             .field("algorithm", &self.algorithm)
             .field("exp_delta_days", &self.exp_delta_days)
             .field("clock_skew_seconds", &self.clock_skew_seconds)
+            .finish()
+    }
+}
+
+/// `[scale.webhook]`: API keys and inbound webhooks (spec "Authentication" 6).
+#[derive(Clone, PartialEq, Eq)]
+pub struct WebhookConfig {
+    /// The spec's `secret` (`WEBHOOK_SECRET`): accepted, not used. Signatures are keyed
+    /// with the API key itself (decisions.md), so no server-wide secret is needed.
+    pub secret: Option<String>,
+    /// Header carrying the signature (`X-Webhook-Signature`).
+    pub signature_header: String,
+    /// Check the signature (true).
+    pub verify_signature: bool,
+    /// Default API key lifetime in days (365); 0 = permanent.
+    pub api_key_expiry_days: u32,
+    /// Require a signed `X-Webhook-Timestamp` (false).
+    pub replay_guard: bool,
+    /// Largest distance of that timestamp from the server's clock, seconds (300).
+    pub timestamp_tolerance_seconds: u64,
+    /// Keys one user may hold, per flavor (100).
+    pub max_keys_per_user: usize,
+}
+
+impl Default for WebhookConfig {
+    fn default() -> WebhookConfig {
+        WebhookConfig {
+            secret: None,
+            signature_header: "X-Webhook-Signature".into(),
+            verify_signature: true,
+            api_key_expiry_days: 365,
+            replay_guard: false,
+            timestamp_tolerance_seconds: 300,
+            max_keys_per_user: 100,
+        }
+    }
+}
+
+impl std::fmt::Debug for WebhookConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookConfig")
+            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
+            .field("signature_header", &self.signature_header)
+            .field("verify_signature", &self.verify_signature)
+            .field("api_key_expiry_days", &self.api_key_expiry_days)
+            .field("replay_guard", &self.replay_guard)
+            .field(
+                "timestamp_tolerance_seconds",
+                &self.timestamp_tolerance_seconds,
+            )
+            .field("max_keys_per_user", &self.max_keys_per_user)
             .finish()
     }
 }
@@ -402,6 +455,7 @@ impl Config {
                 app_dir: app_dir.to_path_buf(),
                 ..EmailerConfig::default()
             },
+            webhook: WebhookConfig::default(),
             profile: None,
             host_explicit: false,
             source: Vec::new(),
@@ -539,6 +593,37 @@ impl Config {
                     "max_queued_messages" => w.max_queued_messages = at.positive_size(value)?,
                     "max_connections" => w.max_connections = at.positive_size(value)?,
                     "broadcast_channel" => w.broadcast_channel = at.non_empty_string(value)?,
+                    _ => at.warn_unknown(),
+                }
+            }
+        }
+        if let Some(webhook) = section(file, scale, "webhook")? {
+            let w = &mut self.webhook;
+            for (key, value) in webhook {
+                let at = Key {
+                    file,
+                    section: "scale.webhook",
+                    key,
+                };
+                match key.as_str() {
+                    "secret" => w.secret = at.optional_string(value)?,
+                    "signature_header" => {
+                        let name = at.non_empty_string(value)?;
+                        if actix_web::http::header::HeaderName::from_bytes(name.as_bytes()).is_err()
+                        {
+                            return Err(at.wrong("an HTTP header name", value));
+                        }
+                        w.signature_header = name;
+                    }
+                    "verify_signature" => w.verify_signature = at.boolean(value)?,
+                    "api_key_expiry_days" => {
+                        w.api_key_expiry_days = at.int_in(value, 0, MAX_KEY_DAYS)?
+                    }
+                    "replay_guard" => w.replay_guard = at.boolean(value)?,
+                    "timestamp_tolerance_seconds" => {
+                        w.timestamp_tolerance_seconds = at.int_in(value, 1, 86_400)?.into();
+                    }
+                    "max_keys_per_user" => w.max_keys_per_user = at.positive_size(value)?,
                     _ => at.warn_unknown(),
                 }
             }
@@ -750,9 +835,15 @@ impl Config {
         if let Some(v) = env("EMAILER_SMTP_PASSWORD") {
             self.emailer.smtp.password = v;
         }
+        if let Some(v) = env("WEBHOOK_SECRET") {
+            self.webhook.secret = Some(v);
+        }
         Ok(())
     }
 }
+
+/// Longest API key lifetime accepted, in days (100 years).
+pub const MAX_KEY_DAYS: u32 = 36_500;
 
 /// Deepest `max_call_depth` accepted (the interpreter's cap).
 const MAX_CALL_DEPTH: u32 = 10_000;
@@ -1107,6 +1198,7 @@ docdb_enabled = false
         assert_eq!(c.websocket, defaults.websocket);
         assert_eq!(c.jwt, defaults.jwt);
         assert_eq!(c.auth, defaults.auth);
+        assert_eq!(c.webhook, defaults.webhook);
         assert_eq!(
             c.emailer,
             EmailerConfig {

@@ -8,10 +8,14 @@
 //! path and query parameters and the request body carry JSON Schemas derived from the
 //! declared types; responses are the envelope (`components.schemas.Envelope`) and the
 //! error envelope (`ErrorEnvelope`) for 401/404/409/413/422/500. WebSocket walkers are
-//! not HTTP operations and are left out; webhook walkers document the `X-API-Key` scheme.
-//! The identity routes `/user/*` (tag `user`) come from the table in `openapi/user.rs`.
+//! not HTTP operations and are left out; webhook walkers (tag `webhooks`) document their
+//! key scheme: `X-API-Key` plus the HMAC signature header (current flavor) or the
+//! walker's declared key header or query parameter (alternate flavor).
+//! The identity routes `/user/*` (tag `user`) come from the table in `openapi/user.rs`,
+//! the key routes `/api-key/*` and `/webhook/...` from `openapi/webhook.rs`.
 
 mod user;
+mod webhook;
 
 use lang::serve::{EndpointInfo, EndpointKind, ParamInfo, Protocol, TypeInfo};
 use serde_json::{Map, Value, json};
@@ -37,7 +41,8 @@ const METHODS: &[&str] = &[
 ];
 
 /// Build the OpenAPI 3.1 document for `routes`.
-pub fn build(title: &str, version: &str, routes: &[RouteDoc]) -> Value {
+/// `signature_header` is `[scale.webhook] signature_header`.
+pub fn build(title: &str, version: &str, routes: &[RouteDoc], signature_header: &str) -> Value {
     let mut b = Builder::default();
     let mut paths = Map::new();
     for route in routes {
@@ -65,9 +70,11 @@ pub fn build(title: &str, version: &str, routes: &[RouteDoc]) -> Value {
     }
 
     user::add_paths(&mut paths);
+    webhook::add_paths(&mut paths);
 
     let mut schemas = Map::new();
     user::schemas(&mut schemas);
+    webhook::schemas(&mut schemas);
     schemas.insert("Envelope".into(), envelope_schema());
     schemas.insert("ErrorEnvelope".into(), error_envelope_schema());
     schemas.insert("ErrorBody".into(), error_body_schema());
@@ -101,9 +108,21 @@ pub fn build(title: &str, version: &str, routes: &[RouteDoc]) -> Value {
                 "type": "apiKey",
                 "in": "header",
                 "name": "X-API-Key",
-                "description": "A key from `/api-key/create`; webhooks also need an HMAC-SHA256 signature header of the raw body.",
+                "description": "A key from `/api-key/create` (current webhook flavor); always sent together with `webhookSignature`.",
             }),
         );
+        schemes.insert(
+            "webhookSignature".into(),
+            json!({
+                "type": "apiKey",
+                "in": "header",
+                "name": signature_header,
+                "description": webhook::signature_description(signature_header),
+            }),
+        );
+    }
+    for (name, scheme) in std::mem::take(&mut b.key_schemes) {
+        schemes.insert(name, scheme);
     }
 
     json!({
@@ -119,6 +138,7 @@ pub fn build(title: &str, version: &str, routes: &[RouteDoc]) -> Value {
             {"name": "walkers", "description": "Walkers: spawned on the caller's root (or the shared root when anonymous)."},
             {"name": "functions", "description": "Functions: stateless calls."},
             {"name": user::TAG, "description": "Identity: accounts, session tokens, e-mail verification and password reset."},
+            {"name": webhook::TAG, "description": "Inbound webhooks: API keys, webhook walkers and the alternate flavor's keys."},
         ],
         "paths": paths,
         "components": {
@@ -135,6 +155,8 @@ struct Builder {
     objects: BTreeMap<String, String>,
     operation_ids: HashSet<String>,
     uses_api_key: bool,
+    /// Security schemes of alternate-flavor webhook keys (header or query), by name.
+    key_schemes: BTreeMap<String, Value>,
 }
 
 /// Where a parameter travels.
@@ -170,9 +192,62 @@ impl Builder {
             }
         }
         let webhook = ep.spec.protocol == Protocol::Webhook;
+        if webhook {
+            op.insert("tags".into(), json!([webhook::TAG]));
+        }
         let security = if webhook {
-            self.uses_api_key = true;
-            json!([{"apiKeyAuth": []}])
+            match &ep.spec.webhook {
+                None => {
+                    self.uses_api_key = true;
+                    op.insert(
+                        "description".into(),
+                        json!("Current webhook flavor: send `X-API-Key` and the signature header (see the `webhookSignature` scheme). The walker runs on the key owner's root."),
+                    );
+                    json!([{"apiKeyAuth": [], "webhookSignature": []}])
+                }
+                Some(key) => {
+                    op.insert(
+                        "description".into(),
+                        json!(format!(
+                            "Alternate webhook flavor: the key from `/webhook/generate-key` in the {} `{}`. The walker runs on the key's root, or on a node id given as the segment after the walker name; the key's `walkers` and `nodes` lists restrict both (403).",
+                            key.placement.as_str(),
+                            key.name
+                        )),
+                    );
+                    let place = match key.placement {
+                        lang::serve::KeyPlacement::Header => Some("header"),
+                        lang::serve::KeyPlacement::Query => Some("query"),
+                        _ => None,
+                    };
+                    match place {
+                        Some(place) => {
+                            let name = format!(
+                                "webhookKey.{place}.{}",
+                                key.name
+                                    .chars()
+                                    .map(|c| if c.is_ascii_alphanumeric() || c == '-' {
+                                        c
+                                    } else {
+                                        '_'
+                                    })
+                                    .collect::<String>()
+                            );
+                            self.key_schemes.insert(
+                                name.clone(),
+                                json!({
+                                    "type": "apiKey",
+                                    "in": place,
+                                    "name": key.name,
+                                    "description": "A key from `/webhook/generate-key` (alternate webhook flavor).",
+                                }),
+                            );
+                            json!([{ name: [] }])
+                        }
+                        // In the path or the body: documented as a parameter or field.
+                        None => json!([]),
+                    }
+                }
+            }
         } else if ep.public {
             json!([{}, {"bearerAuth": []}])
         } else {
@@ -862,7 +937,7 @@ mod tests {
             route(&chat, "GET", "/ws/chat", &[]),
             route(&nothing, "post", "/walker/ping", &[]),
         ];
-        build("Todo app", "0.1.0", &routes)
+        build("Todo app", "0.1.0", &routes, "X-Webhook-Signature")
     }
 
     /// Resolve a local JSON pointer reference such as `#/components/schemas/X`.
@@ -1208,7 +1283,21 @@ mod tests {
     fn webhooks_use_api_keys_and_websockets_are_left_out() {
         let doc = sample();
         let op = &doc["paths"]["/webhook/on_payment"]["post"];
-        assert_eq!(op["security"], json!([{"apiKeyAuth": []}]));
+        assert_eq!(
+            op["security"],
+            json!([{"apiKeyAuth": [], "webhookSignature": []}])
+        );
+        assert_eq!(op["tags"], json!(["webhooks"]));
+        let schemes = &doc["components"]["securitySchemes"];
+        assert_eq!(schemes["webhookSignature"]["name"], "X-Webhook-Signature");
+        assert_eq!(schemes["webhookSignature"]["in"], "header");
+        assert!(
+            schemes["webhookSignature"]["description"]
+                .as_str()
+                .is_some_and(|d| d.contains("HMAC-SHA256") && d.contains("sha256=")),
+            "{schemes}"
+        );
+        assert_eq!(validate(&doc), Vec::<String>::new());
         assert_eq!(
             op["responses"]["403"]["$ref"],
             "#/components/responses/Forbidden"
@@ -1242,15 +1331,20 @@ mod tests {
         );
         assert_eq!(s["ErrorBody"]["required"], json!(["code", "message"]));
         assert!(s["ErrorBody"]["properties"]["details"].is_object());
-        let empty = build("Empty", "1", &[]);
+        let empty = build("Empty", "1", &[], "X-Webhook-Signature");
         assert!(validate(&empty).is_empty());
         let paths = empty["paths"].as_object().expect("paths");
-        assert!(paths.keys().all(|p| p.starts_with("/user/")), "{paths:?}");
+        assert!(
+            paths.keys().all(|p| p.starts_with("/user/")
+                || p.starts_with("/api-key/")
+                || p.starts_with("/webhook")),
+            "{paths:?}"
+        );
     }
 
     #[test]
     fn user_routes_are_documented() {
-        let doc = build("Users", "1", &[]);
+        let doc = build("Users", "1", &[], "X-Webhook-Signature");
         assert_eq!(validate(&doc), Vec::<String>::new());
         let paths = &doc["paths"];
         for (path, method) in [

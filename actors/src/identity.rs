@@ -5,8 +5,8 @@
 //!
 //! Actors:
 //! - [`IdentityService`] (on its own arbiter) receives the typed messages of
-//!   `messages.rs` (one per `/user/*` operation, plus [`messages::CallerOf`] for
-//!   generated endpoints) and answers typed replies or an [`IdentityError`]. Each
+//!   `messages.rs` (one per `/user/*` operation, [`messages::CallerOf`] for generated
+//!   endpoints, and the webhook-key messages of `/api-key/*` and `/webhook/*`) and answers typed replies or an [`IdentityError`]. Each
 //!   message becomes a future on the actor's thread (`service.rs`): it awaits the user
 //!   store, the bcrypt pool and the mailer, so the thread is never blocked and many
 //!   requests are in flight at once.
@@ -20,7 +20,8 @@
 //! Inside: `jwt` the session tokens, `password` bcrypt on the blocking pool behind a
 //! bounded queue, `throttle` the sliding-window limits (slots reserved before bcrypt),
 //! `mail` the messages and the [`MailSender`] the server plugs in (its providers, one of
-//! them running svc code, live in the binary).
+//! them running svc code, live in the binary), `webhook` the webhook key format and the
+//! HMAC signature check (`service/keys.rs` the key operations).
 
 pub mod jwt;
 pub mod mail;
@@ -28,6 +29,7 @@ pub mod messages;
 pub mod password;
 mod service;
 pub mod throttle;
+pub mod webhook;
 
 pub use mail::{Mail, MailSender};
 
@@ -81,6 +83,10 @@ pub enum ErrorKind {
     NotFound,
     /// 409 `IDENTITY_TAKEN`.
     Taken,
+    /// 409 `CONFLICT` (a webhook key name already used).
+    Conflict,
+    /// 401 `INVALID_SIGNATURE`: a webhook signature missing, malformed or wrong.
+    InvalidSignature,
     /// 400 `VALIDATION_ERROR`: a rule of the request is broken (the spec's 400 rows).
     Rule,
     /// 400 `BAD_REQUEST`.
@@ -284,6 +290,15 @@ serve! {
     messages::ForgotPassword => forgot_password,
     messages::ResetPassword => reset_password,
     messages::CallerOf => caller_of,
+    messages::CreateApiKey => create_api_key,
+    messages::ListApiKeys => list_api_keys,
+    messages::RevokeApiKey => revoke_api_key,
+    messages::AuthenticateWebhook => authenticate_webhook,
+    messages::GenerateWebhookKey => generate_webhook_key,
+    messages::ListWebhookKeys => list_webhook_keys,
+    messages::ExtendWebhookKey => extend_webhook_key,
+    messages::DeleteWebhookKeys => delete_webhook_keys,
+    messages::AuthenticateWalkerKey => authenticate_walker_key,
 }
 
 /// The arbiters of the identity actors, stopped with the last handle.
@@ -319,6 +334,8 @@ pub struct IdentityConfig {
     pub auth: AuthSettings,
     /// `None` = e-mail disabled.
     pub mailer: Option<Arc<dyn MailSender>>,
+    /// `[scale.webhook]`.
+    pub webhook: webhook::WebhookSettings,
 }
 
 impl IdentityHandle {
@@ -354,6 +371,7 @@ impl IdentityHandle {
             Arc::clone(&shared),
             config.auth,
             config.mailer,
+            config.webhook,
         ));
         let service_arbiter = Arbiter::new();
         let service = IdentityService::start_in_arbiter(&service_arbiter.handle(), move |_| {

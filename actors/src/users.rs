@@ -14,6 +14,8 @@
 //! - `user_tokens(token_hash, kind, user_id, identity, expires_at, state)`: one-time
 //!   tokens stored only as the SHA-256 hex of the raw token; `state` is `issued`,
 //!   `consumed` or `revoked`; expired rows are purged a day after expiry.
+//! - `webhook_api_keys` and `webhook_keys`: the webhook keys of both flavors, stored as
+//!   the SHA-256 hex of the key (`keys.rs`).
 //!
 //! Passwords are hashed by the caller (on a blocking pool); this module only stores the
 //! hash. Every multi-row change runs in one IMMEDIATE transaction.
@@ -21,8 +23,10 @@
 //! In the server the store is owned by the [`UserStoreSupervisor`] actor (`supervisor.rs`):
 //! nobody else holds the connection.
 
+mod keys;
 mod supervisor;
 
+pub use keys::{ApiKeyRecord, WebhookKeyRecord};
 #[cfg(test)]
 pub(crate) use supervisor::DropConnection;
 pub use supervisor::{CheckUsers, UserStoreSupervisor, WithUsers};
@@ -358,6 +362,7 @@ impl UserStore {
         conn.set_prepared_statement_cache_capacity(32);
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute_batch(SCHEMA)?;
+        tx.execute_batch(keys::SCHEMA)?;
         tx.commit()?;
         Ok(UserStore { conn })
     }

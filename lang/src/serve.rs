@@ -69,7 +69,43 @@ pub struct RestSpec {
     /// Content type for `envelope=false` (`None` = `text/plain; charset=utf-8`).
     pub produces: Option<String>,
     pub envelope: bool,
+    /// The alternate webhook flavor: where the walker's caller puts the key (the
+    /// `webhook` setting of a `__specs__` class inside the walker). A walker with it is a
+    /// WEBHOOK walker served at `/webhook/walker/<name>`.
+    pub webhook: Option<WebhookKeySpec>,
 }
+
+/// Where an alternate-flavor webhook call carries its key (spec "Alternate webhook
+/// flavor").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyPlacement {
+    Header,
+    Query,
+    Path,
+    Body,
+}
+
+impl KeyPlacement {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyPlacement::Header => "header",
+            KeyPlacement::Query => "query",
+            KeyPlacement::Path => "path",
+            KeyPlacement::Body => "body",
+        }
+    }
+}
+
+/// A walker's `__specs__` `webhook` setting: `{"type": header|query|path|body, "name": ..}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebhookKeySpec {
+    pub placement: KeyPlacement,
+    /// Header name, query parameter, path variable or body field (default `X-API-KEY`).
+    pub name: String,
+}
+
+/// The default key name of the alternate webhook flavor.
+pub const DEFAULT_WEBHOOK_KEY_NAME: &str = "X-API-KEY";
 
 impl Default for RestSpec {
     fn default() -> RestSpec {
@@ -80,6 +116,7 @@ impl Default for RestSpec {
             broadcast: false,
             produces: None,
             envelope: true,
+            webhook: None,
         }
     }
 }

@@ -43,7 +43,7 @@ type Result<T> = std::result::Result<T, ApiError>;
 type Identity = web::Data<IdentityHandle>;
 
 /// The request body as a JSON object (the server's one body reader: limits, deadline).
-pub struct Body(Map<String, Json>);
+pub struct Body(pub Map<String, Json>);
 
 impl FromRequest for Body {
     type Error = ApiError;

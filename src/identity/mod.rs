@@ -15,10 +15,11 @@ pub mod secret;
 pub mod svc_emailer;
 pub mod validate;
 
-use crate::config::{AuthConfig, Config, EmailerConfig, JwtConfig};
+use crate::config::{AuthConfig, Config, EmailerConfig, JwtConfig, WebhookConfig};
 use crate::server::errors::{ApiError, ErrorCode};
 use actix_web::web;
 use actors::identity::jwt::{JwtKeys, JwtSettings};
+use actors::identity::webhook::WebhookSettings;
 use actors::identity::{
     AuthSettings, ErrorKind, IdentityConfig, IdentityError, IdentityHandle, MailSender,
 };
@@ -36,6 +37,8 @@ pub struct IdentitySettings {
     pub jwt: JwtConfig,
     pub auth: AuthConfig,
     pub emailer: EmailerConfig,
+    /// `[scale.webhook]`.
+    pub webhook: WebhookConfig,
     /// No secret was configured: this file holds the generated development secret.
     pub generated_secret: Option<PathBuf>,
 }
@@ -74,6 +77,7 @@ impl IdentitySettings {
             jwt,
             auth: config.auth.clone(),
             emailer: config.emailer.clone(),
+            webhook: config.webhook.clone(),
             generated_secret,
         })
     }
@@ -104,6 +108,16 @@ fn auth_settings(c: &AuthConfig) -> AuthSettings {
     }
 }
 
+fn webhook_settings(c: &WebhookConfig) -> WebhookSettings {
+    WebhookSettings {
+        verify_signature: c.verify_signature,
+        api_key_expiry_days: c.api_key_expiry_days,
+        replay_guard: c.replay_guard,
+        timestamp_tolerance_seconds: c.timestamp_tolerance_seconds,
+        max_keys_per_user: c.max_keys_per_user,
+    }
+}
+
 /// Start the identity service over the user store in `store_path` (the guest account on
 /// `shared_root`) with the configured emailer. Blocks (startup only).
 pub fn start(
@@ -121,6 +135,7 @@ pub fn start(
         jwt: jwt_settings(&settings.jwt),
         auth: auth_settings(&settings.auth),
         mailer,
+        webhook: webhook_settings(&settings.webhook),
     };
     Ok(IdentityHandle::start(config, store_path, shared_root)?)
 }
@@ -133,6 +148,8 @@ pub fn api_error(e: IdentityError) -> ApiError {
         ErrorKind::Forbidden => ApiError::new(ErrorCode::Forbidden, e.message),
         ErrorKind::NotFound => ApiError::new(ErrorCode::NotFound, e.message),
         ErrorKind::Taken => ApiError::new(ErrorCode::IdentityTaken, e.message),
+        ErrorKind::Conflict => ApiError::new(ErrorCode::Conflict, e.message),
+        ErrorKind::InvalidSignature => ApiError::new(ErrorCode::InvalidSignature, e.message),
         ErrorKind::Rule => ApiError::with_code_status(ErrorCode::ValidationError, 400, e.message),
         ErrorKind::BadRequest => ApiError::new(ErrorCode::BadRequest, e.message),
         ErrorKind::InvalidToken => ApiError::new(ErrorCode::InvalidToken, e.message),

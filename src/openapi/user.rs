@@ -9,32 +9,34 @@ use serde_json::{Map, Value, json};
 pub const TAG: &str = "user";
 
 /// One `/user/*` route.
-struct Op {
-    path: &'static str,
-    method: &'static str,
-    id: &'static str,
-    summary: &'static str,
+pub(super) struct Op {
+    pub(super) tag: &'static str,
+    pub(super) path: &'static str,
+    pub(super) method: &'static str,
+    pub(super) id: &'static str,
+    pub(super) summary: &'static str,
     /// Needs `Authorization: Bearer <token>`.
-    bearer: bool,
+    pub(super) bearer: bool,
     /// `user.<name>` of the JSON body, if any.
-    request: Option<&'static str>,
+    pub(super) request: Option<&'static str>,
     /// Success statuses with the `user.<name>` of their `data`.
-    success: &'static [(u16, &'static str)],
+    pub(super) success: &'static [(u16, &'static str)],
     /// Failure statuses with the codes they answer with.
-    errors: &'static [(u16, &'static [&'static str])],
+    pub(super) errors: &'static [(u16, &'static [&'static str])],
 }
 
-const BODY: (u16, &[&str]) = (422, &["VALIDATION_ERROR"]);
-const TOO_LARGE: (u16, &[&str]) = (413, &["PAYLOAD_TOO_LARGE"]);
-const BUSY: (u16, &[&str]) = (503, &["SERVICE_UNAVAILABLE"]);
-const AUTH: (u16, &[&str]) = (401, &["UNAUTHORIZED"]);
-const INTERNAL: (u16, &[&str]) = (500, &["INTERNAL_ERROR"]);
+pub(super) const BODY: (u16, &[&str]) = (422, &["VALIDATION_ERROR"]);
+pub(super) const TOO_LARGE: (u16, &[&str]) = (413, &["PAYLOAD_TOO_LARGE"]);
+pub(super) const BUSY: (u16, &[&str]) = (503, &["SERVICE_UNAVAILABLE"]);
+pub(super) const AUTH: (u16, &[&str]) = (401, &["UNAUTHORIZED"]);
+pub(super) const INTERNAL: (u16, &[&str]) = (500, &["INTERNAL_ERROR"]);
 
 const OPS: &[Op] = &[
     Op {
         path: "/user/register",
         method: "post",
         id: "user_register",
+        tag: TAG,
         summary: "Create an account (no token is returned: log in next).",
         bearer: false,
         request: Some("RegisterRequest"),
@@ -53,6 +55,7 @@ const OPS: &[Op] = &[
         path: "/user/login",
         method: "post",
         id: "user_login",
+        tag: TAG,
         summary: "Exchange an identity and password for a session token.",
         bearer: false,
         request: Some("LoginRequest"),
@@ -70,6 +73,7 @@ const OPS: &[Op] = &[
         path: "/user/refresh-token",
         method: "post",
         id: "user_refresh_token",
+        tag: TAG,
         summary: "A fresh session token for a valid one (given in the body).",
         bearer: false,
         request: Some("RefreshRequest"),
@@ -80,6 +84,7 @@ const OPS: &[Op] = &[
         path: "/user/me",
         method: "get",
         id: "user_me",
+        tag: TAG,
         summary: "The caller's account: never credentials, hashes or the root id.",
         bearer: true,
         request: None,
@@ -90,6 +95,7 @@ const OPS: &[Op] = &[
         path: "/user/password",
         method: "put",
         id: "user_change_password",
+        tag: TAG,
         summary: "Change the caller's password (wrong current passwords count as failed logins).",
         bearer: true,
         request: Some("ChangePasswordRequest"),
@@ -109,6 +115,7 @@ const OPS: &[Op] = &[
         path: "/user/add-identity",
         method: "post",
         id: "user_add_identity",
+        tag: TAG,
         summary: "Add a username or e-mail identity to the caller's account (no mail is sent).",
         bearer: true,
         request: Some("AddIdentityRequest"),
@@ -128,6 +135,7 @@ const OPS: &[Op] = &[
         path: "/user/send-verification",
         method: "post",
         id: "user_send_verification",
+        tag: TAG,
         summary: "Mail a verification token for one of the caller's e-mail identities.",
         bearer: true,
         request: Some("SendVerificationRequest"),
@@ -148,6 +156,7 @@ const OPS: &[Op] = &[
         path: "/user/verify-identity",
         method: "post",
         id: "user_verify_identity",
+        tag: TAG,
         summary: "Redeem a verification token (the token is the credential).",
         bearer: false,
         request: Some("TokenRequest"),
@@ -158,6 +167,7 @@ const OPS: &[Op] = &[
         path: "/user/forgot-password",
         method: "post",
         id: "user_forgot_password",
+        tag: TAG,
         summary: "Always the same answer; a reset token goes to a verified recovery e-mail of the account, if there is one.",
         bearer: false,
         request: Some("ForgotPasswordRequest"),
@@ -168,6 +178,7 @@ const OPS: &[Op] = &[
         path: "/user/reset-password",
         method: "post",
         id: "user_reset_password",
+        tag: TAG,
         summary: "Set a new password with a reset token (the token is the credential).",
         bearer: false,
         request: Some("ResetPasswordRequest"),
@@ -182,14 +193,24 @@ const OPS: &[Op] = &[
     },
 ];
 
-fn schema_ref(name: &str) -> Value {
+/// `#/components/schemas/user.<name>`, or `<name>` itself when it has a namespace
+/// (`webhook.ApiKeyCreated`).
+pub(super) fn schema_ref(name: &str) -> Value {
+    if name.contains('.') {
+        return json!({"$ref": format!("#/components/schemas/{name}")});
+    }
     json!({"$ref": format!("#/components/schemas/user.{name}")})
 }
 
 /// Add the `/user/*` paths to `paths` (they are mounted before the app's routes, so
 /// they win over an app route of the same method and path).
 pub fn add_paths(paths: &mut Map<String, Value>) {
-    for op in OPS {
+    add_ops(paths, OPS);
+}
+
+/// Add the operations of `ops` to `paths`.
+pub(super) fn add_ops(paths: &mut Map<String, Value>, ops: &[Op]) {
+    for op in ops {
         let item = paths.entry(op.path).or_insert_with(|| json!({}));
         if let Some(item) = item.as_object_mut() {
             item.insert(op.method.into(), operation(op));
@@ -199,9 +220,18 @@ pub fn add_paths(paths: &mut Map<String, Value>) {
 
 fn operation(op: &Op) -> Value {
     let mut out = Map::new();
-    out.insert("tags".into(), json!([TAG]));
+    out.insert("tags".into(), json!([op.tag]));
     out.insert("operationId".into(), json!(op.id));
     out.insert("summary".into(), json!(op.summary));
+    let path_params: Vec<Value> = op
+        .path
+        .split('/')
+        .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
+        .map(|name| json!({"name": name, "in": "path", "required": true, "schema": string()}))
+        .collect();
+    if !path_params.is_empty() {
+        out.insert("parameters".into(), Value::Array(path_params));
+    }
     if let Some(name) = op.request {
         out.insert(
             "requestBody".into(),
@@ -270,7 +300,7 @@ fn error_envelope(codes: &[&str]) -> Value {
     })
 }
 
-fn object(required: &[&str], properties: Value) -> Value {
+pub(super) fn object(required: &[&str], properties: Value) -> Value {
     json!({
         "type": "object",
         "required": required,
@@ -278,11 +308,11 @@ fn object(required: &[&str], properties: Value) -> Value {
     })
 }
 
-fn string() -> Value {
+pub(super) fn string() -> Value {
     json!({"type": "string"})
 }
 
-fn uuid() -> Value {
+pub(super) fn uuid() -> Value {
     json!({"type": "string", "format": "uuid"})
 }
 

@@ -38,6 +38,8 @@ pub enum ErrorCode {
     EmailSendFailed,
     /// A call's result exceeded `[scale.limits] max_response_bytes`.
     ResponseTooLarge,
+    /// Webhook: the signature header is missing or does not match the body.
+    InvalidSignature,
 }
 
 /// Codes that name one specific failure: never chosen for a bare status by
@@ -49,6 +51,7 @@ const SPECIFIC: &[ErrorCode] = &[
     ErrorCode::EmailDisabled,
     ErrorCode::EmailSendFailed,
     ErrorCode::ResponseTooLarge,
+    ErrorCode::InvalidSignature,
 ];
 
 /// `(code, wire name, HTTP status)`: the whole table.
@@ -77,6 +80,7 @@ const TABLE: &[(ErrorCode, &str, u16)] = &[
     (ErrorCode::EmailDisabled, "EMAIL_DISABLED", 503),
     (ErrorCode::EmailSendFailed, "EMAIL_SEND_FAILED", 502),
     (ErrorCode::ResponseTooLarge, "RESPONSE_TOO_LARGE", 500),
+    (ErrorCode::InvalidSignature, "INVALID_SIGNATURE", 401),
 ];
 
 impl ErrorCode {
@@ -303,6 +307,7 @@ mod tests {
             ErrorCode::EmailDisabled,
             ErrorCode::EmailSendFailed,
             ErrorCode::ResponseTooLarge,
+            ErrorCode::InvalidSignature,
         ];
         for c in codes {
             assert_eq!(TABLE.iter().filter(|r| r.0 == c).count(), 1, "{c:?}");
@@ -315,6 +320,7 @@ mod tests {
         assert_eq!(ErrorCode::ValidationError.status().as_u16(), 422);
         assert_eq!(ErrorCode::PayloadTooLarge.as_str(), "PAYLOAD_TOO_LARGE");
         assert_eq!(ErrorCode::for_status(401), Some(ErrorCode::Unauthorized));
+        assert_eq!(ErrorCode::InvalidSignature.status().as_u16(), 401);
         assert_eq!(ErrorCode::for_status(500), Some(ErrorCode::InternalError));
         assert_eq!(ErrorCode::for_status(409), Some(ErrorCode::Conflict));
         assert_eq!(

@@ -35,13 +35,31 @@ pub fn describe(entry: &str, endpoints: &[EndpointInfo]) -> String {
             (Protocol::Http, Some(path)) => {
                 let _ = writeln!(out, "{} {path}  ({kind} {}, {auth})", e.spec.method, e.name);
             }
-            (Protocol::Webhook, _) => {
-                let _ = writeln!(
-                    out,
-                    "POST /webhook/{}  ({kind} {}, API key + signature; not served yet)",
-                    e.name, e.name
-                );
-            }
+            (Protocol::Webhook, _) => match &e.spec.webhook {
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "POST /webhook/{}  ({kind} {}, X-API-Key + HMAC-SHA256 signature)",
+                        e.name, e.name
+                    );
+                }
+                Some(key) => {
+                    let path = e.spec.path.as_deref().unwrap_or("");
+                    let sep = if path.is_empty() || path.starts_with('/') {
+                        ""
+                    } else {
+                        "/"
+                    };
+                    let _ = writeln!(
+                        out,
+                        "POST /webhook/walker/{}{sep}{path}  ({kind} {}, webhook key in {} '{}')",
+                        e.name,
+                        e.name,
+                        key.placement.as_str(),
+                        key.name
+                    );
+                }
+            },
             _ => {
                 let broadcast = if e.spec.broadcast { ", broadcast" } else { "" };
                 let _ = writeln!(

@@ -256,9 +256,10 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     for w in &warnings {
         tracing::warn!("{w}");
     }
-    let openapi = settings
-        .docs_enabled
-        .then(|| Arc::new(openapi_document(&settings.app_name, &table).to_string()));
+    let openapi = settings.docs_enabled.then(|| {
+        let header = &settings.identity.webhook.signature_header;
+        Arc::new(openapi_document(&settings.app_name, &table, header).to_string())
+    });
 
     let (listener, port) = listen::bind(&settings.host, settings.port)
         .with_context(|| format!("cannot listen on {}:{}", settings.host, settings.port))?;
@@ -295,6 +296,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
             .wrap(from_fn(middleware::http_layer))
             .configure(health::configure)
             .configure(crate::identity::configure)
+            .configure(crate::webhook::configure)
             .configure(ws::configure)
             .configure(move |cfg| {
                 if let Some(doc) = openapi {
@@ -348,7 +350,7 @@ fn display_path(p: &Path) -> String {
 }
 
 /// The OpenAPI document of the served routes.
-fn openapi_document(title: &str, table: &RouteTable) -> serde_json::Value {
+fn openapi_document(title: &str, table: &RouteTable, signature_header: &str) -> serde_json::Value {
     let docs: Vec<openapi::RouteDoc<'_>> = table
         .routes()
         .map(|(method, path, endpoint)| {
@@ -371,7 +373,34 @@ fn openapi_document(title: &str, table: &RouteTable) -> serde_json::Value {
             }
         })
         .collect();
-    openapi::build(title, env!("CARGO_PKG_VERSION"), &docs)
+    let mut docs = docs;
+    let hooks = table.webhook_walkers();
+    for endpoint in &hooks {
+        let path = match &endpoint.spec.webhook {
+            None => format!("/webhook/{}", endpoint.name),
+            Some(_) => {
+                let declared = endpoint.spec.path.as_deref().unwrap_or("");
+                let sep = if declared.is_empty() || declared.starts_with('/') {
+                    ""
+                } else {
+                    "/"
+                };
+                format!("/webhook/walker/{}{sep}{declared}", endpoint.name)
+            }
+        };
+        let path_params = routes::Pattern::parse(&path)
+            .params()
+            .map(str::to_string)
+            .collect();
+        docs.push(openapi::RouteDoc {
+            endpoint,
+            method: "POST".into(),
+            path,
+            path_params,
+            query_params: Vec::new(),
+        });
+    }
+    openapi::build(title, env!("CARGO_PKG_VERSION"), &docs, signature_header)
 }
 
 /// `GET /` when no endpoint claims it: a small JSON index (decisions.md "Health").

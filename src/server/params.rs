@@ -91,12 +91,12 @@ impl FromRequest for CallArgs {
 }
 
 /// The request's Content-Type header value, if any (and readable).
-fn content_type(req: &HttpRequest) -> Option<&str> {
+pub(crate) fn content_type(req: &HttpRequest) -> Option<&str> {
     req.headers().get(CONTENT_TYPE)?.to_str().ok()
 }
 
 /// The media type of a Content-Type value (lower case, parameters dropped), if any.
-fn essence(content_type: &str) -> Option<String> {
+pub(crate) fn essence(content_type: &str) -> Option<String> {
     let essence = content_type.split(';').next().unwrap_or("").trim();
     (!essence.is_empty()).then(|| essence.to_ascii_lowercase())
 }

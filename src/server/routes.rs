@@ -17,7 +17,7 @@ use actix_web::dev::Payload;
 use actix_web::http::Method;
 use actix_web::{FromRequest, HttpMessage as _, HttpRequest, HttpResponse, web};
 use actors::runtime::{CallError, CallRequest, EndpointInfo, EndpointKind, Start};
-use lang::serve::Protocol;
+use lang::serve::{KeyPlacement, Protocol};
 use std::collections::HashMap;
 use std::future::{Ready, ready};
 use std::sync::Arc;
@@ -106,7 +106,7 @@ impl Pattern {
     }
 
     /// Match already-decoded path segments; the captured `{param}` values on success.
-    fn captures(&self, segments: &[String]) -> Option<Vec<(String, String)>> {
+    pub fn captures(&self, segments: &[String]) -> Option<Vec<(String, String)>> {
         if segments.len() != self.segments.len() {
             return None;
         }
@@ -136,6 +136,12 @@ pub struct RouteTable {
     groups: Vec<PathGroup>,
     /// WEBSOCKET walkers by name, served at `/ws/<name>` (`super::ws`).
     websockets: HashMap<String, Arc<EndpointInfo>>,
+    /// WEBHOOK walkers of the current flavor by name, served at `/webhook/<name>`
+    /// (`crate::webhook`).
+    webhooks: HashMap<String, Arc<EndpointInfo>>,
+    /// WEBHOOK walkers of the alternate flavor by name, served at
+    /// `/webhook/walker/<name>` followed by their declared path.
+    walker_hooks: HashMap<String, (Arc<EndpointInfo>, Pattern)>,
     pub hooks: Hooks,
 }
 
@@ -154,7 +160,39 @@ impl RouteTable {
         let mut warnings = Vec::new();
         let mut groups: Vec<PathGroup> = Vec::new();
         let mut websockets = HashMap::new();
+        let mut webhooks = HashMap::new();
+        let mut walker_hooks = HashMap::new();
         for e in endpoints {
+            if e.spec.protocol == Protocol::Webhook {
+                if e.kind == EndpointKind::Function {
+                    warnings.push(format!(
+                        "function '{}': protocol WEBHOOK applies to walkers only; not served",
+                        e.name
+                    ));
+                    continue;
+                }
+                let endpoint = Arc::new(e.clone());
+                match &e.spec.webhook {
+                    None => {
+                        webhooks.insert(e.name.clone(), endpoint);
+                    }
+                    Some(key) => {
+                        let pattern = Pattern::parse(e.spec.path.as_deref().unwrap_or(""));
+                        if key.placement == KeyPlacement::Path
+                            && !pattern.params().any(|p| p == key.name)
+                        {
+                            warnings.push(format!(
+                                "walker '{}': its webhook key is in the path, but its path \
+                                 declares no '{{{}}}'; not served",
+                                e.name, key.name
+                            ));
+                            continue;
+                        }
+                        walker_hooks.insert(e.name.clone(), (endpoint, pattern));
+                    }
+                }
+                continue;
+            }
             if e.spec.protocol == Protocol::Websocket {
                 match e.kind {
                     EndpointKind::Walker => {
@@ -208,6 +246,8 @@ impl RouteTable {
         let table = RouteTable {
             groups,
             websockets,
+            webhooks,
+            walker_hooks,
             hooks,
         };
         (table, warnings)
@@ -225,6 +265,29 @@ impl RouteTable {
     /// The WEBSOCKET walker served at `/ws/<name>`, if any.
     pub fn websocket(&self, name: &str) -> Option<Arc<EndpointInfo>> {
         self.websockets.get(name).cloned()
+    }
+
+    /// The current-flavor WEBHOOK walker served at `/webhook/<name>`, if any.
+    pub fn webhook(&self, name: &str) -> Option<Arc<EndpointInfo>> {
+        self.webhooks.get(name).cloned()
+    }
+
+    /// The alternate-flavor WEBHOOK walker served at `/webhook/walker/<name>...`, with
+    /// its declared path.
+    pub fn walker_hook(&self, name: &str) -> Option<(Arc<EndpointInfo>, Pattern)> {
+        self.walker_hooks.get(name).cloned()
+    }
+
+    /// Every WEBHOOK walker (both flavors), in name order.
+    pub fn webhook_walkers(&self) -> Vec<Arc<EndpointInfo>> {
+        let mut all: Vec<_> = self
+            .webhooks
+            .values()
+            .chain(self.walker_hooks.values().map(|(e, _)| e))
+            .cloned()
+            .collect();
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
     }
 
     /// Whether some endpoint is served at exactly this path (for `/`).
@@ -273,7 +336,7 @@ fn kind_name(kind: EndpointKind) -> &'static str {
 }
 
 /// A raw request path as percent-decoded segments (empty segments dropped).
-fn split_path(raw: &str) -> Vec<String> {
+pub fn split_path(raw: &str) -> Vec<String> {
     raw.split('/')
         .filter(|s| !s.is_empty())
         .map(|s| params::percent_decode(s, false))
@@ -422,6 +485,39 @@ mod tests {
         assert!(t.resolve(&Method::POST, "/walker/chat").is_err());
         assert!(t.websocket("chat").is_some());
         assert!(t.websocket("hook").is_none());
+        assert!(t.webhook("hook").is_some());
+        assert!(t.webhook("chat").is_none());
+    }
+
+    #[test]
+    fn alternate_webhook_walkers_need_their_key_variable_in_the_path() {
+        use lang::serve::WebhookKeySpec;
+        let alt = |name: &str, placement, path: Option<&str>| {
+            let mut e = ep(EndpointKind::Walker, name, "POST", path);
+            e.spec.protocol = Protocol::Webhook;
+            e.spec.webhook = Some(WebhookKeySpec {
+                placement,
+                name: "key".into(),
+            });
+            e
+        };
+        let eps = [
+            alt("by_header", KeyPlacement::Header, None),
+            alt("by_path", KeyPlacement::Path, Some("/{key}")),
+            alt("bad_path", KeyPlacement::Path, Some("/{other}")),
+        ];
+        let (t, warnings) = RouteTable::build(&eps, Hooks::default());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("bad_path"), "{warnings:?}");
+        assert!(t.walker_hook("by_header").is_some());
+        assert!(t.webhook("by_header").is_none(), "one flavor per walker");
+        let (_, pattern) = t.walker_hook("by_path").expect("served");
+        assert_eq!(
+            pattern.captures(&["k1".to_string()]),
+            Some(vec![("key".to_string(), "k1".to_string())])
+        );
+        assert!(t.walker_hook("bad_path").is_none());
+        assert_eq!(t.routes().count(), 0);
     }
 
     #[test]

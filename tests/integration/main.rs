@@ -6,7 +6,8 @@
 //! server guard of `support`), `identity` (users, tokens and mail, against a real SMTP
 //! server) and `hardening_server` (bounds, throttles, secrets, CORS and body reading of
 //! the HTTP and identity layer) and `websocket` (`/ws/<walker>` sessions, broadcast,
-//! and two replicas sharing a real `redis-server`).
+//! and two replicas sharing a real `redis-server`) and `webhooks` (API keys, signed
+//! webhook calls and the alternate webhook flavor).
 
 mod cli;
 mod fixtures;
@@ -15,6 +16,7 @@ mod hardening_server;
 mod identity;
 mod server;
 mod support;
+mod webhooks;
 mod websocket;
 
 use std::path::{Path, PathBuf};

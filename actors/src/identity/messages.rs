@@ -143,3 +143,136 @@ pub struct ResetPassword {
 pub struct CallerOf {
     pub user_id: String,
 }
+
+// Webhook keys (spec "API key endpoints", "Webhook endpoint", "Alternate webhook
+// flavor"; decisions.md "Webhooks"). The service owns the rules; `webhook.rs` the key
+// format and the signature check.
+
+/// An API key as listed: never the key itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiKeyInfo {
+    pub api_key_id: String,
+    pub name: String,
+    pub created_at: String,
+    /// ISO 8601; `None` = permanent.
+    pub expires_at: Option<String>,
+    /// Neither revoked nor expired.
+    pub active: bool,
+}
+
+/// `POST /api-key/create`: a fresh key for the signed-in user.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<ApiKeyCreated, IdentityError>")]
+pub struct CreateApiKey {
+    pub user_id: String,
+    /// Non-empty, bounded (checked by the HTTP layer).
+    pub name: String,
+    /// Days until expiry; `None` = `[scale.webhook] api_key_expiry_days`; 0 = permanent.
+    pub expiry_days: Option<u32>,
+    /// `None` = every webhook walker.
+    pub allowed_walkers: Option<Vec<String>>,
+}
+
+#[derive(Debug)]
+pub struct ApiKeyCreated {
+    /// The key: shown once, stored only as its SHA-256.
+    pub api_key: String,
+    pub info: ApiKeyInfo,
+}
+
+/// `GET /api-key/list`.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<ApiKeyInfo>, IdentityError>")]
+pub struct ListApiKeys {
+    pub user_id: String,
+}
+
+/// `DELETE /api-key/{api_key_id}`: 404 unless it is the user's key.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), IdentityError>")]
+pub struct RevokeApiKey {
+    pub user_id: String,
+    pub api_key_id: String,
+}
+
+/// `POST /webhook/<walker>`: check the key, the signature of the raw body and the
+/// walker; the caller the walker runs as (the key owner, on the owner's root).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Caller, IdentityError>")]
+pub struct AuthenticateWebhook {
+    pub api_key: String,
+    /// The signature header's value, if sent.
+    pub signature: Option<String>,
+    /// `X-Webhook-Timestamp`, if sent (checked when the replay guard is on).
+    pub timestamp: Option<String>,
+    pub body: Vec<u8>,
+    pub walker: String,
+}
+
+/// A key of the alternate flavor as listed (`key` is only a hint: its first characters).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebhookKeyInfo {
+    pub id: String,
+    pub name: String,
+    pub root_id: String,
+    pub walkers: Vec<String>,
+    pub nodes: Vec<String>,
+    /// ISO 8601.
+    pub expiration: String,
+    pub key: String,
+}
+
+/// `POST /webhook/generate-key`.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<WebhookKeyGenerated, IdentityError>")]
+pub struct GenerateWebhookKey {
+    pub user_id: String,
+    pub name: String,
+    pub walkers: Vec<String>,
+    pub nodes: Vec<String>,
+    /// Lifetime in seconds (positive, bounded by the HTTP layer).
+    pub lifetime_secs: i64,
+}
+
+#[derive(Debug)]
+pub struct WebhookKeyGenerated {
+    pub id: String,
+    pub name: String,
+    /// The key: shown once, stored only as its SHA-256.
+    pub key: String,
+}
+
+/// `GET /webhook`.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<WebhookKeyInfo>, IdentityError>")]
+pub struct ListWebhookKeys {
+    pub user_id: String,
+}
+
+/// `PATCH /webhook/extend/{id}`: 404 unless it is the user's key.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), IdentityError>")]
+pub struct ExtendWebhookKey {
+    pub user_id: String,
+    pub id: String,
+    pub lifetime_secs: i64,
+}
+
+/// `DELETE /webhook/delete`: the user's keys among `ids`; how many were deleted.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<usize, IdentityError>")]
+pub struct DeleteWebhookKeys {
+    pub user_id: String,
+    pub ids: Vec<String>,
+}
+
+/// `POST /webhook/walker/<walker>`: check an alternate-flavor key against the walker and
+/// the start node (`None` = the key's root); the caller the walker runs as.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Caller, IdentityError>")]
+pub struct AuthenticateWalkerKey {
+    pub key: String,
+    pub walker: String,
+    /// The start node's id (32 hex), when the call names one.
+    pub node: Option<String>,
+}

@@ -12,6 +12,7 @@ use super::messages::{
 };
 use super::password::{Check, Passwords};
 use super::throttle::Limiter;
+use super::webhook::WebhookSettings;
 use super::{
     AuthSettings, ErrorKind, IdentityError, MailSender, Shared, new_one_time_token, new_root_id,
     new_user_id, token_hash,
@@ -24,6 +25,8 @@ use crate::users::{
 use actix::Addr;
 use std::sync::Arc;
 use std::time::Duration;
+
+mod keys;
 
 /// send-verification mails per user per hour (decisions.md).
 const VERIFICATION_MAILS_PER_HOUR: u32 = 5;
@@ -54,6 +57,7 @@ pub(super) struct Service {
     throttles: Throttles,
     /// `None` = e-mail disabled.
     mailer: Option<Arc<dyn MailSender>>,
+    webhook: WebhookSettings,
 }
 
 fn bad_request(message: &str) -> IdentityError {
@@ -73,6 +77,7 @@ impl Service {
         shared: Arc<Shared>,
         auth: AuthSettings,
         mailer: Option<Arc<dyn MailSender>>,
+        webhook: WebhookSettings,
     ) -> Service {
         let passwords = Passwords::new(auth.bcrypt_cost, auth.bcrypt_queue_capacity as usize);
         let window = Duration::from_secs(auth.login_failure_window_seconds);
@@ -93,6 +98,7 @@ impl Service {
             passwords,
             throttles,
             mailer,
+            webhook,
         }
     }
 

@@ -67,6 +67,7 @@ fn config() -> IdentityConfig {
             register_window_seconds: 60,
         },
         mailer: None,
+        webhook: super::webhook::WebhookSettings::default(),
     }
 }
 

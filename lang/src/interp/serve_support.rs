@@ -160,7 +160,8 @@ impl Interp<'_> {
                     let Some(Value::Class(class)) = self.main_global(&a.name.name) else {
                         continue;
                     };
-                    let spec = self.rest_spec(&a.decorators, &ctx)?;
+                    let mut spec = self.rest_spec(&a.decorators, &ctx)?;
+                    self.walker_specs(&class, &mut spec);
                     let mut params = Vec::new();
                     for f in &class.fields {
                         if f.is_static || f.postinit || &*f.name == "reports" {
@@ -279,6 +280,43 @@ impl Interp<'_> {
             }
         }
         Ok(spec)
+    }
+
+    /// A walker's nested `__specs__` class: its static `webhook` setting (the alternate
+    /// webhook flavor, which makes the walker a WEBHOOK walker) and its static `path`
+    /// (used when `@restspec` names none). Malformed settings are ignored, with the
+    /// defaults taking their place (`type` header, `name` `X-API-KEY`).
+    fn walker_specs(&mut self, class: &Class, spec: &mut RestSpec) {
+        let Some(Value::Class(specs)) = class.find_static("__specs__") else {
+            return;
+        };
+        if spec.path.is_none()
+            && let Some(v) = specs.find_static("path")
+            && let Ok(Json::String(p)) = self.to_wire(&v)
+            && !p.is_empty()
+        {
+            spec.path = Some(p);
+        }
+        let Some(v) = specs.find_static("webhook") else {
+            return;
+        };
+        let Ok(Json::Object(setting)) = self.to_wire(&v) else {
+            return;
+        };
+        let placement = match setting.get("type").and_then(Json::as_str) {
+            Some("query") => KeyPlacement::Query,
+            Some("path") => KeyPlacement::Path,
+            Some("body") => KeyPlacement::Body,
+            _ => KeyPlacement::Header,
+        };
+        let name = setting
+            .get("name")
+            .and_then(Json::as_str)
+            .filter(|n| !n.is_empty())
+            .unwrap_or(DEFAULT_WEBHOOK_KEY_NAME)
+            .to_string();
+        spec.protocol = Protocol::Webhook;
+        spec.webhook = Some(WebhookKeySpec { placement, name });
     }
 
     /// The JSON of a default when it evaluates without side effects worth worrying about
