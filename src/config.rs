@@ -180,7 +180,15 @@ pub struct DatabaseConfig {
     pub docdb_uri: Option<String>,
     /// Cache store URL (L2 and cross-replica L1 invalidation).
     pub cache_url: Option<String>,
+    /// Publish every commit's anchors and flag them stale in the other live runs of
+    /// every replica (needs `cache_url`).
+    pub cache_l1_invalidation_enabled: bool,
+    /// The pub/sub channel of the invalidations (identical on every replica).
+    pub cache_l1_invalidation_channel: String,
 }
+
+/// Default `cache_l1_invalidation_channel`.
+pub const DEFAULT_INVALIDATION_CHANNEL: &str = "svc:anchor:invalidate";
 
 impl DatabaseConfig {
     fn defaults(app_dir: &Path) -> DatabaseConfig {
@@ -188,6 +196,8 @@ impl DatabaseConfig {
             shelf_db_path: app_dir.join(DEFAULT_SHELF_DB_PATH),
             docdb_uri: None,
             cache_url: None,
+            cache_l1_invalidation_enabled: true,
+            cache_l1_invalidation_channel: DEFAULT_INVALIDATION_CHANNEL.into(),
         }
     }
 }
@@ -425,10 +435,7 @@ impl std::fmt::Debug for SmtpConfig {
 /// Keys of `[scale.server]` that later issues read: accepted without a warning.
 const SERVER_LATER_KEYS: &[&str] = &[];
 /// Keys of `[scale.database]` that later issues read: accepted without a warning.
-const DATABASE_LATER_KEYS: &[&str] = &[
-    "cache_l1_invalidation_enabled",
-    "cache_l1_invalidation_channel",
-];
+const DATABASE_LATER_KEYS: &[&str] = &[];
 
 impl Config {
     /// Load the configuration of the app in `app_dir`. `profile` (from `--profile`) beats
@@ -543,6 +550,12 @@ impl Config {
                     "shelf_db_path" => d.shelf_db_path = app_dir.join(at.non_empty_string(value)?),
                     "docdb_uri" => d.docdb_uri = at.optional_string(value)?,
                     "cache_url" => d.cache_url = at.optional_string(value)?,
+                    "cache_l1_invalidation_enabled" => {
+                        d.cache_l1_invalidation_enabled = at.boolean(value)?;
+                    }
+                    "cache_l1_invalidation_channel" => {
+                        d.cache_l1_invalidation_channel = at.non_empty_string(value)?;
+                    }
                     other if DATABASE_LATER_KEYS.contains(&other) => {}
                     _ => at.warn_unknown(),
                 }

@@ -17,6 +17,7 @@ pub mod errors;
 pub mod faux;
 pub mod health;
 pub mod hooks;
+pub mod invalidation;
 pub mod listen;
 pub mod logging;
 pub mod middleware;
@@ -78,8 +79,10 @@ pub struct Settings {
     /// `[scale.websocket]`.
     pub websocket: crate::config::WebsocketConfig,
     /// The cache store URL (`CACHE_URL`, else `[scale.database] cache_url`): carries
-    /// WebSocket broadcasts across replicas.
+    /// WebSocket broadcasts and L1 invalidations across replicas.
     pub cache_url: Option<String>,
+    /// The L1 invalidation channel, `None` when `cache_l1_invalidation_enabled` is off.
+    pub invalidation_channel: Option<String>,
 }
 
 impl Settings {
@@ -132,6 +135,10 @@ impl Settings {
             limits: config.limits.clone(),
             websocket: config.websocket.clone(),
             cache_url: config.database.cache_url.clone(),
+            invalidation_channel: config
+                .database
+                .cache_l1_invalidation_enabled
+                .then(|| config.database.cache_l1_invalidation_channel.clone()),
         })
     }
 
@@ -232,6 +239,10 @@ pub fn start(args: &StartArgs) -> Result<ExitCode> {
 
 async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     let started = Instant::now();
+    let invalidation = invalidation::Publisher::new(
+        settings.cache_url.as_deref(),
+        settings.invalidation_channel.as_deref(),
+    );
     let config = RuntimeConfig {
         entry: settings.entry.clone(),
         store_path: settings.store_path.clone(),
@@ -240,6 +251,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
         max_replays: settings.limits.max_replays,
         as_main: settings.as_main,
         queue_capacity: settings.limits.run_queue_capacity,
+        committed: invalidation.as_ref().map(invalidation::Publisher::sink),
     };
     let (runtime, loaded) = match Runtime::start(config) {
         Ok(started) => started,
@@ -250,6 +262,9 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     };
     if !loaded.load_output.is_empty() {
         say(&loaded.load_output);
+    }
+    if let Some(invalidation) = invalidation {
+        invalidation.start(&runtime);
     }
     let hooks = hooks::probe(&runtime).await;
     let (table, warnings) = RouteTable::build(&loaded.endpoints, hooks);

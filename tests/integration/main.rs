@@ -14,6 +14,7 @@ mod fixtures;
 mod hardening;
 mod hardening_server;
 mod identity;
+mod invalidation;
 mod server;
 mod support;
 mod webhooks;

@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -524,5 +524,56 @@ pub fn wait_until(wait: Duration, mut check: impl FnMut() -> bool) -> bool {
             return false;
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A `redis-server` on a free loopback port, killed (by PID) on drop.
+pub struct Redis {
+    child: Child,
+    pub port: u16,
+}
+
+impl Redis {
+    /// `None` (with a message) when `redis-server` is not installed.
+    pub fn start() -> Option<Redis> {
+        Redis::start_on(free_port())
+    }
+
+    pub fn start_on(port: u16) -> Option<Redis> {
+        let spawned = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        let child = match spawned {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                eprintln!("SKIPPED: redis-server is not installed (apt-get install redis-server)");
+                return None;
+            }
+            Err(e) => panic!("cannot start redis-server: {e}"),
+        };
+        let redis = Redis { child, port };
+        assert!(
+            wait_until(Duration::from_secs(15), || TcpStream::connect((
+                "127.0.0.1",
+                port
+            ))
+            .is_ok()),
+            "redis-server did not listen on {port}"
+        );
+        Some(redis)
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

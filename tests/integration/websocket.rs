@@ -5,10 +5,9 @@
 //! and two replicas sharing a real `redis-server`.
 
 use crate::TempDir;
-use crate::support::{Frame, ServerGuard, WsClient, free_port, json_call, wait_until};
+use crate::support::{Frame, Redis, ServerGuard, WsClient, free_port, json_call, wait_until};
 use serde_json::{Value, json};
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 const APP: &str = r#"
@@ -484,53 +483,6 @@ fn dev_reload_keeps_the_socket_and_runs_new_code() {
         reports(&ws.recv_json())[1] == json!("reloaded")
     });
     assert!(reloaded, "the open socket never ran the new code");
-}
-
-/// A `redis-server` on a free loopback port, killed (by PID) on drop.
-struct Redis {
-    child: Child,
-    port: u16,
-}
-
-impl Redis {
-    /// `None` (with a message) when `redis-server` is not installed.
-    fn start() -> Option<Redis> {
-        Redis::start_on(free_port())
-    }
-
-    fn start_on(port: u16) -> Option<Redis> {
-        let spawned = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        let child = match spawned {
-            Ok(c) => c,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                eprintln!("SKIPPED: redis-server is not installed (apt-get install redis-server)");
-                return None;
-            }
-            Err(e) => panic!("cannot start redis-server: {e}"),
-        };
-        let redis = Redis { child, port };
-        assert!(
-            wait_until(WAIT, || TcpStream::connect(("127.0.0.1", port)).is_ok()),
-            "redis-server did not listen on {port}"
-        );
-        Some(redis)
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn replica(dir: &TempDir, cache_url: &str) -> ServerGuard {

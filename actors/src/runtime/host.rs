@@ -4,8 +4,9 @@
 //! same text).
 
 use super::hot::HotAnchors;
-use super::run::Mailbox;
+use super::run::{Mailbox, RunId};
 use super::supervisor::StoreLeases;
+use super::{CommitSink, Committed};
 use crate::store::{SqliteStore, StoreError, VersionTracker};
 use lang::host::{AnchorId, CommitSet, Host, HostError, Stale, StoredAnchor};
 use std::collections::HashMap;
@@ -37,6 +38,8 @@ pub(crate) struct ServeHost<'a> {
     /// The supervisor's leases and the generation of this call's connection: a commit
     /// on a revoked connection is refused (retryable).
     lease: (&'a StoreLeases, u64),
+    /// Told about each successful commit, with the run's id.
+    notify: Option<(RunId, &'a CommitSink)>,
     /// A store operation failed for a reason other than a conflict: the worker re-opens
     /// its connection after the call.
     pub(crate) store_failed: bool,
@@ -66,8 +69,15 @@ impl<'a> ServeHost<'a> {
             call,
             mailbox,
             lease,
+            notify: None,
             store_failed: false,
         }
+    }
+
+    /// Report each successful commit of this host to `sink` as `run`'s.
+    pub(crate) fn notify_commits(mut self, run: RunId, sink: Option<&'a CommitSink>) -> Self {
+        self.notify = sink.map(|s| (run, s));
+        self
     }
 }
 
@@ -99,9 +109,16 @@ impl Host for ServeHost<'_> {
         }
         // A call that escalated on an anchor this commit touches goes first.
         self.hot.wait_clear(self.call, &changes);
+        let notice = self.notify.map(|(run, _)| committed(run, &changes));
         self.versions
             .commit(self.store, changes)
-            .map_err(|e| host_error(e, &mut self.store_failed))
+            .map_err(|e| host_error(e, &mut self.store_failed))?;
+        if let (Some((_, sink)), Some(notice)) = (self.notify, notice)
+            && !(notice.written.is_empty() && notice.deleted.is_empty())
+        {
+            sink(notice);
+        }
+        Ok(())
     }
 
     fn user_root(&self) -> AnchorId {
@@ -130,6 +147,21 @@ impl Host for ServeHost<'_> {
         } else {
             Stale::Anchors(stale.anchors)
         })
+    }
+}
+
+/// The anchors a commit changes: written (upserted or re-linked) and deleted.
+fn committed(run: RunId, changes: &CommitSet) -> Committed {
+    let mut written: Vec<AnchorId> = changes.upserts.iter().map(|a| a.id).collect();
+    for &(node, _) in changes.edge_adds.iter().chain(&changes.edge_removes) {
+        written.push(node);
+    }
+    written.sort_unstable();
+    written.dedup();
+    Committed {
+        run,
+        written,
+        deleted: changes.deletes.clone(),
     }
 }
 

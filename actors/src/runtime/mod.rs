@@ -84,7 +84,7 @@ use supervisor::StoreLeases;
 use worker::PoolShared;
 
 /// How to start a `Runtime`.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct RuntimeConfig {
     /// The app's main `.svc` file.
     pub entry: PathBuf,
@@ -102,7 +102,24 @@ pub struct RuntimeConfig {
     pub as_main: bool,
     /// Calls waiting for a worker at most; more are refused (503) (default 1024).
     pub queue_capacity: usize,
+    /// Told about every successful commit of a served call (the cross-replica
+    /// invalidation publisher); called on the worker thread, so it must not block.
+    pub committed: Option<CommitSink>,
 }
+
+/// What a successful commit changed, for the invalidation tier.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Committed {
+    /// The run that wrote (its own L1 is current).
+    pub run: RunId,
+    /// Anchors written or re-linked.
+    pub written: Vec<AnchorId>,
+    /// Anchors deleted.
+    pub deleted: Vec<AnchorId>,
+}
+
+/// Receiver of `Committed` notices; must return at once (queue, never wait).
+pub type CommitSink = Arc<dyn Fn(Committed) + Send + Sync>;
 
 impl RuntimeConfig {
     /// Defaults: one worker per available core, default limits, 8 replays.
@@ -115,6 +132,7 @@ impl RuntimeConfig {
             max_replays: 8,
             as_main: false,
             queue_capacity: 1024,
+            committed: None,
         }
     }
 }
@@ -244,6 +262,7 @@ impl Runtime {
             supervisor: supervisor.clone().recipient(),
             replays: Arc::clone(&inner.replays),
             hot: hot::HotAnchors::default(),
+            committed: config.committed.clone(),
             next_call: AtomicU64::new(1),
         });
 

@@ -39,6 +39,8 @@ pub(crate) struct PoolShared {
     pub(crate) hot: HotAnchors,
     /// Tokens of calls in `hot`.
     pub(crate) next_call: AtomicU64,
+    /// Told about every successful commit (the invalidation publisher).
+    pub(crate) committed: Option<super::CommitSink>,
 }
 
 /// Replays after which a call claims the anchors it lost races on. Pure optimistic
@@ -199,7 +201,8 @@ impl RunWorker {
                 call,
                 run.mailbox(),
                 (&shared.leases, self.lease),
-            );
+            )
+            .notify_commits(run.id(), shared.committed.as_ref());
             let result = match req.kind {
                 EndpointKind::Walker => lang::serve::spawn_walker(
                     &app.program,

@@ -279,7 +279,7 @@ fn receive(shared: &Shared, registry: &Registry, payload: &[u8]) {
     registry.deliver_remote(&wire.walker, wire.private, ByteString::from(wire.frame));
 }
 
-async fn connect<T>(
+pub(crate) async fn connect<T>(
     attempt: impl std::future::Future<Output = redis::RedisResult<T>>,
 ) -> Result<T, String> {
     match tokio::time::timeout(CONNECT_TIMEOUT, attempt).await {
