@@ -24,13 +24,13 @@ pub struct Limiter {
     /// Reservations still in flight per key (counted in `events`, neither kept nor
     /// withdrawn yet).
     pending: Mutex<HashMap<String, u32>>,
+    /// Woken whenever a reservation is settled (kept or withdrawn): what
+    /// `reserve_wait` waits for.
+    settled: tokio::sync::Notify,
 }
 
 /// Longest [`Limiter::reserve_wait`] waits for attempts in flight to resolve.
 const RESERVE_WAIT: Duration = Duration::from_secs(30);
-
-/// How often a waiting reservation looks again.
-const RESERVE_POLL: Duration = Duration::from_millis(5);
 
 /// Why [`Limiter::try_reserve`] did not reserve.
 enum NotNow {
@@ -47,6 +47,7 @@ impl Limiter {
             window,
             events: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
+            settled: tokio::sync::Notify::new(),
         }
     }
 
@@ -55,13 +56,21 @@ impl Limiter {
     /// parallel attempts can never exceed the limit, and parallel *successful* attempts
     /// are never refused. `Err(retry_after)` once the events that count fill the limit.
     pub async fn reserve_wait(&self, key: &str) -> Result<Reservation<'_>, u64> {
-        let deadline = Instant::now() + RESERVE_WAIT;
+        let deadline = tokio::time::Instant::now() + RESERVE_WAIT;
         loop {
+            // Registered before the check, so a settle between the check and the wait
+            // is not missed.
+            let settled = self.settled.notified();
+            tokio::pin!(settled);
+            settled.as_mut().enable();
             match self.try_reserve(key) {
                 Ok(r) => return Ok(r),
                 Err(NotNow::Full(secs)) => return Err(secs),
-                Err(NotNow::Busy) if Instant::now() >= deadline => return Err(1),
-                Err(NotNow::Busy) => tokio::time::sleep(RESERVE_POLL).await,
+                Err(NotNow::Busy) => {
+                    if tokio::time::timeout_at(deadline, settled).await.is_err() {
+                        return Err(1);
+                    }
+                }
             }
         }
     }
@@ -96,6 +105,8 @@ impl Limiter {
                 pending.remove(key);
             }
         }
+        drop(pending);
+        self.settled.notify_waiters();
     }
 
     /// `Some(seconds until a slot frees)` when `key` has used up its events.
