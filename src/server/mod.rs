@@ -78,8 +78,10 @@ pub struct Settings {
     /// `[scale.websocket]`.
     pub websocket: crate::config::WebsocketConfig,
     /// The cache store URL (`CACHE_URL`, else `[scale.database] cache_url`): carries
-    /// WebSocket broadcasts across replicas.
+    /// WebSocket broadcasts across replicas, and events unless `[scale.events] url`.
     pub cache_url: Option<String>,
+    /// `[scale.events]`.
+    pub events: crate::config::EventsConfig,
 }
 
 impl Settings {
@@ -132,6 +134,7 @@ impl Settings {
             limits: config.limits.clone(),
             websocket: config.websocket.clone(),
             cache_url: config.database.cache_url.clone(),
+            events: config.events.clone(),
         })
     }
 
@@ -232,6 +235,7 @@ pub fn start(args: &StartArgs) -> Result<ExitCode> {
 
 async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     let started = Instant::now();
+    let events = crate::events::Events::start(&settings.events, settings.cache_url.as_deref());
     let config = RuntimeConfig {
         entry: settings.entry.clone(),
         store_path: settings.store_path.clone(),
@@ -240,6 +244,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
         max_replays: settings.limits.max_replays,
         as_main: settings.as_main,
         queue_capacity: settings.limits.run_queue_capacity,
+        natives: events.as_ref().map(|e| e.natives()),
     };
     let (runtime, loaded) = match Runtime::start(config) {
         Ok(started) => started,
@@ -251,6 +256,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     if !loaded.load_output.is_empty() {
         say(&loaded.load_output);
     }
+    let consumers = start_consumers(events.as_ref(), &runtime, &loaded.subscriptions);
     let hooks = hooks::probe(&runtime).await;
     let (table, warnings) = RouteTable::build(&loaded.endpoints, hooks);
     for w in &warnings {
@@ -328,9 +334,42 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     tracing::debug!(startup_ms = started.elapsed().as_millis() as u64, "ready");
 
     server.await?;
+    if let Some(consumers) = consumers {
+        // Signalled and joined within the spec's 10 s.
+        consumers.stop_and_join(Duration::from_secs(shutdown::SHUTDOWN_TIMEOUT_SECS));
+    }
+    if let Some(events) = &events {
+        events.shutdown(Duration::from_secs(2));
+    }
     shutdown::drain(&runtime).await;
     tracing::info!("stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Wire the app's `@subscribe` handlers to the broker: one consumer-group actor each.
+fn start_consumers(
+    events: Option<&Arc<crate::events::Events>>,
+    runtime: &Runtime,
+    subscriptions: &[lang::serve::SubscriptionInfo],
+) -> Option<crate::events::consumer::Consumers> {
+    let Some(events) = events else {
+        if !subscriptions.is_empty() {
+            tracing::warn!(
+                target: "svc::events",
+                "{} @subscribe handler(s) not wired: [scale.events] enabled = false",
+                subscriptions.len()
+            );
+        }
+        return None;
+    };
+    let consumers = crate::events::consumer::Consumers::start(events, runtime, subscriptions);
+    tracing::info!(
+        target: "svc::events",
+        "events: broker {}, {} subscription(s)",
+        events.broker.kind(),
+        consumers.len()
+    );
+    Some(consumers)
 }
 
 /// HTTP worker threads: request handling only awaits the run pool, so few are needed.

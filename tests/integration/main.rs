@@ -9,6 +9,7 @@
 //! and two replicas sharing a real `redis-server`).
 
 mod cli;
+mod events;
 mod fixtures;
 mod hardening;
 mod hardening_server;

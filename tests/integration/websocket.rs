@@ -486,15 +486,16 @@ fn dev_reload_keeps_the_socket_and_runs_new_code() {
     assert!(reloaded, "the open socket never ran the new code");
 }
 
-/// A `redis-server` on a free loopback port, killed (by PID) on drop.
-struct Redis {
+/// A `redis-server` on a free loopback port, killed (by PID) on drop (also used by the
+/// `events` tests).
+pub(crate) struct Redis {
     child: Child,
     port: u16,
 }
 
 impl Redis {
     /// `None` (with a message) when `redis-server` is not installed.
-    fn start() -> Option<Redis> {
+    pub(crate) fn start() -> Option<Redis> {
         Redis::start_on(free_port())
     }
 
@@ -521,7 +522,7 @@ impl Redis {
         Some(redis)
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.port)
     }
 }
