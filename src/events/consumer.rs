@@ -107,7 +107,11 @@ impl Consumers {
         };
         for (i, info) in subs.iter().enumerate() {
             let sub = Subscription::new(info, &events.config);
-            let name = format!("{prefix}-{}-{}", sub.topic, sub.group);
+            // A thread name may not hold NUL: control characters become `_`.
+            let name: String = format!("{prefix}-{}-{}", sub.topic, sub.group)
+                .chars()
+                .map(|c| if c.is_control() { '_' } else { c })
+                .collect();
             let actor = Actor {
                 events: Arc::clone(events),
                 runtime: runtime.clone(),
@@ -549,5 +553,49 @@ async fn dead_letter(link: &Link, sub: &Subscription, d: &Delivery, attempts: u3
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actors::runtime::RetryOverride;
+
+    fn info(retry: RetryOverride) -> SubscriptionInfo {
+        SubscriptionInfo {
+            handler: "h".into(),
+            topic: "orders".into(),
+            group: None,
+            start_from: None,
+            retry,
+        }
+    }
+
+    #[test]
+    fn defaults_come_from_the_configuration() {
+        let config = crate::config::EventsConfig::default();
+        let sub = Subscription::new(&info(RetryOverride::default()), &config);
+        assert_eq!(sub.group, "svc-scale");
+        assert_eq!(sub.start, StartFrom::Latest);
+        assert_eq!(sub.max_attempts, 3);
+        assert_eq!(sub.dead_letter_topic, "orders.dlq");
+        let delays: Vec<u64> = (1..=5).map(|a| sub.delay(a).as_secs()).collect();
+        assert_eq!(delays, [1, 5, 30, 30, 30], "clamped to the last value");
+    }
+
+    #[test]
+    fn retry_of_subscribe_overrides_them() {
+        let config = crate::config::EventsConfig::default();
+        let sub = Subscription::new(
+            &info(RetryOverride {
+                max_attempts: Some(5),
+                backoff_seconds: Some(vec![0.5]),
+                dead_letter_suffix: Some("-dead".into()),
+            }),
+            &config,
+        );
+        assert_eq!(sub.max_attempts, 5);
+        assert_eq!(sub.delay(3), Duration::from_millis(500));
+        assert_eq!(sub.dead_letter_topic, "orders-dead");
     }
 }
