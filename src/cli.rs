@@ -176,10 +176,16 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
         host.echo = true;
         lang::run_file(&args.file, &mut host, &options)
     } else {
-        let db = store_path(&args.file)?;
+        let config = app_config(&args.file)?;
+        let db = config.database.shelf_db_path.clone();
         let store = actors::SqliteStore::open(&db)
             .with_context(|| format!("cannot open the store at {}", db.display()))?;
-        let mut host = actors::RunHost::new(store, true);
+        // Events under `svc run`: the in-memory broker of this process when enabled
+        // (publish and broker.consume work; @subscribe handlers run only under
+        // `svc start`), else no-ops.
+        let events = crate::events::Events::for_script(&config.events);
+        let mut host =
+            actors::RunHost::new(store, true).with_natives(events.as_ref().map(|e| e.natives()));
         lang::run_file(&args.file, &mut host, &options)
     };
     // Output may have been written without a trailing flush by a host.
@@ -207,18 +213,22 @@ fn check(args: &CheckArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The store `svc start` would serve for an app whose entry is `file`: `[scale.database]
-/// shelf_db_path` of the configuration next to FILE (`svc.toml`, the `SVC_PROFILE` file,
-/// `SVC_SHELF_DB_PATH`), relative to FILE's directory, by default
-/// `<dir of FILE>/.svc/data/anchor_store.db` (language.md decision 8).
-pub fn store_path(file: &Path) -> Result<PathBuf> {
+/// The configuration `svc start` would use for an app whose entry is `file` (`svc.toml`
+/// next to FILE, the `SVC_PROFILE` file, the environment).
+fn app_config(file: &Path) -> Result<crate::config::Config> {
     let dir = file
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    Ok(crate::config::Config::load(dir, None)?
-        .database
-        .shelf_db_path)
+    crate::config::Config::load(dir, None)
+}
+
+/// The store `svc start` would serve for an app whose entry is `file`: `[scale.database]
+/// shelf_db_path` of [`app_config`], relative to FILE's directory, by default
+/// `<dir of FILE>/.svc/data/anchor_store.db` (language.md decision 8).
+#[cfg(test)]
+fn store_path(file: &Path) -> Result<PathBuf> {
+    Ok(app_config(file)?.database.shelf_db_path)
 }
 
 /// Fail early, with the path in the message, when FILE is missing or not a file.

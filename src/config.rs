@@ -6,8 +6,9 @@
 //!
 //! 1. Built-in defaults (the spec's, plus `max_body_bytes` = 1 MiB from decisions.md).
 //! 2. `<app_dir>/svc.toml`, if present: `[scale.server]`, `[scale.database]`,
-//!    `[scale.limits]`, `[scale.websocket]`, `[scale.webhook]` and the identity sections
-//!    `[scale.jwt]`, `[scale.auth]`, `[scale.emailer]`, `[scale.emailer.smtp]`.
+//!    `[scale.limits]`, `[scale.websocket]`, `[scale.webhook]`, `[scale.events]` with
+//!    `[scale.events.retry]`, and the identity sections `[scale.jwt]`, `[scale.auth]`,
+//!    `[scale.emailer]`, `[scale.emailer.smtp]`.
 //! 3. The profile file `<app_dir>/svc.<profile>.toml`, same layout, overlaid key by key,
 //!    when a profile is named by `--profile` or, failing that, by `SVC_PROFILE`. The spec
 //!    leaves profile files "not shown"; this is our choice. A named profile whose file is
@@ -56,6 +57,8 @@ pub struct Config {
     pub emailer: EmailerConfig,
     /// `[scale.webhook]`: API keys and webhook signatures.
     pub webhook: WebhookConfig,
+    /// `[scale.events]` with `[scale.events.retry]`: the event-streaming broker.
+    pub events: EventsConfig,
     /// The profile in effect (`--profile`, else `SVC_PROFILE`).
     pub profile: Option<String>,
     /// `[scale.server] host` was set by a file or `SVC_SERVER_HOST` (not the default):
@@ -132,6 +135,73 @@ impl Default for WebsocketConfig {
             max_queued_messages: 64,
             max_connections: 16384,
             broadcast_channel: "svc:ws:broadcast".into(),
+        }
+    }
+}
+
+/// `[scale.events]`: event streaming (service-spec "Events"; decisions.md "Events").
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventsConfig {
+    /// Master switch (false): when off every event call is a no-op.
+    pub enabled: bool,
+    /// Cache-store URL of the stream broker; `None` = `[scale.database] cache_url`
+    /// (`CACHE_URL`), else the in-memory broker.
+    pub url: Option<String>,
+    /// Consumer group of subscriptions and `broker.consume` that name none (`svc-scale`).
+    pub consumer_group: String,
+    /// Wire format: `json` (CloudEvents 1.0 JSON) only.
+    pub serializer: String,
+    /// An event delivered but not acknowledged this long is delivered again, to any
+    /// consumer of its group (30).
+    pub visibility_timeout_seconds: f64,
+    /// `[scale.events.retry]`.
+    pub retry: EventRetryConfig,
+    /// Deliveries one subscription runs at once (64).
+    pub max_in_flight: usize,
+    /// Published events waiting for the stream broker (10,000); beyond, dropped (logged).
+    pub publish_queue_capacity: usize,
+    /// Events kept per topic (100,000): the in-memory broker drops the oldest beyond it,
+    /// the stream broker trims approximately (`XADD MAXLEN ~`).
+    pub max_retained_events: usize,
+    /// Largest serialized event (1 MiB); a larger one is not published (logged), a
+    /// larger one read from the stream is dead-lettered unread.
+    pub max_event_bytes: usize,
+    /// Longest one broker read waits before a consumer checks for shutdown (0.5 s).
+    pub poll_interval_seconds: f64,
+    /// Most events one `broker.consume` returns (1,000).
+    pub max_consume_messages: usize,
+}
+
+/// `[scale.events.retry]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventRetryConfig {
+    /// Delivery attempts before the dead-letter topic (3).
+    pub max_attempts: u32,
+    /// Delay before retry n (index n-1), clamped to the last value (`[1, 5, 30]`).
+    pub backoff_seconds: Vec<f64>,
+    /// Appended to a topic to name its dead-letter topic (`.dlq`).
+    pub dead_letter_suffix: String,
+}
+
+impl Default for EventsConfig {
+    fn default() -> EventsConfig {
+        EventsConfig {
+            enabled: false,
+            url: None,
+            consumer_group: "svc-scale".into(),
+            serializer: "json".into(),
+            visibility_timeout_seconds: 30.0,
+            retry: EventRetryConfig {
+                max_attempts: 3,
+                backoff_seconds: vec![1.0, 5.0, 30.0],
+                dead_letter_suffix: ".dlq".into(),
+            },
+            max_in_flight: 64,
+            publish_queue_capacity: 10_000,
+            max_retained_events: 100_000,
+            max_event_bytes: 1 << 20,
+            poll_interval_seconds: 0.5,
+            max_consume_messages: 1000,
         }
     }
 }
@@ -463,6 +533,7 @@ impl Config {
                 ..EmailerConfig::default()
             },
             webhook: WebhookConfig::default(),
+            events: EventsConfig::default(),
             profile: None,
             host_explicit: false,
             source: Vec::new(),
@@ -641,7 +712,78 @@ impl Config {
                 }
             }
         }
+        self.apply_events(file, scale)?;
         self.apply_identity(app_dir, file, scale)
+    }
+
+    /// `[scale.events]` and `[scale.events.retry]` (also written as dotted keys
+    /// `retry.max_attempts = 3` inside `[scale.events]`).
+    fn apply_events(&mut self, file: &Path, scale: &toml::Table) -> anyhow::Result<()> {
+        let Some(events) = section(file, scale, "events")? else {
+            return Ok(());
+        };
+        let e = &mut self.events;
+        for (key, value) in events {
+            let at = Key {
+                file,
+                section: "scale.events",
+                key,
+            };
+            match key.as_str() {
+                "enabled" => e.enabled = at.boolean(value)?,
+                "url" => e.url = at.optional_string(value)?,
+                "consumer_group" => e.consumer_group = at.non_empty_string(value)?,
+                "serializer" => {
+                    let s = at.non_empty_string(value)?;
+                    if s != "json" {
+                        bail!(
+                            "{}: [scale.events] serializer: only \"json\" is supported, found {s:?}",
+                            file.display()
+                        );
+                    }
+                    e.serializer = s;
+                }
+                "visibility_timeout_seconds" => {
+                    e.visibility_timeout_seconds = at.positive_seconds(value)?;
+                }
+                "max_in_flight" => e.max_in_flight = at.int_in(value, 1, 10_000)? as usize,
+                "publish_queue_capacity" => e.publish_queue_capacity = at.positive_size(value)?,
+                "max_retained_events" => e.max_retained_events = at.positive_size(value)?,
+                "max_event_bytes" => e.max_event_bytes = at.positive_size(value)?,
+                "poll_interval_seconds" => {
+                    let s = at.positive_seconds(value)?;
+                    if s > 5.0 {
+                        return Err(at.wrong("a number of seconds (0-5]", value));
+                    }
+                    e.poll_interval_seconds = s;
+                }
+                "max_consume_messages" => {
+                    e.max_consume_messages = at.int_in(value, 1, 100_000)? as usize;
+                }
+                "retry" => {
+                    let retry = value.as_table().ok_or_else(|| at.wrong("a table", value))?;
+                    for (key, value) in retry {
+                        let at = Key {
+                            file,
+                            section: "scale.events.retry",
+                            key,
+                        };
+                        match key.as_str() {
+                            "max_attempts" => {
+                                e.retry.max_attempts = at.int_in(value, 1, 1000)?;
+                            }
+                            "backoff_seconds" => e.retry.backoff_seconds = at.delays(value)?,
+                            "dead_letter_suffix" => {
+                                e.retry.dead_letter_suffix = at.non_empty_string(value)?;
+                            }
+                            _ => at.warn_unknown(),
+                        }
+                    }
+                }
+                _ => at.warn_unknown(),
+            }
+        }
+        Ok(())
     }
 
     /// `[scale.jwt]`, `[scale.auth]`, `[scale.emailer]` and `[scale.emailer.smtp]`.
@@ -821,6 +963,12 @@ impl Config {
         }
         if let Some(v) = env("CACHE_URL") {
             self.database.cache_url = Some(v);
+        }
+        if let Some(v) = env("SVC_EVENTS_ENABLED") {
+            self.events.enabled = env_bool("SVC_EVENTS_ENABLED", &v)?;
+        }
+        if let Some(v) = env("SVC_EVENTS_URL") {
+            self.events.url = Some(v);
         }
         if let Some(v) = env("JWT_SECRET") {
             self.jwt.secret = Some(v);
@@ -1058,6 +1206,29 @@ impl Key<'_> {
         }
     }
 
+    /// A non-empty array of delays in seconds, each in `[0, 3600]`.
+    fn delays(&self, value: &toml::Value) -> anyhow::Result<Vec<f64>> {
+        let items = value
+            .as_array()
+            .filter(|a| !a.is_empty())
+            .ok_or_else(|| self.wrong("a non-empty array of seconds", value))?;
+        items
+            .iter()
+            .map(|v| {
+                let n = match v {
+                    toml::Value::Integer(n) => *n as f64,
+                    toml::Value::Float(f) => *f,
+                    _ => f64::NAN,
+                };
+                if n.is_finite() && (0.0..=3600.0).contains(&n) {
+                    Ok(n)
+                } else {
+                    Err(self.wrong("an array of seconds, each 0-3600", value))
+                }
+            })
+            .collect()
+    }
+
     /// A string; empty means "not set".
     fn optional_string(&self, value: &toml::Value) -> anyhow::Result<Option<String>> {
         let s = value
@@ -1212,6 +1383,7 @@ docdb_enabled = false
         assert_eq!(c.jwt, defaults.jwt);
         assert_eq!(c.auth, defaults.auth);
         assert_eq!(c.webhook, defaults.webhook);
+        assert_eq!(c.events, defaults.events);
         assert_eq!(
             c.emailer,
             EmailerConfig {

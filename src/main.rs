@@ -3,6 +3,7 @@
 mod cli;
 mod config;
 mod docs;
+mod events;
 mod identity;
 mod openapi;
 mod server;

@@ -185,11 +185,36 @@ pub enum CallError {
     Host(String),
 }
 
+/// `retry=` of one `@subscribe`: what it overrides of `[scale.events.retry]`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RetryOverride {
+    pub max_attempts: Option<u32>,
+    pub backoff_seconds: Option<Vec<f64>>,
+    pub dead_letter_suffix: Option<String>,
+}
+
+/// One `@subscribe(topic, group=, retry=, start_from=)` handler of the app: a
+/// module-level `def` taking one `Event`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubscriptionInfo {
+    /// The handler function's name.
+    pub handler: String,
+    pub topic: String,
+    /// `None` = the configured default group.
+    pub group: Option<String>,
+    /// `latest` (default), `earliest` or a broker position; used only when the group is
+    /// created.
+    pub start_from: Option<String>,
+    pub retry: RetryOverride,
+}
+
 /// A program loaded for serving: parse, check and run module-level code once; each call
 /// then starts from this state with a fresh graph.
 pub struct LoadedApp {
     pub program: Program,
     pub endpoints: Vec<EndpointInfo>,
+    /// The `@subscribe` handlers (not endpoints), in file order.
+    pub subscriptions: Vec<SubscriptionInfo>,
     /// Text the module-level code printed while loading.
     pub load_output: String,
 }
@@ -254,4 +279,19 @@ pub fn call_object_method(
 ) -> Result<Json, CallError> {
     let mut it = Interp::with_program(host, limits.clone(), app);
     it.serve_object_method(class, fields, method, args)
+}
+
+/// Deliver one event to the `@subscribe` handler `handler`: a fresh run calls it with
+/// the `Event` built from `record` (a JSON object of the record's fields, as
+/// `interp::events::EVENT_FIELDS` names them) and commits. A raised exception is
+/// `CallError::Runtime` (the delivery failed).
+pub fn deliver_event(
+    app: &Program,
+    host: &mut dyn Host,
+    limits: &Limits,
+    handler: &str,
+    record: &Json,
+) -> Result<CallOutcome, CallError> {
+    let mut it = Interp::with_program(host, limits.clone(), app);
+    it.serve_event(handler, record)
 }

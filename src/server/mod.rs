@@ -79,10 +79,13 @@ pub struct Settings {
     /// `[scale.websocket]`.
     pub websocket: crate::config::WebsocketConfig,
     /// The cache store URL (`CACHE_URL`, else `[scale.database] cache_url`): carries
-    /// WebSocket broadcasts and L1 invalidations across replicas.
+    /// WebSocket broadcasts and L1 invalidations across replicas, and events unless
+    /// `[scale.events] url`.
     pub cache_url: Option<String>,
     /// The L1 invalidation channel, `None` when `cache_l1_invalidation_enabled` is off.
     pub invalidation_channel: Option<String>,
+    /// `[scale.events]`.
+    pub events: crate::config::EventsConfig,
 }
 
 impl Settings {
@@ -139,6 +142,7 @@ impl Settings {
                 .database
                 .cache_l1_invalidation_enabled
                 .then(|| config.database.cache_l1_invalidation_channel.clone()),
+            events: config.events.clone(),
         })
     }
 
@@ -243,6 +247,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
         settings.cache_url.as_deref(),
         settings.invalidation_channel.as_deref(),
     );
+    let events = crate::events::Events::start(&settings.events, settings.cache_url.as_deref());
     let config = RuntimeConfig {
         entry: settings.entry.clone(),
         store_path: settings.store_path.clone(),
@@ -252,6 +257,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
         as_main: settings.as_main,
         queue_capacity: settings.limits.run_queue_capacity,
         committed: invalidation.as_ref().map(invalidation::Publisher::sink),
+        natives: events.as_ref().map(|e| e.natives()),
     };
     let (runtime, loaded) = match Runtime::start(config) {
         Ok(started) => started,
@@ -266,6 +272,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     if let Some(invalidation) = invalidation {
         invalidation.start(&runtime);
     }
+    let consumers = start_consumers(events.as_ref(), &runtime, &loaded.subscriptions);
     let hooks = hooks::probe(&runtime).await;
     let (table, warnings) = RouteTable::build(&loaded.endpoints, hooks);
     for w in &warnings {
@@ -345,9 +352,42 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     tracing::debug!(startup_ms = started.elapsed().as_millis() as u64, "ready");
 
     server.await?;
+    if let Some(consumers) = consumers {
+        // Signalled and joined within the spec's 10 s.
+        consumers.stop_and_join(Duration::from_secs(shutdown::SHUTDOWN_TIMEOUT_SECS));
+    }
+    if let Some(events) = &events {
+        events.shutdown(Duration::from_secs(2));
+    }
     shutdown::drain(&runtime).await;
     tracing::info!("stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Wire the app's `@subscribe` handlers to the broker: one consumer-group actor each.
+fn start_consumers(
+    events: Option<&Arc<crate::events::Events>>,
+    runtime: &Runtime,
+    subscriptions: &[lang::serve::SubscriptionInfo],
+) -> Option<crate::events::consumer::Consumers> {
+    let Some(events) = events else {
+        if !subscriptions.is_empty() {
+            tracing::warn!(
+                target: "svc::events",
+                "{} @subscribe handler(s) not wired: [scale.events] enabled = false",
+                subscriptions.len()
+            );
+        }
+        return None;
+    };
+    let consumers = crate::events::consumer::Consumers::start(events, runtime, subscriptions);
+    tracing::info!(
+        target: "svc::events",
+        "events: broker {}, {} subscription(s)",
+        events.broker.kind(),
+        consumers.len()
+    );
+    Some(consumers)
 }
 
 /// HTTP worker threads: request handling only awaits the run pool, so few are needed.

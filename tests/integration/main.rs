@@ -10,6 +10,7 @@
 //! webhook calls and the alternate webhook flavor).
 
 mod cli;
+mod events;
 mod fixtures;
 mod hardening;
 mod hardening_server;

@@ -75,6 +75,7 @@ pub(crate) fn load_from_disk(
     };
     let loaded = Loaded {
         endpoints: app.endpoints,
+        subscriptions: app.subscriptions,
         load_output: app.load_output,
     };
     Ok((app.program, loaded, files))

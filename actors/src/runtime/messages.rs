@@ -14,6 +14,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 #[derive(Debug)]
 pub struct RunCall {
     pub req: CallRequest,
+    /// An event delivery: call `req.name` (a `@subscribe` handler) with the `Event` of
+    /// this record instead of the function's JSON arguments.
+    pub event: Option<serde_json::Value>,
     /// Counts the call in `Runtime::in_flight` until the worker drops the message (after
     /// the call finished, or unprocessed when the pool is gone).
     pub in_flight: InFlight,

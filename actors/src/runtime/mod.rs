@@ -65,7 +65,9 @@ mod worker;
 #[cfg(test)]
 mod tests;
 
-pub use lang::serve::{CallError, CallOutcome, EndpointInfo, EndpointKind, Start};
+pub use lang::serve::{
+    CallError, CallOutcome, EndpointInfo, EndpointKind, RetryOverride, Start, SubscriptionInfo,
+};
 pub use messages::{RunReply, StoreHealth};
 pub use run::{RunAddr, RunId, RunMsg};
 pub use supervisor::StoreSupervisor;
@@ -105,6 +107,9 @@ pub struct RuntimeConfig {
     /// Told about every successful commit of a served call (the cross-replica
     /// invalidation publisher); called on the worker thread, so it must not block.
     pub committed: Option<CommitSink>,
+    /// Native services answering `Host::call_native` in every call (the event broker);
+    /// `None` = none (event built-ins are no-ops).
+    pub natives: Option<crate::natives::NativesHandle>,
 }
 
 /// What a successful commit changed, for the invalidation tier.
@@ -133,9 +138,13 @@ impl RuntimeConfig {
             as_main: false,
             queue_capacity: 1024,
             committed: None,
+            natives: None,
         }
     }
 }
+
+/// The user id logged for runs made by the server itself (event deliveries).
+pub const SYSTEM_PRINCIPAL: &str = "__system__";
 
 /// Who is calling: the seam the identity issue fills in. `root: None` = the guest, whose
 /// root is the shared public root.
@@ -167,6 +176,8 @@ pub struct CallRequest {
 pub struct Loaded {
     /// The app's walkers and functions, in file order.
     pub endpoints: Vec<EndpointInfo>,
+    /// The app's `@subscribe` event handlers, in file order (wired at server start).
+    pub subscriptions: Vec<SubscriptionInfo>,
     /// What the module-level code printed while loading.
     pub load_output: String,
 }
@@ -264,6 +275,7 @@ impl Runtime {
             hot: hot::HotAnchors::default(),
             committed: config.committed.clone(),
             next_call: AtomicU64::new(1),
+            natives: config.natives.clone(),
         });
 
         queue::start_pool(workers, &shared, &inner.queue)?;
@@ -287,12 +299,45 @@ impl Runtime {
         self.start_run(req).1.await
     }
 
+    /// Start a run actor for one event delivery: call the `@subscribe` handler
+    /// `handler` with the `Event` of `record` (a JSON object of the record's fields) as
+    /// the system principal on the shared root, committing at its end. The reply is the
+    /// run's outcome: `Ok` once its commit is done (the delivery may be acknowledged),
+    /// `Err(Runtime)` when the handler raised. Queueing and cancellation as `start_run`.
+    pub fn deliver_event(
+        &self,
+        handler: &str,
+        record: serde_json::Value,
+        trace_id: String,
+    ) -> (RunAddr, impl Future<Output = RunReply> + Send + 'static) {
+        let req = CallRequest {
+            kind: EndpointKind::Function,
+            name: handler.to_string(),
+            args: serde_json::Map::new(),
+            start: Start::Root,
+            caller: Caller {
+                user_id: Some(SYSTEM_PRINCIPAL.to_string()),
+                root: None,
+            },
+            trace_id,
+        };
+        self.launch(req, Some(record))
+    }
+
     /// Start a run actor (queued at once) and return its address with the future of its
     /// reply, for requesters that talk to the run while it lives. Dropping the future
     /// cancels the run, as with `call`.
     pub fn start_run(
         &self,
         req: CallRequest,
+    ) -> (RunAddr, impl Future<Output = RunReply> + Send + 'static) {
+        self.launch(req, None)
+    }
+
+    fn launch(
+        &self,
+        req: CallRequest,
+        event: Option<serde_json::Value>,
     ) -> (RunAddr, impl Future<Output = RunReply> + Send + 'static) {
         let in_flight = InFlight::enter(&self.inner.in_flight);
         let (run, registration) = self.inner.runs.spawn();
@@ -302,6 +347,7 @@ impl Runtime {
         let job = Job::Call(
             RunCall {
                 req,
+                event,
                 in_flight,
                 run,
                 registration,

@@ -41,6 +41,8 @@ pub(crate) struct PoolShared {
     pub(crate) next_call: AtomicU64,
     /// Told about every successful commit (the invalidation publisher).
     pub(crate) committed: Option<super::CommitSink>,
+    /// Native services of every call (`RuntimeConfig::natives`).
+    pub(crate) natives: Option<crate::natives::NativesHandle>,
 }
 
 /// Replays after which a call claims the anchors it lost races on. Pure optimistic
@@ -147,7 +149,12 @@ impl RunWorker {
     }
 
     /// One call with its replays.
-    fn run(&mut self, req: &CallRequest, run: &RunAddr) -> Result<CallOutcome, CallError> {
+    fn run(
+        &mut self,
+        req: &CallRequest,
+        event: Option<&serde_json::Value>,
+        run: &RunAddr,
+    ) -> Result<CallOutcome, CallError> {
         #[cfg(test)]
         if req.name == super::tests::PANIC_PROBE {
             panic!("panic probe");
@@ -202,9 +209,13 @@ impl RunWorker {
                 run.mailbox(),
                 (&shared.leases, self.lease),
             )
-            .notify_commits(run.id(), shared.committed.as_ref());
-            let result = match req.kind {
-                EndpointKind::Walker => lang::serve::spawn_walker(
+            .notify_commits(run.id(), shared.committed.as_ref())
+            .with_natives(shared.natives.as_ref());
+            let result = match (req.kind, event) {
+                (_, Some(record)) => {
+                    lang::serve::deliver_event(&app.program, &mut host, &limits, &req.name, record)
+                }
+                (EndpointKind::Walker, None) => lang::serve::spawn_walker(
                     &app.program,
                     &mut host,
                     &limits,
@@ -212,7 +223,7 @@ impl RunWorker {
                     &req.args,
                     req.start,
                 ),
-                EndpointKind::Function => lang::serve::call_function(
+                (EndpointKind::Function, None) => lang::serve::call_function(
                     &app.program,
                     &mut host,
                     &limits,
@@ -293,11 +304,12 @@ impl RunWorker {
     pub(crate) fn handle_call(&mut self, msg: RunCall) -> Result<CallOutcome, CallError> {
         let RunCall {
             req,
+            event,
             in_flight,
             run,
             registration,
         } = msg;
-        let outcome = catch_unwind(AssertUnwindSafe(|| self.run(&req, &run)));
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.run(&req, event.as_ref(), &run)));
         drop(registration);
         drop(in_flight);
         outcome.unwrap_or_else(|_| {

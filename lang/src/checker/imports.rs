@@ -5,6 +5,7 @@
 
 use super::{Cx, Exports, collect, names};
 use crate::ast::{Import, ImportKind, Item, Member, ModPath, Module, Stmt, StmtKind};
+use crate::interp::events::{EVENT_MODULES, EVENT_NAMES};
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -15,9 +16,14 @@ const HTTP_NAMES: &[&str] = &["HTTPMethod"];
 /// Where an import path leads.
 enum Resolved {
     Http,
+    /// The event built-ins under one of the original's module paths (decisions.md).
+    Events(String),
     Svc(Rc<Exports>),
     Python(String),
-    Missing { dotted: String, rel: String },
+    Missing {
+        dotted: String,
+        rel: String,
+    },
     Unknown,
 }
 
@@ -42,6 +48,17 @@ impl<'a> Cx<'a, '_> {
                             self.error(
                                 "E2010",
                                 format!("cannot import name '{}' from 'http'", item.name.name),
+                                item.name.span,
+                            );
+                        }
+                    }
+                }
+                Resolved::Events(module) => {
+                    for item in &imp.items {
+                        if !EVENT_NAMES.contains(&&*item.name.name) {
+                            self.error(
+                                "E2010",
+                                format!("cannot import name '{}' from '{module}'", item.name.name),
                                 item.name.span,
                             );
                         }
@@ -93,7 +110,7 @@ impl<'a> Cx<'a, '_> {
             } else if let Some(first) = mp.parts.first() {
                 bound.push(&*first.name);
             }
-            if !matches!(res, Resolved::Svc(_) | Resolved::Http) {
+            if !matches!(res, Resolved::Svc(_) | Resolved::Http | Resolved::Events(_)) {
                 self.report_unresolved(res, mp);
             }
         }
@@ -118,7 +135,7 @@ impl<'a> Cx<'a, '_> {
                     mp.span,
                 );
             }
-            Resolved::Http | Resolved::Svc(_) | Resolved::Unknown => {}
+            Resolved::Http | Resolved::Events(_) | Resolved::Svc(_) | Resolved::Unknown => {}
         }
     }
 
@@ -147,6 +164,9 @@ impl<'a> Cx<'a, '_> {
         if let Some(cached) = self.modules.get(&file) {
             return match cached {
                 Some(ex) => Resolved::Svc(ex.clone()),
+                None if mp.dots == 0 && EVENT_MODULES.contains(&dotted(mp).as_str()) => {
+                    Resolved::Events(dotted(mp))
+                }
                 None => self.not_found(mp, rel),
             };
         }
@@ -157,6 +177,9 @@ impl<'a> Cx<'a, '_> {
         self.modules.insert(file, loaded.clone());
         match loaded {
             Some(ex) => Resolved::Svc(ex),
+            None if mp.dots == 0 && EVENT_MODULES.contains(&dotted(mp).as_str()) => {
+                Resolved::Events(dotted(mp))
+            }
             None => self.not_found(mp, rel),
         }
     }

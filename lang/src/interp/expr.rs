@@ -660,6 +660,9 @@ impl Interp<'_> {
         if super::OSP_BUILTINS.contains(&name) {
             return self.call_osp_builtin(name, args, kwargs);
         }
+        if super::events::EVENT_BUILTINS.contains(&name) {
+            return self.call_event_builtin(name, args, kwargs);
+        }
         match builtins::call_builtin(self, name, args, kwargs)? {
             Some(v) => Ok(v),
             None => Err(self.err("NameError", format!("name '{name}' is not defined"))),

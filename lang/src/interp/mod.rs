@@ -8,6 +8,7 @@
 mod bounds;
 pub mod builtins;
 mod display;
+pub mod events;
 mod expr;
 pub mod graph;
 mod ops;
@@ -578,6 +579,21 @@ impl<'h> Interp<'h> {
         };
         if let Some(from) = &imp.from {
             let first = from.parts.first().map(|n| &*n.name).unwrap_or("");
+            let dotted: Vec<&str> = from.parts.iter().map(|p| &*p.name).collect();
+            let dotted = dotted.join(".");
+            // The event built-ins under the original's module paths; a local
+            // `events.svc` still wins over the short `events`.
+            if from.dots == 0
+                && events::EVENT_MODULES.contains(&dotted.as_str())
+                && (dotted != "events" || self.host.read_module(&resolve(from)).is_none())
+            {
+                for item in &imp.items {
+                    let v = self.event_module_member(&dotted, &item.name.name)?;
+                    let bind = item.alias.as_ref().unwrap_or(&item.name);
+                    scope_define(&ctx.scope, bind.name.clone(), v);
+                }
+                return Ok(());
+            }
             if from.dots == 0 && from.parts.len() == 1 && builtin_module(first) {
                 for item in &imp.items {
                     let v = self.builtin_module_member(first, &item.name.name)?;
@@ -2104,6 +2120,9 @@ impl<'h> Interp<'h> {
         args: Vec<Value>,
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> R<Value> {
+        if self.is_event_class(c) {
+            return self.construct_event(c, args, kwargs);
+        }
         match c.kind {
             ClassKind::Builtin => builtins::construct_builtin(self, c, args, kwargs),
             ClassKind::Exception => Ok(self.make_exception(c.clone(), args)),
@@ -2347,6 +2366,7 @@ impl<'h> Interp<'h> {
                 Value::Builtin(Rc::from(*name)),
             );
         }
+        self.install_event_builtins();
     }
 
     fn install_enum(&mut self, name: &'static str, members: &[(&str, Value)]) -> Rc<Class> {

@@ -62,7 +62,7 @@ pub(crate) fn load_app(
         out: String::new(),
     };
     let mut capture = capture;
-    let (program, endpoints) = {
+    let (program, endpoints, subscriptions) = {
         let mut it = Interp::new(&mut capture, limits.clone());
         let fid = it.add_file(file);
         if let Err(e) = it
@@ -75,13 +75,24 @@ pub(crate) fn load_app(
             Ok(e) => e,
             Err(e) => return Err(it.render_error(e)),
         };
-        (it.program(), endpoints)
+        let ctx = it.module_ctx(fid);
+        let subscriptions = match it.subscription_table(&parsed.module, &ctx) {
+            Ok(s) => s,
+            Err(e) => return Err(it.render_error(e)),
+        };
+        (it.program(), endpoints, subscriptions)
     };
     Ok(LoadedApp {
         program,
         endpoints,
+        subscriptions,
         load_output: capture.out,
     })
+}
+
+/// `@subscribe(...)`.
+fn is_subscribe(d: &ast::Expr) -> bool {
+    matches!(&d.kind, E::Call { func, .. } if matches!(&func.kind, E::Name(n) if &**n == "subscribe"))
 }
 
 /// Collects what module code prints while an app loads.
@@ -133,7 +144,7 @@ impl Host for CaptureHost<'_> {
 type Declared = (Rc<str>, Option<Rc<ast::Expr>>, bool);
 
 impl Interp<'_> {
-    fn module_ctx(&self, file: u32) -> Ctx {
+    pub(super) fn module_ctx(&self, file: u32) -> Ctx {
         let scope = match &self.main_module {
             Some(m) => m.scope.clone(),
             None => self.builtins.clone(),
@@ -195,6 +206,10 @@ impl Interp<'_> {
                 }
                 Item::Ability(ab) if ab.kind == ast::AbilityKind::Def => {
                     let Some(name) = &ab.name else { continue };
+                    // An event handler is not an endpoint.
+                    if ab.decorators.iter().any(is_subscribe) {
+                        continue;
+                    }
                     let spec = self.rest_spec(&ab.decorators, &ctx)?;
                     let mut params = Vec::new();
                     if let Some(sig) = &ab.signature {
@@ -421,7 +436,7 @@ impl Interp<'_> {
     // Calls
     // -----------------------------------------------------------------------------------
 
-    fn call_error(&mut self, e: Interrupt) -> CallError {
+    pub(super) fn call_error(&mut self, e: Interrupt) -> CallError {
         match e {
             Interrupt::Limit(m) if m.starts_with(RESPONSE_TOO_LARGE) => {
                 CallError::ResponseTooLarge(m)
@@ -1039,7 +1054,7 @@ impl Interp<'_> {
         }
     }
 
-    fn generic_from_wire(&mut self, j: &Json) -> Value {
+    pub(super) fn generic_from_wire(&mut self, j: &Json) -> Value {
         match j {
             Json::Null => Value::None,
             Json::Bool(b) => Value::Bool(*b),
