@@ -566,7 +566,12 @@ fn unreachable_cache_store_means_local_broadcast_then_reconnects() {
     let Some(redis) = Redis::start_on(port) else {
         return;
     };
-    let subscriptions = || server.stderr().matches("on, subscribed to").count();
+    let subscriptions = || {
+        server
+            .stderr()
+            .matches("on, subscribed to svc:ws:broadcast")
+            .count()
+    };
     assert!(
         wait_until(Duration::from_secs(30), || subscriptions() == 1),
         "never connected\n{}",
