@@ -604,3 +604,45 @@ fn a_client_that_hangs_up_cancels_its_running_call() {
     assert!(answer.contains(r#""result":10"#), "{answer}");
     assert_alive(&server);
 }
+
+/// Watching for hang-ups costs no extra descriptor: 40 open keep-alive connections hold
+/// about 40 descriptors in the server, not 80.
+#[test]
+fn open_connections_cost_one_descriptor_each() {
+    use std::io::{Read as _, Write as _};
+    let (_dir, server) = start("fds", "");
+    let fds = || {
+        std::fs::read_dir(format!("/proc/{}/fd", server.pid()))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    let before = fds();
+    let body = r#"{"n": 1}"#;
+    let request = format!(
+        "POST /function/spin HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut streams = Vec::new();
+    for _ in 0..40 {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", server.port)).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        s.write_all(request.as_bytes()).expect("send");
+        let mut buf = [0u8; 4096];
+        let n = s.read(&mut buf).expect("an answer");
+        assert!(
+            buf[..n].starts_with(b"HTTP/1.1 200"),
+            "{}",
+            String::from_utf8_lossy(&buf[..n])
+        );
+        streams.push(s);
+    }
+    let during = fds();
+    assert!(
+        during < before + 60,
+        "40 keep-alive connections hold {} descriptors",
+        during - before
+    );
+    drop(streams);
+    assert_alive(&server);
+}

@@ -247,6 +247,11 @@ impl ServerGuard {
         }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn stdout(&self) -> String {
         self.stdout.lock().map(|s| s.clone()).unwrap_or_default()
     }

@@ -33,13 +33,16 @@ pub struct Passwords {
     /// Most requests allowed to wait (`bcrypt_queue_capacity`).
     queue_capacity: usize,
     /// A hash of a random password: verifying anything against it fails, in full time.
-    /// Computed on a background thread at start (cost 12 takes a while); a login needing
-    /// it before then waits for it.
+    /// Computed on a background thread soon after start (cost 12 takes a while); a login
+    /// needing it before then computes it (once).
     dummy: Arc<OnceLock<String>>,
 }
 
+/// How long after start the dummy hash is computed in the background.
+const DUMMY_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl Passwords {
-    /// Starts computing the dummy hash in the background. At most `queue_capacity`
+    /// Starts computing the dummy hash in the background (after `DUMMY_AFTER`). At most `queue_capacity`
     /// requests wait for a bcrypt slot.
     pub fn new(cost: u32, queue_capacity: usize) -> Passwords {
         let dummy = Arc::new(OnceLock::new());
@@ -47,6 +50,9 @@ impl Passwords {
         let spawned = std::thread::Builder::new()
             .name("svc-bcrypt-dummy".into())
             .spawn(move || {
+                // Not during start-up, which it would slow down by a core's worth of
+                // bcrypt; a login that needs it before then computes it itself.
+                std::thread::sleep(DUMMY_AFTER);
                 dummy_hash(&slot, cost);
             });
         if let Err(e) = spawned {
