@@ -238,13 +238,18 @@ where
     }
 }
 
-/// Closes every socket politely (close frame, then wait for the server's), 200 at a time.
+/// Closes every socket politely: a close frame, then wait for the server's close frame
+/// (not for the end of the TCP stream, which svc sends up to a second later).
 async fn close_all(sockets: Vec<Ws>) {
     stream::iter(sockets)
-        .for_each_concurrent(200, |mut ws| async move {
+        .for_each_concurrent(1000, |mut ws| async move {
             let _ = tokio::time::timeout(Duration::from_secs(2), async {
-                let _ = ws.close(None).await;
-                while let Some(Ok(_)) = ws.next().await {}
+                let _ = ws.send(Message::Close(None)).await;
+                while let Some(Ok(msg)) = ws.next().await {
+                    if msg.is_close() {
+                        break;
+                    }
+                }
             })
             .await;
         })
@@ -381,7 +386,12 @@ async fn idle_run(cfg: &Config, failures: &Arc<Failures>) -> IdleResult {
         .await;
     let alive = alive.load(Ordering::Relaxed) as usize;
     eprintln!("== idle: {alive} sockets answered a ping after the RSS reading");
+    let closing = Instant::now();
     close_all(sockets).await;
+    eprintln!(
+        "== idle: closed in {:.1} s",
+        closing.elapsed().as_secs_f64()
+    );
     IdleResult {
         sockets: alive,
         rss_before_kb,
@@ -717,9 +727,12 @@ async fn broadcast_run(cfg: &Config, clients: usize, failures: &Arc<Failures>) -
             "broadcast to {n}: {wrong} clients did not receive exactly {sent} broadcasts"
         ));
     }
-    for tx in &mut all_sinks {
-        let _ = tokio::time::timeout(Duration::from_secs(2), tx.close()).await;
-    }
+    stream::iter(all_sinks)
+        .for_each_concurrent(1000, |mut tx| async move {
+            let _ =
+                tokio::time::timeout(Duration::from_secs(2), tx.send(Message::Close(None))).await;
+        })
+        .await;
     for r in receivers {
         let _ = tokio::time::timeout(Duration::from_secs(2), r).await;
     }
