@@ -278,12 +278,29 @@ fn cpu_ticks(pid: &str) -> Option<u64> {
 /// Clock ticks per second of /proc/PID/stat (USER_HZ, 100 on Linux).
 const TICKS_PER_SECOND: f64 = 100.0;
 
-/// A measured window: its length and the cores the server and this client kept busy.
+/// Busy clock ticks of the whole machine (all CPUs), from the first line of /proc/stat:
+/// everything but idle and iowait.
+fn machine_busy_ticks() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let f: Vec<u64> = stat
+        .lines()
+        .next()?
+        .strip_prefix("cpu ")?
+        .split_whitespace()
+        .map(|v| v.parse().ok())
+        .collect::<Option<_>>()?;
+    let idle = f.get(3)? + f.get(4)?;
+    Some(f.iter().sum::<u64>() - idle)
+}
+
+/// A measured window: its length and the cores the server, this client and the rest of
+/// the machine kept busy.
 struct Window {
     t0: Instant,
     server_pid: Option<u32>,
     server0: Option<u64>,
     client0: Option<u64>,
+    machine0: Option<u64>,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -291,6 +308,8 @@ struct Measured {
     seconds: f64,
     server_cores: Option<f64>,
     client_cores: Option<f64>,
+    /// Everything else on the machine (other processes, interrupts).
+    other_cores: Option<f64>,
 }
 
 impl Window {
@@ -300,6 +319,7 @@ impl Window {
             server_pid,
             server0: server_pid.and_then(|p| cpu_ticks(&p.to_string())),
             client0: cpu_ticks("self"),
+            machine0: machine_busy_ticks(),
         }
     }
 
@@ -308,23 +328,29 @@ impl Window {
         let cores = |a: Option<u64>, b: Option<u64>| {
             Some(b?.saturating_sub(a?) as f64 / TICKS_PER_SECOND / seconds)
         };
+        let server_cores = cores(
+            self.server0,
+            self.server_pid.and_then(|p| cpu_ticks(&p.to_string())),
+        );
+        let client_cores = cores(self.client0, cpu_ticks("self"));
+        let machine = cores(self.machine0, machine_busy_ticks());
         Measured {
             seconds,
-            server_cores: cores(
-                self.server0,
-                self.server_pid.and_then(|p| cpu_ticks(&p.to_string())),
-            ),
-            client_cores: cores(self.client0, cpu_ticks("self")),
+            server_cores,
+            client_cores,
+            other_cores: (|| Some((machine? - server_cores? - client_cores?).max(0.0)))(),
         }
     }
 }
 
 fn cpu_cell(m: &Measured) -> String {
-    match (m.server_cores, m.client_cores) {
-        (Some(s), Some(c)) => format!("{s:.2} / {c:.2}"),
-        (None, Some(c)) => format!("– / {c:.2}"),
-        _ => "–".into(),
-    }
+    let cell = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.2}"));
+    format!(
+        "{} / {} / {}",
+        cell(m.server_cores),
+        cell(m.client_cores),
+        cell(m.other_cores)
+    )
 }
 
 // ------------------------------------------------------------------------------ idle
@@ -853,7 +879,7 @@ async fn main() -> ExitCode {
     );
     println!();
     println!(
-        "| measurement | result | p50 ms | p99 ms | CPU server / client (cores) | goal | goal met | Python original |"
+        "| measurement | result | p50 ms | p99 ms | cores busy: server / client / other | goal | goal met | Python original |"
     );
     println!("|---|---|---|---|---|---|---|---|");
     for row in &rows {
