@@ -637,6 +637,16 @@ where
     tx
 }
 
+/// Sends a close frame on every write half; the receivers see the server's answer.
+async fn close_sinks(sinks: Vec<SplitSink<Ws, Message>>) {
+    stream::iter(sinks)
+        .for_each_concurrent(1000, |mut tx| async move {
+            let close = tx.send(Message::Close(None));
+            let _ = tokio::time::timeout(Duration::from_secs(2), close).await;
+        })
+        .await;
+}
+
 struct BroadcastResult {
     clients: usize,
     deliveries: u64,
@@ -687,17 +697,24 @@ async fn broadcast_run(cfg: &Config, clients: usize, failures: &Arc<Failures>) -
     // Probe until every session has received a broadcast: from then on the hub has them
     // all, and no data broadcast can miss one.
     let sync_deadline = Instant::now() + REPLY_TIMEOUT;
+    let failures_before = failures.count();
     while board.synced.load(Ordering::SeqCst) < n as u64 {
-        if Instant::now() > sync_deadline {
-            failures.add(format!(
-                "broadcast to {n}: only {} clients received the probe broadcasts",
+        let problem = if failures.count() > failures_before {
+            Some("the probe broadcasts failed".to_string())
+        } else if Instant::now() > sync_deadline {
+            Some(format!(
+                "only {} clients received the probe broadcasts",
                 board.synced.load(Ordering::SeqCst)
-            ));
+            ))
+        } else if let Err(e) = sinks[0].send(Message::text(SYNC_FRAME)).await {
+            Some(format!("probe: send: {e}"))
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            failures.add(format!("broadcast to {n}: {problem}; run skipped"));
             board.stop.store(true, Ordering::SeqCst);
-            return empty;
-        }
-        if let Err(e) = sinks[0].send(Message::text(SYNC_FRAME)).await {
-            failures.add(format!("broadcast probe: send: {e}"));
+            close_sinks(sinks).await;
             return empty;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -753,12 +770,7 @@ async fn broadcast_run(cfg: &Config, clients: usize, failures: &Arc<Failures>) -
             "broadcast to {n}: {wrong} clients did not receive exactly {sent} broadcasts"
         ));
     }
-    stream::iter(all_sinks)
-        .for_each_concurrent(1000, |mut tx| async move {
-            let _ =
-                tokio::time::timeout(Duration::from_secs(2), tx.send(Message::Close(None))).await;
-        })
-        .await;
+    close_sinks(all_sinks).await;
     for r in receivers {
         let _ = tokio::time::timeout(Duration::from_secs(2), r).await;
     }
@@ -782,6 +794,14 @@ fn thousands(v: f64) -> String {
         out.push(c);
     }
     out
+}
+
+fn ms(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.2}")
+    } else {
+        "–".into()
+    }
 }
 
 fn met(ok: bool) -> &'static str {
@@ -838,11 +858,11 @@ async fn main() -> ExitCode {
             r.round_trips, r.measured.seconds
         );
         rows.push(format!(
-            "| echo, {} clients | {} round trips/s | {:.2} | {:.2} | {} | ≥ 50,000 round trips/s | {} | {} round trips/s |",
+            "| echo, {} clients | {} round trips/s | {} | {} | {} | ≥ 50,000 round trips/s | {} | {} round trips/s |",
             r.clients,
             thousands(rate),
-            r.p50_ms,
-            r.p99_ms,
+            ms(r.p50_ms),
+            ms(r.p99_ms),
             cpu_cell(&r.measured),
             met(rate >= 50_000.0),
             thousands(cfg.python_echo)
