@@ -8,8 +8,9 @@
 # Environment:
 #   DURATION           measured seconds per run (default 5)
 #   WARMUP             unmeasured seconds before each run (default 1)
-#   ECHO_CLIENTS       echo client counts, comma-separated (default 16,256)
-#   BROADCAST_CLIENTS  broadcast client counts, comma-separated (default 100,1000)
+#   ECHO_CLIENTS       echo client counts, comma-separated (default 16,256; empty = skip)
+#   BROADCAST_CLIENTS  broadcast client counts, comma-separated (default 100,1000;
+#                      empty = skip)
 #   IDLE               idle sockets for the RSS row (default 10000; 0 = skip)
 #   SENDERS            broadcast senders among the clients (default 4)
 #   WINDOW             per sender, broadcasts in flight (default 32)
@@ -28,8 +29,8 @@ REPO="$(cd "$HERE/../.." && pwd)"
 TARGET_DIR="${CARGO_TARGET_DIR:-/tmp/target-load}"
 DURATION="${DURATION:-5}"
 WARMUP="${WARMUP:-1}"
-ECHO_CLIENTS="${ECHO_CLIENTS:-16,256}"
-BROADCAST_CLIENTS="${BROADCAST_CLIENTS:-100,1000}"
+ECHO_CLIENTS="${ECHO_CLIENTS-16,256}"
+BROADCAST_CLIENTS="${BROADCAST_CLIENTS-100,1000}"
 IDLE="${IDLE:-10000}"
 SENDERS="${SENDERS:-4}"
 WINDOW="${WINDOW:-32}"
