@@ -460,10 +460,10 @@ async fn echo_run(cfg: &Config, clients: usize, failures: &Arc<Failures>) -> Ech
             let mut n: u64 = 0;
             let result: Result<(), String> = async {
                 while phase.load(Ordering::Relaxed) != STOP {
-                    let frame = format!(r#"{{"text":"c{i}-{n}"}}"#);
+                    let text = format!("c{i}-{n}");
                     n += 1;
                     let sent = Instant::now();
-                    ws.send(Message::text(frame))
+                    ws.send(Message::text(format!(r#"{{"text":"{text}"}}"#)))
                         .await
                         .map_err(|e| format!("echo client {i}: send: {e}"))?;
                     let reply = next_text(&mut ws)
@@ -471,6 +471,13 @@ async fn echo_run(cfg: &Config, clients: usize, failures: &Arc<Failures>) -> Ech
                         .map_err(|e| format!("echo client {i}: {e}"))?;
                     let took = sent.elapsed();
                     check_reply(&reply).map_err(|e| format!("echo client {i}: {e}"))?;
+                    // The walker reports the text back: the reply is this message's.
+                    if !reply.contains(&format!(r#""{text}""#)) {
+                        return Err(format!(
+                            "echo client {i}: reply to another message: {}",
+                            shorten(&reply)
+                        ));
+                    }
                     if phase.load(Ordering::Relaxed) == MEASURE {
                         latencies_us.push(took.as_micros().min(u32::MAX as u128) as u32);
                     }
