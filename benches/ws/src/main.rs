@@ -279,7 +279,8 @@ fn cpu_ticks(pid: &str) -> Option<u64> {
 const TICKS_PER_SECOND: f64 = 100.0;
 
 /// Busy clock ticks of the whole machine (all CPUs), from the first line of /proc/stat:
-/// everything but idle and iowait.
+/// user, nice, system, irq, softirq and steal (time the hypervisor gave to others);
+/// not idle, iowait, or guest time (already counted in user and nice).
 fn machine_busy_ticks() -> Option<u64> {
     let stat = std::fs::read_to_string("/proc/stat").ok()?;
     let f: Vec<u64> = stat
@@ -287,10 +288,13 @@ fn machine_busy_ticks() -> Option<u64> {
         .next()?
         .strip_prefix("cpu ")?
         .split_whitespace()
+        .take(8)
         .map(|v| v.parse().ok())
         .collect::<Option<_>>()?;
-    let idle = f.get(3)? + f.get(4)?;
-    Some(f.iter().sum::<u64>() - idle)
+    let [user, nice, system, _idle, _iowait, irq, softirq, steal] = f[..] else {
+        return None;
+    };
+    Some(user + nice + system + irq + softirq + steal)
 }
 
 /// A measured window: its length and the cores the server, this client and the rest of
