@@ -123,12 +123,12 @@ status=0
     --echo-clients "$ECHO_CLIENTS" --broadcast-clients "$BROADCAST_CLIENTS" \
     --idle "$IDLE" --senders "$SENDERS" --window "$WINDOW" || status=$?
 if ! kill -0 "$SVC_PID" 2>/dev/null; then
-    echo "run.sh: svc start died during the run; its log:" >&2
-    tail -n 50 "$WORK/stderr.log" >&2
+    echo "run.sh: svc start died during the run; its log (access lines left out):" >&2
+    grep -v 'svc::access' "$WORK/stderr.log" | tail -n 50 >&2 || true
     exit 1
 fi
 if ((status != 0)); then
-    echo "run.sh: ws-load failed (exit $status); last lines of the server log:" >&2
-    tail -n 20 "$WORK/stderr.log" >&2
+    echo "run.sh: ws-load failed (exit $status); last lines of the server log (access lines left out):" >&2
+    grep -v 'svc::access' "$WORK/stderr.log" | tail -n 20 >&2 || true
 fi
 exit "$status"
