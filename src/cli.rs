@@ -177,6 +177,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
         lang::run_file(&args.file, &mut host, &options)
     } else {
         let db = store_path(&args.file)?;
+        actors::kvstore::configure(kv_settings(&args.file)?);
         let store = actors::SqliteStore::open(&db)
             .with_context(|| format!("cannot open the store at {}", db.display()))?;
         let mut host = actors::RunHost::new(store, true);
@@ -219,6 +220,20 @@ pub fn store_path(file: &Path) -> Result<PathBuf> {
     Ok(crate::config::Config::load(dir, None)?
         .database
         .shelf_db_path)
+}
+
+/// The URIs `kvstore(...)` falls back to for an app whose entry is `file`: the
+/// configuration next to FILE, where `DOCDB_URI` / `CACHE_URL` override the file.
+fn kv_settings(file: &Path) -> Result<actors::kvstore::KvSettings> {
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let database = crate::config::Config::load(dir, None)?.database;
+    Ok(actors::kvstore::KvSettings {
+        docdb_uri: database.docdb_uri,
+        cache_url: database.cache_url,
+    })
 }
 
 /// Fail early, with the path in the message, when FILE is missing or not a file.

@@ -1045,6 +1045,14 @@ impl Host for RunHost {
     fn read_module(&mut self, path: &Path) -> Option<String> {
         std::fs::read_to_string(path).ok()
     }
+
+    fn call_native(
+        &mut self,
+        name: &str,
+        args: &[serde_json::Value],
+    ) -> Option<Result<serde_json::Value, HostError>> {
+        crate::kvstore::call(name, args, None)
+    }
 }
 
 #[cfg(test)]

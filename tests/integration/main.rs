@@ -7,13 +7,15 @@
 //! server) and `hardening_server` (bounds, throttles, secrets, CORS and body reading of
 //! the HTTP and identity layer) and `websocket` (`/ws/<walker>` sessions, broadcast,
 //! and two replicas sharing a real `redis-server`) and `webhooks` (API keys, signed
-//! webhook calls and the alternate webhook flavor).
+//! webhook calls and the alternate webhook flavor) and `kvstore` (the `kvstore(...)`
+//! built-in against a real `redis-server` and SecantusDB, in `svc run` and two replicas).
 
 mod cli;
 mod fixtures;
 mod hardening;
 mod hardening_server;
 mod identity;
+mod kvstore;
 mod server;
 mod support;
 mod webhooks;

@@ -123,6 +123,14 @@ impl Host for ServeHost<'_> {
         std::fs::read_to_string(path).ok()
     }
 
+    fn call_native(
+        &mut self,
+        name: &str,
+        args: &[serde_json::Value],
+    ) -> Option<Result<serde_json::Value, HostError>> {
+        crate::kvstore::call(name, args, Some(&*self.mailbox.cancel))
+    }
+
     fn take_stale(&mut self) -> Option<Stale> {
         let stale = self.mailbox.take_stale()?;
         Some(if stale.all {
@@ -194,6 +202,14 @@ impl Host for LoadHost<'_> {
         // `load_app` captures module output itself; this is only reached if it doesn't.
         let text = text.strip_suffix('\n').unwrap_or(text);
         tracing::debug!(target: "svc::stdout", "{text}");
+    }
+
+    fn call_native(
+        &mut self,
+        name: &str,
+        args: &[serde_json::Value],
+    ) -> Option<Result<serde_json::Value, HostError>> {
+        crate::kvstore::call(name, args, None)
     }
 
     fn read_module(&mut self, path: &Path) -> Option<String> {

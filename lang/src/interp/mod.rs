@@ -10,6 +10,7 @@ pub mod builtins;
 mod display;
 mod expr;
 pub mod graph;
+pub mod kvstore;
 mod ops;
 mod persist;
 pub(crate) mod serve_support;
@@ -2295,6 +2296,9 @@ impl<'h> Interp<'h> {
             ("PermissionError", "Exception"),
             ("UnicodeError", "ValueError"),
             ("MemoryError", "Exception"),
+            // kvstore's connection failures (CPython: subclasses of OSError).
+            ("ConnectionError", "Exception"),
+            ("TimeoutError", "Exception"),
         ];
         for (n, b) in excs {
             self.new_builtin_class(n, ClassKind::Exception, Some(b));
@@ -2442,6 +2446,7 @@ pub const OSP_BUILTINS: &[&str] = &[
     "restspec",
     "schedule",
     "destroy",
+    "kvstore",
 ];
 
 /// Ancestors of a class with these bases, nearest first, without duplicates.
