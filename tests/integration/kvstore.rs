@@ -449,6 +449,7 @@ fn bad_arguments_are_python_errors() {
         "kv.set_with_ttl(\"k\", 1, ttl=\"x\")",
         "kv.get(\"k\", nope=1)",
         "kv.set(\"k\", kv)",
+        "kv.set(\"k\", 10 ** 30)",
         "kvstore(\"app\", \"sql\")",
         "kv.nothing()",
     ];
@@ -470,6 +471,7 @@ fn bad_arguments_are_python_errors() {
          TypeError: set_with_ttl(): ttl must be int, not str\n\
          TypeError: get() got an unexpected keyword argument 'nope'\n\
          TypeError: Object of type KvStore is not JSON serializable\n\
+         ValueError: kvstore: int too large to store (the stores keep 64-bit ints)\n\
          ValueError: kvstore: unknown db_type 'sql' (expected 'docdb', 'clouddoc' or 'cache')\n\
          AttributeError: 'KvStore' object has no attribute 'nothing'\n"
     );

@@ -594,6 +594,12 @@ impl Interp<'_> {
             Value::None => Json::Null,
             Value::Bool(b) => Json::Bool(*b),
             Value::Int(i) => Json::from(*i),
+            Value::BigInt(_) => {
+                return Err(self.err(
+                    "ValueError",
+                    "kvstore: int too large to store (the stores keep 64-bit ints)".to_string(),
+                ));
+            }
             Value::Float(f) => match serde_json::Number::from_f64(*f) {
                 Some(n) => Json::Number(n),
                 None => {
