@@ -619,3 +619,60 @@ fn a_lock_lapses_with_its_ttl() {
     });
     assert!(lapsed, "the debounce key never lapsed");
 }
+
+#[test]
+fn a_store_that_stops_answering_is_a_timeout_error() {
+    let Some(redis) = Server::redis() else { return };
+    let url = redis.redis_url();
+    let pid = redis.child.id().to_string();
+    let signal = |sig: &str| {
+        let ok = Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "kill {sig} {pid}");
+    };
+    signal("-STOP");
+    let started = std::time::Instant::now();
+    let (code, out, err) = run(
+        r#"with entry {
+    try { kvstore("p", "cache").get("k"); } except TimeoutError as e { print("TimeoutError"); }
+}"#,
+        None,
+        &[("CACHE_URL", &url)],
+    );
+    let waited = started.elapsed();
+    signal("-CONT");
+    assert_eq!((code, out.as_str()), (0, "TimeoutError\n"), "{err}");
+    assert!(
+        waited < Duration::from_secs(20),
+        "one operation waited {waited:?} (bound: 10 s, plus the process start)"
+    );
+}
+
+#[test]
+fn not_implemented_reaches_an_http_caller_as_an_execution_error() {
+    let Some(redis) = Server::redis() else { return };
+    let dir = TempDir::new("kv-http");
+    dir.write(
+        "main.svc",
+        r#"
+def:pub lookup() -> dict {
+    return kvstore("app", "cache").find_one("c", {});
+}
+"#,
+    );
+    dir.write("svc.toml", "[scale.auth]\nbcrypt_cost = 4\n");
+    let cache = redis.redis_url();
+    let server = replica(&dir, &[("CACHE_URL", cache.as_str())]);
+    let resp = json_call(server.port, "POST", "/function/lookup", None, &json!({}));
+    assert_eq!(resp.status, 500, "{}", resp.body);
+    let v = resp.json();
+    assert_eq!(v["ok"], json!(false), "{}", resp.body);
+    assert!(
+        resp.body
+            .contains("kvstore: the cache backend does not support find_one()"),
+        "{}",
+        resp.body
+    );
+}

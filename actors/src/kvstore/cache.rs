@@ -22,8 +22,13 @@ pub(super) async fn connect(uri: &str) -> Result<redis::aio::MultiplexedConnecti
         .get_multiplexed_async_connection_with_config(&config)
         .await
         .map_err(|e| {
+            let kind = if e.is_timeout() {
+                "TimeoutError"
+            } else {
+                "ConnectionError"
+            };
             KvError::new(
-                "ConnectionError",
+                kind,
                 format!("kvstore: cannot connect to the cache store: {e}"),
             )
         })
