@@ -178,6 +178,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     } else {
         let config = app_config(&args.file)?;
         let db = config.database.shelf_db_path.clone();
+        actors::kvstore::configure(kv_settings(&args.file)?);
         let store = actors::SqliteStore::open(&db)
             .with_context(|| format!("cannot open the store at {}", db.display()))?;
         // Events under `svc run`: the in-memory broker of this process when enabled
@@ -229,6 +230,20 @@ fn app_config(file: &Path) -> Result<crate::config::Config> {
 #[cfg(test)]
 fn store_path(file: &Path) -> Result<PathBuf> {
     Ok(app_config(file)?.database.shelf_db_path)
+}
+
+/// The URIs `kvstore(...)` falls back to for an app whose entry is `file`: the
+/// configuration next to FILE, where `DOCDB_URI` / `CACHE_URL` override the file.
+fn kv_settings(file: &Path) -> Result<actors::kvstore::KvSettings> {
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let database = crate::config::Config::load(dir, None)?.database;
+    Ok(actors::kvstore::KvSettings {
+        docdb_uri: database.docdb_uri,
+        cache_url: database.cache_url,
+    })
 }
 
 /// Fail early, with the path in the message, when FILE is missing or not a file.

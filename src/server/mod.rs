@@ -92,6 +92,10 @@ impl Settings {
     fn resolve(args: &StartArgs) -> Result<Settings> {
         let app_dir = app_dir(&args.entry);
         let config = Config::load(&app_dir, args.profile.as_deref())?;
+        actors::kvstore::configure(actors::kvstore::KvSettings {
+            docdb_uri: config.database.docdb_uri.clone(),
+            cache_url: config.database.cache_url.clone(),
+        });
         if config.database.docdb_uri.is_some() {
             tracing::warn!("DOCDB_URI is set, but this build persists to the embedded store only");
         }

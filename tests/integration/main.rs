@@ -7,7 +7,8 @@
 //! server) and `hardening_server` (bounds, throttles, secrets, CORS and body reading of
 //! the HTTP and identity layer) and `websocket` (`/ws/<walker>` sessions, broadcast,
 //! and two replicas sharing a real `redis-server`) and `webhooks` (API keys, signed
-//! webhook calls and the alternate webhook flavor).
+//! webhook calls and the alternate webhook flavor) and `kvstore` (the `kvstore(...)`
+//! built-in against a real `redis-server` and SecantusDB, in `svc run` and two replicas).
 
 mod cli;
 mod events;
@@ -16,6 +17,7 @@ mod hardening;
 mod hardening_server;
 mod identity;
 mod invalidation;
+mod kvstore;
 mod server;
 mod support;
 mod webhooks;

@@ -157,6 +157,9 @@ impl Host for ServeHost<'_> {
         name: &str,
         args: &[serde_json::Value],
     ) -> Option<Result<serde_json::Value, HostError>> {
+        if let Some(answer) = crate::kvstore::call(name, args, Some(&*self.mailbox.cancel)) {
+            return Some(answer);
+        }
         let call = crate::natives::NativeCall {
             trace_id: self.trace_id,
             cancel: Some(&self.mailbox.cancel),
@@ -250,6 +253,14 @@ impl Host for LoadHost<'_> {
         // `load_app` captures module output itself; this is only reached if it doesn't.
         let text = text.strip_suffix('\n').unwrap_or(text);
         tracing::debug!(target: "svc::stdout", "{text}");
+    }
+
+    fn call_native(
+        &mut self,
+        name: &str,
+        args: &[serde_json::Value],
+    ) -> Option<Result<serde_json::Value, HostError>> {
+        crate::kvstore::call(name, args, None)
     }
 
     fn read_module(&mut self, path: &Path) -> Option<String> {

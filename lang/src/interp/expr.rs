@@ -579,6 +579,9 @@ impl Interp<'_> {
         args: Vec<Value>,
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> R<Value> {
+        if self.is_kvstore(recv) {
+            return self.call_kvstore_method(recv, name, args, kwargs);
+        }
         match recv {
             Value::Instance(inst) => {
                 if let Some(f) = inst.class.find_method(name) {
@@ -657,6 +660,9 @@ impl Interp<'_> {
         args: Vec<Value>,
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> R<Value> {
+        if name == "kvstore" {
+            return self.call_kvstore(args, kwargs);
+        }
         if super::OSP_BUILTINS.contains(&name) {
             return self.call_osp_builtin(name, args, kwargs);
         }

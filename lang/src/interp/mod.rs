@@ -11,6 +11,7 @@ mod display;
 pub mod events;
 mod expr;
 pub mod graph;
+pub mod kvstore;
 mod ops;
 mod persist;
 pub(crate) mod serve_support;
@@ -2314,6 +2315,9 @@ impl<'h> Interp<'h> {
             ("PermissionError", "Exception"),
             ("UnicodeError", "ValueError"),
             ("MemoryError", "Exception"),
+            // kvstore's connection failures (CPython: subclasses of OSError).
+            ("ConnectionError", "Exception"),
+            ("TimeoutError", "Exception"),
         ];
         for (n, b) in excs {
             self.new_builtin_class(n, ClassKind::Exception, Some(b));
@@ -2462,6 +2466,7 @@ pub const OSP_BUILTINS: &[&str] = &[
     "restspec",
     "schedule",
     "destroy",
+    "kvstore",
 ];
 
 /// Ancestors of a class with these bases, nearest first, without duplicates.

@@ -897,6 +897,9 @@ impl Interp<'_> {
                 if let Some(&i) = inst.class.field_index.get(name) {
                     return Ok(inst.fields.borrow()[i].clone());
                 }
+                if let Some(m) = self.kvstore_attr(v, name) {
+                    return Ok(m);
+                }
                 if let Some(x) = inst.get_extra(name) {
                     return Ok(x);
                 }
