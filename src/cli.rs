@@ -176,10 +176,13 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
         host.echo = true;
         lang::run_file(&args.file, &mut host, &options)
     } else {
-        let db = store_path(&args.file)?;
+        let dir = app_dir(&args.file);
+        let config = crate::config::Config::load(dir, None)?;
+        let db = config.database.shelf_db_path;
         let store = actors::SqliteStore::open(&db)
             .with_context(|| format!("cannot open the store at {}", db.display()))?;
-        let mut host = actors::RunHost::new(store, true);
+        let storage = crate::storage::StorageNatives::new(&config.storage, dir)?;
+        let mut host = actors::RunHost::new(store, true).with_natives(Some(storage.handle()));
         lang::run_file(&args.file, &mut host, &options)
     };
     // Output may have been written without a trailing flush by a host.
@@ -211,14 +214,18 @@ fn check(args: &CheckArgs) -> Result<ExitCode> {
 /// shelf_db_path` of the configuration next to FILE (`svc.toml`, the `SVC_PROFILE` file,
 /// `SVC_SHELF_DB_PATH`), relative to FILE's directory, by default
 /// `<dir of FILE>/.svc/data/anchor_store.db` (language.md decision 8).
+#[cfg(test)]
 pub fn store_path(file: &Path) -> Result<PathBuf> {
-    let dir = file
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    Ok(crate::config::Config::load(dir, None)?
+    Ok(crate::config::Config::load(app_dir(file), None)?
         .database
         .shelf_db_path)
+}
+
+/// The directory of an entry file (`.` for a bare file name).
+fn app_dir(file: &Path) -> &Path {
+    file.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }
 
 /// Fail early, with the path in the message, when FILE is missing or not a file.

@@ -6,6 +6,7 @@ mod docs;
 mod identity;
 mod openapi;
 mod server;
+mod storage;
 mod webhook;
 
 use clap::Parser as _;

@@ -1,6 +1,7 @@
 //! Runtime side of svc: persistence tiers and (later) the actor system that runs walkers.
 
 pub mod identity;
+pub mod natives;
 pub mod runtime;
 pub mod store;
 pub mod users;

@@ -990,9 +990,17 @@ pub struct RunHost {
     pub echo_stdout: bool,
     captured: String,
     versions: VersionTracker,
+    /// Native services (the event broker of `svc run`), if any.
+    natives: Option<crate::natives::NativesHandle>,
 }
 
 impl RunHost {
+    /// Answer `Host::call_native` through `natives` (the binary's event broker).
+    pub fn with_natives(mut self, natives: Option<crate::natives::NativesHandle>) -> RunHost {
+        self.natives = natives;
+        self
+    }
+
     pub fn new(store: SqliteStore, echo_stdout: bool) -> RunHost {
         let root = store.root_id();
         RunHost {
@@ -1001,6 +1009,7 @@ impl RunHost {
             echo_stdout,
             captured: String::new(),
             versions: VersionTracker::default(),
+            natives: None,
         }
     }
 
@@ -1044,6 +1053,16 @@ impl Host for RunHost {
 
     fn read_module(&mut self, path: &Path) -> Option<String> {
         std::fs::read_to_string(path).ok()
+    }
+
+    fn call_native(
+        &mut self,
+        name: &str,
+        args: &[serde_json::Value],
+    ) -> Option<Result<serde_json::Value, HostError>> {
+        self.natives
+            .as_ref()?
+            .call(name, args, crate::natives::NativeCall::default())
     }
 }
 

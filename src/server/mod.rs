@@ -80,6 +80,10 @@ pub struct Settings {
     /// The cache store URL (`CACHE_URL`, else `[scale.database] cache_url`): carries
     /// WebSocket broadcasts across replicas.
     pub cache_url: Option<String>,
+    /// `[storage]` / `[scale.storage]`: the backend of `store()`.
+    pub storage: crate::config::StorageConfig,
+    /// The entry file's directory (explicit `store(base_path=...)` is relative to it).
+    pub app_dir: PathBuf,
 }
 
 impl Settings {
@@ -132,6 +136,8 @@ impl Settings {
             limits: config.limits.clone(),
             websocket: config.websocket.clone(),
             cache_url: config.database.cache_url.clone(),
+            storage: config.storage.clone(),
+            app_dir,
         })
     }
 
@@ -240,6 +246,9 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
         max_replays: settings.limits.max_replays,
         as_main: settings.as_main,
         queue_capacity: settings.limits.run_queue_capacity,
+        natives: Some(
+            crate::storage::StorageNatives::new(&settings.storage, &settings.app_dir)?.handle(),
+        ),
     };
     let (runtime, loaded) = match Runtime::start(config) {
         Ok(started) => started,

@@ -7,7 +7,8 @@
 //! server) and `hardening_server` (bounds, throttles, secrets, CORS and body reading of
 //! the HTTP and identity layer) and `websocket` (`/ws/<walker>` sessions, broadcast,
 //! and two replicas sharing a real `redis-server`) and `webhooks` (API keys, signed
-//! webhook calls and the alternate webhook flavor).
+//! webhook calls and the alternate webhook flavor) and `storage` (the `store()` builtin,
+//! local files and a real S3-compatible `moto_server`).
 
 mod cli;
 mod fixtures;
@@ -15,6 +16,7 @@ mod hardening;
 mod hardening_server;
 mod identity;
 mod server;
+mod storage;
 mod support;
 mod webhooks;
 mod websocket;

@@ -40,6 +40,8 @@ pub(crate) struct ServeHost<'a> {
     /// A store operation failed for a reason other than a conflict: the worker re-opens
     /// its connection after the call.
     pub(crate) store_failed: bool,
+    /// Native services (`RuntimeConfig::natives`).
+    natives: Option<&'a crate::natives::NativesHandle>,
 }
 
 impl<'a> ServeHost<'a> {
@@ -67,7 +69,17 @@ impl<'a> ServeHost<'a> {
             mailbox,
             lease,
             store_failed: false,
+            natives: None,
         }
+    }
+
+    /// Answer `call_native` through `natives`.
+    pub(crate) fn with_natives(
+        mut self,
+        natives: Option<&'a crate::natives::NativesHandle>,
+    ) -> ServeHost<'a> {
+        self.natives = natives;
+        self
     }
 }
 
@@ -121,6 +133,18 @@ impl Host for ServeHost<'_> {
 
     fn read_module(&mut self, path: &Path) -> Option<String> {
         std::fs::read_to_string(path).ok()
+    }
+
+    fn call_native(
+        &mut self,
+        name: &str,
+        args: &[serde_json::Value],
+    ) -> Option<Result<serde_json::Value, HostError>> {
+        let call = crate::natives::NativeCall {
+            trace_id: self.trace_id,
+            cancel: Some(&self.mailbox.cancel),
+        };
+        self.natives?.call(name, args, call)
     }
 
     fn take_stale(&mut self) -> Option<Stale> {

@@ -102,6 +102,9 @@ pub struct RuntimeConfig {
     pub as_main: bool,
     /// Calls waiting for a worker at most; more are refused (503) (default 1024).
     pub queue_capacity: usize,
+    /// Native services answering `Host::call_native` in every call (the event broker);
+    /// `None` = none (event built-ins are no-ops).
+    pub natives: Option<crate::natives::NativesHandle>,
 }
 
 impl RuntimeConfig {
@@ -115,6 +118,7 @@ impl RuntimeConfig {
             max_replays: 8,
             as_main: false,
             queue_capacity: 1024,
+            natives: None,
         }
     }
 }
@@ -245,6 +249,7 @@ impl Runtime {
             replays: Arc::clone(&inner.replays),
             hot: hot::HotAnchors::default(),
             next_call: AtomicU64::new(1),
+            natives: config.natives.clone(),
         });
 
         queue::start_pool(workers, &shared, &inner.queue)?;

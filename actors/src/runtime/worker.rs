@@ -39,6 +39,8 @@ pub(crate) struct PoolShared {
     pub(crate) hot: HotAnchors,
     /// Tokens of calls in `hot`.
     pub(crate) next_call: AtomicU64,
+    /// Native services of every call (`RuntimeConfig::natives`).
+    pub(crate) natives: Option<crate::natives::NativesHandle>,
 }
 
 /// Replays after which a call claims the anchors it lost races on. Pure optimistic
@@ -199,7 +201,8 @@ impl RunWorker {
                 call,
                 run.mailbox(),
                 (&shared.leases, self.lease),
-            );
+            )
+            .with_natives(shared.natives.as_ref());
             let result = match req.kind {
                 EndpointKind::Walker => lang::serve::spawn_walker(
                     &app.program,

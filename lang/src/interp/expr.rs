@@ -579,6 +579,9 @@ impl Interp<'_> {
         args: Vec<Value>,
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> R<Value> {
+        if self.is_storage(recv) {
+            return self.call_storage_method(recv, name, args, kwargs);
+        }
         match recv {
             Value::Instance(inst) => {
                 if let Some(f) = inst.class.find_method(name) {
@@ -659,6 +662,9 @@ impl Interp<'_> {
     ) -> R<Value> {
         if super::OSP_BUILTINS.contains(&name) {
             return self.call_osp_builtin(name, args, kwargs);
+        }
+        if name == super::storage::STORE {
+            return self.call_store(args, kwargs);
         }
         match builtins::call_builtin(self, name, args, kwargs)? {
             Some(v) => Ok(v),

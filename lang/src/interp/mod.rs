@@ -13,6 +13,7 @@ pub mod graph;
 mod ops;
 mod persist;
 pub(crate) mod serve_support;
+mod storage;
 pub mod value;
 mod walk;
 
@@ -2293,6 +2294,9 @@ impl<'h> Interp<'h> {
             ("ModuleNotFoundError", "ImportError"),
             ("SyntaxError", "Exception"),
             ("PermissionError", "Exception"),
+            ("OSError", "Exception"),
+            ("FileNotFoundError", "OSError"),
+            ("TimeoutError", "OSError"),
             ("UnicodeError", "ValueError"),
             ("MemoryError", "Exception"),
         ];
@@ -2337,6 +2341,12 @@ impl<'h> Interp<'h> {
         ] {
             scope_define(&self.builtins, Rc::from(n), Value::Int(v));
         }
+        self.install_storage_class();
+        scope_define(
+            &self.builtins,
+            Rc::from(storage::STORE),
+            Value::Builtin(Rc::from(storage::STORE)),
+        );
         for name in builtins::BUILTIN_FUNCTIONS
             .iter()
             .chain(OSP_BUILTINS.iter())

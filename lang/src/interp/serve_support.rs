@@ -1039,7 +1039,7 @@ impl Interp<'_> {
         }
     }
 
-    fn generic_from_wire(&mut self, j: &Json) -> Value {
+    pub(super) fn generic_from_wire(&mut self, j: &Json) -> Value {
         match j {
             Json::Null => Value::None,
             Json::Bool(b) => Value::Bool(*b),
