@@ -7,7 +7,8 @@
 //! 1. Built-in defaults (the spec's, plus `max_body_bytes` = 1 MiB from decisions.md).
 //! 2. `<app_dir>/svc.toml`, if present: `[scale.server]`, `[scale.database]`,
 //!    `[scale.limits]`, `[scale.websocket]`, `[scale.webhook]` and the identity sections
-//!    `[scale.jwt]`, `[scale.auth]`, `[scale.emailer]`, `[scale.emailer.smtp]`.
+//!    `[scale.jwt]`, `[scale.auth]`, `[scale.emailer]`, `[scale.emailer.smtp]`, and the
+//!    storage section `[storage]` (or `[scale.storage]`, read after it).
 //! 3. The profile file `<app_dir>/svc.<profile>.toml`, same layout, overlaid key by key,
 //!    when a profile is named by `--profile` or, failing that, by `SVC_PROFILE`. The spec
 //!    leaves profile files "not shown"; this is our choice. A named profile whose file is
@@ -1384,6 +1385,48 @@ docdb_enabled = false
         );
         assert_eq!(c.database.shelf_db_path, dir.0.join(DEFAULT_SHELF_DB_PATH));
         assert_eq!((c.database.docdb_uri, c.database.cache_url), (None, None));
+        assert_eq!(c.storage.base_path, dir.0.join("storage"));
+        assert_eq!(
+            c.storage,
+            StorageConfig {
+                base_path: c.storage.base_path.clone(),
+                ..defaults.storage
+            }
+        );
+    }
+
+    /// `[scale.storage]` over `[storage]`, the environment over both.
+    #[test]
+    fn storage_precedence() {
+        let dir = TempDir::new();
+        dir.write(
+            "svc.toml",
+            "[storage]\ntype = \"object\"\nbucket = \"a\"\nregion = \"eu-west-1\"\n\
+             [scale.storage]\nbucket = \"b\"\nprefix = \"/p/\"\n",
+        );
+        let c = load(&dir, None, &[]).expect("config loads");
+        assert_eq!(c.storage.kind, StorageKind::Object);
+        assert_eq!(c.storage.bucket.as_deref(), Some("b"));
+        assert_eq!(c.storage.region, "eu-west-1");
+        assert_eq!(c.storage.prefix, "p");
+        let c = load(
+            &dir,
+            None,
+            &[
+                ("SVC_STORAGE_TYPE", "local"),
+                ("SVC_STORAGE_OBJ_BUCKET", "c"),
+                ("SVC_STORAGE_OBJ_PUBLIC_READ", "yes"),
+                ("SVC_STORAGE_PATH", "/srv/files"),
+            ],
+        )
+        .expect("config loads");
+        assert_eq!(c.storage.kind, StorageKind::Local);
+        assert_eq!(c.storage.bucket.as_deref(), Some("c"));
+        assert!(c.storage.public_read);
+        assert_eq!(c.storage.base_path, PathBuf::from("/srv/files"));
+        dir.write("svc.toml", "[storage]\ntype = \"blob\"\n");
+        let e = load(&dir, None, &[]).expect_err("bad type");
+        assert!(e.to_string().contains("`local` or `object`"), "{e}");
     }
 
     /// Other `[scale.emailer]` keys are kept for a `.svc` provider; a profile overlays
