@@ -220,13 +220,6 @@ impl StorageNatives {
         NativesHandle::new(self)
     }
 
-    fn backend(&self) -> &'static str {
-        match self.config.kind {
-            StorageKind::Local => "local",
-            StorageKind::Object => "object",
-        }
-    }
-
     /// `store(base_path, create_dirs)`.
     fn open(&self, args: &[Json]) -> Answer {
         let empty = Map::new();
@@ -234,13 +227,60 @@ impl StorageNatives {
             Some(Json::Object(m)) => m,
             _ => &empty,
         };
+        // `StorageFactory.create(storage_type, config)`: the backend named, the base
+        // path and create_dirs from `config`.
+        let kind = match request.get("storage_type") {
+            None => self.config.kind,
+            Some(Json::String(t)) => match t.trim().to_ascii_lowercase().as_str() {
+                "local" => StorageKind::Local,
+                "object" if self.object.is_some() => StorageKind::Object,
+                "object" => {
+                    return Err(Raise::value(
+                        "object storage is not configured ([storage] type = \"object\" and a bucket)",
+                    ));
+                }
+                other => {
+                    return Err(Raise::value(format!(
+                        "unknown storage type '{other}' (local or object)"
+                    )));
+                }
+            },
+            Some(other) => {
+                return Err(Raise::type_error(format!(
+                    "storage type must be str, not {}",
+                    json_type(other)
+                )));
+            }
+        };
+        let request = match request.get("config") {
+            None | Some(Json::Null) if request.contains_key("storage_type") => &empty,
+            None | Some(Json::Null) => request,
+            Some(Json::Object(config)) => {
+                if let Some(key) = config
+                    .keys()
+                    .find(|k| !["base_path", "create_dirs"].contains(&k.as_str()))
+                {
+                    return Err(Raise::value(format!(
+                        "storage config key '{key}' comes from the configuration \
+                         ([storage] in svc.toml or SVC_STORAGE_*), not from svc code"
+                    )));
+                }
+                config
+            }
+            Some(other) => {
+                return Err(Raise::type_error(format!(
+                    "storage config must be dict, not {}",
+                    json_type(other)
+                )));
+            }
+        };
         let args = Args(request);
         let base = match args.opt_str("base_path")? {
             Some(explicit) => paths::app_relative_base(&self.app_dir, explicit)?,
             None => self.config.base_path.clone(),
         };
         let create_dirs = args.bool_or("create_dirs", self.config.create_dirs)?;
-        if self.config.kind == StorageKind::Local {
+        if kind == StorageKind::Local {
             if create_dirs {
                 std::fs::create_dir_all(&base).map_err(|e| {
                     Raise::os(format!(
@@ -263,7 +303,10 @@ impl StorageNatives {
             opened.insert(base.clone());
         }
         Ok(json!({
-            "backend": self.backend(),
+            "backend": match kind {
+                StorageKind::Local => "local",
+                StorageKind::Object => "object",
+            },
             "base_path": base.to_string_lossy(),
             "create_dirs": create_dirs,
         }))
@@ -292,7 +335,11 @@ impl StorageNatives {
         }
         let create_dirs = matches!(this.get("create_dirs"), Some(Json::Bool(true)));
         let args = Args(call_args);
-        match &self.object {
+        let object = match this.get("backend") {
+            Some(Json::String(b)) if b == "object" => self.object.as_ref(),
+            _ => None,
+        };
+        match object {
             None => local::call(
                 &local::Local {
                     base: &base,

@@ -320,6 +320,33 @@ fn configuration_precedence() {
     );
 }
 
+const FACTORY: &str = r#"
+with entry {
+    d = StorageFactory.get_default();
+    print(d.backend, d.base_path.endswith("/storage"));
+    l = StorageFactory.create("local", {"base_path": "loc", "create_dirs": True});
+    print(l.backend, l.base_path.endswith("/loc"), l.upload({"content": "x"}, "a.txt"));
+    try { o = StorageFactory.create("object"); print(o.backend, o.upload({"content": "o"}, "o.txt"), o.exists("o.txt")); } except ValueError as e { print(e); }
+    try { StorageFactory.create("local", {"endpoint_url": "http://10.0.0.1"}); } except ValueError as e { print(e); }
+    try { StorageFactory.create("cloud"); } except ValueError as e { print(e); }
+}
+"#;
+
+#[test]
+fn storage_factory_create_and_get_default() {
+    let dir = TempDir::new("storage-factory");
+    let out = run_ok(dir.path(), FACTORY, &[]);
+    assert_eq!(
+        out,
+        "local True\n\
+         local True a.txt\n\
+         object storage is not configured ([storage] type = \"object\" and a bucket)\n\
+         storage config key 'endpoint_url' comes from the configuration ([storage] in svc.toml or SVC_STORAGE_*), not from svc code\n\
+         unknown storage type 'cloud' (local or object)\n"
+    );
+    assert!(dir.path().join("loc/a.txt").is_file());
+}
+
 #[test]
 fn store_is_unavailable_without_a_store() {
     let dir = TempDir::new("storage-nostore");
@@ -625,6 +652,27 @@ fn object_configuration_precedence() {
     env.push(("SVC_STORAGE_TYPE", "local"));
     let out = run_ok(dir.path(), script, &env);
     assert!(out.starts_with("local file://"), "{out}");
+}
+
+#[test]
+fn storage_factory_with_the_object_backend() {
+    let Some(moto) = Moto::start() else { return };
+    moto.bucket("factory");
+    let dir = TempDir::new("storage-s3-factory");
+    let endpoint = moto.endpoint();
+    let env = moto.env(&endpoint, "factory");
+    let out = run_ok(dir.path(), FACTORY, &env);
+    assert_eq!(
+        out,
+        "object True\n\
+         local True a.txt\n\
+         object o.txt True\n\
+         storage config key 'endpoint_url' comes from the configuration ([storage] in svc.toml or SVC_STORAGE_*), not from svc code\n\
+         unknown storage type 'cloud' (local or object)\n"
+    );
+    // The local instance wrote to the disk, the object one to the bucket.
+    assert!(dir.path().join("loc/a.txt").is_file());
+    assert!(!dir.path().join("storage/o.txt").exists());
 }
 
 #[test]

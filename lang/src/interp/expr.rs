@@ -666,6 +666,9 @@ impl Interp<'_> {
         if name == super::storage::STORE {
             return self.call_store(args, kwargs);
         }
+        if name == super::storage::FACTORY_CREATE || name == super::storage::FACTORY_DEFAULT {
+            return self.call_storage_factory(name, args, kwargs);
+        }
         match builtins::call_builtin(self, name, args, kwargs)? {
             Some(v) => Ok(v),
             None => Err(self.err("NameError", format!("name '{name}' is not defined"))),

@@ -2342,6 +2342,8 @@ impl<'h> Interp<'h> {
             scope_define(&self.builtins, Rc::from(n), Value::Int(v));
         }
         self.install_storage_class();
+        let factory = self.storage_factory();
+        scope_define(&self.builtins, Rc::from("StorageFactory"), factory);
         scope_define(
             &self.builtins,
             Rc::from(storage::STORE),

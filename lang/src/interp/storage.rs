@@ -19,6 +19,10 @@ use std::rc::Rc;
 /// The builtin function name.
 pub(crate) const STORE: &str = "store";
 
+/// The storage factory's methods (`StorageFactory.create`, `StorageFactory.get_default`).
+pub(crate) const FACTORY_CREATE: &str = "StorageFactory.create";
+pub(crate) const FACTORY_DEFAULT: &str = "StorageFactory.get_default";
+
 /// Name of the class of the instances `store()` returns.
 const STORAGE_CLASS: &str = "Storage";
 
@@ -78,6 +82,47 @@ impl Interp<'_> {
         Rc::make_mut(&mut self.builtin_classes).insert(STORAGE_CLASS, Rc::new(class));
     }
 
+    /// The ambient `StorageFactory`: `create(type, config)` and `get_default()`.
+    pub(super) fn storage_factory(&self) -> Value {
+        let scope = Scope::new_ref(None);
+        for (name, builtin) in [("create", FACTORY_CREATE), ("get_default", FACTORY_DEFAULT)] {
+            scope_define(&scope, Rc::from(name), Value::Builtin(Rc::from(builtin)));
+        }
+        Value::Module(Rc::new(ModuleObj {
+            name: Rc::from("StorageFactory"),
+            scope,
+        }))
+    }
+
+    /// `StorageFactory.get_default()` (= `store()`) and `StorageFactory.create(type,
+    /// config)`: a backend named explicitly, `config` giving `base_path` and
+    /// `create_dirs` (object settings come from the configuration only).
+    pub(super) fn call_storage_factory(
+        &mut self,
+        name: &str,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        if name == FACTORY_DEFAULT {
+            self.bind_storage_args("get_default", &[], args, kwargs)?;
+            return self.call_store(vec![], vec![]);
+        }
+        let bound = self.bind_storage_args(
+            "create",
+            &[("storage_type", true), ("config", false)],
+            args,
+            kwargs,
+        )?;
+        let mut request = Map::new();
+        for (param, value) in bound {
+            if let Some(v) = value {
+                let j = self.storage_json(&v, 0)?;
+                request.insert(param.to_string(), j);
+            }
+        }
+        self.open_storage(request)
+    }
+
     /// `v` is a `Storage` instance made by `store()`.
     pub(super) fn is_storage(&self, v: &Value) -> bool {
         match v {
@@ -126,6 +171,11 @@ impl Interp<'_> {
             };
             request.insert(name.to_string(), j);
         }
+        self.open_storage(request)
+    }
+
+    /// Ask the host for a storage instance (`storage.open`).
+    fn open_storage(&mut self, request: Map<String, Json>) -> R<Value> {
         let answer = self.storage_native("storage.open", vec![Json::Object(request)])?;
         let Json::Object(fields) = answer else {
             return Err(self.err("RuntimeError", "store(): the host answered no storage"));
