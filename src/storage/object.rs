@@ -77,7 +77,14 @@ impl ObjectService {
         let mut builder = AmazonS3Builder::from_env()
             .with_bucket_name(bucket_name)
             .with_region(config.region.clone())
-            .with_client_options(client);
+            .with_client_options(client)
+            // A few quick retries inside the operation's time budget, so no task outlives
+            // the caller that gave up on it by much.
+            .with_retry(object_store::RetryConfig {
+                max_retries: 2,
+                retry_timeout: timeout,
+                ..object_store::RetryConfig::default()
+            });
         if let Some(endpoint) = &config.endpoint_url {
             builder = builder
                 .with_endpoint(endpoint.trim_end_matches('/'))
@@ -279,12 +286,16 @@ impl Bucket {
             "delete" => {
                 let path = args.str("path")?;
                 let key = self.key(path, false)?;
-                if self.store.head(&key).await.is_ok() {
-                    self.store
-                        .delete(&key)
-                        .await
-                        .map_err(|e| failure("delete", path, e))?;
-                    return Ok(Json::Bool(true));
+                match self.store.head(&key).await {
+                    Ok(_) => {
+                        self.store
+                            .delete(&key)
+                            .await
+                            .map_err(|e| failure("delete", path, e))?;
+                        return Ok(Json::Bool(true));
+                    }
+                    Err(object_store::Error::NotFound { .. }) => {}
+                    Err(e) => return Err(failure("delete", path, e)),
                 }
                 // A "directory": every object under `path/`.
                 let under = self.list_keys(&key, true).await?;
@@ -299,8 +310,12 @@ impl Bucket {
             "exists" => {
                 let path = args.str("path")?;
                 let key = self.key(path, true)?;
-                if !key.as_ref().is_empty() && self.store.head(&key).await.is_ok() {
-                    return Ok(Json::Bool(true));
+                if !key.as_ref().is_empty() {
+                    match self.store.head(&key).await {
+                        Ok(_) => return Ok(Json::Bool(true)),
+                        Err(object_store::Error::NotFound { .. }) => {}
+                        Err(e) => return Err(failure("exists", path, e)),
+                    }
                 }
                 let listed = self
                     .store

@@ -676,6 +676,62 @@ fn storage_factory_with_the_object_backend() {
 }
 
 #[test]
+fn a_silent_object_endpoint_is_a_timeout_and_a_closed_one_an_os_error() {
+    // An endpoint that accepts connections and never answers.
+    let silent = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let endpoint = format!("http://{}", silent.local_addr().expect("addr"));
+    let held = std::thread::spawn(move || {
+        let mut open = Vec::new();
+        for stream in silent.incoming().take(8) {
+            open.push(stream);
+        }
+    });
+    let dir = TempDir::new("storage-s3-timeout");
+    std::fs::write(
+        dir.path().join("svc.toml"),
+        "[storage]\ntimeout_seconds = 1.0\n",
+    )
+    .expect("toml");
+    let env = [
+        ("SVC_STORAGE_TYPE", "object"),
+        ("SVC_STORAGE_OBJ_BUCKET", "b"),
+        ("SVC_STORAGE_OBJ_ENDPOINT_URL", endpoint.as_str()),
+        ("AWS_ACCESS_KEY_ID", "testing"),
+        ("AWS_SECRET_ACCESS_KEY", "testing"),
+    ];
+    // The HTTP client's own timeout (an OSError) or the caller's deadline (TimeoutError,
+    // an OSError too) ends it within the budget plus the retries' share of it.
+    let script = r#"with entry { try { store().exists("a.txt"); } except OSError as e { print(type(e).__name__, "storage exists of 'a.txt' failed" in str(e) or "took longer" in str(e)); } }"#;
+    let started = std::time::Instant::now();
+    let out = run_ok(dir.path(), script, &env);
+    assert!(
+        out == "OSError True\n" || out == "TimeoutError True\n",
+        "{out}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(held);
+    // Nothing listens: connection refused, an OSError naming the operation.
+    let closed = format!("http://127.0.0.1:{}", free_port());
+    let env = [
+        ("SVC_STORAGE_TYPE", "object"),
+        ("SVC_STORAGE_OBJ_BUCKET", "b"),
+        ("SVC_STORAGE_OBJ_ENDPOINT_URL", closed.as_str()),
+        ("AWS_ACCESS_KEY_ID", "testing"),
+        ("AWS_SECRET_ACCESS_KEY", "testing"),
+    ];
+    let out = run_ok(
+        dir.path(),
+        r#"with entry { try { store().download("a.txt"); } except OSError as e { print(str(e).startswith("storage download of 'a.txt' failed")); } }"#,
+        &env,
+    );
+    assert_eq!(out, "True\n");
+}
+
+#[test]
 fn served_calls_use_the_object_backend() {
     let Some(moto) = Moto::start() else { return };
     moto.bucket("served");
