@@ -23,6 +23,8 @@ use crate::config::{StorageConfig, StorageKind};
 
 /// Most paths one `list_files` answers.
 pub const MAX_LIST_FILES: usize = 100_000;
+/// Distinct base paths one process opens at most (each is remembered).
+pub const MAX_BASE_PATHS: usize = 10_000;
 /// Longest `get_url` expiry accepted (7 days, S3's limit for pre-signed URLs).
 pub const MAX_URL_EXPIRY_SECONDS: i64 = 7 * 24 * 3600;
 
@@ -299,9 +301,16 @@ impl StorageNatives {
             }
         }
         let base = std::fs::canonicalize(&base).unwrap_or(base);
-        if let Ok(mut opened) = self.opened.lock() {
-            opened.insert(base.clone());
+        let Ok(mut opened) = self.opened.lock() else {
+            return Err(Raise::os("storage unavailable"));
+        };
+        if opened.len() >= MAX_BASE_PATHS && !opened.contains(&base) {
+            return Err(Raise::value(format!(
+                "more than {MAX_BASE_PATHS} distinct storage base paths opened by this process"
+            )));
         }
+        opened.insert(base.clone());
+        drop(opened);
         Ok(json!({
             "backend": match kind {
                 StorageKind::Local => "local",
