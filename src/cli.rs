@@ -176,17 +176,23 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
         host.echo = true;
         lang::run_file(&args.file, &mut host, &options)
     } else {
-        let config = app_config(&args.file)?;
+        let dir = app_dir(&args.file);
+        let config = crate::config::Config::load(dir, None)?;
         let db = config.database.shelf_db_path.clone();
-        actors::kvstore::configure(kv_settings(&args.file)?);
+        actors::kvstore::configure(kv_settings(&config.database));
         let store = actors::SqliteStore::open(&db)
             .with_context(|| format!("cannot open the store at {}", db.display()))?;
         // Events under `svc run`: the in-memory broker of this process when enabled
         // (publish and broker.consume work; @subscribe handlers run only under
-        // `svc start`), else no-ops.
+        // `svc start`), else no-ops. `store()` on the configured backend.
         let events = crate::events::Events::for_script(&config.events);
-        let mut host =
-            actors::RunHost::new(store, true).with_natives(events.as_ref().map(|e| e.natives()));
+        let storage = crate::storage::StorageNatives::new(&config.storage, dir)?;
+        let natives = actors::natives::chain(
+            std::iter::once(storage.handle())
+                .chain(events.as_ref().map(|e| e.natives()))
+                .collect(),
+        );
+        let mut host = actors::RunHost::new(store, true).with_natives(natives);
         lang::run_file(&args.file, &mut host, &options)
     };
     // Output may have been written without a trailing flush by a host.
@@ -214,36 +220,30 @@ fn check(args: &CheckArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The configuration `svc start` would use for an app whose entry is `file` (`svc.toml`
-/// next to FILE, the `SVC_PROFILE` file, the environment).
-fn app_config(file: &Path) -> Result<crate::config::Config> {
-    let dir = file
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    crate::config::Config::load(dir, None)
-}
-
 /// The store `svc start` would serve for an app whose entry is `file`: `[scale.database]
-/// shelf_db_path` of [`app_config`], relative to FILE's directory, by default
-/// `<dir of FILE>/.svc/data/anchor_store.db` (language.md decision 8).
+/// shelf_db_path` of the configuration next to FILE, relative to FILE's directory, by
+/// default `<dir of FILE>/.svc/data/anchor_store.db` (language.md decision 8).
 #[cfg(test)]
 fn store_path(file: &Path) -> Result<PathBuf> {
-    Ok(app_config(file)?.database.shelf_db_path)
+    Ok(crate::config::Config::load(app_dir(file), None)?
+        .database
+        .shelf_db_path)
 }
 
-/// The URIs `kvstore(...)` falls back to for an app whose entry is `file`: the
-/// configuration next to FILE, where `DOCDB_URI` / `CACHE_URL` override the file.
-fn kv_settings(file: &Path) -> Result<actors::kvstore::KvSettings> {
-    let dir = file
-        .parent()
+/// The URIs `kvstore(...)` falls back to: the app's configuration, where `DOCDB_URI` /
+/// `CACHE_URL` override the file.
+fn kv_settings(database: &crate::config::DatabaseConfig) -> actors::kvstore::KvSettings {
+    actors::kvstore::KvSettings {
+        docdb_uri: database.docdb_uri.clone(),
+        cache_url: database.cache_url.clone(),
+    }
+}
+
+/// The directory of an entry file (`.` for a bare file name).
+fn app_dir(file: &Path) -> &Path {
+    file.parent()
         .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let database = crate::config::Config::load(dir, None)?.database;
-    Ok(actors::kvstore::KvSettings {
-        docdb_uri: database.docdb_uri,
-        cache_url: database.cache_url,
-    })
+        .unwrap_or(Path::new("."))
 }
 
 /// Fail early, with the path in the message, when FILE is missing or not a file.

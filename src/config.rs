@@ -7,8 +7,9 @@
 //! 1. Built-in defaults (the spec's, plus `max_body_bytes` = 1 MiB from decisions.md).
 //! 2. `<app_dir>/svc.toml`, if present: `[scale.server]`, `[scale.database]`,
 //!    `[scale.limits]`, `[scale.websocket]`, `[scale.webhook]`, `[scale.events]` with
-//!    `[scale.events.retry]`, and the identity sections `[scale.jwt]`, `[scale.auth]`,
-//!    `[scale.emailer]`, `[scale.emailer.smtp]`.
+//!    `[scale.events.retry]`, the identity sections `[scale.jwt]`, `[scale.auth]`,
+//!    `[scale.emailer]`, `[scale.emailer.smtp]`, and the storage section `[storage]` (or
+//!    `[scale.storage]`, read after it).
 //! 3. The profile file `<app_dir>/svc.<profile>.toml`, same layout, overlaid key by key,
 //!    when a profile is named by `--profile` or, failing that, by `SVC_PROFILE`. The spec
 //!    leaves profile files "not shown"; this is our choice. A named profile whose file is
@@ -59,6 +60,8 @@ pub struct Config {
     pub webhook: WebhookConfig,
     /// `[scale.events]` with `[scale.events.retry]`: the event-streaming broker.
     pub events: EventsConfig,
+    /// `[storage]` / `[scale.storage]`: the `store()` builtin's backend.
+    pub storage: StorageConfig,
     /// The profile in effect (`--profile`, else `SVC_PROFILE`).
     pub profile: Option<String>,
     /// `[scale.server] host` was set by a file or `SVC_SERVER_HOST` (not the default):
@@ -269,6 +272,98 @@ impl DatabaseConfig {
             cache_l1_invalidation_enabled: true,
             cache_l1_invalidation_channel: DEFAULT_INVALIDATION_CHANNEL.into(),
         }
+    }
+}
+
+/// Default of `[storage] max_object_bytes`: 64 MiB.
+pub const DEFAULT_MAX_OBJECT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// `[storage]` or `[scale.storage]` (the spec allows both; `[scale.storage]` is read
+/// second, so it wins key by key): the backend of `store()`.
+#[derive(Clone, PartialEq)]
+pub struct StorageConfig {
+    /// `local` or `object`.
+    pub kind: StorageKind,
+    /// Files of the local backend (and local paths named by svc code); relative to the
+    /// app directory.
+    pub base_path: PathBuf,
+    /// Create missing directories (the base path, a destination's parents).
+    pub create_dirs: bool,
+    /// Object backend: the bucket (required when `type = "object"`).
+    pub bucket: Option<String>,
+    pub region: String,
+    /// Key prefix inside the bucket (no leading or trailing `/`).
+    pub prefix: String,
+    /// An S3-compatible endpoint (`http://127.0.0.1:9000`); `None` = AWS.
+    pub endpoint_url: Option<String>,
+    /// `get_url` answers a permanent public URL instead of a pre-signed one.
+    pub public_read: bool,
+    /// Credentials; `None` = the standard `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`
+    /// / `AWS_SESSION_TOKEN` environment variables.
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
+    pub session_token: Option<String>,
+    /// Largest object `upload`/`download`/`copy` handle.
+    pub max_object_bytes: u64,
+    /// Longest one object-storage operation may take.
+    pub timeout_seconds: f64,
+}
+
+/// `[storage] type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StorageKind {
+    Local,
+    Object,
+}
+
+impl StorageKind {
+    fn parse(s: &str) -> Option<StorageKind> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "local" => Some(StorageKind::Local),
+            "object" => Some(StorageKind::Object),
+            _ => None,
+        }
+    }
+}
+
+impl StorageConfig {
+    fn defaults(app_dir: &Path) -> StorageConfig {
+        StorageConfig {
+            kind: StorageKind::Local,
+            base_path: app_dir.join("storage"),
+            create_dirs: true,
+            bucket: None,
+            region: "us-east-1".into(),
+            prefix: String::new(),
+            endpoint_url: None,
+            public_read: false,
+            access_key_id: None,
+            secret_access_key: None,
+            session_token: None,
+            max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
+            timeout_seconds: 30.0,
+        }
+    }
+}
+
+impl std::fmt::Debug for StorageConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let redact = |s: &Option<String>| s.as_ref().map(|_| "<redacted>");
+        f.debug_struct("StorageConfig")
+            .field("kind", &self.kind)
+            .field("base_path", &self.base_path)
+            .field("create_dirs", &self.create_dirs)
+            .field("bucket", &self.bucket)
+            .field("region", &self.region)
+            .field("prefix", &self.prefix)
+            .field("endpoint_url", &self.endpoint_url)
+            .field("public_read", &self.public_read)
+            .field("access_key_id", &self.access_key_id)
+            .field("secret_access_key", &redact(&self.secret_access_key))
+            .field("session_token", &redact(&self.session_token))
+            .field("max_object_bytes", &self.max_object_bytes)
+            .field("timeout_seconds", &self.timeout_seconds)
+            .finish()
     }
 }
 
@@ -534,6 +629,7 @@ impl Config {
             },
             webhook: WebhookConfig::default(),
             events: EventsConfig::default(),
+            storage: StorageConfig::defaults(app_dir),
             profile: None,
             host_explicit: false,
             source: Vec::new(),
@@ -570,6 +666,9 @@ impl Config {
         let table: toml::Table = toml::from_str(text)
             .map_err(|e| anyhow!("{}: {}", file.display(), e.to_string().trim_end()))?;
         self.source.push(file.to_path_buf());
+        if let Some(storage) = section(file, &table, "storage")? {
+            self.apply_storage(app_dir, file, "storage", storage)?;
+        }
         let Some(scale) = table.get("scale") else {
             return Ok(());
         };
@@ -713,6 +812,9 @@ impl Config {
             }
         }
         self.apply_events(file, scale)?;
+        if let Some(storage) = section(file, scale, "storage")? {
+            self.apply_storage(app_dir, file, "scale.storage", storage)?;
+        }
         self.apply_identity(app_dir, file, scale)
     }
 
@@ -780,6 +882,45 @@ impl Config {
                         }
                     }
                 }
+                _ => at.warn_unknown(),
+            }
+        }
+        Ok(())
+    }
+
+    /// `[storage]` or `[scale.storage]`.
+    fn apply_storage(
+        &mut self,
+        app_dir: &Path,
+        file: &Path,
+        name: &'static str,
+        storage: &toml::Table,
+    ) -> anyhow::Result<()> {
+        let s = &mut self.storage;
+        for (key, value) in storage {
+            let at = Key {
+                file,
+                section: name,
+                key,
+            };
+            match key.as_str() {
+                "type" => {
+                    let text = at.string(value)?;
+                    s.kind = StorageKind::parse(&text)
+                        .ok_or_else(|| at.wrong("`local` or `object`", value))?;
+                }
+                "base_path" => s.base_path = app_dir.join(at.non_empty_string(value)?),
+                "create_dirs" => s.create_dirs = at.boolean(value)?,
+                "bucket" => s.bucket = at.optional_string(value)?,
+                "region" => s.region = at.non_empty_string(value)?,
+                "prefix" => s.prefix = at.string(value)?.trim_matches('/').to_string(),
+                "endpoint_url" => s.endpoint_url = at.optional_string(value)?,
+                "public_read" => s.public_read = at.boolean(value)?,
+                "access_key_id" => s.access_key_id = at.optional_string(value)?,
+                "secret_access_key" => s.secret_access_key = at.optional_string(value)?,
+                "session_token" => s.session_token = at.optional_string(value)?,
+                "max_object_bytes" => s.max_object_bytes = at.positive_size(value)? as u64,
+                "timeout_seconds" => s.timeout_seconds = at.positive_seconds(value)?,
                 _ => at.warn_unknown(),
             }
         }
@@ -998,6 +1139,42 @@ impl Config {
         }
         if let Some(v) = env("WEBHOOK_SECRET") {
             self.webhook.secret = Some(v);
+        }
+        self.apply_storage_env(app_dir, env)
+    }
+
+    /// The `SVC_STORAGE_*` variables of the spec's storage table.
+    fn apply_storage_env(
+        &mut self,
+        app_dir: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<()> {
+        let s = &mut self.storage;
+        if let Some(v) = env("SVC_STORAGE_TYPE") {
+            s.kind = StorageKind::parse(&v).ok_or_else(|| {
+                anyhow!("environment variable SVC_STORAGE_TYPE: `{v}` is not `local` or `object`")
+            })?;
+        }
+        if let Some(v) = env("SVC_STORAGE_PATH") {
+            s.base_path = app_dir.join(v);
+        }
+        if let Some(v) = env("SVC_STORAGE_CREATE_DIRS") {
+            s.create_dirs = env_bool("SVC_STORAGE_CREATE_DIRS", &v)?;
+        }
+        if let Some(v) = env("SVC_STORAGE_OBJ_BUCKET") {
+            s.bucket = Some(v);
+        }
+        if let Some(v) = env("SVC_STORAGE_OBJ_REGION") {
+            s.region = v.trim().to_string();
+        }
+        if let Some(v) = env("SVC_STORAGE_OBJ_PREFIX") {
+            s.prefix = v.trim().trim_matches('/').to_string();
+        }
+        if let Some(v) = env("SVC_STORAGE_OBJ_ENDPOINT_URL") {
+            s.endpoint_url = Some(v.trim().to_string());
+        }
+        if let Some(v) = env("SVC_STORAGE_OBJ_PUBLIC_READ") {
+            s.public_read = env_bool("SVC_STORAGE_OBJ_PUBLIC_READ", &v)?;
         }
         Ok(())
     }
@@ -1393,6 +1570,48 @@ docdb_enabled = false
         );
         assert_eq!(c.database.shelf_db_path, dir.0.join(DEFAULT_SHELF_DB_PATH));
         assert_eq!((c.database.docdb_uri, c.database.cache_url), (None, None));
+        assert_eq!(c.storage.base_path, dir.0.join("storage"));
+        assert_eq!(
+            c.storage,
+            StorageConfig {
+                base_path: c.storage.base_path.clone(),
+                ..defaults.storage
+            }
+        );
+    }
+
+    /// `[scale.storage]` over `[storage]`, the environment over both.
+    #[test]
+    fn storage_precedence() {
+        let dir = TempDir::new();
+        dir.write(
+            "svc.toml",
+            "[storage]\ntype = \"object\"\nbucket = \"a\"\nregion = \"eu-west-1\"\n\
+             [scale.storage]\nbucket = \"b\"\nprefix = \"/p/\"\n",
+        );
+        let c = load(&dir, None, &[]).expect("config loads");
+        assert_eq!(c.storage.kind, StorageKind::Object);
+        assert_eq!(c.storage.bucket.as_deref(), Some("b"));
+        assert_eq!(c.storage.region, "eu-west-1");
+        assert_eq!(c.storage.prefix, "p");
+        let c = load(
+            &dir,
+            None,
+            &[
+                ("SVC_STORAGE_TYPE", "local"),
+                ("SVC_STORAGE_OBJ_BUCKET", "c"),
+                ("SVC_STORAGE_OBJ_PUBLIC_READ", "yes"),
+                ("SVC_STORAGE_PATH", "/srv/files"),
+            ],
+        )
+        .expect("config loads");
+        assert_eq!(c.storage.kind, StorageKind::Local);
+        assert_eq!(c.storage.bucket.as_deref(), Some("c"));
+        assert!(c.storage.public_read);
+        assert_eq!(c.storage.base_path, PathBuf::from("/srv/files"));
+        dir.write("svc.toml", "[storage]\ntype = \"blob\"\n");
+        let e = load(&dir, None, &[]).expect_err("bad type");
+        assert!(e.to_string().contains("`local` or `object`"), "{e}");
     }
 
     /// Other `[scale.emailer]` keys are kept for a `.svc` provider; a profile overlays

@@ -7,6 +7,7 @@ mod events;
 mod identity;
 mod openapi;
 mod server;
+mod storage;
 mod webhook;
 
 use clap::Parser as _;

@@ -62,3 +62,27 @@ impl std::fmt::Debug for NativesHandle {
         f.write_str("NativesHandle")
     }
 }
+
+/// Several providers asked in turn: the first that knows a name answers it (the server
+/// plugs in storage and the event broker together).
+pub struct Chain(pub Vec<NativesHandle>);
+
+impl Natives for Chain {
+    fn call(
+        &self,
+        name: &str,
+        args: &[Json],
+        call: NativeCall<'_>,
+    ) -> Option<Result<Json, HostError>> {
+        self.0.iter().find_map(|n| n.call(name, args, call))
+    }
+}
+
+/// One handle for `providers` (`None` when there are none; the one itself when alone).
+pub fn chain(mut providers: Vec<NativesHandle>) -> Option<NativesHandle> {
+    match providers.len() {
+        0 => None,
+        1 => providers.pop(),
+        _ => Some(NativesHandle::new(Chain(providers))),
+    }
+}

@@ -86,6 +86,10 @@ pub struct Settings {
     pub invalidation_channel: Option<String>,
     /// `[scale.events]`.
     pub events: crate::config::EventsConfig,
+    /// `[storage]` / `[scale.storage]`: the backend of `store()`.
+    pub storage: crate::config::StorageConfig,
+    /// The entry file's directory (explicit `store(base_path=...)` is relative to it).
+    pub app_dir: PathBuf,
 }
 
 impl Settings {
@@ -147,6 +151,8 @@ impl Settings {
                 .cache_l1_invalidation_enabled
                 .then(|| config.database.cache_l1_invalidation_channel.clone()),
             events: config.events.clone(),
+            storage: config.storage.clone(),
+            app_dir,
         })
     }
 
@@ -261,7 +267,13 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
         as_main: settings.as_main,
         queue_capacity: settings.limits.run_queue_capacity,
         committed: invalidation.as_ref().map(invalidation::Publisher::sink),
-        natives: events.as_ref().map(|e| e.natives()),
+        natives: actors::natives::chain(
+            std::iter::once(
+                crate::storage::StorageNatives::new(&settings.storage, &settings.app_dir)?.handle(),
+            )
+            .chain(events.as_ref().map(|e| e.natives()))
+            .collect(),
+        ),
     };
     let (runtime, loaded) = match Runtime::start(config) {
         Ok(started) => started,

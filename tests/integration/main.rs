@@ -7,8 +7,9 @@
 //! server) and `hardening_server` (bounds, throttles, secrets, CORS and body reading of
 //! the HTTP and identity layer) and `websocket` (`/ws/<walker>` sessions, broadcast,
 //! and two replicas sharing a real `redis-server`) and `webhooks` (API keys, signed
-//! webhook calls and the alternate webhook flavor) and `kvstore` (the `kvstore(...)`
-//! built-in against a real `redis-server` and SecantusDB, in `svc run` and two replicas).
+//! webhook calls and the alternate webhook flavor), `kvstore` (the `kvstore(...)`
+//! built-in against a real `redis-server` and SecantusDB, in `svc run` and two replicas)
+//! and `storage` (the `store()` builtin, local files and a real S3-compatible `moto_server`).
 
 mod cli;
 mod events;
@@ -19,6 +20,7 @@ mod identity;
 mod invalidation;
 mod kvstore;
 mod server;
+mod storage;
 mod support;
 mod webhooks;
 mod websocket;

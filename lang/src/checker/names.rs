@@ -166,6 +166,7 @@ const AMBIENT_NAMES: &[&str] = &[
     "any",
     // Host natives (service-spec: storage, kvstore, events, sv-to-sv registry).
     "store",
+    "StorageFactory",
     "kvstore",
     "publish",
     "Event",

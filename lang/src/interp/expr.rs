@@ -582,6 +582,9 @@ impl Interp<'_> {
         if self.is_kvstore(recv) {
             return self.call_kvstore_method(recv, name, args, kwargs);
         }
+        if self.is_storage(recv) {
+            return self.call_storage_method(recv, name, args, kwargs);
+        }
         match recv {
             Value::Instance(inst) => {
                 if let Some(f) = inst.class.find_method(name) {
@@ -668,6 +671,12 @@ impl Interp<'_> {
         }
         if super::events::EVENT_BUILTINS.contains(&name) {
             return self.call_event_builtin(name, args, kwargs);
+        }
+        if name == super::storage::STORE {
+            return self.call_store(args, kwargs);
+        }
+        if name == super::storage::FACTORY_CREATE || name == super::storage::FACTORY_DEFAULT {
+            return self.call_storage_factory(name, args, kwargs);
         }
         match builtins::call_builtin(self, name, args, kwargs)? {
             Some(v) => Ok(v),

@@ -15,6 +15,7 @@ pub mod kvstore;
 mod ops;
 mod persist;
 pub(crate) mod serve_support;
+mod storage;
 pub mod value;
 mod walk;
 
@@ -2313,6 +2314,9 @@ impl<'h> Interp<'h> {
             ("ModuleNotFoundError", "ImportError"),
             ("SyntaxError", "Exception"),
             ("PermissionError", "Exception"),
+            ("OSError", "Exception"),
+            ("FileNotFoundError", "OSError"),
+            ("TimeoutError", "OSError"),
             ("UnicodeError", "ValueError"),
             ("MemoryError", "Exception"),
             // kvstore's connection failures (CPython: subclasses of OSError).
@@ -2360,6 +2364,14 @@ impl<'h> Interp<'h> {
         ] {
             scope_define(&self.builtins, Rc::from(n), Value::Int(v));
         }
+        self.install_storage_class();
+        let factory = self.storage_factory();
+        scope_define(&self.builtins, Rc::from("StorageFactory"), factory);
+        scope_define(
+            &self.builtins,
+            Rc::from(storage::STORE),
+            Value::Builtin(Rc::from(storage::STORE)),
+        );
         for name in builtins::BUILTIN_FUNCTIONS
             .iter()
             .chain(OSP_BUILTINS.iter())

@@ -909,6 +909,9 @@ impl Interp<'_> {
                 if let Some(s) = inst.class.find_static(name) {
                     return Ok(s);
                 }
+                if let Some(m) = self.storage_attr(v, name) {
+                    return Ok(m);
+                }
                 if name == "reports" && inst.class.is_walker() {
                     return Ok(Value::list(vec![]));
                 }
