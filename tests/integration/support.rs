@@ -461,8 +461,16 @@ impl WsClient {
     /// The next text frame as JSON, skipping (and answering) protocol pings; panics on
     /// anything else.
     pub fn recv_json(&mut self) -> Value {
+        self.recv_json_within(WS_WAIT)
+    }
+
+    /// [`WsClient::recv_json`] with its own wait for each frame.
+    pub fn recv_json_within(&mut self, wait: Duration) -> Value {
         loop {
-            match self.recv() {
+            let frame = self
+                .recv_within(wait)
+                .expect("a frame from the server within the wait");
+            match frame {
                 Frame::Text(t) => {
                     return serde_json::from_str(&t)
                         .unwrap_or_else(|e| panic!("not JSON ({e}): {t}"));
