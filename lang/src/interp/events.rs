@@ -127,21 +127,7 @@ pub fn rfc3339(since_epoch: Duration) -> String {
 impl Interp<'_> {
     /// Install `Event`, `publish`, `subscribe` and `broker` in the builtins scope.
     pub(super) fn install_event_builtins(&mut self) {
-        let mut class =
-            Class::bare_builtin("Event", ClassKind::Arch(ast::ArchKind::Obj), vec![], vec![]);
-        for (i, name) in EVENT_FIELDS.iter().enumerate() {
-            let name: Rc<str> = Rc::from(*name);
-            class.field_index.insert(name.clone(), i);
-            class.fields.push(FieldDef {
-                name,
-                ty: None,
-                default: None,
-                postinit: false,
-                is_static: false,
-                access: None,
-            });
-        }
-        let class = Rc::new(class);
+        let class = Rc::new(Class::builtin_record("Event", EVENT_FIELDS));
         Rc::make_mut(&mut self.builtin_classes).insert("Event", class.clone());
         scope_define(&self.builtins, Rc::from("Event"), Value::Class(class));
         for name in ["publish", "subscribe"] {

@@ -257,24 +257,7 @@ impl Interp<'_> {
         if let Some(c) = self.builtin_classes.get("KvStore") {
             return c.clone();
         }
-        let mut class = Class::bare_builtin(
-            "KvStore",
-            ClassKind::Arch(crate::ast::ArchKind::Obj),
-            vec![],
-            vec![],
-        );
-        for (i, name) in ["db_name", "db_type", "_handle"].iter().enumerate() {
-            let name: Rc<str> = Rc::from(*name);
-            class.field_index.insert(name.clone(), i);
-            class.fields.push(FieldDef {
-                name,
-                ty: None,
-                default: None,
-                postinit: false,
-                is_static: false,
-                access: None,
-            });
-        }
+        let class = Class::builtin_record("KvStore", &["db_name", "db_type", "_handle"]);
         let class = Rc::new(class);
         Rc::make_mut(&mut self.builtin_classes).insert("KvStore", class.clone());
         class

@@ -12,7 +12,6 @@
 
 use super::value::*;
 use super::{Interp, R};
-use crate::ast;
 use serde_json::{Map, Value as Json};
 use std::rc::Rc;
 
@@ -61,24 +60,7 @@ const RAISABLE: &[&str] = &[
 impl Interp<'_> {
     /// Install the `Storage` class (not bound to a name: instances come from `store()`).
     pub(super) fn install_storage_class(&mut self) {
-        let mut class = Class::bare_builtin(
-            STORAGE_CLASS,
-            ClassKind::Arch(ast::ArchKind::Obj),
-            vec![],
-            vec![],
-        );
-        for (i, name) in STORAGE_FIELDS.iter().enumerate() {
-            let name: Rc<str> = Rc::from(*name);
-            class.field_index.insert(name.clone(), i);
-            class.fields.push(FieldDef {
-                name,
-                ty: None,
-                default: None,
-                postinit: false,
-                is_static: false,
-                access: None,
-            });
-        }
+        let class = Class::builtin_record(STORAGE_CLASS, STORAGE_FIELDS);
         Rc::make_mut(&mut self.builtin_classes).insert(STORAGE_CLASS, Rc::new(class));
     }
 

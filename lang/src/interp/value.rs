@@ -324,6 +324,30 @@ impl fmt::Debug for Class {
 }
 
 impl Class {
+    /// A built-in `obj` class whose instances hold `fields` (untyped, no defaults): the
+    /// objects the runtime hands out (`Event`, `KvStore`, `Storage`).
+    pub fn builtin_record(name: &str, fields: &[&str]) -> Class {
+        let mut class = Class::bare_builtin(
+            name,
+            ClassKind::Arch(crate::ast::ArchKind::Obj),
+            vec![],
+            vec![],
+        );
+        for (i, field) in fields.iter().enumerate() {
+            let name: Rc<str> = Rc::from(*field);
+            class.field_index.insert(name.clone(), i);
+            class.fields.push(FieldDef {
+                name,
+                ty: None,
+                default: None,
+                postinit: false,
+                is_static: false,
+                access: None,
+            });
+        }
+        class
+    }
+
     /// `self` is `other` or a subclass of it.
     pub fn is_sub(&self, other: &Class) -> bool {
         self.mro.iter().any(|c| c.id == other.id) || self.id == other.id
