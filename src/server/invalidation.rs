@@ -16,7 +16,7 @@
 //!   bridge's `Backoff`, 100 ms to 10 s); while the cache store is unreachable the
 //!   feature is off (logged once per outage) and only per-run L1 caches remain.
 
-use super::ws::bridge::{Backoff, connect, redact};
+use super::ws::bridge::{Backoff, PublishConnection, connect, redact};
 use actix::{Actor, Addr, Context, Handler, Message};
 use actors::runtime::{CommitSink, Committed, RunId, Runtime};
 use futures_util::StreamExt as _;
@@ -178,55 +178,18 @@ impl Handler<Invalidate> for InvalidationListener {
 }
 
 async fn publisher(shared: Arc<Shared>, mut rx: mpsc::Receiver<Committed>) {
-    let mut conn: Option<redis::aio::MultiplexedConnection> = None;
-    let mut backoff = Backoff::default();
-    let mut retry_at = tokio::time::Instant::now();
-    let mut down = false;
+    let mut out = PublishConnection::new(
+        shared.client.clone(),
+        shared.channel.clone(),
+        shared.shown.clone(),
+        "L1 invalidation across replicas",
+    );
     while let Some(notice) = rx.recv().await {
-        if conn.is_none() {
-            if tokio::time::Instant::now() < retry_at {
-                continue; // off until the next attempt
-            }
-            match connect(shared.client.get_multiplexed_async_connection()).await {
-                Ok(c) => {
-                    conn = Some(c);
-                    backoff.reset();
-                    if down {
-                        tracing::info!(target: "svc::cache", "cache store {} reachable again: publishing invalidations", shared.shown);
-                        down = false;
-                    }
-                }
-                Err(e) => {
-                    if !down {
-                        tracing::warn!(
-                            target: "svc::cache",
-                            "L1 invalidation across replicas: off (cannot publish to {}: {e}); \
-                             retrying with backoff",
-                            shared.shown
-                        );
-                        down = true;
-                    }
-                    retry_at = tokio::time::Instant::now() + backoff.next_delay();
-                    continue;
-                }
-            }
+        if !out.ready().await {
+            continue;
         }
-        let Some(c) = conn.as_mut() else { continue };
         for payload in messages(&shared.replica, &notice) {
-            let sent: redis::RedisResult<i64> = redis::cmd("PUBLISH")
-                .arg(&shared.channel)
-                .arg(payload)
-                .query_async(c)
-                .await;
-            if let Err(e) = sent {
-                tracing::warn!(
-                    target: "svc::cache",
-                    "an L1 invalidation was lost: PUBLISH to {} failed: {e}; reconnecting",
-                    shared.shown
-                );
-                conn = None;
-                down = true;
-                retry_at = tokio::time::Instant::now() + backoff.next_delay();
+            if !out.publish(payload).await {
                 break;
             }
         }

@@ -146,63 +146,125 @@ struct Shared {
 }
 
 async fn publisher(shared: Arc<Shared>, mut rx: mpsc::Receiver<Outbound>) {
-    let mut conn: Option<redis::aio::MultiplexedConnection> = None;
-    let mut backoff = Backoff::default();
-    let mut retry_at = tokio::time::Instant::now();
-    let mut down = false;
-    while let Some(out) = rx.recv().await {
-        if conn.is_none() {
-            if tokio::time::Instant::now() < retry_at {
-                continue; // off until the next attempt: this broadcast stays local
-            }
-            match connect(shared.client.get_multiplexed_async_connection()).await {
-                Ok(c) => {
-                    conn = Some(c);
-                    backoff.reset();
-                    if down {
-                        tracing::info!(target: "svc::ws", "cache store {} reachable again: publishing broadcasts", shared.shown);
-                        down = false;
-                    }
-                }
-                Err(e) => {
-                    if !down {
-                        tracing::warn!(
-                            target: "svc::ws",
-                            "cross-replica broadcast off: cannot publish to the cache store {}: \
-                             {e}; retrying with backoff",
-                            shared.shown
-                        );
-                        down = true;
-                    }
-                    retry_at = tokio::time::Instant::now() + backoff.next_delay();
-                    continue;
-                }
-            }
+    let mut out = PublishConnection::new(
+        shared.client.clone(),
+        shared.channel.clone(),
+        shared.shown.clone(),
+        "cross-replica WebSocket broadcast",
+    );
+    while let Some(broadcast) = rx.recv().await {
+        // While the cache store is off, this broadcast stays local.
+        if !out.ready().await {
+            continue;
         }
         let wire = Wire {
             replica: shared.replica.clone(),
-            walker: out.walker,
-            private: out.private,
-            frame: out.frame.to_string(),
+            walker: broadcast.walker,
+            private: broadcast.private,
+            frame: broadcast.frame.to_string(),
         };
-        let Ok(payload) = serde_json::to_string(&wire) else {
-            continue;
+        if let Ok(payload) = serde_json::to_string(&wire) {
+            out.publish(payload).await;
+        }
+    }
+}
+
+/// One `PUBLISH` connection to the cache store, shared by the WebSocket bridge and the L1
+/// invalidation publisher: connected on demand, and after a failure re-tried no sooner
+/// than a capped exponential backoff allows (messages in between are skipped: the
+/// feature is off meanwhile, logged once per outage).
+pub(crate) struct PublishConnection {
+    client: redis::Client,
+    channel: String,
+    /// The URL without credentials, for logs.
+    shown: String,
+    /// What is published, for logs.
+    what: &'static str,
+    conn: Option<redis::aio::MultiplexedConnection>,
+    backoff: Backoff,
+    retry_at: tokio::time::Instant,
+    down: bool,
+}
+
+impl PublishConnection {
+    pub(crate) fn new(
+        client: redis::Client,
+        channel: String,
+        shown: String,
+        what: &'static str,
+    ) -> PublishConnection {
+        PublishConnection {
+            client,
+            channel,
+            shown,
+            what,
+            conn: None,
+            backoff: Backoff::default(),
+            retry_at: tokio::time::Instant::now(),
+            down: false,
+        }
+    }
+
+    /// Connected, connecting now if the backoff allows; `false` while off.
+    pub(crate) async fn ready(&mut self) -> bool {
+        if self.conn.is_some() {
+            return true;
+        }
+        if tokio::time::Instant::now() < self.retry_at {
+            return false;
+        }
+        match connect(self.client.get_multiplexed_async_connection()).await {
+            Ok(c) => {
+                self.conn = Some(c);
+                self.backoff.reset();
+                if self.down {
+                    tracing::info!(
+                        "cache store {} reachable again: {} on",
+                        self.shown,
+                        self.what
+                    );
+                    self.down = false;
+                }
+                true
+            }
+            Err(e) => {
+                if !self.down {
+                    tracing::warn!(
+                        "{} off: cannot publish to the cache store {}: {e}; retrying with backoff",
+                        self.what,
+                        self.shown
+                    );
+                    self.down = true;
+                }
+                self.retry_at = tokio::time::Instant::now() + self.backoff.next_delay();
+                false
+            }
+        }
+    }
+
+    /// `PUBLISH` `payload` on the channel; `false` (logged, connection dropped) when it
+    /// failed.
+    pub(crate) async fn publish(&mut self, payload: String) -> bool {
+        let Some(c) = self.conn.as_mut() else {
+            return false;
         };
-        if let Some(c) = conn.as_mut() {
-            let sent: redis::RedisResult<i64> = redis::cmd("PUBLISH")
-                .arg(&shared.channel)
-                .arg(payload)
-                .query_async(c)
-                .await;
-            if let Err(e) = sent {
+        let sent: redis::RedisResult<i64> = redis::cmd("PUBLISH")
+            .arg(&self.channel)
+            .arg(payload)
+            .query_async(c)
+            .await;
+        match sent {
+            Ok(_) => true,
+            Err(e) => {
                 tracing::warn!(
-                    target: "svc::ws",
-                    "cross-replica broadcast lost: PUBLISH to {} failed: {e}; reconnecting",
-                    shared.shown
+                    "{} lost a message: PUBLISH to {} failed: {e}; reconnecting",
+                    self.what,
+                    self.shown
                 );
-                conn = None;
-                down = true;
-                retry_at = tokio::time::Instant::now() + backoff.next_delay();
+                self.conn = None;
+                self.down = true;
+                self.retry_at = tokio::time::Instant::now() + self.backoff.next_delay();
+                false
             }
         }
     }
