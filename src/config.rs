@@ -599,8 +599,6 @@ impl std::fmt::Debug for SmtpConfig {
 
 /// Keys of `[scale.server]` that later issues read: accepted without a warning.
 const SERVER_LATER_KEYS: &[&str] = &[];
-/// Keys of `[scale.database]` that later issues read: accepted without a warning.
-const DATABASE_LATER_KEYS: &[&str] = &[];
 
 impl Config {
     /// Load the configuration of the app in `app_dir`. `profile` (from `--profile`) beats
@@ -726,7 +724,6 @@ impl Config {
                     "cache_l1_invalidation_channel" => {
                         d.cache_l1_invalidation_channel = at.non_empty_string(value)?;
                     }
-                    other if DATABASE_LATER_KEYS.contains(&other) => {}
                     _ => at.warn_unknown(),
                 }
             }
