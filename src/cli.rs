@@ -28,6 +28,71 @@ pub enum Command {
     Run(RunArgs),
     Check(CheckArgs),
     Start(StartArgs),
+    Db(DbArgs),
+}
+
+/// Operator commands on the graph store.
+#[derive(Debug, Args)]
+#[command(
+    about = "Inspect and repair the graph store (embedded or document database)",
+    long_about = "Operator commands on the store `svc start --app` would serve: the embedded \
+                  file ([scale.database] shelf_db_path) or, when DOCDB_URI / \
+                  [scale.database] docdb_uri is set, the document database.\n\n\
+                  Exit status: 0 on success; 1 on bad input (unknown entry, malformed \
+                  archetype name, unreachable store); 2 on a usage error."
+)]
+pub struct DbArgs {
+    #[command(subcommand)]
+    pub command: DbCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DbCommand {
+    /// Print `format_version=… anchors=N quarantined=N aliases=N` and a table per archetype.
+    Inspect(DbAppArgs),
+    /// Class-rename aliases.
+    Alias {
+        #[command(subcommand)]
+        command: AliasCommand,
+    },
+    /// Move back every quarantined anchor that can be read now (after aliases).
+    RecoverAll(DbAppArgs),
+    /// Quarantined anchors.
+    Quarantine {
+        #[command(subcommand)]
+        command: QuarantineCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AliasCommand {
+    /// Register OLD (`module.Name`) as a former name of NEW (`module.Name`).
+    Add {
+        old: String,
+        new: String,
+        #[command(flatten)]
+        app: DbAppArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum QuarantineCommand {
+    /// One line per quarantined anchor: entry id, anchor id, time, reason.
+    List(DbAppArgs),
+    /// One quarantined anchor in full (its stored form and the reason), as JSON.
+    Show {
+        id: String,
+        #[command(flatten)]
+        app: DbAppArgs,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct DbAppArgs {
+    /// The app's entry file (its svc.toml names the store; its archetypes decide what
+    /// `recover-all` can read).
+    #[arg(long, value_name = "ENTRY", default_value = "main.svc")]
+    pub app: PathBuf,
 }
 
 /// Run a program.
@@ -153,6 +218,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => run(&args),
         Command::Check(args) => check(&args),
         Command::Start(args) => crate::server::start(&args),
+        Command::Db(args) => crate::db::run(&args),
     }
 }
 
@@ -178,10 +244,13 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     } else {
         let dir = app_dir(&args.file);
         let config = crate::config::Config::load(dir, None)?;
-        let db = config.database.shelf_db_path.clone();
+        let target = actors::StoreTarget::choose(
+            config.database.shelf_db_path.clone(),
+            config.database.docdb_uri.as_deref(),
+        );
         actors::kvstore::configure(kv_settings(&config.database));
-        let store = actors::SqliteStore::open(&db)
-            .with_context(|| format!("cannot open the store at {}", db.display()))?;
+        let store = actors::AnchorStore::open(&target)
+            .with_context(|| format!("cannot open the {}", target.describe()))?;
         // Events under `svc run`: the in-memory broker of this process when enabled
         // (publish and broker.consume work; @subscribe handlers run only under
         // `svc start`), else no-ops. `store()` on the configured backend.
@@ -232,7 +301,7 @@ fn store_path(file: &Path) -> Result<PathBuf> {
 
 /// The URIs `kvstore(...)` falls back to: the app's configuration, where `DOCDB_URI` /
 /// `CACHE_URL` override the file.
-fn kv_settings(database: &crate::config::DatabaseConfig) -> actors::kvstore::KvSettings {
+pub(crate) fn kv_settings(database: &crate::config::DatabaseConfig) -> actors::kvstore::KvSettings {
     actors::kvstore::KvSettings {
         docdb_uri: database.docdb_uri.clone(),
         cache_url: database.cache_url.clone(),
@@ -240,14 +309,14 @@ fn kv_settings(database: &crate::config::DatabaseConfig) -> actors::kvstore::KvS
 }
 
 /// The directory of an entry file (`.` for a bare file name).
-fn app_dir(file: &Path) -> &Path {
+pub(crate) fn app_dir(file: &Path) -> &Path {
     file.parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
 }
 
 /// Fail early, with the path in the message, when FILE is missing or not a file.
-fn ensure_readable(file: &Path) -> Result<()> {
+pub(crate) fn ensure_readable(file: &Path) -> Result<()> {
     let meta =
         std::fs::metadata(file).with_context(|| format!("cannot read {}", file.display()))?;
     if !meta.is_file() {

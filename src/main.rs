@@ -2,6 +2,7 @@
 
 mod cli;
 mod config;
+mod db;
 mod docs;
 mod events;
 mod identity;

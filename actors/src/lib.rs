@@ -8,3 +8,7 @@ pub mod store;
 pub mod users;
 
 pub use store::{FORMAT_VERSION, RunHost, SqliteStore, StoreError, random_id};
+pub mod docstore;
+pub mod tier;
+
+pub use tier::{AnchorStore, StoreTarget};

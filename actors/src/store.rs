@@ -68,6 +68,10 @@ CREATE TABLE IF NOT EXISTS anchor_edges (
     PRIMARY KEY (node_id, seq)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS anchor_edges_by_edge ON anchor_edges (node_id, edge_id);
+CREATE TABLE IF NOT EXISTS anchors_aliases (
+    old_name TEXT PRIMARY KEY,        -- module.Name (or Name)
+    new_name TEXT NOT NULL            -- module.Name
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS anchors_quarantine (
     id             TEXT NOT NULL,
     raw            TEXT NOT NULL,     -- json object of the original row
@@ -135,6 +139,11 @@ pub enum StoreError {
     FormatVersion { found: i64, supported: i64 },
     #[error("store metadata is corrupt: {0}")]
     Meta(String),
+    #[error("document database: {0}")]
+    Doc(String),
+    /// The document database did not answer (down, unreachable, too slow).
+    #[error("{0}")]
+    Unreachable(String),
 }
 
 /// Create `dir` and its missing parents with mode 0700 (existing directories are left
@@ -172,6 +181,7 @@ impl From<StoreError> for HostError {
     fn from(e: StoreError) -> HostError {
         match e {
             StoreError::Conflict { id, .. } => HostError::Conflict(id),
+            StoreError::Unreachable(m) => HostError::Unavailable(m),
             other => HostError::Store(other.to_string()),
         }
     }
@@ -182,6 +192,10 @@ pub struct SqliteStore {
     conn: Connection,
     root: AnchorId,
     path: PathBuf,
+    /// Class-rename aliases (`anchors_aliases`), read on open.
+    aliases: std::collections::HashMap<String, String>,
+    /// The app's archetypes: rows of others are quarantined when read.
+    archetypes: crate::docstore::Archetypes,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -275,7 +289,140 @@ impl SqliteStore {
             }
         };
         tx.commit()?;
-        Ok(SqliteStore { conn, root, path })
+        let mut store = SqliteStore {
+            conn,
+            root,
+            path,
+            aliases: Default::default(),
+            archetypes: Default::default(),
+        };
+        store.reload_aliases()?;
+        Ok(store)
+    }
+
+    /// Read `anchors_aliases` into the alias map (done on every open).
+    pub fn reload_aliases(&mut self) -> Result<(), StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT old_name, new_name FROM anchors_aliases")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let mut map = std::collections::HashMap::new();
+        for row in rows {
+            let (from, to) = row?;
+            map.insert(from, to);
+        }
+        drop(stmt);
+        self.aliases = map;
+        Ok(())
+    }
+
+    /// Set which archetypes the app declares (rows of others are quarantined on read).
+    pub fn set_archetypes(&mut self, archetypes: crate::docstore::Archetypes) {
+        self.archetypes = archetypes;
+    }
+
+    /// Decode a row, apply aliases, check the archetype.
+    fn decode(&self, raw: &[SqlValue]) -> Result<(StoredAnchor, u64), String> {
+        let (mut anchor, version) = decode_anchor(raw)?;
+        if !self.aliases.is_empty() || self.archetypes.known.is_some() {
+            crate::docstore::resolve_archetype(&mut anchor, &self.aliases, &self.archetypes)?;
+        }
+        Ok((anchor, version))
+    }
+
+    /// Register `from` → `to` in `anchors_aliases`.
+    pub fn add_alias(&mut self, from: &str, to: &str) -> Result<(), StoreError> {
+        self.conn.execute(
+            "INSERT INTO anchors_aliases (old_name, new_name) VALUES (?1, ?2) \
+             ON CONFLICT (old_name) DO UPDATE SET new_name = excluded.new_name",
+            [from, to],
+        )?;
+        self.reload_aliases()
+    }
+
+    pub fn aliases(&self) -> &std::collections::HashMap<String, String> {
+        &self.aliases
+    }
+
+    pub fn count_aliases(&self) -> Result<u64, StoreError> {
+        self.count("SELECT count(*) FROM anchors_aliases")
+    }
+
+    /// Quarantined rows, oldest first.
+    pub fn quarantined(&self) -> Result<Vec<crate::docstore::Quarantined>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT rowid, id, raw, reason, quarantined_at FROM anchors_quarantine ORDER BY rowid",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(crate::docstore::Quarantined {
+                entry: r.get::<_, i64>(0)?.to_string(),
+                anchor: r.get(1)?,
+                raw: serde_json::from_str(&r.get::<_, String>(2)?)
+                    .unwrap_or(serde_json::Value::Null),
+                reason: r.get(3)?,
+                quarantined_at: r.get::<_, String>(4)?.parse().unwrap_or(0),
+            })
+        })?;
+        rows.collect::<Result<Vec<_>, _>>()
+            .map_err(StoreError::from)
+    }
+
+    /// Move every quarantined row that reads now (after aliases) back; returns
+    /// `(recovered, total)`.
+    pub fn recover_all(&mut self) -> Result<(u64, u64), StoreError> {
+        let entries = self.quarantined()?;
+        let total = entries.len() as u64;
+        let mut recovered = 0;
+        for entry in entries {
+            let Some(object) = entry.raw.as_object() else {
+                continue;
+            };
+            let raw: Vec<SqlValue> = ANCHOR_COLUMNS
+                .iter()
+                .map(|c| match object.get(*c) {
+                    Some(serde_json::Value::String(t)) => SqlValue::Text(t.clone()),
+                    Some(serde_json::Value::Number(n)) => match n.as_i64() {
+                        Some(i) => SqlValue::Integer(i),
+                        None => SqlValue::Real(n.as_f64().unwrap_or(0.0)),
+                    },
+                    _ => SqlValue::Null,
+                })
+                .collect();
+            let Ok((anchor, version)) = self.decode(&raw) else {
+                continue;
+            };
+            let tx = self.conn.transaction()?;
+            write_anchor(&tx, &anchor)?;
+            tx.execute(
+                "UPDATE anchors SET version = ?2 WHERE id = ?1",
+                params![IdText::new(anchor.id), version as i64],
+            )?;
+            tx.execute(
+                "DELETE FROM anchors_quarantine WHERE rowid = ?1",
+                [entry.entry.parse::<i64>().unwrap_or(-1)],
+            )?;
+            tx.commit()?;
+            recovered += 1;
+        }
+        Ok((recovered, total))
+    }
+
+    /// Anchor counts per `(kind, arch_module, arch_type)`.
+    pub fn census(&self) -> Result<Vec<(String, String, String, u64)>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT kind, arch_module, arch_type, count(*) FROM anchors \
+             GROUP BY kind, arch_module, arch_type ORDER BY kind, arch_module, arch_type",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                u64::try_from(r.get::<_, i64>(3)?).unwrap_or(0),
+            ))
+        })?;
+        rows.collect::<Result<Vec<_>, _>>()
+            .map_err(StoreError::from)
     }
 
     /// The root node of `svc run` (the single local user's root).
@@ -311,7 +458,7 @@ impl SqliteStore {
         let Some(raw) = raw else {
             return Ok(None);
         };
-        match decode_anchor(&raw) {
+        match self.decode(&raw) {
             Ok(found) => Ok(Some(found)),
             Err(reason) => {
                 self.quarantine(&key, &raw, &reason)?;
@@ -380,7 +527,7 @@ impl SqliteStore {
                 SqlValue::Text(t) => t.clone(),
                 other => format!("{other:?}"),
             };
-            match decode_anchor(&raw) {
+            match self.decode(&raw) {
                 Ok(found) => out.push(found),
                 Err(reason) => self.quarantine(&key, &raw, &reason)?,
             }
@@ -892,7 +1039,7 @@ impl VersionTracker {
     /// `store.load_versioned`, remembering the version.
     pub fn load(
         &mut self,
-        store: &mut SqliteStore,
+        store: &mut crate::tier::AnchorStore,
         id: AnchorId,
     ) -> Result<Option<StoredAnchor>, StoreError> {
         match store.load_versioned(id)? {
@@ -907,7 +1054,7 @@ impl VersionTracker {
     /// A node's edge list (`store.load_edges`).
     pub fn load_edges(
         &mut self,
-        store: &mut SqliteStore,
+        store: &mut crate::tier::AnchorStore,
         id: AnchorId,
     ) -> Result<Vec<AnchorId>, StoreError> {
         store.load_edges(id)
@@ -916,7 +1063,7 @@ impl VersionTracker {
     /// `store.load_many_versioned`, remembering the versions.
     pub fn load_many(
         &mut self,
-        store: &mut SqliteStore,
+        store: &mut crate::tier::AnchorStore,
         ids: &[AnchorId],
     ) -> Result<Vec<StoredAnchor>, StoreError> {
         let found = store.load_many_versioned(ids)?;
@@ -935,7 +1082,7 @@ impl VersionTracker {
     /// versions of what it wrote.
     pub fn commit(
         &mut self,
-        store: &mut SqliteStore,
+        store: &mut crate::tier::AnchorStore,
         mut changes: CommitSet,
     ) -> Result<(), StoreError> {
         let mut checked: IdSet = changes.read_versions.iter().map(|(id, _)| *id).collect();
@@ -984,7 +1131,7 @@ impl VersionTracker {
 /// `read_versions` of a commit that writes, deletes or re-links them, so two concurrent
 /// `svc run`s of one app cannot silently overwrite each other.
 pub struct RunHost {
-    pub store: SqliteStore,
+    pub store: crate::tier::AnchorStore,
     pub root: AnchorId,
     /// `true`: write output to stdout; `false`: keep it in memory (see `captured`).
     pub echo_stdout: bool,
@@ -1001,7 +1148,8 @@ impl RunHost {
         self
     }
 
-    pub fn new(store: SqliteStore, echo_stdout: bool) -> RunHost {
+    pub fn new(store: impl Into<crate::tier::AnchorStore>, echo_stdout: bool) -> RunHost {
+        let store = store.into();
         let root = store.root_id();
         RunHost {
             store,

@@ -68,6 +68,9 @@ pub struct Settings {
     /// `[scale.server] cors_origins`.
     pub cors: middleware::Cors,
     pub store_path: PathBuf,
+    /// `DOCDB_URI` / `[scale.database] docdb_uri`: the graph lives in the document
+    /// database when set.
+    pub docdb_uri: Option<String>,
     /// Run workers (interpreter threads).
     pub workers: usize,
     /// `--main`: run the entry's `with entry:__main__` blocks at load.
@@ -100,9 +103,6 @@ impl Settings {
             docdb_uri: config.database.docdb_uri.clone(),
             cache_url: config.database.cache_url.clone(),
         });
-        if config.database.docdb_uri.is_some() {
-            tracing::warn!("DOCDB_URI is set, but this build persists to the embedded store only");
-        }
         let app_name = std::fs::canonicalize(&app_dir)
             .ok()
             .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -140,6 +140,7 @@ impl Settings {
             body_read_timeout: Duration::from_secs(config.server.body_read_timeout_seconds),
             cors,
             store_path: config.database.shelf_db_path,
+            docdb_uri: config.database.docdb_uri.clone(),
             workers: args.workers.unwrap_or(cores).max(1),
             as_main: args.main,
             identity,
@@ -261,6 +262,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     let config = RuntimeConfig {
         entry: settings.entry.clone(),
         store_path: settings.store_path.clone(),
+        docdb_uri: settings.docdb_uri.clone(),
         workers: settings.workers,
         limits: settings.limits(),
         max_replays: settings.limits.max_replays,
@@ -314,7 +316,14 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     )?);
     let entry = settings.entry.display().to_string();
     let host = settings.host.clone();
-    let store = display_path(&settings.store_path);
+    let store = match runtime.store_target() {
+        actors::StoreTarget::Embedded(path) => {
+            format!("embedded SQLite at {}", display_path(path))
+        }
+        actors::StoreTarget::Document(target) => {
+            format!("document database at {}", target.redacted())
+        }
+    };
     let ws = ws::Registry::start(settings.websocket.clone(), settings.cache_url.as_deref());
     let state = web::Data::new(AppState {
         runtime: runtime.clone(),
@@ -362,7 +371,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
         dev::spawn(app_dir(&state.settings.entry), state.clone());
     }
     say(&format!(
-        "svc: serving {entry} at http://{host}:{port} (store: embedded SQLite at {store})\n"
+        "svc: serving {entry} at http://{host}:{port} (store: {store})\n"
     ));
     let _ = std::io::stdout().flush();
     tracing::debug!(startup_ms = started.elapsed().as_millis() as u64, "ready");

@@ -14,7 +14,7 @@ use std::time::Duration;
 const WAIT: Duration = Duration::from_secs(20);
 
 /// A database server on a loopback port, killed (by PID) on drop.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     port: u16,
 }
@@ -43,7 +43,7 @@ impl Server {
         Some(server)
     }
 
-    fn redis() -> Option<Server> {
+    pub(crate) fn redis() -> Option<Server> {
         let port = free_port();
         let args = [
             "--port",
@@ -59,7 +59,7 @@ impl Server {
         Server::spawn("redis-server", &args, port)
     }
 
-    fn docdb() -> Option<Server> {
+    pub(crate) fn docdb() -> Option<Server> {
         let port = free_port();
         let args = [
             "--host",
@@ -75,11 +75,11 @@ impl Server {
         Server::spawn("secantusd-py", &args, port)
     }
 
-    fn redis_url(&self) -> String {
+    pub(crate) fn redis_url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.port)
     }
 
-    fn mongo_url(&self) -> String {
+    pub(crate) fn mongo_url(&self) -> String {
         format!("mongodb://127.0.0.1:{}/", self.port)
     }
 }

@@ -12,6 +12,7 @@
 //! and `storage` (the `store()` builtin, local files and a real S3-compatible `moto_server`).
 
 mod cli;
+mod docdb;
 mod events;
 mod fixtures;
 mod hardening;

@@ -57,7 +57,7 @@ fn to_bson(j: &Json) -> Bson {
     }
 }
 
-fn to_doc(m: &Map<String, Json>) -> Document {
+pub(crate) fn to_doc(m: &Map<String, Json>) -> Document {
     let mut d = Document::new();
     for (k, v) in m {
         d.insert(k.clone(), to_bson(v));
@@ -85,7 +85,7 @@ fn to_json(b: &Bson) -> Json {
     }
 }
 
-fn doc_json(d: &Document) -> Json {
+pub(crate) fn doc_json(d: &Document) -> Json {
     Json::Object(d.iter().map(|(k, v)| (k.clone(), to_json(v))).collect())
 }
 

@@ -5,7 +5,7 @@
 
 use super::Loaded;
 use super::host::{LoadHost, Sources};
-use crate::store::SqliteStore;
+use crate::tier::AnchorStore;
 use lang::Limits;
 use lang::interp::Program;
 use std::collections::HashMap;
@@ -64,7 +64,7 @@ impl SourceBoard {
 /// what the app shows (`Loaded`) and the sources read.
 pub(crate) fn load_from_disk(
     entry: &Path,
-    store: &mut SqliteStore,
+    store: &mut AnchorStore,
     limits: &Limits,
     as_main: bool,
 ) -> Result<(Program, Loaded, HashMap<PathBuf, String>), String> {
@@ -77,6 +77,7 @@ pub(crate) fn load_from_disk(
         endpoints: app.endpoints,
         subscriptions: app.subscriptions,
         load_output: app.load_output,
+        archetypes: app.program.archetype_names(),
     };
     Ok((app.program, loaded, files))
 }
@@ -86,7 +87,7 @@ pub(crate) fn load_from_disk(
 pub(crate) fn load_published(
     entry: &Path,
     source: &AppSource,
-    store: &mut SqliteStore,
+    store: &mut AnchorStore,
     limits: &Limits,
     as_main: bool,
 ) -> Result<Program, String> {
@@ -98,12 +99,12 @@ pub(crate) fn load_published(
 /// may recurse deeply), handing `store` over and back. Blocks the calling thread.
 pub(crate) fn validate_on_thread(
     entry: &Path,
-    mut store: SqliteStore,
+    mut store: AnchorStore,
     limits: &Limits,
     as_main: bool,
 ) -> Result<
     (
-        SqliteStore,
+        AnchorStore,
         Result<(Loaded, HashMap<PathBuf, String>), String>,
     ),
     String,

@@ -7,7 +7,8 @@ use super::hot::HotAnchors;
 use super::run::{Mailbox, RunId};
 use super::supervisor::StoreLeases;
 use super::{CommitSink, Committed};
-use crate::store::{SqliteStore, StoreError, VersionTracker};
+use crate::store::{StoreError, VersionTracker};
+use crate::tier::AnchorStore;
 use lang::host::{AnchorId, CommitSet, Host, HostError, Stale, StoredAnchor};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -24,7 +25,7 @@ fn host_error(e: StoreError, failed: &mut bool) -> HostError {
 /// connection with the shared `VersionTracker` bookkeeping (the same as `svc run`), so a
 /// commit over stale reads fails with `HostError::Conflict` and the worker replays.
 pub(crate) struct ServeHost<'a> {
-    store: &'a mut SqliteStore,
+    store: &'a mut AnchorStore,
     versions: &'a mut VersionTracker,
     user_root: AnchorId,
     shared_root: AnchorId,
@@ -51,7 +52,7 @@ impl<'a> ServeHost<'a> {
     /// A host acting for `user_root`, with `shared_root` as `root.shared`. The tracker
     /// must be clear (a fresh attempt).
     pub(crate) fn new(
-        store: &'a mut SqliteStore,
+        store: &'a mut AnchorStore,
         versions: &'a mut VersionTracker,
         user_root: AnchorId,
         shared_root: AnchorId,
@@ -205,7 +206,7 @@ pub(crate) enum Sources<'a> {
 /// load of the app); a worker's own load of already validated sources discards its
 /// commit, so N workers do not repeat the module code's writes N times.
 pub(crate) struct LoadHost<'a> {
-    store: &'a mut SqliteStore,
+    store: &'a mut AnchorStore,
     versions: VersionTracker,
     root: AnchorId,
     sources: Sources<'a>,
@@ -213,7 +214,7 @@ pub(crate) struct LoadHost<'a> {
 }
 
 impl<'a> LoadHost<'a> {
-    pub(crate) fn new(store: &'a mut SqliteStore, sources: Sources<'a>, commit: bool) -> Self {
+    pub(crate) fn new(store: &'a mut AnchorStore, sources: Sources<'a>, commit: bool) -> Self {
         let root = store.root_id();
         LoadHost {
             store,

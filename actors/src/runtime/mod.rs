@@ -73,7 +73,7 @@ pub use run::{RunAddr, RunId, RunMsg};
 pub use supervisor::StoreSupervisor;
 pub use worker::RunWorker;
 
-use crate::store::SqliteStore;
+use crate::tier::{AnchorStore, StoreTarget};
 use actix::{Addr, Arbiter, Supervisor, System};
 use lang::host::AnchorId;
 use messages::{CancelOnDrop, CheckStore, InFlight, RestartStore, RunCall};
@@ -90,8 +90,12 @@ use worker::PoolShared;
 pub struct RuntimeConfig {
     /// The app's main `.svc` file.
     pub entry: PathBuf,
-    /// The SQLite file (`shelf_db_path`); parent directories are created.
+    /// The SQLite file (`shelf_db_path`); parent directories are created. Unused when
+    /// `docdb_uri` is set.
     pub store_path: PathBuf,
+    /// The document database (`DOCDB_URI` / `docdb_uri`): when set, the graph lives
+    /// there instead of the embedded store.
+    pub docdb_uri: Option<String>,
     /// Run workers (interpreter threads); `RuntimeConfig::new` uses the available cores.
     pub workers: usize,
     /// Limits of each call (timeout, operations, depth); a replay starts them afresh.
@@ -127,11 +131,18 @@ pub struct Committed {
 pub type CommitSink = Arc<dyn Fn(Committed) + Send + Sync>;
 
 impl RuntimeConfig {
+    /// The graph tier this configuration names (the document database when a URI is
+    /// set, else the embedded file).
+    pub fn target(&self) -> StoreTarget {
+        StoreTarget::choose(self.store_path.clone(), self.docdb_uri.as_deref())
+    }
+
     /// Defaults: one worker per available core, default limits, 8 replays.
     pub fn new(entry: impl Into<PathBuf>, store_path: impl Into<PathBuf>) -> RuntimeConfig {
         RuntimeConfig {
             entry: entry.into(),
             store_path: store_path.into(),
+            docdb_uri: None,
             workers: std::thread::available_parallelism().map_or(2, usize::from),
             limits: lang::Limits::default(),
             max_replays: 8,
@@ -180,6 +191,8 @@ pub struct Loaded {
     pub subscriptions: Vec<SubscriptionInfo>,
     /// What the module-level code printed while loading.
     pub load_output: String,
+    /// Names of the archetypes the app declares.
+    pub archetypes: Vec<String>,
 }
 
 /// Handle to the running runtime: actor addresses only, cheap to clone, `Send + Sync`.
@@ -192,6 +205,7 @@ pub struct Runtime {
 
 struct Inner {
     store_path: PathBuf,
+    target: StoreTarget,
     shared_root: AnchorId,
     in_flight: Arc<AtomicUsize>,
     replays: Arc<AtomicU64>,
@@ -234,19 +248,20 @@ impl Runtime {
             return Err("error: the runtime must be started inside an actix System\n".into());
         }
         let workers = config.workers.max(1);
-        let store = SqliteStore::open(&config.store_path).map_err(|e| {
-            format!(
-                "error: cannot open store {}: {e}\n",
-                config.store_path.display()
-            )
-        })?;
+        let target = config.target();
+        let store = AnchorStore::open(&target)
+            .map_err(|e| format!("error: cannot open the {}: {e}\n", target.describe()))?;
         let shared_root = store.root_id();
-        let (store, validated) =
+        let (mut store, validated) =
             app::validate_on_thread(&config.entry, store, &config.limits, config.as_main)?;
         let (loaded, files) = validated?;
+        let archetypes = crate::docstore::Archetypes {
+            known: Some(Arc::new(loaded.archetypes.iter().cloned().collect())),
+        };
+        store.set_archetypes(archetypes.clone());
 
         let arbiter = Arbiter::new();
-        let leases = Arc::new(StoreLeases::new(config.store_path.clone()));
+        let leases = Arc::new(StoreLeases::new(target.clone(), archetypes));
         let supervisor = {
             let leases = Arc::clone(&leases);
             Supervisor::start_in_arbiter(&arbiter.handle(), move |_| {
@@ -255,6 +270,7 @@ impl Runtime {
         };
         let inner = Inner {
             store_path: config.store_path.clone(),
+            target,
             shared_root,
             in_flight: Arc::new(AtomicUsize::new(0)),
             replays: Arc::new(AtomicU64::new(0)),
@@ -442,6 +458,11 @@ impl Runtime {
     /// The SQLite file of the store.
     pub fn store_path(&self) -> &Path {
         &self.inner.store_path
+    }
+
+    /// Which backend holds the graph.
+    pub fn store_target(&self) -> &StoreTarget {
+        &self.inner.target
     }
 
     /// Number of calls currently running or queued (for graceful shutdown draining).

@@ -1,6 +1,7 @@
-//! `StoreSupervisor`: the actor that owns the embedded store tier for the server. It
-//! holds the connection opened at start (schema and shared root created then), probes
-//! it on a timer and on demand, and restarts (re-opens the file) when a probe fails.
+//! `StoreSupervisor`: the actor that owns the graph tier for the server (the embedded
+//! file or the document database). It holds the connection opened at start (schema and
+//! shared root created then), probes it on a timer and on demand, and restarts
+//! (re-connects) when a probe fails.
 //! It runs on its own arbiter, so a slow probe never blocks an HTTP worker.
 //!
 //! It also owns the connections the run workers use, through `StoreLeases`: a worker's
@@ -12,10 +13,10 @@
 //! handle itself.
 
 use super::messages::{CheckStore, ReportStoreFailure, RestartStore, StoreHealth};
-use crate::store::SqliteStore;
+use crate::docstore::Archetypes;
+use crate::tier::{AnchorStore, StoreTarget};
 use actix::{Actor, ActorContext as _, AsyncContext as _, Context, Handler, Supervised};
 use lang::host::{AnchorId, format_id};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -23,24 +24,42 @@ use std::time::Duration;
 /// The run workers' store connections, as leases the supervisor can revoke.
 #[derive(Debug)]
 pub(crate) struct StoreLeases {
-    path: PathBuf,
+    target: StoreTarget,
+    /// The app's archetypes (updated when a reload changes them).
+    archetypes: std::sync::Mutex<Archetypes>,
     generation: AtomicU64,
 }
 
 impl StoreLeases {
-    pub(crate) fn new(path: PathBuf) -> StoreLeases {
+    pub(crate) fn new(target: StoreTarget, archetypes: Archetypes) -> StoreLeases {
         StoreLeases {
-            path,
+            target,
+            archetypes: std::sync::Mutex::new(archetypes),
             generation: AtomicU64::new(0),
         }
     }
 
     /// Open a connection under the current lease; returns it with its generation.
-    pub(crate) fn open(&self) -> Result<(SqliteStore, u64), String> {
+    pub(crate) fn open(&self) -> Result<(AnchorStore, u64), String> {
         let generation = self.current();
-        let store = SqliteStore::open(&self.path)
-            .map_err(|e| format!("cannot open store {}: {e}", self.path.display()))?;
+        let mut store = open_store(&self.target)?;
+        store.set_archetypes(self.archetypes());
         Ok((store, generation))
+    }
+
+    pub(crate) fn archetypes(&self) -> Archetypes {
+        self.archetypes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// A reloaded app declares `names`: connections opened from now on check those.
+    pub(crate) fn set_archetypes(&self, archetypes: Archetypes) {
+        *self
+            .archetypes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = archetypes;
     }
 
     /// The generation a connection must have to be used (one atomic load).
@@ -54,14 +73,18 @@ impl StoreLeases {
     }
 }
 
+fn open_store(target: &StoreTarget) -> Result<AnchorStore, String> {
+    AnchorStore::open(target).map_err(|e| format!("cannot open the {}: {e}", target.describe()))
+}
+
 /// How often the supervisor probes the store unprompted.
 const PROBE_EVERY: Duration = Duration::from_secs(10);
 
 /// Owns the store file; see the module docs.
 pub struct StoreSupervisor {
-    path: PathBuf,
+    target: StoreTarget,
     root: AnchorId,
-    store: Option<SqliteStore>,
+    store: Option<AnchorStore>,
     restarts: u32,
     leases: Arc<StoreLeases>,
 }
@@ -69,9 +92,9 @@ pub struct StoreSupervisor {
 impl StoreSupervisor {
     /// A supervisor over an already opened store (its root is the shared root), owning
     /// the workers' `leases`.
-    pub(crate) fn new(store: SqliteStore, leases: Arc<StoreLeases>) -> StoreSupervisor {
+    pub(crate) fn new(store: AnchorStore, leases: Arc<StoreLeases>) -> StoreSupervisor {
         StoreSupervisor {
-            path: store.path().to_path_buf(),
+            target: leases.target.clone(),
             root: store.root_id(),
             store: Some(store),
             restarts: 0,
@@ -83,14 +106,13 @@ impl StoreSupervisor {
     fn probe(&mut self) -> Result<StoreHealth, String> {
         let store = match self.store.take() {
             Some(store) => store,
-            None => SqliteStore::open(&self.path)
-                .map_err(|e| format!("cannot open store {}: {e}", self.path.display()))?,
+            None => open_store(&self.target)?,
         };
         store.check_health().map_err(|e| e.to_string())?;
         if store.root_id() != self.root {
             return Err(format!(
-                "store {} now has root {}, not {}",
-                self.path.display(),
+                "the {} now has root {}, not {}",
+                self.target.describe(),
                 format_id(store.root_id()),
                 format_id(self.root)
             ));
@@ -106,7 +128,7 @@ impl StoreSupervisor {
     fn probe_or_restart(&mut self, ctx: &mut Context<Self>) -> Result<StoreHealth, String> {
         let health = self.probe();
         if let Err(e) = &health {
-            tracing::warn!(store = %self.path.display(), "store probe failed, restarting: {e}");
+            tracing::warn!(store = %self.target.describe(), "store probe failed, restarting: {e}");
             ctx.stop();
         }
         health
@@ -128,10 +150,10 @@ impl Supervised for StoreSupervisor {
         self.restarts += 1;
         self.store = None;
         self.leases.revoke_all();
-        match SqliteStore::open(&self.path) {
+        match open_store(&self.target) {
             Ok(store) => self.store = Some(store),
             Err(e) => {
-                tracing::error!(store = %self.path.display(), "cannot re-open store: {e}");
+                tracing::error!(store = %self.target.describe(), "cannot re-open store: {e}");
             }
         }
     }
@@ -149,7 +171,7 @@ impl Handler<RestartStore> for StoreSupervisor {
     type Result = ();
 
     fn handle(&mut self, msg: RestartStore, ctx: &mut Context<Self>) {
-        tracing::warn!(store = %self.path.display(), reason = %msg.reason, "restarting the store tier");
+        tracing::warn!(store = %self.target.describe(), reason = %msg.reason, "restarting the store tier");
         ctx.stop();
     }
 }
@@ -158,7 +180,7 @@ impl Handler<ReportStoreFailure> for StoreSupervisor {
     type Result = ();
 
     fn handle(&mut self, msg: ReportStoreFailure, ctx: &mut Context<Self>) {
-        tracing::warn!(store = %self.path.display(), "a run worker hit a store error: {}", msg.error);
+        tracing::warn!(store = %self.target.describe(), "a run worker hit a store error: {}", msg.error);
         let _ = self.probe_or_restart(ctx);
     }
 }

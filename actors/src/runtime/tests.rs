@@ -2,7 +2,7 @@
 //! app written by each test, all inside an actix `System`.
 
 use super::*;
-use crate::store::{RunHost, random_id};
+use crate::store::{RunHost, SqliteStore, random_id};
 use serde_json::{Value as Json, json};
 use std::sync::atomic::AtomicU64;
 

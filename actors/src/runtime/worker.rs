@@ -9,7 +9,8 @@ use super::messages::{ReportStoreFailure, RunCall};
 use super::run::RunAddr;
 use super::supervisor::StoreLeases;
 use super::{CallError, CallOutcome, CallRequest, EndpointKind, Loaded};
-use crate::store::{SqliteStore, VersionTracker, random_id};
+use crate::store::{VersionTracker, random_id};
+use crate::tier::AnchorStore;
 use actix::Recipient;
 use lang::Limits;
 use lang::host::AnchorId;
@@ -61,7 +62,7 @@ struct WorkerApp {
 /// `lang::driver::INTERPRETER_STACK_BYTES` of stack), so the `!Send` program never moves.
 pub struct RunWorker {
     shared: Arc<PoolShared>,
-    store: Option<SqliteStore>,
+    store: Option<AnchorStore>,
     /// The lease generation `store` was opened under.
     lease: u64,
     app: Option<WorkerApp>,
@@ -89,7 +90,7 @@ impl RunWorker {
 
     /// The store connection, opened on demand, and re-opened when the supervisor has
     /// revoked its lease (a restart of the store tier).
-    fn store(&mut self) -> Result<&mut SqliteStore, String> {
+    fn store(&mut self) -> Result<&mut AnchorStore, String> {
         let current = self.shared.leases.current();
         let store = match self.store.take() {
             Some(store) if self.lease == current => store,
@@ -128,6 +129,13 @@ impl RunWorker {
         let store = self.store()?;
         match app::load_published(&entry, &source, store, &limits, as_main) {
             Ok(program) => {
+                let archetypes = crate::docstore::Archetypes {
+                    known: Some(Arc::new(program.archetype_names().into_iter().collect())),
+                };
+                self.shared.leases.set_archetypes(archetypes.clone());
+                if let Some(store) = self.store.as_mut() {
+                    store.set_archetypes(archetypes);
+                }
                 self.app = Some(WorkerApp {
                     program,
                     generation: source.generation,
@@ -191,6 +199,7 @@ impl RunWorker {
                 return Err(CallError::Cancelled);
             }
             self.store().map_err(CallError::Host)?;
+            let attempt_started = std::time::Instant::now();
             // A call that lost `ESCALATE_AFTER` races claims the anchors it lost on:
             // other commits touching them wait for it, nothing else does.
             let claim = (attempt >= ESCALATE_AFTER).then(|| shared.hot.claim(call, &contended));
@@ -256,7 +265,7 @@ impl RunWorker {
                         "write conflict; replaying the call"
                     );
                     drop(claim);
-                    backoff(attempt);
+                    backoff(attempt, attempt_started.elapsed());
                 }
                 Err(CallError::Conflict(anchor)) => {
                     return Err(CallError::Conflict(format!(
@@ -290,10 +299,13 @@ impl RunWorker {
 }
 
 /// Sleep a random while before replay `attempt` (1-based): a quarter of a ceiling that
-/// doubles per attempt (0.4 ms, 0.8 ms, ... capped at 25.6 ms) plus up to the ceiling
-/// again, so two losers do not collide again in lockstep.
-fn backoff(attempt: u32) {
-    let ceiling_us: u64 = 200 << attempt.min(7);
+/// doubles per attempt plus up to the ceiling again, so two losers do not collide again
+/// in lockstep. The ceiling starts at the larger of 0.2 ms and the lost attempt's own
+/// duration (a call on the document tier takes milliseconds, and its rivals may be other
+/// replicas, which the in-process claim does not order) and is capped at 250 ms.
+fn backoff(attempt: u32, took: Duration) {
+    let base_us = (took.as_micros() as u64).clamp(200, 50_000);
+    let ceiling_us: u64 = (base_us << attempt.min(7)).min(250_000);
     let jitter = (random_id() as u64) % ceiling_us;
     std::thread::sleep(Duration::from_micros(ceiling_us / 4 + jitter));
 }

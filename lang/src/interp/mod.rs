@@ -180,6 +180,14 @@ const PIN_SCAN_LIMIT: usize = 100_000;
 /// run of a program on one thread.
 type FnCache = Rc<std::cell::RefCell<HashMap<(u32, u32), Rc<FnTemplate>>>>;
 
+impl Program {
+    /// Names of the archetypes the program declares (what a stored anchor's `arch_type`
+    /// must name to be read back).
+    pub fn archetype_names(&self) -> Vec<String> {
+        self.classes.keys().map(|k| k.to_string()).collect()
+    }
+}
+
 impl<'h> Interp<'h> {
     /// The program state of this interpreter (after `run_main`), for later runs. The
     /// load run's anchors held by module globals are pinned: later runs resolve them by

@@ -1,0 +1,246 @@
+//! The document-database tier end to end: `svc start` replicas sharing one SecantusDB
+//! (the Mongo-wire server `.ci/run` installs, started here on a free loopback port and
+//! killed by PID), and `svc db` on both backends. Skipped with a message when
+//! `secantusd-py` is not installed.
+
+use crate::kvstore::Server;
+use crate::support::{ServerGuard, free_port, json_call};
+use crate::{TempDir, stderr, stdout, svc};
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+
+const COUNTER_APP: &str = r#"
+node Counter { has n: int = 0; }
+node Todo { has title: str; }
+
+walker:pub bump {
+    can go with Root entry {
+        found = [-->[?:Counter]];
+        if not found {
+            here ++> Counter();
+            found = [-->[?:Counter]];
+        }
+        c = found[0];
+        c.n += 1;
+        report c.n;
+    }
+}
+
+walker:pub counters {
+    can go with Root entry { report len([-->[?:Counter]]); }
+}
+
+walker:pub add_todo {
+    has title: str;
+    can go with Root entry { here ++> Todo(title=self.title); }
+}
+
+walker:pub todos {
+    can go with Root entry { report [t.title for t in [-->[?:Todo]]]; }
+}
+"#;
+
+fn replica(dir: &TempDir, uri: &str) -> ServerGuard {
+    let port = free_port().to_string();
+    ServerGuard::launch(
+        dir.path(),
+        &[
+            "main.svc",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--workers",
+            "2",
+        ],
+        &[
+            ("JWT_SECRET", "docdb-test-secret-0123456789abcdef"),
+            ("DOCDB_URI", uri),
+        ],
+    )
+}
+
+fn call(server: &ServerGuard, walker: &str, body: Value) -> Value {
+    let resp = json_call(
+        server.port,
+        "POST",
+        &format!("/walker/{walker}"),
+        None,
+        &body,
+    );
+    assert_eq!(resp.status, 200, "{}", resp.body);
+    resp.json()["data"]["reports"].clone()
+}
+
+#[test]
+fn replicas_share_one_graph_and_concurrent_increments_are_exact() {
+    let Some(db) = Server::docdb() else {
+        return;
+    };
+    let dir = TempDir::new("docdb-replicas");
+    dir.write("main.svc", COUNTER_APP);
+    let uri = format!("{}replicas", db.mongo_url());
+    let replicas: Vec<ServerGuard> = (0..3).map(|_| replica(&dir, &uri)).collect();
+    for r in &replicas {
+        assert!(
+            r.stdout()
+                .contains("(store: document database at mongodb://127.0.0.1:"),
+            "startup line names the backend:\n{}",
+            r.stdout()
+        );
+    }
+
+    // A write on one replica is read fresh on the others.
+    call(&replicas[0], "add_todo", json!({"title": "milk"}));
+    for r in &replicas[1..] {
+        assert_eq!(call(r, "todos", json!({})), json!([["milk"]]));
+    }
+
+    // Concurrent increments from every replica, the first ones racing to create the
+    // counter (check-then-create): exactly one counter, every increment once.
+    const PER_CLIENT: usize = 12;
+    let seen: Vec<Vec<i64>> = std::thread::scope(|s| {
+        let handles: Vec<_> = replicas
+            .iter()
+            .flat_map(|r| [r, r])
+            .map(|r| {
+                s.spawn(move || {
+                    (0..PER_CLIENT)
+                        .map(|_| call(r, "bump", json!({}))[0].as_i64().expect("a count"))
+                        .collect::<Vec<i64>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("client"))
+            .collect()
+    });
+    let all: Vec<i64> = seen.into_iter().flatten().collect();
+    let total = (PER_CLIENT * 6) as i64;
+    let distinct: BTreeSet<i64> = all.iter().copied().collect();
+    assert_eq!(all.len() as i64, total);
+    assert_eq!(
+        distinct,
+        (1..=total).collect::<BTreeSet<i64>>(),
+        "each increment seen exactly once"
+    );
+    for r in &replicas {
+        assert_eq!(call(r, "counters", json!({})), json!([1]));
+    }
+}
+
+#[test]
+fn a_renamed_archetype_is_quarantined_then_recovered_with_an_alias() {
+    let Some(db) = Server::docdb() else {
+        return;
+    };
+    let uri = format!("{}renames", db.mongo_url());
+    rename_flow(&[("DOCDB_URI", uri.as_str())]);
+}
+
+#[test]
+fn the_embedded_store_quarantines_and_recovers_the_same_way() {
+    rename_flow(&[]);
+}
+
+const NOTE_APP: &str = r#"
+node Note { has text: str; }
+walker:pub add { has text: str; can go with Root entry { here ++> Note(text=self.text); } }
+walker:pub notes { can go with Root entry { report [n.text for n in [-->[?:Note]]]; } }
+"#;
+
+/// v1 stores a `Note`; v2 renames the class `Memo`: reading quarantines the old node;
+/// `svc db alias add` + `recover-all` bring it back as a `Memo`.
+fn rename_flow(env: &[(&str, &str)]) {
+    let dir = TempDir::new("docdb-rename");
+    dir.write("main.svc", NOTE_APP);
+    let mut all = vec![("JWT_SECRET", "docdb-test-secret-0123456789abcdef")];
+    all.extend_from_slice(env);
+    let start = || {
+        let port = free_port().to_string();
+        ServerGuard::launch(
+            dir.path(),
+            &["main.svc", "--host", "127.0.0.1", "--port", &port],
+            &all,
+        )
+    };
+    let db = |args: &[&str]| {
+        let out = svc()
+            .current_dir(dir.path())
+            .arg("db")
+            .args(args)
+            .args(["--app", "main.svc"])
+            .env_remove("DOCDB_URI")
+            .envs(env.iter().copied())
+            .output()
+            .expect("svc db");
+        (out.status.code(), stdout(&out), stderr(&out))
+    };
+
+    let v1 = start();
+    call(&v1, "add", json!({"text": "hello"}));
+    assert_eq!(call(&v1, "notes", json!({})), json!([["hello"]]));
+    drop(v1);
+
+    let (code, out, err) = db(&["inspect"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let first = out.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("format_version=1 anchors=")
+            && first.ends_with("quarantined=0 aliases=0"),
+        "{out}"
+    );
+    assert!(out.contains("main.Note"), "{out}");
+
+    dir.write("main.svc", &NOTE_APP.replace("Note", "Memo"));
+    let v2 = start();
+    assert_eq!(
+        call(&v2, "notes", json!({})),
+        json!([[]]),
+        "unreadable: not shown"
+    );
+    drop(v2);
+    let (code, out, err) = db(&["quarantine", "list"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(
+        out.contains("main.Note"),
+        "the reason names the archetype: {out}"
+    );
+    let anchor = out
+        .split_whitespace()
+        .nth(1)
+        .expect("anchor id")
+        .to_string();
+    let (code, shown, _) = db(&["quarantine", "show", &anchor]);
+    assert_eq!(code, Some(0));
+    let shown: Value = serde_json::from_str(&shown).expect("json");
+    assert_eq!(shown["anchor_id"], json!(anchor));
+
+    // Nothing reads yet: recover-all leaves it.
+    let (_, out, _) = db(&["recover-all"]);
+    assert_eq!(out.trim(), "Recovered 0 of 1 quarantined rows.");
+    // Bad input exits 1.
+    let (code, _, err) = db(&["alias", "add", "main.Note", "not a name"]);
+    assert_eq!(code, Some(1), "{err}");
+    let (code, _, _) = db(&["quarantine", "show", "no-such-entry"]);
+    assert_eq!(code, Some(1));
+
+    let (code, out, err) = db(&["alias", "add", "main.Note", "main.Memo"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out.trim(), "Alias registered: main.Note -> main.Memo");
+    let (_, out, _) = db(&["recover-all"]);
+    assert_eq!(out.trim(), "Recovered 1 of 1 quarantined rows.");
+    let (_, out, _) = db(&["inspect"]);
+    assert!(
+        out.lines()
+            .next()
+            .unwrap_or_default()
+            .ends_with("quarantined=0 aliases=1"),
+        "{out}"
+    );
+
+    let v3 = start();
+    assert_eq!(call(&v3, "notes", json!({})), json!([["hello"]]));
+}
