@@ -5,18 +5,18 @@
 //! which tier serves.
 //!
 //! Layout, in the URI's database (`svc` when the URI names none):
-//! - `anchors`: one document per node, edge or walker, `_id` = the 32-hex anchor id,
+//! - `_anchors`: one document per node, edge or walker, `_id` = the 32-hex anchor id,
 //!   stamped `arch_module`, `arch_type`, `fingerprint`, `format_version`, plus `kind`,
 //!   `owner`, `access {public, roots: [[root, level]]}`, `fields` (the `has` fields as a
 //!   sub-document; `fields_json` text instead when a value has no exact BSON form, e.g.
 //!   an integer beyond 64 bits or a key starting with `$`), `source`/`target`/
 //!   `undirected` (edges), `edges` (a node's edge ids in creation order) and `version`.
-//! - `anchors_quarantine`: documents that could not be read (corrupt, or of an archetype
+//! - `_anchors_quarantine`: documents that could not be read (corrupt, or of an archetype
 //!   the app does not declare and no alias resolves), `{anchor_id, raw, reason,
 //!   quarantined_at}`. Never dropped; `svc db recover-all` moves back what reads now.
-//! - `anchors_aliases`: `{_id: "old.module.Name", target: "new.module.Name"}`, merged into
+//! - `_anchors_aliases`: `{_id: "old.module.Name", target: "new.module.Name"}`, merged into
 //!   the store's alias map on every connect.
-//! - `anchors_meta`: `{_id: "store", root_id, format_version}`.
+//! - `_anchors_meta`: `{_id: "store", root_id, format_version}`.
 //!
 //! A commit is one multi-document transaction: every read version is checked inside it,
 //! writes bump `version`, and a concurrent transaction touching the same documents makes
@@ -46,9 +46,10 @@ pub const OP_TIMEOUT: Duration = Duration::from_secs(15);
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Default database when the URI names none.
 pub const DEFAULT_DATABASE: &str = "svc";
-/// The anchor collection; its companions are `<collection>_quarantine`, `_aliases`,
-/// `_meta`.
-pub const COLLECTION: &str = "anchors";
+/// The anchor collection (the default `col_name` of `kvstore(...).find_nodes`, so svc
+/// code can query the graph's nodes); its companions are `<collection>_quarantine`,
+/// `_aliases`, `_meta`.
+pub const COLLECTION: &str = "_anchors";
 /// Ids per `$in` query of `load_many_versioned`.
 const LOAD_CHUNK: usize = 256;
 /// Deepest `fields` value stored as a sub-document (deeper ones are kept as text).

@@ -38,6 +38,13 @@ walker:pub add_todo {
 walker:pub todos {
     can go with Root entry { report [t.title for t in [-->[?:Todo]]]; }
 }
+
+walker:pub query {
+    has db: str;
+    can go with Root entry {
+        report [t.title for t in kvstore(self.db, "docdb").find_nodes("Todo", {"title": "milk"})];
+    }
+}
 "#;
 
 fn replica(dir: &TempDir, uri: &str) -> ServerGuard {
@@ -95,6 +102,11 @@ fn replicas_share_one_graph_and_concurrent_increments_are_exact() {
     for r in &replicas[1..] {
         assert_eq!(call(r, "todos", json!({})), json!([["milk"]]));
     }
+    // svc code can query the graph's collection (`find_nodes`' default `_anchors`).
+    assert_eq!(
+        call(&replicas[2], "query", json!({"db": "replicas"})),
+        json!([["milk"]])
+    );
 
     // Concurrent increments from every replica, the first ones racing to create the
     // counter (check-then-create): exactly one counter, every increment once.
@@ -291,5 +303,8 @@ fn a_replica_killed_mid_load_loses_nothing_it_acknowledged() {
     for title in &acknowledged {
         assert!(stored.contains(title), "acknowledged {title} was lost");
     }
-    assert!(stored.len() <= acknowledged.len() + 1, "at most the in-flight write extra");
+    assert!(
+        stored.len() <= acknowledged.len() + 1,
+        "at most the in-flight write extra"
+    );
 }
