@@ -39,6 +39,13 @@ walker:pub todos {
     can go with Root entry { report [t.title for t in [-->[?:Todo]]]; }
 }
 
+walker mine {
+    can go with Root entry {
+        here ++> Todo(title="private");
+        report len([-->[?:Todo]]);
+    }
+}
+
 walker:pub query {
     has db: str;
     can go with Root entry {
@@ -102,6 +109,15 @@ fn replicas_share_one_graph_and_concurrent_increments_are_exact() {
     for r in &replicas[1..] {
         assert_eq!(call(r, "todos", json!({})), json!([["milk"]]));
     }
+    // A user registered on one replica calls private walkers on the others (replicas of
+    // one app directory share its user store), on one root.
+    let token = crate::support::register_and_login(replicas[0].port, "ann");
+    for (i, r) in replicas.iter().enumerate() {
+        let resp = json_call(r.port, "POST", "/walker/mine", Some(&token), &json!({}));
+        assert_eq!(resp.status, 200, "{}", resp.body);
+        assert_eq!(resp.json()["data"]["reports"], json!([i + 1]));
+    }
+
     // svc code can query the graph's collection (`find_nodes`' default `_anchors`).
     assert_eq!(
         call(&replicas[2], "query", json!({"db": "replicas"})),

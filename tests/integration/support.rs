@@ -590,3 +590,24 @@ impl Drop for Redis {
         let _ = self.child.wait();
     }
 }
+
+/// Register `name` (username identity, a fixed password) and log in: the session token.
+pub fn register_and_login(port: u16, name: &str) -> String {
+    let body = serde_json::json!({"identities": [{"type": "username", "value": name}],
+                                  "credential": {"type": "password", "password": "pw-123456"}});
+    let r = json_call(port, "POST", "/user/register", None, &body);
+    assert!(
+        r.status == 200 || r.status == 201,
+        "{} {}",
+        r.status,
+        r.body
+    );
+    let body = serde_json::json!({"identity": {"type": "username", "value": name},
+                                  "credential": {"type": "password", "password": "pw-123456"}});
+    let r = json_call(port, "POST", "/user/login", None, &body);
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json()["data"]["token"]
+        .as_str()
+        .expect("a token")
+        .to_string()
+}

@@ -77,18 +77,7 @@ fn serve(dir: &TempDir) -> ServerGuard {
 
 /// Register `name` and log in: the session token.
 fn token(port: u16, name: &str) -> String {
-    let body = json!({"identities": [{"type": "username", "value": name}],
-                      "credential": {"type": "password", "password": "pw-123456"}});
-    let r = json_call(port, "POST", "/user/register", None, &body);
-    assert_eq!(r.status, 201, "{}", r.body);
-    let body = json!({"identity": {"type": "username", "value": name},
-                      "credential": {"type": "password", "password": "pw-123456"}});
-    let r = json_call(port, "POST", "/user/login", None, &body);
-    assert_eq!(r.status, 200, "{}", r.body);
-    r.json()["data"]["token"]
-        .as_str()
-        .expect("a token")
-        .to_string()
+    crate::support::register_and_login(port, name)
 }
 
 /// Lowercase hex HMAC-SHA256 of `text` keyed with `key`.

@@ -92,23 +92,7 @@ fn connect(server: &ServerGuard, path: &str) -> WsClient {
 
 /// Register `name` and log in: the session token.
 fn token(port: u16, name: &str) -> String {
-    let body = json!({"identities": [{"type": "username", "value": name}],
-                      "credential": {"type": "password", "password": "pw-123456"}});
-    let r = json_call(port, "POST", "/user/register", None, &body);
-    assert!(
-        r.status == 200 || r.status == 201,
-        "{} {}",
-        r.status,
-        r.body
-    );
-    let body = json!({"identity": {"type": "username", "value": name},
-                      "credential": {"type": "password", "password": "pw-123456"}});
-    let r = json_call(port, "POST", "/user/login", None, &body);
-    assert_eq!(r.status, 200, "{}", r.body);
-    r.json()["data"]["token"]
-        .as_str()
-        .expect("a token")
-        .to_string()
+    crate::support::register_and_login(port, name)
 }
 
 fn reports(frame: &Value) -> Value {

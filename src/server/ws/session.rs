@@ -45,6 +45,19 @@ pub const CLOSE_TRY_AGAIN: u16 = 1013;
 
 /// How long the writer may take to hand the close frame over before dropping the socket.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
+/// The same for a client closed because it does not read (1013): its close frame waits
+/// behind the frames already buffered for it, so it gets longer to start reading and see
+/// why it was closed. Nothing more is queued for it meanwhile (the buffers are already
+/// at their bound).
+const SLOW_CLOSE_GRACE: Duration = Duration::from_secs(30);
+
+/// The close grace for `reason`.
+fn close_grace(reason: Option<&CloseReason>) -> Duration {
+    match reason {
+        Some(r) if u16::from(r.code) == CLOSE_TRY_AGAIN => SLOW_CLOSE_GRACE,
+        _ => CLOSE_GRACE,
+    }
+}
 
 /// Who the session's runs run as.
 #[derive(Clone, Debug)]
@@ -603,7 +616,8 @@ impl Handler<Tick> for WsSession {
 }
 
 /// The writer task: drains the outbox into the socket; on a close request, sends the
-/// close frame (at most [`CLOSE_GRACE`] later the socket is dropped regardless).
+/// close frame (at most [`CLOSE_GRACE`], for a slow client [`SLOW_CLOSE_GRACE`], later
+/// the socket is dropped regardless).
 async fn write_loop(
     mut session: actix_ws::Session,
     mut outbox: mpsc::Receiver<Outgoing>,
@@ -618,14 +632,16 @@ async fn write_loop(
         let out = match next {
             Ok(out) => out,
             Err(reason) => {
-                let _ = tokio::time::timeout(CLOSE_GRACE, session.close(reason)).await;
+                let grace = close_grace(reason.as_ref());
+                let _ = tokio::time::timeout(grace, session.close(reason)).await;
                 return;
             }
         };
         let sent = tokio::select! {
             biased;
             reason = &mut close => {
-                let _ = tokio::time::timeout(CLOSE_GRACE, session.close(reason.ok().flatten())).await;
+                let reason = reason.ok().flatten();
+                let _ = tokio::time::timeout(close_grace(reason.as_ref()), session.close(reason)).await;
                 return;
             }
             sent = write(&mut session, out) => sent,
