@@ -39,6 +39,7 @@ async fn reload(state: &AppState) {
             }
             let routes = table.routes().count();
             state.swap_table(table);
+            rewire_subscriptions(state, &loaded.subscriptions).await;
             if !loaded.load_output.is_empty() {
                 super::say(&loaded.load_output);
             }
@@ -51,6 +52,36 @@ async fn reload(state: &AppState) {
             );
         }
     }
+}
+
+/// Restart the consumer-group actors when the reload changed the `@subscribe` set (a
+/// changed handler body needs nothing: deliveries run the current program by name).
+async fn rewire_subscriptions(state: &AppState, now: &[lang::serve::SubscriptionInfo]) {
+    let old = {
+        let Ok(mut current) = state.consumers.lock() else {
+            return;
+        };
+        if current.subscriptions == now {
+            return;
+        }
+        current.subscriptions = now.to_vec();
+        current.consumers.take()
+    };
+    if let Some(old) = old {
+        // Joining blocks: off the HTTP worker.
+        let _ = actix_web::rt::task::spawn_blocking(move || {
+            old.stop_and_join(Duration::from_secs(super::shutdown::SHUTDOWN_TIMEOUT_SECS));
+        })
+        .await;
+    }
+    let started = super::start_consumers(state.events.as_ref(), &state.runtime, now);
+    if let Ok(mut current) = state.consumers.lock() {
+        current.consumers = started;
+    }
+    tracing::info!(
+        subscriptions = now.len(),
+        "reload rewired the @subscribe handlers"
+    );
 }
 
 /// Names, sizes and modification times of the `.svc` files under `dir`, sorted.

@@ -194,6 +194,18 @@ pub struct AppState {
     /// Open WebSocket sessions and broadcast hubs.
     pub ws: Arc<ws::Registry>,
     table: RwLock<Arc<RouteTable>>,
+    /// The event broker (`None` when `[scale.events]` is off).
+    pub events: Option<Arc<crate::events::Events>>,
+    /// The consumer-group actors of the app's `@subscribe` handlers, with the
+    /// subscriptions they serve (a `--dev` reload that changes them rewires).
+    pub consumers: std::sync::Mutex<Subscribed>,
+}
+
+/// Running consumer-group actors and the subscriptions they were started for.
+#[derive(Default)]
+pub struct Subscribed {
+    pub subscriptions: Vec<lang::serve::SubscriptionInfo>,
+    pub consumers: Option<crate::events::consumer::Consumers>,
 }
 
 impl AppState {
@@ -290,7 +302,10 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     if let Some(invalidation) = invalidation {
         invalidation.start(&runtime);
     }
-    let consumers = start_consumers(events.as_ref(), &runtime, &loaded.subscriptions);
+    let consumers = Subscribed {
+        subscriptions: loaded.subscriptions.clone(),
+        consumers: start_consumers(events.as_ref(), &runtime, &loaded.subscriptions),
+    };
     let hooks = hooks::probe(&runtime).await;
     let (table, warnings) = RouteTable::build(&loaded.endpoints, hooks);
     for w in &warnings {
@@ -331,6 +346,8 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
         draining: AtomicBool::new(false),
         ws,
         table: RwLock::new(Arc::new(table)),
+        events: events.clone(),
+        consumers: std::sync::Mutex::new(consumers),
     });
 
     let app_state = state.clone();
@@ -377,6 +394,11 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     tracing::debug!(startup_ms = started.elapsed().as_millis() as u64, "ready");
 
     server.await?;
+    let consumers = state
+        .consumers
+        .lock()
+        .map(|mut c| c.consumers.take())
+        .unwrap_or_else(|p| p.into_inner().consumers.take());
     if let Some(consumers) = consumers {
         // Signalled and joined within the spec's 10 s.
         consumers.stop_and_join(Duration::from_secs(shutdown::SHUTDOWN_TIMEOUT_SECS));
@@ -390,7 +412,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
 }
 
 /// Wire the app's `@subscribe` handlers to the broker: one consumer-group actor each.
-fn start_consumers(
+pub(crate) fn start_consumers(
     events: Option<&Arc<crate::events::Events>>,
     runtime: &Runtime,
     subscriptions: &[lang::serve::SubscriptionInfo],

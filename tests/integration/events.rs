@@ -357,3 +357,47 @@ fn a_failing_handler_dead_letters_after_the_configured_attempts() {
         "{attempts:?} {dead:?}"
     );
 }
+
+/// `--dev`: a reload that adds a `@subscribe` handler wires it (and one that removes a
+/// handler stops its consumer); events published after the reload reach the new handler.
+#[test]
+fn a_dev_reload_rewires_subscriptions() {
+    let dir = app();
+    let without = APP.replace(
+        "@subscribe(\"orders\", group=\"workers\")\ndef on_order",
+        "def on_order",
+    );
+    dir.write("main.svc", &without);
+    let port = free_port().to_string();
+    let server = ServerGuard::launch(
+        dir.path(),
+        &[
+            "main.svc",
+            "--dev",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--workers",
+            "2",
+        ],
+        &[("JWT_SECRET", SECRET)],
+    );
+    assert!(
+        wait_until(WAIT, || server.stderr().contains("3 subscription(s)")),
+        "{}",
+        server.output()
+    );
+    // Different size, so the watcher sees the change even within one mtime tick.
+    dir.write("main.svc", &format!("{APP}\n# reloaded\n"));
+    assert!(
+        wait_until(WAIT, || server
+            .stderr()
+            .contains("reload rewired the @subscribe handlers")),
+        "{}",
+        server.output()
+    );
+    call(&server, "emit", json!({"topic": "orders", "count": 3}));
+    let handled = wait_for_marks(&server, "handled", 3);
+    assert_distinct(&handled);
+}
