@@ -60,6 +60,11 @@ pub struct Delivery {
     /// The broker's id of this delivery (an offset, or the stream entry id).
     pub id: String,
     pub record: Record,
+    /// Earlier deliveries of this event to the group that ended without an
+    /// acknowledgement (a consumer that crashed or lost it): each counts as a failed
+    /// attempt, so an event that kills its consumer is dead-lettered after
+    /// `max_attempts` however many processes it takes down.
+    pub previous: u32,
 }
 
 /// The broker in use.

@@ -176,6 +176,19 @@ impl CacheBroker {
                     self.entries(entries, topic, group, &mut out);
                 }
             }
+            // A claimed entry was delivered before: its delivery count (XPENDING, one per
+            // XREADGROUP or claim) says how many times.
+            for d in &mut out.deliveries {
+                let pending: RValue = redis::cmd("XPENDING")
+                    .arg(topic)
+                    .arg(group)
+                    .arg(&d.id)
+                    .arg(&d.id)
+                    .arg(1)
+                    .query_async(&mut conn.writer)
+                    .await?;
+                d.previous = delivery_count(&pending).saturating_sub(1);
+            }
             if !out.deliveries.is_empty() || !out.invalid.is_empty() {
                 return Ok(out);
             }
@@ -254,7 +267,11 @@ impl CacheBroker {
                     record.insert("delivery_id".into(), Json::from(id.as_str()));
                     record.insert("delivery_topic".into(), Json::from(topic));
                     record.insert("delivery_group".into(), Json::from(group));
-                    out.deliveries.push(Delivery { id, record });
+                    out.deliveries.push(Delivery {
+                        id,
+                        record,
+                        previous: 0,
+                    });
                 }
                 Err(why) => {
                     tracing::warn!(target: "svc::events", topic, id, "stream entry is not a valid event ({why}); dead-lettering it");
@@ -418,5 +435,20 @@ fn text(v: &RValue) -> Option<String> {
         RValue::SimpleString(s) => Some(s.clone()),
         RValue::VerbatimString { text, .. } => Some(text.clone()),
         _ => None,
+    }
+}
+
+/// The delivery count of an `XPENDING key group start end 1` reply
+/// (`[[id, consumer, idle ms, count]]`); 1 when absent.
+fn delivery_count(reply: &RValue) -> u32 {
+    let RValue::Array(rows) = reply else {
+        return 1;
+    };
+    match rows.first() {
+        Some(RValue::Array(row)) => match row.get(3) {
+            Some(RValue::Int(n)) => u32::try_from(*n).unwrap_or(1),
+            _ => 1,
+        },
+        _ => 1,
     }
 }

@@ -402,8 +402,26 @@ async fn deliver(
             .unwrap_or_default()
             .to_string(),
     };
-    let mut attempt: u32 = 1;
-    let mut last_error;
+    // Deliveries that ended without an acknowledgement count as failed attempts.
+    let mut attempt: u32 = d.previous.saturating_add(1);
+    let mut last_error = format!(
+        "delivered {} time(s) before without an acknowledgement (its consumer stopped \
+         mid-event)",
+        d.previous
+    );
+    if attempt > sub.max_attempts {
+        tracing::warn!(
+            target: "svc::events",
+            topic = %sub.topic,
+            group = %sub.group,
+            handler = %sub.handler,
+            event_id = d.record.get("id").and_then(Json::as_str).unwrap_or_default(),
+            previous = d.previous,
+            "dead-lettering an event whose earlier deliveries were never acknowledged"
+        );
+        dead_letter(&link, &sub, &d, d.previous, &last_error).await;
+        return;
+    }
     loop {
         let (_, reply) = runtime.deliver_event(
             &sub.handler,

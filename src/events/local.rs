@@ -269,7 +269,11 @@ fn delivery(topic: &str, group: &str, offset: u64, record: &Arc<Record>) -> Deli
     record.insert("delivery_id".into(), Json::from(id.as_str()));
     record.insert("delivery_topic".into(), Json::from(topic));
     record.insert("delivery_group".into(), Json::from(group));
-    Delivery { id, record }
+    Delivery {
+        id,
+        record,
+        previous: 0,
+    }
 }
 
 #[cfg(test)]

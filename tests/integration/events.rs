@@ -401,3 +401,31 @@ fn a_dev_reload_rewires_subscriptions() {
     let handled = wait_for_marks(&server, "handled", 3);
     assert_distinct(&handled);
 }
+
+/// An event whose consumer died mid-event has used an attempt: with `max_attempts = 1`
+/// the replica that claims it dead-letters it instead of running it again (an event that
+/// kills its consumer cannot take down replica after replica).
+#[test]
+fn a_delivery_that_was_never_acknowledged_counts_as_an_attempt() {
+    let Some(redis) = Redis::start() else {
+        return;
+    };
+    let dir = app();
+    dir.write(
+        "svc.toml",
+        &CONFIG.replace("max_attempts = 3", "max_attempts = 1"),
+    );
+    let a = replica(&dir, Some(&redis.url()));
+    call(&a, "emit", json!({"topic": "slow", "count": 1}));
+    wait_for_marks(&a, "started", 1);
+    let b = replica(&dir, Some(&redis.url()));
+    drop(a); // SIGKILL while the handler runs
+    assert!(
+        wait_until(WAIT, || b.stderr().contains(
+            "dead-lettering an event whose earlier deliveries were never acknowledged"
+        )),
+        "{}",
+        b.output()
+    );
+    assert!(ids(&b, "handled").is_empty(), "not run again");
+}
