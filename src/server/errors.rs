@@ -258,11 +258,15 @@ impl From<CallError> for ApiError {
             CallError::Overloaded(m) => {
                 ApiError::new(ErrorCode::ServiceUnavailable, m).with_retry_after(1)
             }
-            CallError::Unavailable(m) => ApiError::new(
-                ErrorCode::ServiceUnavailable,
-                format!("the store is restarting; nothing was saved, retry the call ({m})"),
-            )
-            .with_retry_after(1),
+            CallError::Unavailable(m) => {
+                // The store's own words (addresses, driver details) stay in the log.
+                tracing::warn!(error = %m, "store unavailable during a call");
+                ApiError::new(
+                    ErrorCode::ServiceUnavailable,
+                    "the store is unavailable or restarting; nothing was saved, retry the call",
+                )
+                .with_retry_after(1)
+            }
             // Nobody reads this answer (the client is gone); logged as such.
             CallError::Cancelled => ApiError::new(
                 ErrorCode::ServiceUnavailable,

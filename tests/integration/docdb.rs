@@ -324,3 +324,37 @@ fn a_replica_killed_mid_load_loses_nothing_it_acknowledged() {
         "at most the in-flight write extra"
     );
 }
+
+/// The document database stops answering: calls fail with 503 + `Retry-After` and a
+/// message without driver internals; once it is back, calls succeed again.
+#[test]
+fn a_database_outage_is_503_and_service_resumes() {
+    let storage = TempDir::new("docdb-outage-data");
+    let port = free_port();
+    let path = storage.path().join("db").display().to_string();
+    let Some(db) = Server::docdb_at(port, &path) else {
+        return;
+    };
+    let dir = TempDir::new("docdb-outage");
+    dir.write("main.svc", COUNTER_APP);
+    let server = replica(&dir, &format!("{}outage", db.mongo_url()));
+    assert_eq!(call(&server, "bump", json!({})), json!([1]));
+    db.terminate();
+    let resp = json_call(server.port, "POST", "/walker/bump", None, &json!({}));
+    assert_eq!(resp.status, 503, "{}", resp.body);
+    assert_eq!(resp.header("retry-after"), Some("1"));
+    assert!(
+        !resp.body.contains("127.0.0.1"),
+        "no internals: {}",
+        resp.body
+    );
+    let _db = Server::docdb_at(port, &path).expect("restarted");
+    let resumed = crate::support::wait_until(std::time::Duration::from_secs(60), || {
+        json_call(server.port, "POST", "/walker/bump", None, &json!({})).status == 200
+    });
+    assert!(resumed, "{}", server.output());
+    assert_eq!(
+        call(&server, "bump", json!({}))[0].as_i64().map(|n| n >= 3),
+        Some(true)
+    );
+}

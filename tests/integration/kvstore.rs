@@ -60,19 +60,31 @@ impl Server {
     }
 
     pub(crate) fn docdb() -> Option<Server> {
-        let port = free_port();
+        Server::docdb_at(free_port(), ":memory:")
+    }
+
+    /// SecantusDB on `port` keeping its data at `storage` (`:memory:` = none).
+    pub(crate) fn docdb_at(port: u16, storage: &str) -> Option<Server> {
         let args = [
             "--host",
             "127.0.0.1",
             "--port",
             &port.to_string(),
             "--storage-path",
-            ":memory:",
+            storage,
             "--log-level",
             "WARNING",
         ]
         .map(String::from);
         Server::spawn("secantusd-py", &args, port)
+    }
+
+    /// Stop it with SIGTERM (a clean shutdown that keeps what it stored) and wait.
+    pub(crate) fn terminate(mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
     }
 
     pub(crate) fn redis_url(&self) -> String {

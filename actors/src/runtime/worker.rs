@@ -173,16 +173,22 @@ impl RunWorker {
         if user_root != shared_root && !self.known_roots.contains(&user_root) {
             let created = self
                 .store()
-                .map_err(CallError::Host)?
+                .map_err(CallError::Unavailable)?
                 .ensure_root(user_root);
             match created {
                 Ok(_) => {
                     self.known_roots.insert(user_root);
                 }
                 Err(e) => {
+                    let unreachable = matches!(e, crate::store::StoreError::Unreachable(_));
                     let text = format!("store error: {e}");
                     self.reset_store(text.clone());
-                    return Err(CallError::Host(text));
+                    // A database that does not answer is retryable (503), not a defect.
+                    return Err(if unreachable {
+                        CallError::Unavailable(text)
+                    } else {
+                        CallError::Host(text)
+                    });
                 }
             }
         }
@@ -198,7 +204,8 @@ impl RunWorker {
                 tracing::info!(trace_id = %req.trace_id, name = %req.name, run = %run.id(), "call cancelled: the client went away");
                 return Err(CallError::Cancelled);
             }
-            self.store().map_err(CallError::Host)?;
+            // The store cannot be opened (a database that does not answer): retryable.
+            self.store().map_err(CallError::Unavailable)?;
             let attempt_started = std::time::Instant::now();
             // A call that lost `ESCALATE_AFTER` races claims the anchors it lost on:
             // other commits touching them wait for it, nothing else does.
