@@ -52,6 +52,8 @@ pub const DEFAULT_DATABASE: &str = "svc";
 pub const COLLECTION: &str = "_anchors";
 /// Ids per `$in` query of `load_many_versioned`.
 const LOAD_CHUNK: usize = 256;
+/// Retries of a commit whose outcome is unknown.
+const COMMIT_RETRIES: u32 = 4;
 /// Deepest `fields` value stored as a sub-document (deeper ones are kept as text).
 const MAX_BSON_DEPTH: usize = 64;
 
@@ -469,7 +471,7 @@ impl DocStore {
                 .session(&mut session)
                 .await
                 .map_err(db_failure)?;
-            session.commit_transaction().await.map_err(db_failure)
+            commit_surely(&mut session).await
         })
     }
 
@@ -614,7 +616,7 @@ impl DocStore {
                     .session(&mut session)
                     .await
                     .map_err(db_failure)?;
-                session.commit_transaction().await.map_err(db_failure)
+                commit_surely(&mut session).await
             })?;
             recovered += 1;
         }
@@ -842,7 +844,7 @@ async fn commit_in_transaction(
             .await
             .map_err(db_failure)?;
     }
-    session.commit_transaction().await.map_err(db_failure)?;
+    commit_surely(&mut session).await?;
     Ok(after)
 }
 
@@ -879,6 +881,32 @@ pub(crate) fn resolve_archetype(
         ));
     }
     Ok(())
+}
+
+/// Commit the session's transaction. When the outcome is unknown (the connection broke
+/// after the commit was sent) the commit is retried, as the protocol allows, until it is
+/// known: treating it as a conflict would replay a call that may have committed.
+async fn commit_surely(session: &mut mongodb::ClientSession) -> Result<(), StoreError> {
+    let mut tries = 0;
+    loop {
+        match session.commit_transaction().await {
+            Ok(()) => return Ok(()),
+            Err(e)
+                if e.contains_label(mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT)
+                    && tries < COMMIT_RETRIES =>
+            {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(50 << tries)).await;
+            }
+            Err(e) if e.contains_label(mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT) => {
+                // Not a conflict and not "nothing saved": the caller must not replay.
+                return Err(StoreError::Doc(format!(
+                    "the outcome of a commit is unknown (the database stopped answering): {e}"
+                )));
+            }
+            Err(e) => return Err(db_failure(e)),
+        }
+    }
 }
 
 fn is_builtin_type(name: &str) -> bool {
