@@ -39,7 +39,7 @@ impl Interp<'_> {
                 Err(_) => Err(self.err("ValueError", format!("invalid integer literal {digits}"))),
             },
             E::Float(f) => Ok(Value::Float(*f)),
-            E::Str(s) => Ok(Value::Str(Rc::from(s.as_str()))),
+            E::Str(s) => Ok(Value::Str(s.clone())),
             E::FString(parts) => {
                 let s = self.eval_fstring(parts, ctx)?;
                 Ok(Value::Str(Rc::from(s)))

@@ -1929,7 +1929,7 @@ impl<'h> Interp<'h> {
             return Err(self.err("RecursionError", "maximum recursion depth exceeded"));
         }
         self.tick()?;
-        let scope = Scope::new_ref(Some(func.closure.clone()));
+        let scope = Scope::with_capacity(Some(func.closure.clone()), func.params.len() + 4);
         let owner = func
             .owner
             .borrow()
@@ -2001,6 +2001,16 @@ impl<'h> Interp<'h> {
     ) -> R<()> {
         use ast::ParamKind as K;
         let mut s = scope.borrow_mut();
+        // Fast path: every parameter plain and given positionally, exactly once.
+        if kwargs.is_empty()
+            && args.len() == func.params.len()
+            && func.params.iter().all(|p| p.kind == K::Normal)
+        {
+            for (p, a) in func.params.iter().zip(args) {
+                s.vars.insert(p.name.clone(), a);
+            }
+            return Ok(());
+        }
         let mut args = args.into_iter();
         let mut kw_only = false;
         let mut bound: Vec<bool> = Vec::with_capacity(func.params.len());

@@ -465,6 +465,18 @@ impl Interp<'_> {
     }
 
     pub fn compare(&mut self, op: CmpOp, a: &Value, b: &Value) -> R<bool> {
+        // Fast path: small ints.
+        if let (Value::Int(x), Value::Int(y)) = (a, b) {
+            match op {
+                CmpOp::Eq => return Ok(x == y),
+                CmpOp::NotEq => return Ok(x != y),
+                CmpOp::Lt => return Ok(x < y),
+                CmpOp::Gt => return Ok(x > y),
+                CmpOp::LtE => return Ok(x <= y),
+                CmpOp::GtE => return Ok(x >= y),
+                _ => {}
+            }
+        }
         match op {
             CmpOp::Eq => self.py_eq(a, b),
             CmpOp::NotEq => Ok(!self.py_eq(a, b)?),

@@ -744,7 +744,7 @@ impl<'a> Parser<'a> {
             }
         }
         if !is_f {
-            return self.expr_at(ExprKind::Str(buf), start);
+            return self.expr_at(ExprKind::Str(std::rc::Rc::from(buf)), start);
         }
         if !buf.is_empty() {
             parts.push(FStringPart::Literal(buf));

@@ -1198,7 +1198,7 @@ impl<'a> Parser<'a> {
             T::Str(_) => {
                 let e = self.expr();
                 match e.kind {
-                    ExprKind::Str(s) => Some(s),
+                    ExprKind::Str(s) => Some(s.to_string()),
                     _ => None,
                 }
             }
