@@ -579,14 +579,10 @@ impl Interp<'_> {
         args: Vec<Value>,
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> R<Value> {
-        if self.is_kvstore(recv) {
-            return self.call_kvstore_method(recv, name, args, kwargs);
-        }
-        if self.is_storage(recv) {
-            return self.call_storage_method(recv, name, args, kwargs);
-        }
         match recv {
             Value::Instance(inst) => {
+                // The runtime's record classes (`KvStore`, `Storage`) declare no methods,
+                // so a declared method never shadows theirs.
                 if let Some(f) = inst.class.find_method(name) {
                     let this = if f.is_static {
                         None
@@ -594,6 +590,12 @@ impl Interp<'_> {
                         Some(recv.clone())
                     };
                     return self.call_function(&f, this, args, kwargs, None);
+                }
+                if self.is_kvstore(recv) {
+                    return self.call_kvstore_method(recv, name, args, kwargs);
+                }
+                if self.is_storage(recv) {
+                    return self.call_storage_method(recv, name, args, kwargs);
                 }
             }
             Value::Anchor(h) => {

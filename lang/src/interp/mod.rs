@@ -133,6 +133,8 @@ pub struct Interp<'h> {
     /// The program's pinned anchors (see `Program`).
     pinned: Rc<Vec<(Handle, crate::host::AnchorId)>>,
     next_base: Rc<std::cell::Cell<u64>>,
+    /// Frame scopes of finished calls, ready for reuse.
+    frame_pool: Vec<ScopeRef>,
 }
 
 /// The parts of a function taken from the AST once and shared by every closure made
@@ -169,6 +171,9 @@ pub struct Program {
     /// First handle of the next run (each run gets its own range).
     next_base: Rc<std::cell::Cell<u64>>,
 }
+
+/// Finished frames kept for reuse by the next calls (`Interp::frame_scope`).
+const FRAME_POOL: usize = 64;
 
 /// Handles one run may mint (its range in the handle space).
 const RUN_HANDLES: u64 = 1 << 32;
@@ -308,6 +313,7 @@ impl<'h> Interp<'h> {
             durable_commits: 0,
             pinned: p.pinned,
             next_base: p.next_base,
+            frame_pool: Vec::new(),
         };
         it.resolve_pinned();
         it
@@ -1929,7 +1935,7 @@ impl<'h> Interp<'h> {
             return Err(self.err("RecursionError", "maximum recursion depth exceeded"));
         }
         self.tick()?;
-        let scope = Scope::with_capacity(Some(func.closure.clone()), func.params.len() + 4);
+        let scope = self.frame_scope(&func.closure, func.params.len());
         let owner = func
             .owner
             .borrow()
@@ -1974,6 +1980,7 @@ impl<'h> Interp<'h> {
             self.exec_block(&body, &ctx)
         };
         self.depth -= 1;
+        self.recycle_frame(ctx.scope);
         match r {
             Ok(Flow::Return(v)) => Ok(v),
             Ok(_) => Ok(Value::None),
@@ -1990,6 +1997,35 @@ impl<'h> Interp<'h> {
             }
             Err(other) => Err(other),
         }
+    }
+
+    /// A fresh frame scope over `closure`: a recycled one when a finished call left it
+    /// unshared (no closure kept it), else a new allocation.
+    fn frame_scope(&mut self, closure: &ScopeRef, params: usize) -> ScopeRef {
+        match self.frame_pool.pop() {
+            Some(scope) => {
+                scope.borrow_mut().parent = Some(closure.clone());
+                scope
+            }
+            None => Scope::with_capacity(Some(closure.clone()), params + 4),
+        }
+    }
+
+    /// Return a finished call's frame to the pool if nothing else holds it (a nested
+    /// def or lambda made in the frame keeps it alive and it is left alone).
+    fn recycle_frame(&mut self, scope: ScopeRef) {
+        if Rc::strong_count(&scope) != 1
+            || Rc::weak_count(&scope) != 0
+            || self.frame_pool.len() >= FRAME_POOL
+        {
+            return;
+        }
+        {
+            let mut s = scope.borrow_mut();
+            s.vars.clear();
+            s.parent = None;
+        }
+        self.frame_pool.push(scope);
     }
 
     fn bind_params(

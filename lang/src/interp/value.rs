@@ -348,6 +348,25 @@ impl Class {
         class
     }
 
+    /// The slot of instance field `name`. Field names come from the same parse as the
+    /// attribute names that read them (interned), so a short field list is searched by
+    /// length and pointer before text; a long one uses the index.
+    #[inline]
+    pub fn field_slot(&self, name: &str) -> Option<usize> {
+        if self.fields.len() > 8 {
+            return self.field_index.get(name).copied();
+        }
+        let (ptr, len) = (name.as_ptr(), name.len());
+        let i = self
+            .fields
+            .iter()
+            .position(|f| f.name.len() == len && (f.name.as_ptr() == ptr || *f.name == *name))?;
+        // `field_index` is authoritative (a field list and its index agree by
+        // construction; this keeps a mismatch from ever reading the wrong slot).
+        debug_assert_eq!(self.field_index.get(name), Some(&i));
+        Some(i)
+    }
+
     /// `self` is `other` or a subclass of it.
     pub fn is_sub(&self, other: &Class) -> bool {
         self.mro.iter().any(|c| c.id == other.id) || self.id == other.id
@@ -594,6 +613,12 @@ impl Vars {
 
     pub fn len(&self) -> usize {
         self.slots.len()
+    }
+
+    /// Unbind everything (keeps the vector's room).
+    pub fn clear(&mut self) {
+        self.slots.clear();
+        self.index = None;
     }
 
     pub fn is_empty(&self) -> bool {
