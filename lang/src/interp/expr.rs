@@ -398,6 +398,16 @@ impl Interp<'_> {
                 Ok(())
             }
             E::Tuple(items) | E::List(items) => {
+                // A tuple of the right size binds from its items without a copy.
+                if let Value::Tuple(t) = &v
+                    && t.len() == items.len()
+                    && !items.iter().any(|t| matches!(t.kind, E::Starred(_)))
+                {
+                    for (target, x) in items.iter().zip(t.iter()) {
+                        self.assign_local(target, x.clone(), ctx)?;
+                    }
+                    return Ok(());
+                }
                 let vals = self.iterate(&v)?;
                 if vals.len() != items.len() {
                     return Err(self.err(

@@ -1705,8 +1705,18 @@ impl<'h> Interp<'h> {
                 self.set_item(&o, i, v)
             }
             E::Tuple(items) | E::List(items) => {
-                let vals = self.iterate(&v)?;
                 let star = items.iter().position(|t| matches!(t.kind, E::Starred(_)));
+                // A tuple of the right size binds from its items without a copy.
+                if star.is_none()
+                    && let Value::Tuple(t) = &v
+                    && t.len() == items.len()
+                {
+                    for (target, x) in items.iter().zip(t.iter()) {
+                        self.assign(target, x.clone(), ctx)?;
+                    }
+                    return Ok(());
+                }
+                let vals = self.iterate(&v)?;
                 match star {
                     None => {
                         if vals.len() != items.len() {
