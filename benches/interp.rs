@@ -1,6 +1,7 @@
-//! Interpreter benches: each program in `benches/programs/` runs through `lang::run_file`
-//! on an in-memory host (no store, no echo). Run with `cargo bench --bench interp`;
-//! `benches/jac_ratio.sh` compares the same programs against the real `jac`.
+//! Interpreter benches: each program in `benches/programs/` and `benches/compute/` runs
+//! through `lang::run_file` on an in-memory host (no store, no echo). Run with
+//! `cargo bench --bench interp`; `benches/jac_ratio.sh` compares `programs/` against the
+//! real `jac`, `benches/vs_python.sh` compares `compute/` against plain CPython 3.12.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use lang::host::MemoryHost;
@@ -8,17 +9,25 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// (bench name, program file): (a) graph build + walk, (b) calls, (c) strings, (d) lists.
-const PROGRAMS: [(&str, &str); 4] = [
-    ("graph_walk_100k", "graph_walk.svc"),
-    ("fib_25", "fib.svc"),
-    ("strings", "strings.svc"),
-    ("lists", "lists.svc"),
+/// (bench name, program file under `benches/`): (a) graph build + walk, (b) calls,
+/// (c) strings, (d) lists; then the compute programs `benches/vs_python.sh` runs beside
+/// their CPython twins.
+const PROGRAMS: [(&str, &str); 10] = [
+    ("graph_walk_100k", "programs/graph_walk.svc"),
+    ("fib_25", "programs/fib.svc"),
+    ("strings", "programs/strings.svc"),
+    ("lists", "programs/lists.svc"),
+    ("compute_fib_27", "compute/fib.svc"),
+    ("compute_loop", "compute/loop.svc"),
+    ("compute_strings", "compute/strings.svc"),
+    ("compute_comprehension", "compute/comprehension.svc"),
+    ("compute_methods", "compute/methods.svc"),
+    ("compute_walker_100k", "compute/walker.svc"),
 ];
 
 fn program(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("benches/programs")
+        .join("benches")
         .join(file)
 }
 

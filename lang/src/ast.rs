@@ -601,7 +601,7 @@ pub enum ExprKind {
     BigInt(String),
     Float(f64),
     /// A (possibly implicitly concatenated) plain string literal.
-    Str(String),
+    Str(Rc<str>),
     /// An f-string; adjacent plain strings are merged into its parts.
     FString(Vec<FStringPart>),
     /// `...`

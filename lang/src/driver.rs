@@ -75,13 +75,14 @@ pub struct RunOutcome {
     pub error: Option<String>,
 }
 
-/// Checker errors that stop `svc run` before any code runs: structural errors a
-/// compiler rejects. Everything else the checker finds (an undefined name, a wrong
-/// arity, a trigger that is not a type) surfaces at run time as the svc exception
-/// Python semantics give, when and if the code is reached; `svc check` reports all.
-pub(crate) const FATAL_CHECKS: &[&str] = &[
-    "E2006", "E2007", "E2009", "E2010", "E2011", "E2012", "E2013", "E2027", "E2028",
-];
+/// Whether a diagnostic stops `svc run` before any code runs: the structural errors a
+/// compiler rejects (the `fatal` column of `diag::codes`). Everything else the checker
+/// finds (an undefined name, a wrong arity, a trigger that is not a type) surfaces at
+/// run time as the svc exception Python semantics give, when and if the code is
+/// reached; `svc check` reports all.
+pub(crate) fn is_fatal(d: &crate::diag::Diagnostic) -> bool {
+    d.is_error() && d.code.is_fatal()
+}
 
 /// Stack size the CLI and server give the thread that runs the interpreter: deep svc
 /// recursion (up to `Limits::max_depth` frames) must never overflow the native stack.
@@ -163,7 +164,7 @@ pub fn run_source(
         diags.extend(
             crate::checker::check_module(&parsed.module, path, host)
                 .into_iter()
-                .filter(|d| d.is_error() && FATAL_CHECKS.contains(&d.code)),
+                .filter(is_fatal),
         );
     }
     if !diags.is_empty() {

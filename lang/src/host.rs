@@ -239,6 +239,7 @@ impl Host for MemoryHost {
     }
 
     fn commit(&mut self, changes: CommitSet) -> Result<(), HostError> {
+        self.anchors.reserve(changes.upserts.len());
         for a in changes.upserts {
             let edges = self.anchors.get(&a.id).and_then(|old| old.edges.clone());
             let edges = Some(edges.unwrap_or_default());

@@ -10,6 +10,7 @@ mod strings;
 #[cfg(test)]
 mod tests;
 
+use crate::diag::Code;
 use crate::diag::Diagnostic;
 use crate::span::Span;
 
@@ -517,13 +518,7 @@ impl<'a> Lexer<'a> {
         if i < self.end { self.b[i] } else { 0 }
     }
 
-    pub(crate) fn error(
-        &mut self,
-        code: &'static str,
-        msg: impl Into<String>,
-        start: usize,
-        end: usize,
-    ) {
+    pub(crate) fn error(&mut self, code: Code, msg: impl Into<String>, start: usize, end: usize) {
         self.out
             .diagnostics
             .push(Diagnostic::error(code, msg, Span::new(start, end)));
@@ -568,7 +563,7 @@ impl<'a> Lexer<'a> {
                         loop {
                             if i >= self.end {
                                 self.error(
-                                    "E0101",
+                                    Code::E0101,
                                     "unterminated block comment: `#*` has no closing `*#`",
                                     start,
                                     (start + 2).min(self.end),
@@ -625,7 +620,7 @@ impl<'a> Lexer<'a> {
             }
             if i == start + 1 {
                 self.error(
-                    "E0001",
+                    Code::E0001,
                     "expected a name after the backtick",
                     start,
                     start + 1,
@@ -649,7 +644,7 @@ impl<'a> Lexer<'a> {
                         .to_string(),
                     _ => format!("unexpected character `{}`", ch.escape_debug()),
                 };
-                self.error("E0001", msg, start, start + len);
+                self.error(Code::E0001, msg, start, start + len);
                 self.pos = start + len;
             }
         }
@@ -676,7 +671,7 @@ impl<'a> Lexer<'a> {
             // A non-ASCII char that cannot start a name.
             let (ch, len) = self.char_at(start);
             self.error(
-                "E0001",
+                Code::E0001,
                 format!("unexpected character `{}`", ch.escape_debug()),
                 start,
                 start + len,
@@ -737,7 +732,7 @@ impl<'a> Lexer<'a> {
             }
             if matches!(self.at(i), b'j' | b'J') {
                 self.error(
-                    "E0001",
+                    Code::E0001,
                     "complex number literals are not supported",
                     start,
                     i + 1,

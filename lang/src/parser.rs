@@ -16,6 +16,7 @@ mod stmt;
 mod tests;
 
 use crate::ast::{Expr, ExprKind, Module, Name};
+use crate::diag::Code;
 use crate::diag::Diagnostic;
 use crate::lexer::{self, Lexed, StrLit, Token, TokenKind};
 use crate::span::Span;
@@ -236,7 +237,7 @@ impl<'a> Parser<'a> {
     // Diagnostics and recovery
     // -----------------------------------------------------------------------------------
 
-    fn error(&mut self, code: &'static str, msg: impl Into<String>, span: Span) {
+    fn error(&mut self, code: Code, msg: impl Into<String>, span: Span) {
         if span.start == self.span().start {
             self.last_err = self.pos;
         }
@@ -267,7 +268,7 @@ impl<'a> Parser<'a> {
         }
         let msg = format!("expected {what}, found {}", self.found());
         let span = self.span();
-        self.error("E0001", msg, span);
+        self.error(Code::E0001, msg, span);
     }
 
     /// Expect the `}` closing the block opened by the `{` at `open`. At the end of the
@@ -283,7 +284,7 @@ impl<'a> Parser<'a> {
         if self.last_err != self.pos {
             self.last_err = self.pos;
             self.diags.push(Diagnostic::error(
-                "E0001",
+                Code::E0001,
                 "this `{` is never closed: expected `}` before the end of the file",
                 open,
             ));
@@ -335,7 +336,7 @@ impl<'a> Parser<'a> {
                 self.too_deep = true;
                 let span = self.span();
                 self.error(
-                    "E0001",
+                    Code::E0001,
                     format!("nesting is too deep (more than {MAX_DEPTH} levels); the rest of the input is ignored"),
                     span,
                 );

@@ -8,6 +8,7 @@ use crate::ast::{
     Ability, AbilityKind, ArchKind, Archetype, Arg, ConnectOp, Expr, ExprKind, Member, Name,
     ParamKind,
 };
+use crate::diag::Code;
 use crate::span::Span;
 use std::rc::Rc;
 
@@ -168,7 +169,7 @@ impl<'a> Cx<'a, '_> {
         if npos > params.len() {
             let at = Self::excess_span(args, params.len()).unwrap_or(span);
             self.error(
-                "E2002",
+                Code::E2002,
                 format!(
                     "`{name}` takes {} (its `has` fields) but {npos} {} given",
                     plural(params.len(), "positional argument"),
@@ -188,7 +189,7 @@ impl<'a> Cx<'a, '_> {
             if let Some(i) = params.iter().position(|f| f.name == key) {
                 if bound[i] {
                     self.error(
-                        "E2002",
+                        Code::E2002,
                         format!("`{name}` got multiple values for field `{key}`"),
                         k.span,
                     );
@@ -196,13 +197,13 @@ impl<'a> Cx<'a, '_> {
                 bound[i] = true;
             } else if info.fields.iter().any(|f| f.postinit && f.name == key) {
                 self.error(
-                    "E2002",
+                    Code::E2002,
                     format!("field `{key}` of `{name}` is set in `postinit`; it is not a constructor argument"),
                     k.span,
                 );
             } else if info.statics.contains(&key) {
                 self.error(
-                    "E2003",
+                    Code::E2003,
                     format!("`{key}` is a static field of `{name}`, not a constructor argument"),
                     k.span,
                 );
@@ -213,7 +214,7 @@ impl<'a> Cx<'a, '_> {
                 if let Some(s) = names::best_match(key, cands) {
                     msg.push_str(&format!("; did you mean '{s}'?"));
                 }
-                self.error("E2003", msg, k.span);
+                self.error(Code::E2003, msg, k.span);
             }
         }
         if npos <= params.len() && !unknown {
@@ -226,7 +227,7 @@ impl<'a> Cx<'a, '_> {
             if !missing.is_empty() {
                 let s = if missing.len() == 1 { "" } else { "s" };
                 self.error(
-                    "E2002",
+                    Code::E2002,
                     format!(
                         "missing required field{s} {} in call to `{name}`",
                         list(&missing)
@@ -276,7 +277,7 @@ impl<'a> Cx<'a, '_> {
         if npos > positional.len() && !varargs {
             let at = Self::excess_span(args, positional.len()).unwrap_or(span);
             self.error(
-                "E2002",
+                Code::E2002,
                 format!(
                     "function `{name}` takes {} but {npos} {} given",
                     plural(positional.len(), "positional argument"),
@@ -299,7 +300,7 @@ impl<'a> Cx<'a, '_> {
                 Some(i) if keyword_ok[i] => {
                     if bound[i] {
                         self.error(
-                            "E2002",
+                            Code::E2002,
                             format!("function `{name}` got multiple values for argument `{key}`"),
                             k.span,
                         );
@@ -310,7 +311,7 @@ impl<'a> Cx<'a, '_> {
                 Some(_) => {
                     unknown = true;
                     self.error(
-                        "E2002",
+                        Code::E2002,
                         format!("`{key}` is a positional-only parameter of `{name}`"),
                         k.span,
                     );
@@ -325,7 +326,7 @@ impl<'a> Cx<'a, '_> {
                     if let Some(s) = names::best_match(key, cands) {
                         msg.push_str(&format!("; did you mean `{s}`?"));
                     }
-                    self.error("E2002", msg, k.span);
+                    self.error(Code::E2002, msg, k.span);
                 }
             }
         }
@@ -339,7 +340,7 @@ impl<'a> Cx<'a, '_> {
             if !missing.is_empty() {
                 let s = if missing.len() == 1 { "" } else { "s" };
                 self.error(
-                    "E2002",
+                    Code::E2002,
                     format!(
                         "missing required argument{s} {} in call to `{name}`",
                         list(&missing)
@@ -373,7 +374,7 @@ impl<'a> Cx<'a, '_> {
             if let Some(s) = names::best_match(&k.name, cands) {
                 msg.push_str(&format!("; did you mean '{s}'?"));
             }
-            self.error("E2003", msg, k.span);
+            self.error(Code::E2003, msg, k.span);
         }
     }
 }

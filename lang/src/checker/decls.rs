@@ -6,6 +6,7 @@ use crate::ast::{
     Ability, AbilityKind, ArchKind, Archetype, BinOp, EnumDecl, Expr, ExprKind, ImplBlock,
     ImplKind, Item, Member, SpecialRef, Stmt, StmtKind,
 };
+use crate::diag::Code;
 use crate::span::Span;
 use std::collections::{HashMap, HashSet};
 
@@ -115,7 +116,7 @@ impl<'a> Cx<'a, '_> {
         };
         if dup {
             self.error(
-                "E2009",
+                Code::E2009,
                 format!("the name `{name}` is defined multiple times"),
                 span,
             );
@@ -235,7 +236,7 @@ impl<'a> Cx<'a, '_> {
                 self.endpoint(dst);
             } else {
                 self.error(
-                    "E2027",
+                    Code::E2027,
                     format!(
                         "typed endpoints are only allowed on edges, not on {} '{}'",
                         a.kind.keyword(),
@@ -254,7 +255,7 @@ impl<'a> Cx<'a, '_> {
                         let n: &'a str = &v.name.name;
                         if fields.insert(n, ()).is_some() {
                             self.error(
-                                "E2009",
+                                Code::E2009,
                                 format!("field `{n}` is declared twice in {}", arch_desc(a)),
                                 v.name.span,
                             );
@@ -385,7 +386,7 @@ impl<'a> Cx<'a, '_> {
                 self.trigger(right);
             }
             ExprKind::Special(SpecialRef::Root) => self.error(
-                "E2004",
+                Code::E2004,
                 "ability trigger must be a type, but `root` is the root node (an instance); \
                  use `Root`",
                 t.span,
@@ -393,7 +394,7 @@ impl<'a> Cx<'a, '_> {
             ExprKind::Special(s) => {
                 let word = special_word(*s);
                 self.error(
-                    "E2004",
+                    Code::E2004,
                     format!("ability trigger must be a type, but `{word}` is an instance"),
                     t.span,
                 );
@@ -402,23 +403,23 @@ impl<'a> Cx<'a, '_> {
                 let found = self.use_name(n, t.span, Mode::Runtime);
                 match found {
                     Found::Global(Some(Decl::Def(_))) => self.error(
-                        "E2004",
+                        Code::E2004,
                         format!("`{n}` is a function, not a type; {WANT}"),
                         t.span,
                     ),
                     Found::Global(Some(Decl::Var(Some(v)))) if is_instance_value(self, v) => self
                         .error(
-                            "E2004",
+                            Code::E2004,
                             format!("`{n}` is a variable, not a type; {WANT}"),
                             t.span,
                         ),
                     Found::Global(Some(Decl::Enum)) => self.warning(
-                        "W2004",
+                        Code::W2004,
                         format!("`{n}` is an enum, so this ability never triggers; {WANT}"),
                         t.span,
                     ),
                     Found::Builtin if !super::names::is_builtin_type(n) => self.error(
-                        "E2004",
+                        Code::E2004,
                         format!("`{n}` is a builtin function, not a type; {WANT}"),
                         t.span,
                     ),
@@ -426,7 +427,7 @@ impl<'a> Cx<'a, '_> {
                         if !matches!(&**n, "Root" | "GenericEdge" | "any" | "object") =>
                     {
                         self.warning(
-                            "W2004",
+                            Code::W2004,
                             format!(
                                 "`{n}` is not an archetype, so this ability never triggers; {WANT}"
                             ),
@@ -442,7 +443,7 @@ impl<'a> Cx<'a, '_> {
                     && self.arch_named(n).is_some()
                 {
                     self.error(
-                        "E2004",
+                        Code::E2004,
                         format!("ability trigger must be a type, but this call creates an instance of `{n}`; write `{n}`"),
                         t.span,
                     );
@@ -465,7 +466,7 @@ impl<'a> Cx<'a, '_> {
                 self.endpoint(right);
             }
             ExprKind::Special(SpecialRef::Root) => self.error(
-                "E2028",
+                Code::E2028,
                 format!("{WANT}, but `root` is the root node (an instance); use `Root`"),
                 e.span,
             ),
@@ -485,7 +486,7 @@ impl<'a> Cx<'a, '_> {
                     _ => None,
                 };
                 if let Some(w) = what {
-                    self.error("E2028", format!("{WANT}, but {w}"), e.span);
+                    self.error(Code::E2028, format!("{WANT}, but {w}"), e.span);
                 }
             }
             _ => self.expr(e),
@@ -527,7 +528,7 @@ impl<'a> Cx<'a, '_> {
                     if let Some(s) = super::names::best_match(&first.name, cands) {
                         msg.push_str(&format!("; did you mean `{s}`?"));
                     }
-                    self.error("E2013", msg, first.span);
+                    self.error(Code::E2013, msg, first.span);
                 }
                 None
             }
@@ -575,7 +576,7 @@ impl<'a> Cx<'a, '_> {
                             if let Some(s) = super::names::best_match(&n.name, cands) {
                                 msg.push_str(&format!("; did you mean `{s}`?"));
                             }
-                            self.error("E2013", msg, n.span);
+                            self.error(Code::E2013, msg, n.span);
                         }
                         cur = next;
                     }
@@ -599,7 +600,7 @@ impl<'a> Cx<'a, '_> {
                                         {
                                             msg.push_str(&format!("; did you mean `{s}`?"));
                                         }
-                                        self.error("E2013", msg, last.span);
+                                        self.error(Code::E2013, msg, last.span);
                                     }
                                 }
                                 MemberLookup::Missing => {}
@@ -617,7 +618,7 @@ impl<'a> Cx<'a, '_> {
                         "a variable"
                     };
                     self.error(
-                        "E2013",
+                        Code::E2013,
                         format!(
                             "`{}` is {what}, not an archetype; `impl` needs an archetype here",
                             first.name

@@ -5,6 +5,7 @@
 
 use super::{Cx, Exports, collect, names};
 use crate::ast::{Import, ImportKind, Item, Member, ModPath, Module, Stmt, StmtKind};
+use crate::diag::Code;
 use crate::interp::events::{EVENT_MODULES, EVENT_NAMES};
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -46,7 +47,7 @@ impl<'a> Cx<'a, '_> {
                     for item in &imp.items {
                         if !HTTP_NAMES.contains(&&*item.name.name) {
                             self.error(
-                                "E2010",
+                                Code::E2010,
                                 format!("cannot import name '{}' from 'http'", item.name.name),
                                 item.name.span,
                             );
@@ -57,7 +58,7 @@ impl<'a> Cx<'a, '_> {
                     for item in &imp.items {
                         if !EVENT_NAMES.contains(&&*item.name.name) {
                             self.error(
-                                "E2010",
+                                Code::E2010,
                                 format!("cannot import name '{}' from '{module}'", item.name.name),
                                 item.name.span,
                             );
@@ -79,7 +80,7 @@ impl<'a> Cx<'a, '_> {
                             if let Some(s) = names::best_match(&item.name.name, cands) {
                                 msg.push_str(&format!("; did you mean '{s}'?"));
                             }
-                            self.error("E2010", msg, item.name.span);
+                            self.error(Code::E2010, msg, item.name.span);
                         }
                     }
                 }
@@ -120,7 +121,7 @@ impl<'a> Cx<'a, '_> {
     fn report_unresolved(&mut self, res: Resolved, mp: &ModPath) {
         match res {
             Resolved::Python(name) => self.error(
-                "E2012",
+                Code::E2012,
                 format!("'{name}' is a Python module; svc has no Python underneath"),
                 mp.span,
             ),
@@ -130,7 +131,7 @@ impl<'a> Cx<'a, '_> {
                     |f| f.to_string_lossy().into_owned(),
                 );
                 self.error(
-                    "E2011",
+                    Code::E2011,
                     format!("module '{dotted}' not found (no {rel} next to {file})"),
                     mp.span,
                 );

@@ -45,6 +45,7 @@ mod types;
 mod walk;
 
 use crate::ast::{Ability, Archetype, Expr, Module};
+use crate::diag::Code;
 use crate::diag::Diagnostic;
 use crate::host::Host;
 use crate::span::Span;
@@ -188,11 +189,11 @@ impl<'a, 'h> Cx<'a, 'h> {
         }
     }
 
-    fn error(&mut self, code: &'static str, msg: impl Into<String>, span: Span) {
+    fn error(&mut self, code: Code, msg: impl Into<String>, span: Span) {
         self.diags.push(Diagnostic::error(code, msg, span));
     }
 
-    fn warning(&mut self, code: &'static str, msg: impl Into<String>, span: Span) {
+    fn warning(&mut self, code: Code, msg: impl Into<String>, span: Span) {
         self.diags.push(Diagnostic::warning(code, msg, span));
     }
 
@@ -315,8 +316,8 @@ impl<'a, 'h> Cx<'a, 'h> {
             msg.push_str(&format!("; did you mean {h}?"));
         }
         match mode {
-            Mode::Runtime => self.error("E2001", msg, span),
-            Mode::Annotation => self.warning("W2001", msg, span),
+            Mode::Runtime => self.error(Code::E2001, msg, span),
+            Mode::Annotation => self.warning(Code::W2001, msg, span),
         }
         found
     }

@@ -61,7 +61,7 @@ fn check_src(src: &str) -> Vec<Diagnostic> {
 }
 
 fn codes(src: &str) -> Vec<&'static str> {
-    check_src(src).iter().map(|d| d.code).collect()
+    check_src(src).iter().map(|d| d.code.as_str()).collect()
 }
 
 /// Run-time error fixtures whose mistake the checker finds before the program runs (so

@@ -4,6 +4,7 @@
 
 use super::Cx;
 use crate::ast::{BinOp, Expr, ExprKind, UnaryOp};
+use crate::diag::Code;
 
 const INT: u16 = 1;
 const FLOAT: u16 = 2;
@@ -99,7 +100,7 @@ impl Cx<'_, '_> {
         };
         if ok & kind == 0 {
             self.error(
-                "E2005",
+                Code::E2005,
                 format!("mismatched types: expected `{}`, found `{found}`", show(ty)),
                 value.span,
             );

@@ -6,6 +6,7 @@ use crate::ast::{
     Arg, Comprehension, EntryBlock, Expr, ExprKind, Item, Param, ParamKind, Signature, SpecialRef,
     Stmt, StmtKind,
 };
+use crate::diag::Code;
 use crate::span::Span;
 use std::collections::HashSet;
 
@@ -222,7 +223,7 @@ impl<'a> Cx<'a, '_> {
             StmtKind::Return(value) => {
                 if matches!(self.ctx.kind, CtxKind::Module | CtxKind::ClassBody) {
                     self.error(
-                        "E2006",
+                        Code::E2006,
                         "`return` outside of a function",
                         keyword(s.span, "return"),
                     );
@@ -254,7 +255,7 @@ impl<'a> Cx<'a, '_> {
                         "continue"
                     };
                     self.error(
-                        "E2007",
+                        Code::E2007,
                         format!("`{word}` outside of a loop"),
                         keyword(s.span, word),
                     );
@@ -288,12 +289,12 @@ impl<'a> Cx<'a, '_> {
         match self.ctx.kind {
             CtxKind::Ability => {}
             CtxKind::Def | CtxKind::Lambda | CtxKind::ClassBody => self.warning(
-                "W2008",
+                Code::W2008,
                 format!("`{word}` in a plain function only works when a walker's ability calls it"),
                 span,
             ),
             CtxKind::Module | CtxKind::Test => self.error(
-                "E2008",
+                Code::E2008,
                 format!("`{word}` outside of an ability (it needs a running walker)"),
                 span,
             ),
@@ -402,13 +403,13 @@ impl<'a> Cx<'a, '_> {
         let kind = self.ctx.arch.map(|a| a.kind);
         match s {
             SpecialRef::Here if kind != Some(ArchKind::Walker) => self.warning(
-                "W2009",
+                Code::W2009,
                 "`here` is only defined in a walker's abilities (the walker's current location)",
                 span,
             ),
             SpecialRef::Visitor if !matches!(kind, Some(ArchKind::Node | ArchKind::Edge)) => {
                 self.warning(
-                    "W2009",
+                    Code::W2009,
                     "`visitor` is only defined in node and edge abilities (the visiting walker)",
                     span,
                 );

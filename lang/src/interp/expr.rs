@@ -39,7 +39,7 @@ impl Interp<'_> {
                 Err(_) => Err(self.err("ValueError", format!("invalid integer literal {digits}"))),
             },
             E::Float(f) => Ok(Value::Float(*f)),
-            E::Str(s) => Ok(Value::Str(Rc::from(s.as_str()))),
+            E::Str(s) => Ok(Value::Str(s.clone())),
             E::FString(parts) => {
                 let s = self.eval_fstring(parts, ctx)?;
                 Ok(Value::Str(Rc::from(s)))
@@ -398,6 +398,16 @@ impl Interp<'_> {
                 Ok(())
             }
             E::Tuple(items) | E::List(items) => {
+                // A tuple of the right size binds from its items without a copy.
+                if let Value::Tuple(t) = &v
+                    && t.len() == items.len()
+                    && !items.iter().any(|t| matches!(t.kind, E::Starred(_)))
+                {
+                    for (target, x) in items.iter().zip(t.iter()) {
+                        self.assign_local(target, x.clone(), ctx)?;
+                    }
+                    return Ok(());
+                }
                 let vals = self.iterate(&v)?;
                 if vals.len() != items.len() {
                     return Err(self.err(
@@ -579,14 +589,10 @@ impl Interp<'_> {
         args: Vec<Value>,
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> R<Value> {
-        if self.is_kvstore(recv) {
-            return self.call_kvstore_method(recv, name, args, kwargs);
-        }
-        if self.is_storage(recv) {
-            return self.call_storage_method(recv, name, args, kwargs);
-        }
         match recv {
             Value::Instance(inst) => {
+                // The runtime's record classes (`KvStore`, `Storage`) declare no methods,
+                // so a declared method never shadows theirs.
                 if let Some(f) = inst.class.find_method(name) {
                     let this = if f.is_static {
                         None
@@ -594,6 +600,12 @@ impl Interp<'_> {
                         Some(recv.clone())
                     };
                     return self.call_function(&f, this, args, kwargs, None);
+                }
+                if self.is_kvstore(recv) {
+                    return self.call_kvstore_method(recv, name, args, kwargs);
+                }
+                if self.is_storage(recv) {
+                    return self.call_storage_method(recv, name, args, kwargs);
                 }
             }
             Value::Anchor(h) => {

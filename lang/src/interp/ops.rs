@@ -465,6 +465,18 @@ impl Interp<'_> {
     }
 
     pub fn compare(&mut self, op: CmpOp, a: &Value, b: &Value) -> R<bool> {
+        // Fast path: small ints.
+        if let (Value::Int(x), Value::Int(y)) = (a, b) {
+            match op {
+                CmpOp::Eq => return Ok(x == y),
+                CmpOp::NotEq => return Ok(x != y),
+                CmpOp::Lt => return Ok(x < y),
+                CmpOp::Gt => return Ok(x > y),
+                CmpOp::LtE => return Ok(x <= y),
+                CmpOp::GtE => return Ok(x >= y),
+                _ => {}
+            }
+        }
         match op {
             CmpOp::Eq => self.py_eq(a, b),
             CmpOp::NotEq => Ok(!self.py_eq(a, b)?),
@@ -876,7 +888,7 @@ impl Interp<'_> {
             Value::Anchor(h) => {
                 let h = *h;
                 let class = self.graph.slot(h).class.clone();
-                if let Some(&i) = class.field_index.get(name) {
+                if let Some(i) = class.field_slot(name) {
                     self.readable_fields(h)?;
                     return Ok(self.graph.slot(h).fields[i].clone());
                 }
@@ -894,7 +906,7 @@ impl Interp<'_> {
                 }
             }
             Value::Instance(inst) => {
-                if let Some(&i) = inst.class.field_index.get(name) {
+                if let Some(i) = inst.class.field_slot(name) {
                     return Ok(inst.fields.borrow()[i].clone());
                 }
                 if let Some(m) = self.kvstore_attr(v, name) {
@@ -985,7 +997,7 @@ impl Interp<'_> {
         match v {
             Value::Anchor(h) => {
                 let h = *h;
-                let idx = self.graph.slot(h).class.field_index.get(name).copied();
+                let idx = self.graph.slot(h).class.field_slot(name);
                 if let Some(i) = idx {
                     self.check_write(h)?;
                     self.decode_fields(h)?;
@@ -1002,7 +1014,7 @@ impl Interp<'_> {
                 ))
             }
             Value::Instance(inst) => {
-                if let Some(&i) = inst.class.field_index.get(name) {
+                if let Some(i) = inst.class.field_slot(name) {
                     inst.fields.borrow_mut()[i] = value;
                 } else {
                     inst.set_extra(Rc::from(name), value);

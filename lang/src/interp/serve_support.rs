@@ -51,7 +51,7 @@ pub(crate) fn load_app(
         diags.extend(
             crate::checker::check_module(&parsed.module, path, host)
                 .into_iter()
-                .filter(|d| d.is_error() && crate::driver::FATAL_CHECKS.contains(&d.code)),
+                .filter(crate::driver::is_fatal),
         );
     }
     if !diags.is_empty() {

@@ -348,6 +348,25 @@ impl Class {
         class
     }
 
+    /// The slot of instance field `name`. Field names come from the same parse as the
+    /// attribute names that read them (interned), so a short field list is searched by
+    /// length and pointer before text; a long one uses the index.
+    #[inline]
+    pub fn field_slot(&self, name: &str) -> Option<usize> {
+        if self.fields.len() > 8 {
+            return self.field_index.get(name).copied();
+        }
+        let (ptr, len) = (name.as_ptr(), name.len());
+        let i = self
+            .fields
+            .iter()
+            .position(|f| f.name.len() == len && (f.name.as_ptr() == ptr || *f.name == *name))?;
+        // `field_index` is authoritative (a field list and its index agree by
+        // construction; this keeps a mismatch from ever reading the wrong slot).
+        debug_assert_eq!(self.field_index.get(name), Some(&i));
+        Some(i)
+    }
+
     /// `self` is `other` or a subclass of it.
     pub fn is_sub(&self, other: &Class) -> bool {
         self.mro.iter().any(|c| c.id == other.id) || self.id == other.id
@@ -487,7 +506,7 @@ impl fmt::Debug for Function {
 /// A variable scope. Function frames chain to the scope they close over; assignment
 /// rebinds the nearest enclosing binding (Jac has no `global`/`nonlocal`).
 pub struct Scope {
-    pub vars: FxHashMap<Rc<str>, Value>,
+    pub vars: Vars,
     pub parent: Option<ScopeRef>,
 }
 
@@ -496,9 +515,122 @@ pub type ScopeRef = Rc<RefCell<Scope>>;
 impl Scope {
     pub fn new_ref(parent: Option<ScopeRef>) -> ScopeRef {
         Rc::new(RefCell::new(Scope {
-            vars: FxHashMap::default(),
+            vars: Vars::default(),
             parent,
         }))
+    }
+
+    /// A scope with room for `n` bindings before it grows (a function frame).
+    pub fn with_capacity(parent: Option<ScopeRef>, n: usize) -> ScopeRef {
+        Rc::new(RefCell::new(Scope {
+            vars: Vars::with_capacity(n),
+            parent,
+        }))
+    }
+}
+
+/// Bindings a scope keeps in a plain vector before it builds a hash index.
+const SMALL_SCOPE: usize = 12;
+
+/// The bindings of one scope, in insertion order. A small scope (a function frame, a
+/// comprehension, a short module) is a vector of slots searched by name: the parser
+/// interns names, so a binding and the name nodes that use it share one `Rc<str>` and
+/// most probes are a length and pointer comparison. A scope that grows past
+/// `SMALL_SCOPE` bindings (the builtins, a large module) adds a hash index by name.
+#[derive(Default)]
+pub struct Vars {
+    slots: Vec<(Rc<str>, Value)>,
+    index: Option<Box<FxHashMap<Rc<str>, usize>>>,
+}
+
+impl Vars {
+    pub fn with_capacity(n: usize) -> Vars {
+        Vars {
+            slots: Vec::with_capacity(n.min(SMALL_SCOPE)),
+            index: None,
+        }
+    }
+
+    #[inline]
+    fn position(&self, name: &str) -> Option<usize> {
+        if let Some(index) = &self.index {
+            return index.get(name).copied();
+        }
+        let (ptr, len) = (name.as_ptr(), name.len());
+        self.slots
+            .iter()
+            .position(|(k, _)| k.len() == len && (k.as_ptr() == ptr || **k == *name))
+    }
+
+    #[inline]
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.position(name).map(|i| &self.slots[i].1)
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut Value> {
+        self.position(name).map(|i| &mut self.slots[i].1)
+    }
+
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.position(name).is_some()
+    }
+
+    /// Bind `name` (rebinding it if it is bound); returns the previous value.
+    pub fn insert(&mut self, name: Rc<str>, value: Value) -> Option<Value> {
+        if let Some(i) = self.position(&name) {
+            return Some(std::mem::replace(&mut self.slots[i].1, value));
+        }
+        if let Some(index) = &mut self.index {
+            index.insert(name.clone(), self.slots.len());
+        } else if self.slots.len() >= SMALL_SCOPE {
+            let mut index: FxHashMap<Rc<str>, usize> = FxHashMap::default();
+            index.reserve(self.slots.len() * 2);
+            for (i, (k, _)) in self.slots.iter().enumerate() {
+                index.insert(k.clone(), i);
+            }
+            index.insert(name.clone(), self.slots.len());
+            self.index = Some(Box::new(index));
+        }
+        self.slots.push((name, value));
+        None
+    }
+
+    /// Unbind `name`; returns its value if it was bound.
+    pub fn remove(&mut self, name: &str) -> Option<Value> {
+        let i = self.position(name)?;
+        let (_, v) = self.slots.remove(i);
+        if let Some(index) = &mut self.index {
+            index.remove(name);
+            for (_, at) in index.iter_mut() {
+                if *at > i {
+                    *at -= 1;
+                }
+            }
+        }
+        Some(v)
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Unbind everything (keeps the vector's room).
+    pub fn clear(&mut self) {
+        self.slots.clear();
+        self.index = None;
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&Rc<str>, &Value)> {
+        self.slots.iter().map(|(k, v)| (k, v))
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &Value> {
+        self.slots.iter().map(|(_, v)| v)
     }
 }
 
@@ -551,22 +683,12 @@ pub fn scope_remove(scope: &ScopeRef, name: &str) -> bool {
     let mut cur = Some(scope.clone());
     while let Some(sc) = cur {
         let mut b = sc.borrow_mut();
-        if b.vars.shift_remove_compat(name) {
+        if b.vars.remove(name).is_some() {
             return true;
         }
         cur = b.parent.clone();
     }
     false
-}
-
-trait RemoveCompat {
-    fn shift_remove_compat(&mut self, name: &str) -> bool;
-}
-
-impl RemoveCompat for FxHashMap<Rc<str>, Value> {
-    fn shift_remove_compat(&mut self, name: &str) -> bool {
-        self.remove(name).is_some()
-    }
 }
 
 /// A hashable wrapper with Python equality: `1 == 1.0 == True`, strings by content,

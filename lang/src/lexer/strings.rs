@@ -1,6 +1,7 @@
 //! String literal scanning: quotes and prefixes, Python escapes, and f-string pieces.
 
 use super::{Lexer, MAX_STRING_NESTING, is_ident_continue, is_ident_start, string_prefix};
+use crate::diag::Code;
 use crate::span::Span;
 
 /// A decoded string literal.
@@ -60,7 +61,7 @@ impl Lexer<'_> {
         let body = (quote_at + qlen).min(self.end);
         if depth > MAX_STRING_NESTING {
             self.error(
-                "E0001",
+                Code::E0001,
                 "strings are nested too deeply inside f-strings",
                 start,
                 body,
@@ -120,7 +121,7 @@ impl Lexer<'_> {
     }
 
     fn unterminated(&mut self, start: usize, body: usize) {
-        self.error("E0001", "unterminated string literal", start, body);
+        self.error(Code::E0001, "unterminated string literal", start, body);
     }
 
     /// A backslash inside a raw string: kept, and it protects the next char from closing.
@@ -180,7 +181,7 @@ impl Lexer<'_> {
                     j += 1;
                 }
                 let end = if self.at_byte(j) == b'}' { j + 1 } else { j };
-                self.error("E0001", "`\\N{...}` escapes are not supported", i, end);
+                self.error(Code::E0001, "`\\N{...}` escapes are not supported", i, end);
                 end
             }
             0 if i + 1 >= self.end => {
@@ -208,7 +209,12 @@ impl Lexer<'_> {
             match char::from_u32(v) {
                 Some(ch) => out.push(ch),
                 None => {
-                    self.error("E0001", "invalid code point in string escape", i, i + 2 + n);
+                    self.error(
+                        Code::E0001,
+                        "invalid code point in string escape",
+                        i,
+                        i + 2 + n,
+                    );
                     out.push('\u{fffd}');
                 }
             }
@@ -216,7 +222,7 @@ impl Lexer<'_> {
         } else {
             let esc = self.at_byte(i + 1) as char;
             self.error(
-                "E0001",
+                Code::E0001,
                 format!("invalid `\\{esc}` escape: expected {n} hex digits"),
                 i,
                 (i + 2).min(self.end),
@@ -244,7 +250,7 @@ impl Lexer<'_> {
         loop {
             if i >= self.end {
                 self.error(
-                    "E0001",
+                    Code::E0001,
                     "unterminated f-string",
                     start,
                     (start + 2).min(self.end),
@@ -256,7 +262,7 @@ impl Lexer<'_> {
                 flush(&mut lit, out);
                 if spec_mode {
                     self.error(
-                        "E0001",
+                        Code::E0001,
                         "expected `}` before the end of the f-string",
                         i,
                         i + qlen,
@@ -269,7 +275,7 @@ impl Lexer<'_> {
             match c {
                 b'\n' if !triple => {
                     self.error(
-                        "E0001",
+                        Code::E0001,
                         "unterminated f-string",
                         start,
                         (start + 2).min(self.end),
@@ -295,7 +301,7 @@ impl Lexer<'_> {
                 }
                 b'}' => {
                     self.error(
-                        "E0001",
+                        Code::E0001,
                         "single `}` is not allowed in an f-string (write `}}`)",
                         i,
                         i + 1,
@@ -343,7 +349,7 @@ impl Lexer<'_> {
     ) -> usize {
         if depth > MAX_STRING_NESTING {
             self.error(
-                "E0001",
+                Code::E0001,
                 "f-string fields are nested too deeply",
                 open,
                 open + 1,
@@ -356,7 +362,7 @@ impl Lexer<'_> {
         loop {
             if i >= self.end || (!triple && self.b[i] == b'\n') {
                 self.error(
-                    "E0001",
+                    Code::E0001,
                     "unterminated f-string field: expected `}`",
                     open,
                     open + 1,
@@ -415,7 +421,7 @@ impl Lexer<'_> {
             .is_none_or(|t| t.trim().is_empty())
         {
             self.error(
-                "E0001",
+                Code::E0001,
                 "empty expression in f-string field",
                 open,
                 (i + 1).min(self.end),
@@ -437,7 +443,7 @@ impl Lexer<'_> {
                 i += 2;
             } else {
                 self.error(
-                    "E0001",
+                    Code::E0001,
                     "invalid f-string conversion: expected `!r`, `!s` or `!a`",
                     i,
                     i + 1,
@@ -458,7 +464,7 @@ impl Lexer<'_> {
             i += 1;
         } else if i < self.end && !self.is_close(i, q, triple) {
             self.error(
-                "E0001",
+                Code::E0001,
                 "expected `}` to close the f-string field",
                 i,
                 i + 1,

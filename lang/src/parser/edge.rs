@@ -6,6 +6,7 @@ use super::expr::{BP_BITOR, BP_CMP, BP_CONNECT};
 use crate::ast::{
     CmpOp, ConnectOp, EdgeDir, EdgeOp, EdgeRef, Expr, ExprKind, FieldCond, Filter, Hop, Name,
 };
+use crate::diag::Code;
 use crate::lexer::TokenKind as T;
 use std::rc::Rc;
 
@@ -133,7 +134,7 @@ impl<'a> Parser<'a> {
                 }
             }
             _ => {
-                self.error("E0001", "expected an edge operator", t.span);
+                self.error(Code::E0001, "expected an edge operator", t.span);
                 simple(EdgeDir::Out)
             }
         }
@@ -182,7 +183,7 @@ impl<'a> Parser<'a> {
             };
         }
         self.error(
-            "E0001",
+            Code::E0001,
             "expected a condition of the form `field op value` (e.g. `age >= 18`)",
             span,
         );
@@ -211,7 +212,7 @@ impl<'a> Parser<'a> {
         self.bump(); // ?
         let f = self.filter_body(T::RParen, start);
         self.error(
-            "E0048",
+            Code::E0048,
             "the `(?...)` filter form was removed: use `[?...]`, e.g. `[-->[?:T]]`",
             f.span,
         );
@@ -264,7 +265,7 @@ impl<'a> Parser<'a> {
         ) {
             let s = self.span();
             self.error(
-                "E0026",
+                Code::E0026,
                 format!("connect/disconnect operator `{op_text}` requires a right operand"),
                 s,
             );

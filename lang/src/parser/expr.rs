@@ -6,6 +6,7 @@ use crate::ast::{
     Arg, BinOp, BoolOp, CmpOp, Comprehension, DictItem, Expr, ExprKind, FStringPart, Name, PipeOp,
     SpecialRef, Stmt, StmtKind, UnaryOp,
 };
+use crate::diag::Code;
 use crate::lexer::{self, FPiece, StrLit, TokenKind as T};
 use crate::span::Span;
 
@@ -134,7 +135,7 @@ impl<'a> Parser<'a> {
                 start,
             ),
             _ => {
-                self.error("E0001", "the target of `:=` must be a name", e.span);
+                self.error(Code::E0001, "the target of `:=` must be a name", e.span);
                 self.expr_at(ExprKind::Error, start)
             }
         }
@@ -650,7 +651,7 @@ impl<'a> Parser<'a> {
             T::LBracketQ => {
                 let start = self.start();
                 self.error(
-                    "E0001",
+                    Code::E0001,
                     "a `[?...]` filter must follow the value it filters, e.g. `[-->][?:T]`",
                     t.span,
                 );
@@ -692,7 +693,11 @@ impl<'a> Parser<'a> {
                 return ExprKind::BigInt(big.to_string());
             }
         }
-        self.error("E0001", format!("invalid integer literal `{text}`"), span);
+        self.error(
+            Code::E0001,
+            format!("invalid integer literal `{text}`"),
+            span,
+        );
         ExprKind::Int(0)
     }
 
@@ -702,7 +707,7 @@ impl<'a> Parser<'a> {
         match clean.parse::<f64>() {
             Ok(v) if !text.ends_with('_') && !text.contains("__") => ExprKind::Float(v),
             _ => {
-                self.error("E0001", format!("invalid float literal `{text}`"), span);
+                self.error(Code::E0001, format!("invalid float literal `{text}`"), span);
                 ExprKind::Float(0.0)
             }
         }
@@ -730,7 +735,7 @@ impl<'a> Parser<'a> {
                 StrLit::Plain { value, bytes } => {
                     if bytes {
                         self.error(
-                            "E0001",
+                            Code::E0001,
                             "bytes literals (`b\"...\"`) are not supported",
                             t.span,
                         );
@@ -744,7 +749,7 @@ impl<'a> Parser<'a> {
             }
         }
         if !is_f {
-            return self.expr_at(ExprKind::Str(buf), start);
+            return self.expr_at(ExprKind::Str(std::rc::Rc::from(buf)), start);
         }
         if !buf.is_empty() {
             parts.push(FStringPart::Literal(buf));
@@ -818,7 +823,7 @@ impl<'a> Parser<'a> {
         }
         if self.peek() == T::KwYield {
             let s = self.span();
-            self.error("E0001", "`yield` is not supported", s);
+            self.error(Code::E0001, "`yield` is not supported", s);
         }
         let first = self.expr();
         if self.peek() == T::KwFor {
@@ -1030,7 +1035,7 @@ impl<'a> Parser<'a> {
         } else {
             let s = self.span();
             self.error(
-                "E0022",
+                Code::E0022,
                 "expected `{` after lambda parameters: lambdas take a braced body, e.g. \
                  `lambda (x: int) -> int { x + 1; }`",
                 s,

@@ -8,6 +8,7 @@ use crate::ast::{
     ImportItem, ImportKind, Item, Member, ModPath, Module, Name, Param, ParamKind, Signature, Stmt,
     StmtKind, TestBlock,
 };
+use crate::diag::Code;
 use crate::lexer::{StrLit, TokenKind as T};
 use crate::span::Span;
 use std::rc::Rc;
@@ -63,7 +64,7 @@ impl<'a> Parser<'a> {
                 };
                 let s = self.span();
                 self.error(
-                    "E0001",
+                    Code::E0001,
                     format!(
                         "expected a declaration (`node`, `walker`, `def`, `glob`, `import`, \
                          `with entry`, ...), found {found}{hint}"
@@ -591,7 +592,11 @@ impl<'a> Parser<'a> {
         let m = match k {
             T::KwHas | T::KwStatic if k == T::KwHas || k1 == T::KwHas => {
                 if !decorators.is_empty() {
-                    self.error("E0001", "decorators cannot apply to `has`", self.sp(start));
+                    self.error(
+                        Code::E0001,
+                        "decorators cannot apply to `has`",
+                        self.sp(start),
+                    );
                 }
                 Member::Has(self.has_decl(start))
             }
@@ -617,7 +622,7 @@ impl<'a> Parser<'a> {
                 };
                 if !harmless {
                     self.error(
-                        "E0001",
+                        Code::E0001,
                         "statements are not allowed directly in an archetype body: put them in a \
                          method (`def f { ... }`) or a `with entry { ... }` block",
                         stmt.span,
@@ -651,7 +656,7 @@ impl<'a> Parser<'a> {
             } else if self.at_soft("by") && self.peek_at(1) == T::KwPostinit {
                 let s = self.span();
                 self.error(
-                    "E0001",
+                    Code::E0001,
                     "`by postinit` was removed: write `has x: T postinit;`",
                     s,
                 );
@@ -734,7 +739,7 @@ impl<'a> Parser<'a> {
                         end: self.prev_end(),
                     };
                     self.error(
-                        "E0034",
+                        Code::E0034,
                         "`can` declares an event ability and needs `with [T] entry|exit`; \
                          use `def` for a function: `def name(...) { ... }`",
                         span,
@@ -750,7 +755,7 @@ impl<'a> Parser<'a> {
                 if self.peek() == T::KwWith {
                     let s = self.span();
                     self.error(
-                        "E0001",
+                        Code::E0001,
                         "`def` takes a parameter list, not an event clause: use `can` for event abilities",
                         s,
                     );
@@ -1198,7 +1203,7 @@ impl<'a> Parser<'a> {
             T::Str(_) => {
                 let e = self.expr();
                 match e.kind {
-                    ExprKind::Str(s) => Some(s),
+                    ExprKind::Str(s) => Some(s.to_string()),
                     _ => None,
                 }
             }

@@ -3,6 +3,7 @@
 use super::Parser;
 use super::expr::aug_op;
 use crate::ast::{ExceptHandler, Expr, ExprKind, MatchCase, Stmt, StmtKind};
+use crate::diag::Code;
 use crate::lexer::TokenKind as T;
 
 impl<'a> Parser<'a> {
@@ -189,14 +190,14 @@ impl<'a> Parser<'a> {
             }
             T::KwYield => {
                 let s = self.span();
-                self.error("E0001", "`yield` is not supported", s);
+                self.error(Code::E0001, "`yield` is not supported", s);
                 self.sync_stmt();
                 StmtKind::Error
             }
             T::KwHas => {
                 let s = self.span();
                 self.error(
-                    "E0001",
+                    Code::E0001,
                     "`has` declarations belong directly in an archetype body",
                     s,
                 );
@@ -207,7 +208,7 @@ impl<'a> Parser<'a> {
                 let s = self.span();
                 let word = self.cur_text();
                 self.error(
-                    "E0001",
+                    Code::E0001,
                     format!("`{word}` without a matching statement before it"),
                     s,
                 );
@@ -221,7 +222,7 @@ impl<'a> Parser<'a> {
             {
                 let s = self.span();
                 self.error(
-                    "E0001",
+                    Code::E0001,
                     "`global`/`nonlocal` were removed: plain assignment rebinds the enclosing \
                      variable or `glob`",
                     s,
@@ -526,7 +527,7 @@ impl<'a> Parser<'a> {
         if self.peek().is_edge_op_start() {
             let s = self.span();
             self.error(
-                "E0026",
+                Code::E0026,
                 "prefix `del a --> b` is not supported: write the infix disconnect `a del --> b;`",
                 crate::span::Span { start, end: s.end },
             );

@@ -480,7 +480,11 @@ fn ok(src: &str) -> Module {
 }
 
 fn codes(src: &str) -> Vec<&'static str> {
-    parse(src).diagnostics.iter().map(|d| d.code).collect()
+    parse(src)
+        .diagnostics
+        .iter()
+        .map(|d| d.code.as_str())
+        .collect()
 }
 
 fn diags(src: &str) -> Vec<Diagnostic> {

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Compare svc with plain CPython 3.12 on the compute programs in benches/compute/.
+#
+#   benches/vs_python.sh [FILTER]
+#
+# Each program exists twice: X.svc (run with `svc run --no-store`, nothing persisted) and
+# X.py (the same code as plain Python). Both run RUNS times (default 5), interleaved, in
+# the same invocation; the table gives the median wall time of each and the ratio
+# python/svc (higher = svc faster). The outputs of the two must be identical.
+#
+# Environment: SVC (a prebuilt svc binary; default: build release and use it),
+# PYTHON (default: ~/.pyenv/versions/3.12*/bin/python, else python3.12), RUNS (default 5),
+# CARGO_TARGET_DIR (default target).
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+RUNS="${RUNS:-5}"
+filter="${1:-}"
+
+if [ -z "${PYTHON:-}" ]; then
+  PYTHON="$(ls "$HOME"/.pyenv/versions/3.12*/bin/python 2>/dev/null | head -n1 || true)"
+  [ -n "$PYTHON" ] || PYTHON="$(command -v python3.12 || true)"
+fi
+if [ -z "$PYTHON" ] || ! "$PYTHON" -c 'import sys; assert sys.version_info[:2] == (3, 12)'; then
+  echo "error: CPython 3.12 not found (set PYTHON=/path/to/python3.12)" >&2
+  exit 1
+fi
+
+if [ -z "${SVC:-}" ]; then
+  echo "building svc (release)..." >&2
+  (cd "$root" && cargo build --release --quiet --bin svc)
+  SVC="${CARGO_TARGET_DIR:-$root/target}/release/svc"
+  case "$SVC" in /*) ;; *) SVC="$root/$SVC" ;; esac
+fi
+
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+
+# time_ms OUT CMD...: run CMD once (stdout to OUT), print its wall time in ms.
+time_ms() {
+  local out="$1" start end
+  shift
+  start=$(date +%s%N)
+  if ! "$@" >"$out" 2>"$scratch/stderr"; then
+    echo "failed: $*" >&2
+    head -n 5 "$scratch/stderr" >&2
+    echo fail
+    return
+  fi
+  end=$(date +%s%N)
+  echo $(((end - start) / 1000000))
+}
+
+median() {
+  printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
+}
+
+echo "svc: $SVC" >&2
+echo "python: $PYTHON ($("$PYTHON" --version 2>&1))" >&2
+printf '%-16s %10s %12s %10s\n' program "svc ms" "CPython ms" "py/svc"
+for src in "$root"/benches/compute/*.svc; do
+  prog="$(basename "$src" .svc)"
+  case "$prog" in *"$filter"*) ;; *) continue ;; esac
+  py="${src%.svc}.py"
+  svc_times=() py_times=()
+  for ((i = 0; i < RUNS; i++)); do
+    svc_times+=("$(cd "$scratch" && time_ms "$scratch/svc.out" "$SVC" run --no-store "$src")")
+    py_times+=("$(cd "$scratch" && time_ms "$scratch/py.out" "$PYTHON" "$py")")
+  done
+  if ! cmp -s "$scratch/svc.out" "$scratch/py.out"; then
+    echo "warning: $prog: svc and CPython printed different output" >&2
+  fi
+  svc_ms="$(median "${svc_times[@]}")"
+  py_ms="$(median "${py_times[@]}")"
+  ratio="$(awk -v s="$svc_ms" -v p="$py_ms" 'BEGIN { if (s ~ /^[0-9]+$/ && p ~ /^[0-9]+$/ && s > 0) printf "%.2fx", p / s; else print "-" }')"
+  printf '%-16s %10s %12s %10s\n' "$prog" "$svc_ms" "$py_ms" "$ratio"
+done

@@ -1,0 +1,405 @@
+//! Calls: any callable value, user functions (frames, parameter binding, tracebacks)
+//! and construction of archetypes, builtin types, exceptions and enums.
+
+use super::*;
+
+impl Interp<'_> {
+    /// Call any callable value.
+    pub fn call_value(
+        &mut self,
+        f: &Value,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        match f {
+            Value::Func(func) => {
+                let this = None;
+                self.call_function(func, this, args, kwargs, None)
+            }
+            Value::Bound(b) => {
+                let (recv, func) = (&b.0, &b.1);
+                self.call_function(func, Some(recv.clone()), args, kwargs, None)
+            }
+            Value::Builtin(name) => self.call_builtin_fn(name, args, kwargs),
+            Value::BuiltinMethod(b) => {
+                let (recv, name) = (&b.0, &b.1);
+                self.call_method_value(recv, name, args, kwargs)
+            }
+            Value::Class(c) => self.construct(c, args, kwargs),
+            other => {
+                let t = self.type_name_of(other);
+                Err(self.err("TypeError", format!("'{t}' object is not callable")))
+            }
+        }
+    }
+
+    /// Call a user function with an optional receiver (`self`) and walk context.
+    pub fn call_function(
+        &mut self,
+        func: &Rc<Function>,
+        this: Option<Value>,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+        walk_ctx: Option<(Option<Value>, Option<Value>)>,
+    ) -> R<Value> {
+        if self.depth >= self.limits.max_depth {
+            return Err(self.err("RecursionError", "maximum recursion depth exceeded"));
+        }
+        self.tick()?;
+        let scope = self.frame_scope(&func.closure, func.params.len());
+        let owner = func
+            .owner
+            .borrow()
+            .as_ref()
+            .and_then(std::rc::Weak::upgrade);
+        self.bind_params(func, &scope, args, kwargs)?;
+        let (here, visitor) = walk_ctx.unwrap_or((None, None));
+        // Lambdas and nested functions see `self`/`here`/`visitor` of where they were made.
+        let (this, here, visitor) = match &func.captured {
+            Some(c) if this.is_none() => (
+                c.0.clone(),
+                here.or_else(|| c.1.clone()),
+                visitor.or_else(|| c.2.clone()),
+            ),
+            _ => (this, here, visitor),
+        };
+        let ctx = Ctx {
+            scope,
+            this,
+            here,
+            visitor,
+            class: owner,
+            file: func.file,
+            func: func.name.clone(),
+        };
+        let body = match &*func.body.borrow() {
+            FuncBody::Block(b) => b.clone(),
+            FuncBody::Missing => {
+                return Err(self.err(
+                    "NotImplementedError",
+                    format!("'{}' has no body (missing impl)", func.name),
+                ));
+            }
+        };
+        self.depth += 1;
+        let r = if func.is_lambda && body.len() == 1 {
+            match &body[0].kind {
+                StmtKind::Expr(e) => self.eval(e, &ctx).map(Flow::Return),
+                _ => self.exec_block(&body, &ctx),
+            }
+        } else {
+            self.exec_block(&body, &ctx)
+        };
+        self.depth -= 1;
+        self.recycle_frame(ctx.scope);
+        match r {
+            Ok(Flow::Return(v)) => Ok(v),
+            Ok(_) => Ok(Value::None),
+            Err(Interrupt::Exc(mut e)) => {
+                let span = e.origin.map_or(func.span, |o| o.1);
+                let file = e.origin.map_or(func.file, |o| o.0);
+                e.trace.push(TraceFrame {
+                    func: func.name.clone(),
+                    file,
+                    span,
+                });
+                e.origin = None;
+                Err(Interrupt::Exc(e))
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    /// A fresh frame scope over `closure`: a recycled one when a finished call left it
+    /// unshared (no closure kept it), else a new allocation.
+    pub(super) fn frame_scope(&mut self, closure: &ScopeRef, params: usize) -> ScopeRef {
+        match self.frame_pool.pop() {
+            Some(scope) => {
+                scope.borrow_mut().parent = Some(closure.clone());
+                scope
+            }
+            None => Scope::with_capacity(Some(closure.clone()), params + 4),
+        }
+    }
+
+    /// Return a finished call's frame to the pool if nothing else holds it (a nested
+    /// def or lambda made in the frame keeps it alive and it is left alone).
+    pub(super) fn recycle_frame(&mut self, scope: ScopeRef) {
+        if Rc::strong_count(&scope) != 1
+            || Rc::weak_count(&scope) != 0
+            || self.frame_pool.len() >= FRAME_POOL
+        {
+            return;
+        }
+        {
+            let mut s = scope.borrow_mut();
+            s.vars.clear();
+            s.parent = None;
+        }
+        self.frame_pool.push(scope);
+    }
+
+    pub(super) fn bind_params(
+        &mut self,
+        func: &Rc<Function>,
+        scope: &ScopeRef,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<()> {
+        use ast::ParamKind as K;
+        let mut s = scope.borrow_mut();
+        // Fast path: every parameter plain and given positionally, exactly once.
+        if kwargs.is_empty()
+            && args.len() == func.params.len()
+            && func.params.iter().all(|p| p.kind == K::Normal)
+        {
+            for (p, a) in func.params.iter().zip(args) {
+                s.vars.insert(p.name.clone(), a);
+            }
+            return Ok(());
+        }
+        let mut args = args.into_iter();
+        let mut kw_only = false;
+        let mut bound: Vec<bool> = Vec::with_capacity(func.params.len());
+        let mut varkw: Option<Rc<str>> = None;
+        for p in &func.params {
+            match p.kind {
+                K::Normal => {
+                    if !kw_only && let Some(a) = args.next() {
+                        s.vars.insert(p.name.clone(), a);
+                        bound.push(true);
+                    } else {
+                        bound.push(false);
+                    }
+                }
+                K::VarArgs => {
+                    let rest: Vec<Value> = args.by_ref().collect();
+                    s.vars.insert(p.name.clone(), Value::tuple(rest));
+                    kw_only = true;
+                    bound.push(true);
+                }
+                K::KwOnlyMarker => {
+                    kw_only = true;
+                    bound.push(true);
+                }
+                K::PosOnlyMarker => bound.push(true),
+                K::KwArgs => {
+                    varkw = Some(p.name.clone());
+                    bound.push(true);
+                }
+            }
+        }
+        let extra: Vec<Value> = args.collect();
+        if !extra.is_empty() {
+            let n = func.params.iter().filter(|p| p.kind == K::Normal).count();
+            drop(s);
+            return Err(self.err(
+                "TypeError",
+                format!(
+                    "{}() takes {} positional argument{} but {} were given",
+                    func.name,
+                    n,
+                    if n == 1 { "" } else { "s" },
+                    n + extra.len()
+                ),
+            ));
+        }
+        let mut kwdict = Dict::default();
+        for (k, v) in kwargs {
+            match func
+                .params
+                .iter()
+                .position(|p| p.name == k && p.kind == K::Normal)
+            {
+                Some(i) => {
+                    if bound[i] {
+                        drop(s);
+                        return Err(self.err(
+                            "TypeError",
+                            format!("{}() got multiple values for argument '{}'", func.name, k),
+                        ));
+                    }
+                    s.vars.insert(k, v);
+                    bound[i] = true;
+                }
+                None => {
+                    if varkw.is_some() {
+                        kwdict.insert(HashKey(Value::Str(k)), v);
+                    } else {
+                        drop(s);
+                        return Err(self.err(
+                            "TypeError",
+                            format!("{}() got an unexpected keyword argument '{}'", func.name, k),
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some(n) = varkw {
+            s.vars.insert(n, Value::dict(kwdict));
+        }
+        drop(s);
+        // Defaults, evaluated in the function's closure scope.
+        for (i, p) in func.params.iter().enumerate() {
+            if bound[i] || p.kind != K::Normal {
+                continue;
+            }
+            match &p.default {
+                Some(d) => {
+                    let ctx = Ctx {
+                        scope: func.closure.clone(),
+                        this: None,
+                        here: None,
+                        visitor: None,
+                        class: None,
+                        file: func.file,
+                        func: func.name.clone(),
+                    };
+                    let v = self.eval(d, &ctx)?;
+                    scope.borrow_mut().vars.insert(p.name.clone(), v);
+                }
+                None => {
+                    return Err(self.err(
+                        "TypeError",
+                        format!(
+                            "{}() missing 1 required positional argument: '{}'",
+                            func.name, p.name
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Instantiate a class: archetypes, builtin types and exceptions.
+    pub fn construct(
+        &mut self,
+        c: &Rc<Class>,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        if self.is_event_class(c) {
+            return self.construct_event(c, args, kwargs);
+        }
+        match c.kind {
+            ClassKind::Builtin => builtins::construct_builtin(self, c, args, kwargs),
+            ClassKind::Exception => Ok(self.make_exception(c.clone(), args)),
+            ClassKind::Enum => {
+                let v = args.into_iter().next().unwrap_or(Value::None);
+                for m in c.members.borrow().iter() {
+                    if self.py_eq(&m.value, &v)? {
+                        return Ok(Value::EnumMember(m.clone()));
+                    }
+                }
+                let r = self.repr(&v)?;
+                Err(self.err("ValueError", format!("{r} is not a valid {}", c.name)))
+            }
+            ClassKind::Root => Err(self.err("TypeError", "cannot create another Root")),
+            _ => self.construct_archetype(c, args, kwargs),
+        }
+    }
+
+    pub(super) fn construct_archetype(
+        &mut self,
+        c: &Rc<Class>,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        let n = c.fields.len();
+        let mut values: Vec<Option<Value>> = vec![None; n];
+        let init_fields: Vec<usize> = (0..n)
+            .filter(|&i| !c.fields[i].postinit && !c.fields[i].is_static)
+            .collect();
+        if args.len() > init_fields.len() {
+            return Err(self.err(
+                "TypeError",
+                format!(
+                    "{}() takes {} positional argument{} but {} were given",
+                    c.name,
+                    init_fields.len(),
+                    if init_fields.len() == 1 { "" } else { "s" },
+                    args.len()
+                ),
+            ));
+        }
+        for (slot, a) in init_fields.iter().zip(args) {
+            values[*slot] = Some(a);
+        }
+        for (k, v) in kwargs {
+            match c.field_index.get(&k) {
+                Some(&i) if !c.fields[i].postinit => {
+                    if values[i].is_some() {
+                        return Err(self.err(
+                            "TypeError",
+                            format!("{}() got multiple values for argument '{}'", c.name, k),
+                        ));
+                    }
+                    values[i] = Some(v);
+                }
+                _ => {
+                    return Err(self.err(
+                        "TypeError",
+                        format!(
+                            "{}.__init__() got an unexpected keyword argument '{}'",
+                            c.name, k
+                        ),
+                    ));
+                }
+            }
+        }
+        let scope = c
+            .scope
+            .borrow()
+            .clone()
+            .unwrap_or_else(|| self.builtins.clone());
+        let dctx = Ctx {
+            scope,
+            this: None,
+            here: None,
+            visitor: None,
+            class: Some(c.clone()),
+            file: c.file,
+            func: c.name.clone(),
+        };
+        let mut fields = Vec::with_capacity(n);
+        for (i, v) in values.into_iter().enumerate() {
+            let f = &c.fields[i];
+            let v = match v {
+                Some(v) => v,
+                None if f.postinit => Value::None,
+                None => match &f.default {
+                    Some(d) => self.eval(d, &dctx)?,
+                    None => {
+                        return Err(self.err(
+                            "TypeError",
+                            format!(
+                                "{}.__init__() missing 1 required positional argument: '{}'",
+                                c.name, f.name
+                            ),
+                        ));
+                    }
+                },
+            };
+            fields.push(v);
+        }
+        let v = match c.arch_kind() {
+            Some(ArchKind::Node) | Some(ArchKind::Edge) => {
+                let h = self
+                    .graph
+                    .new_anchor(c.clone(), fields, self.host.user_root());
+                Value::Anchor(h)
+            }
+            _ => Value::Instance(Rc::new(Instance {
+                class: c.clone(),
+                fields: std::cell::RefCell::new(fields),
+                extra: Default::default(),
+                id: next_id(),
+            })),
+        };
+        if let Some(init) = c.find_method("postinit") {
+            self.call_function(&init, Some(v.clone()), vec![], vec![], None)?;
+        }
+        Ok(v)
+    }
+}

@@ -1,0 +1,404 @@
+//! Declarations: archetypes (fields, abilities, statics), enums, functions made from
+//! abilities, `impl` blocks and globs.
+
+use super::*;
+
+impl Interp<'_> {
+    pub(super) fn eval_bases(&mut self, bases: &[ast::Expr], ctx: &Ctx) -> R<Vec<Rc<Class>>> {
+        let mut out = Vec::new();
+        for b in bases {
+            match self.eval(b, ctx)? {
+                Value::Class(c) => out.push(c),
+                other => {
+                    let t = self.type_name_of(&other);
+                    return Err(self.err(
+                        "TypeError",
+                        format!("base must be an archetype or class, not '{t}'"),
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    pub(super) fn declare_archetype(
+        &mut self,
+        a: &ast::Archetype,
+        ctx: &Ctx,
+        module: &Rc<str>,
+    ) -> R<Rc<Class>> {
+        let mut bases = self.eval_bases(&a.bases, ctx)?;
+        let is_exc = bases.iter().any(|b| b.is_exception());
+        let kind = if is_exc && matches!(a.kind, ArchKind::Class | ArchKind::Obj) {
+            ClassKind::Arch(ArchKind::Obj)
+        } else {
+            ClassKind::Arch(a.kind)
+        };
+        // Fields: inherited first.
+        let mut fields: Vec<FieldDef> = Vec::new();
+        for b in &bases {
+            for f in &b.fields {
+                if let Some(pos) = fields.iter().position(|x| x.name == f.name) {
+                    fields.remove(pos);
+                }
+                fields.push(FieldDef {
+                    name: f.name.clone(),
+                    ty: f.ty.clone(),
+                    default: f.default.clone(),
+                    postinit: f.postinit,
+                    is_static: f.is_static,
+                    access: f.access,
+                });
+            }
+        }
+        let mut statics: Vec<(Rc<str>, Option<Rc<ast::Expr>>)> = Vec::new();
+        for m in &a.members {
+            if let Member::Has(h) = m {
+                for v in &h.vars {
+                    if h.is_static {
+                        statics.push((v.name.name.clone(), v.default.clone().map(Rc::new)));
+                        continue;
+                    }
+                    let def = FieldDef {
+                        name: v.name.name.clone(),
+                        ty: Some(Rc::new(v.ty.clone())),
+                        default: v.default.clone().map(Rc::new),
+                        postinit: v.postinit,
+                        is_static: false,
+                        access: h.access,
+                    };
+                    if let Some(pos) = fields.iter().position(|x| x.name == def.name) {
+                        fields[pos] = def;
+                    } else {
+                        fields.push(def);
+                    }
+                }
+            }
+        }
+        let mut field_index = FxHashMap::default();
+        for (i, f) in fields.iter().enumerate() {
+            field_index.insert(f.name.clone(), i);
+        }
+        let fingerprint = {
+            use std::hash::{Hash, Hasher};
+            let mut h = FxHasher::default();
+            for f in &fields {
+                f.name.hash(&mut h);
+            }
+            format!("{:016x}", h.finish())
+        };
+        let mro = ancestors(&bases);
+        let class = Rc::new(Class {
+            name: a.name.name.clone(),
+            kind,
+            module: module.clone(),
+            bases: std::mem::take(&mut bases),
+            mro,
+            fields,
+            field_index,
+            methods: Default::default(),
+            abilities: Default::default(),
+            statics: Default::default(),
+            members: Default::default(),
+            access: a.access,
+            decorators: a.decorators.iter().map(|d| Rc::new(d.clone())).collect(),
+            endpoints: a
+                .endpoints
+                .as_ref()
+                .map(|(s, t)| (Rc::new(s.clone()), Rc::new(t.clone()))),
+            id: next_id(),
+            scope: std::cell::RefCell::new(Some(ctx.scope.clone())),
+            stored: StoredNames::new(module, &a.name.name, &fingerprint),
+            span: a.name.span,
+            file: ctx.file,
+        });
+        // Inherited abilities first, in slot order.
+        let mut abilities: Vec<Rc<AbilityDef>> = Vec::new();
+        for b in &class.bases {
+            for ab in b.abilities.borrow().iter() {
+                if let Some(n) = &ab.name
+                    && let Some(pos) = abilities.iter().position(|x| x.name.as_ref() == Some(n))
+                {
+                    abilities[pos] = ab.clone();
+                    continue;
+                }
+                abilities.push(ab.clone());
+            }
+        }
+        for m in &a.members {
+            match m {
+                Member::Ability(ab) => {
+                    let f = self.make_function_from_ability(ab, ctx, Some(&class));
+                    if ab.kind == ast::AbilityKind::Can || ab.event.is_some() {
+                        let ev = ab.event.as_ref();
+                        let def = Rc::new(AbilityDef {
+                            name: ab.name.as_ref().map(|n| n.name.clone()),
+                            trigger: ev.and_then(|e| e.trigger.clone()).map(Rc::new),
+                            resolved: Default::default(),
+                            is_exit: ev.is_some_and(|e| e.is_exit),
+                            func: f.clone(),
+                        });
+                        if let Some(n) = &def.name
+                            && let Some(pos) =
+                                abilities.iter().position(|x| x.name.as_ref() == Some(n))
+                        {
+                            abilities[pos] = def;
+                        } else {
+                            abilities.push(def);
+                        }
+                        if let Some(n) = &ab.name {
+                            class.methods.borrow_mut().insert(n.name.clone(), f);
+                        }
+                    } else if let Some(n) = &ab.name {
+                        class.methods.borrow_mut().insert(n.name.clone(), f);
+                    }
+                }
+                Member::Archetype(inner) => {
+                    let c = self.declare_archetype(inner, ctx, module)?;
+                    class
+                        .statics
+                        .borrow_mut()
+                        .insert(inner.name.name.clone(), Value::Class(c));
+                }
+                Member::Enum(e) => {
+                    let c = self.declare_enum(e, ctx, module)?;
+                    class
+                        .statics
+                        .borrow_mut()
+                        .insert(e.name.name.clone(), Value::Class(c));
+                }
+                Member::Impl(imp) => self.apply_impl(imp, ctx)?,
+                _ => {}
+            }
+        }
+        *class.abilities.borrow_mut() = abilities;
+        for (name, default) in statics {
+            let v = match default {
+                Some(e) => self.eval(&e, ctx)?,
+                None => Value::None,
+            };
+            class.statics.borrow_mut().insert(name, v);
+        }
+        if class.arch_kind().is_some() {
+            Rc::make_mut(&mut self.classes).insert(class.name.clone(), class.clone());
+        }
+        Ok(class)
+    }
+
+    pub(super) fn declare_enum(
+        &mut self,
+        e: &ast::EnumDecl,
+        ctx: &Ctx,
+        module: &Rc<str>,
+    ) -> R<Rc<Class>> {
+        let class = Rc::new(Class {
+            name: e.name.name.clone(),
+            kind: ClassKind::Enum,
+            module: module.clone(),
+            bases: Vec::new(),
+            mro: Vec::new(),
+            fields: Vec::new(),
+            field_index: Default::default(),
+            methods: Default::default(),
+            abilities: Default::default(),
+            statics: Default::default(),
+            members: Default::default(),
+            access: e.access,
+            decorators: Vec::new(),
+            endpoints: None,
+            id: next_id(),
+            scope: std::cell::RefCell::new(Some(ctx.scope.clone())),
+            stored: StoredNames::new(module, &e.name.name, ""),
+            span: e.name.span,
+            file: ctx.file,
+        });
+        let mut auto = 1i64;
+        for m in &e.members {
+            let v = match &m.value {
+                Some(x) => self.eval(x, ctx)?,
+                None => Value::Int(auto),
+            };
+            if let Value::Int(i) = v {
+                auto = i + 1;
+            }
+            let member = Rc::new(EnumMember {
+                class: class.clone(),
+                name: m.name.name.clone(),
+                value: v,
+            });
+            class.members.borrow_mut().push(member.clone());
+            class
+                .statics
+                .borrow_mut()
+                .insert(m.name.name.clone(), Value::EnumMember(member));
+        }
+        for x in &e.extra {
+            if let Member::Ability(ab) = x {
+                let f = self.make_function_from_ability(ab, ctx, Some(&class));
+                if let Some(n) = &ab.name {
+                    class.methods.borrow_mut().insert(n.name.clone(), f);
+                }
+            }
+        }
+        scope_define(&ctx.scope, e.name.name.clone(), Value::Class(class.clone()));
+        Rc::make_mut(&mut self.classes).insert(class.name.clone(), class.clone());
+        Ok(class)
+    }
+
+    pub(super) fn make_function_from_ability(
+        &mut self,
+        ab: &ast::Ability,
+        ctx: &Ctx,
+        owner: Option<&Rc<Class>>,
+    ) -> Rc<Function> {
+        let params = ab
+            .signature
+            .as_ref()
+            .map(|s| {
+                s.params
+                    .iter()
+                    .map(|p| ParamDef {
+                        name: p.name.name.clone(),
+                        kind: p.kind,
+                        default: p.default.clone().map(Rc::new),
+                        ty: p.ty.clone().map(Rc::new),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let name: Rc<str> = ab.name.as_ref().map(|n| n.name.clone()).unwrap_or_else(|| {
+            Rc::from(if ab.event.as_ref().is_some_and(|e| e.is_exit) {
+                "<exit>"
+            } else {
+                "<entry>"
+            })
+        });
+        let body = match &ab.body {
+            Some(b) => FuncBody::Block(Rc::from(b.as_slice())),
+            None => FuncBody::Missing,
+        };
+        Rc::new(Function {
+            name,
+            params,
+            body: std::cell::RefCell::new(body),
+            closure: ctx.scope.clone(),
+            owner: std::cell::RefCell::new(owner.map(Rc::downgrade)),
+            is_static: ab.is_static,
+            is_lambda: false,
+            captured: None,
+            defaults: Default::default(),
+            decorators: ab.decorators.iter().map(|d| Rc::new(d.clone())).collect(),
+            access: ab.access,
+            ret: ab
+                .signature
+                .as_ref()
+                .and_then(|s| s.ret.clone())
+                .map(Rc::new),
+            file: ctx.file,
+            span: ab.span,
+        })
+    }
+
+    /// `impl Target.member { body }`: fill in a declared member's body.
+    pub(super) fn apply_impl(&mut self, imp: &ast::ImplBlock, ctx: &Ctx) -> R<()> {
+        let body = FuncBody::Block(Rc::from(imp.body.as_slice()));
+        let names: Vec<&str> = imp.target.iter().map(|n| &*n.name).collect();
+        let Some((first, rest)) = names.split_first() else {
+            return Ok(());
+        };
+        let target = scope_get(&ctx.scope, first);
+        if rest.is_empty() {
+            // impl f(x: int) -> int { } : body of a top-level function.
+            if let Some(Value::Func(f)) = target {
+                *f.body.borrow_mut() = body;
+                return Ok(());
+            }
+            let span = imp.target.first().map(|n| n.span).unwrap_or(imp.span);
+            let _ = span;
+            return Err(self.err(
+                "NameError",
+                format!("impl target '{first}' is not declared"),
+            ));
+        }
+        let mut class = match target {
+            Some(Value::Class(c)) => c,
+            _ => {
+                return Err(self.err(
+                    "NameError",
+                    format!("impl target '{first}' is not declared"),
+                ));
+            }
+        };
+        for (i, n) in rest.iter().enumerate() {
+            if i + 1 < rest.len() {
+                match class.find_static(n) {
+                    Some(Value::Class(c)) => class = c,
+                    _ => {
+                        return Err(self.err(
+                            "NameError",
+                            format!("impl target '{}' is not declared", names.join(".")),
+                        ));
+                    }
+                }
+                continue;
+            }
+            let f = class.methods.borrow().get(*n).cloned();
+            match f {
+                Some(f) => *f.body.borrow_mut() = FuncBody::Block(Rc::from(imp.body.as_slice())),
+                None => {
+                    // Anonymous or undeclared: declare it as a method now.
+                    let ability = ast::Ability {
+                        kind: match &imp.kind {
+                            ast::ImplKind::Event(_) => ast::AbilityKind::Can,
+                            _ => ast::AbilityKind::Def,
+                        },
+                        decorators: Vec::new(),
+                        is_override: false,
+                        is_static: false,
+                        is_async: false,
+                        access: None,
+                        name: Some(ast::Name {
+                            name: Rc::from(*n),
+                            span: imp.span,
+                        }),
+                        signature: match &imp.kind {
+                            ast::ImplKind::Signature(s) => s.clone(),
+                            _ => None,
+                        },
+                        event: match &imp.kind {
+                            ast::ImplKind::Event(e) => Some(e.clone()),
+                            _ => None,
+                        },
+                        body: Some(imp.body.clone()),
+                        is_abstract: false,
+                        doc: None,
+                        span: imp.span,
+                    };
+                    let f = self.make_function_from_ability(&ability, ctx, Some(&class));
+                    if let Some(ev) = &ability.event {
+                        class.abilities.borrow_mut().push(Rc::new(AbilityDef {
+                            name: Some(Rc::from(*n)),
+                            trigger: ev.trigger.clone().map(Rc::new),
+                            resolved: Default::default(),
+                            is_exit: ev.is_exit,
+                            func: f.clone(),
+                        }));
+                    }
+                    class.methods.borrow_mut().insert(Rc::from(*n), f);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn exec_glob(&mut self, g: &ast::Glob, ctx: &Ctx) -> R<()> {
+        for v in &g.vars {
+            let val = match &v.value {
+                Some(e) => self.eval(e, ctx)?,
+                None => Value::None,
+            };
+            scope_define(&ctx.scope, v.name.name.clone(), val);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,266 @@
+//! Module loading: the main module, imports (svc modules, built-in and event modules)
+//! and the two-pass execution of a module (declarations, then globs and entry blocks).
+
+use super::*;
+
+impl Interp<'_> {
+    /// Register a source file and return its id.
+    pub fn add_file(&mut self, file: Arc<SourceFile>) -> u32 {
+        Rc::make_mut(&mut self.files).push(file);
+        (self.files.len() - 1) as u32
+    }
+
+    /// Load and run a parsed module as the main module (`with entry:__main__` runs).
+    pub fn run_main(&mut self, path: &Path, module: &ast::Module, file: u32) -> R<()> {
+        self.run_entry_module(path, module, file, true)
+    }
+
+    /// Load and run the entry module; `as_main` decides whether its
+    /// `with entry:__main__` blocks run (`svc run`: yes; `svc start`: only with `--main`).
+    pub fn run_entry_module(
+        &mut self,
+        path: &Path,
+        module: &ast::Module,
+        file: u32,
+        as_main: bool,
+    ) -> R<()> {
+        let m = self.exec_module(path, module, file, as_main)?;
+        self.main_module = Some(m);
+        Ok(())
+    }
+
+    pub(super) fn module_name(path: &Path) -> Rc<str> {
+        Rc::from(path.file_stem().and_then(|s| s.to_str()).unwrap_or("main"))
+    }
+
+    /// Declare everything in `module`, then run its globs and entry blocks in order.
+    pub(super) fn exec_module(
+        &mut self,
+        path: &Path,
+        module: &ast::Module,
+        file: u32,
+        is_main: bool,
+    ) -> R<Rc<ModuleObj>> {
+        let scope = Scope::new_ref(Some(self.builtins.clone()));
+        let name = Self::module_name(path);
+        let m = Rc::new(ModuleObj {
+            name: name.clone(),
+            scope: scope.clone(),
+        });
+        if let Ok(canon) = path.canonicalize() {
+            Rc::make_mut(&mut self.modules).insert(canon, m.clone());
+        }
+        let ctx = Ctx {
+            scope: scope.clone(),
+            this: None,
+            here: None,
+            visitor: None,
+            class: None,
+            file,
+            func: Rc::from("<module>"),
+        };
+        // Pass 1: imports and declarations (classes, functions, impls).
+        self.declare_items(&module.items, &ctx, path, &name)?;
+        // Pass 2: globs and entry blocks in file order.
+        for item in &module.items {
+            match item {
+                Item::Glob(g) => self.exec_glob(g, &ctx)?,
+                Item::Entry(e) if !e.is_exit => {
+                    let runs = match &e.name {
+                        None => true,
+                        Some(n) => is_main && &*n.name == "__main__",
+                    };
+                    if runs {
+                        match self.exec_block(&e.body, &ctx)? {
+                            Flow::Normal | Flow::Return(_) => {}
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for item in &module.items {
+            if let Item::Entry(e) = item
+                && e.is_exit
+            {
+                self.exec_block(&e.body, &ctx)?;
+            }
+        }
+        Ok(m)
+    }
+
+    pub(super) fn declare_items(
+        &mut self,
+        items: &[Item],
+        ctx: &Ctx,
+        path: &Path,
+        module: &Rc<str>,
+    ) -> R<()> {
+        // Archetypes first (in dependency order), then enums, functions, impls.
+        let mut arch_decls: Vec<&ast::Archetype> = Vec::new();
+        for item in items {
+            match item {
+                Item::Import(imp) => self.exec_import(imp, ctx, path)?,
+                Item::Archetype(a) => arch_decls.push(a),
+                _ => {}
+            }
+        }
+        for item in items {
+            if let Item::Enum(e) = item {
+                self.declare_enum(e, ctx, module)?;
+            }
+        }
+        let mut defined: HashMap<&str, bool> = HashMap::new();
+        for a in &arch_decls {
+            self.declare_arch_ordered(a, &arch_decls, &mut defined, ctx, module)?;
+        }
+        for item in items {
+            if let Item::Ability(ab) = item {
+                let f = self.make_function_from_ability(ab, ctx, None);
+                if let Some(n) = &ab.name {
+                    scope_define(&ctx.scope, n.name.clone(), Value::Func(f));
+                }
+            }
+        }
+        for item in items {
+            if let Item::Impl(imp) = item {
+                self.apply_impl(imp, ctx)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn declare_arch_ordered<'a>(
+        &mut self,
+        a: &'a ast::Archetype,
+        all: &[&'a ast::Archetype],
+        defined: &mut HashMap<&'a str, bool>,
+        ctx: &Ctx,
+        module: &Rc<str>,
+    ) -> R<()> {
+        let name: &str = &a.name.name;
+        if defined.contains_key(name) {
+            return Ok(());
+        }
+        defined.insert(name, true);
+        for b in &a.bases {
+            if let ast::ExprKind::Name(bn) = &b.kind
+                && let Some(dep) = all.iter().find(|d| *d.name.name == **bn)
+            {
+                self.declare_arch_ordered(dep, all, defined, ctx, module)?;
+            }
+        }
+        let class = self.declare_archetype(a, ctx, module)?;
+        scope_define(&ctx.scope, a.name.name.clone(), Value::Class(class));
+        Ok(())
+    }
+
+    pub(super) fn exec_import(&mut self, imp: &ast::Import, ctx: &Ctx, path: &Path) -> R<()> {
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let resolve = |mp: &ast::ModPath| -> PathBuf {
+            let mut p = dir.clone();
+            for _ in 1..mp.dots {
+                p.push("..");
+            }
+            for (i, part) in mp.parts.iter().enumerate() {
+                if i + 1 == mp.parts.len() {
+                    p.push(format!("{}.svc", part.name));
+                } else {
+                    p.push(&*part.name);
+                }
+            }
+            p
+        };
+        if let Some(from) = &imp.from {
+            let first = from.parts.first().map(|n| &*n.name).unwrap_or("");
+            let dotted: Vec<&str> = from.parts.iter().map(|p| &*p.name).collect();
+            let dotted = dotted.join(".");
+            // The event built-ins under the original's module paths; a local
+            // `events.svc` still wins over the short `events`.
+            if from.dots == 0
+                && events::EVENT_MODULES.contains(&dotted.as_str())
+                && (dotted != "events" || self.host.read_module(&resolve(from)).is_none())
+            {
+                for item in &imp.items {
+                    let v = self.event_module_member(&dotted, &item.name.name)?;
+                    let bind = item.alias.as_ref().unwrap_or(&item.name);
+                    scope_define(&ctx.scope, bind.name.clone(), v);
+                }
+                return Ok(());
+            }
+            if from.dots == 0 && from.parts.len() == 1 && builtin_module(first) {
+                for item in &imp.items {
+                    let v = self.builtin_module_member(first, &item.name.name)?;
+                    let bind = item.alias.as_ref().unwrap_or(&item.name);
+                    scope_define(&ctx.scope, bind.name.clone(), v);
+                }
+                return Ok(());
+            }
+            let m = self.load_module(&resolve(from), from)?;
+            for item in &imp.items {
+                let v = scope_get(&m.scope, &item.name.name).ok_or_else(|| {
+                    self.err(
+                        "ImportError",
+                        format!("cannot import name '{}' from '{}'", item.name.name, m.name),
+                    )
+                })?;
+                let bind = item.alias.as_ref().unwrap_or(&item.name);
+                scope_define(&ctx.scope, bind.name.clone(), v);
+            }
+        } else {
+            for (mp, alias) in &imp.modules {
+                let first = mp.parts.first().map(|n| &*n.name).unwrap_or("");
+                let m = if mp.parts.len() == 1 && builtin_module(first) {
+                    self.builtin_module(first)
+                } else {
+                    self.load_module(&resolve(mp), mp)?
+                };
+                if imp.kind == ast::ImportKind::Include {
+                    let vars: Vec<(Rc<str>, Value)> = m
+                        .scope
+                        .borrow()
+                        .vars
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    for (k, v) in vars {
+                        scope_define(&ctx.scope, k, v);
+                    }
+                    continue;
+                }
+                let bind = alias.as_ref().map(|a| a.name.clone()).unwrap_or_else(|| {
+                    mp.parts
+                        .first()
+                        .map(|n| n.name.clone())
+                        .unwrap_or_else(|| Rc::from("_"))
+                });
+                scope_define(&ctx.scope, bind, Value::Module(m));
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn load_module(&mut self, file_path: &Path, mp: &ast::ModPath) -> R<Rc<ModuleObj>> {
+        if let Ok(canon) = file_path.canonicalize()
+            && let Some(m) = self.modules.get(&canon)
+        {
+            return Ok(m.clone());
+        }
+        let dotted: Vec<&str> = mp.parts.iter().map(|p| &*p.name).collect();
+        let Some(text) = self.host.read_module(file_path) else {
+            return Err(self.err(
+                "ModuleNotFoundError",
+                format!("No module named '{}'", dotted.join(".")),
+            ));
+        };
+        let parsed = crate::parser::parse(&text);
+        let sf = SourceFile::new(file_path.display().to_string(), text);
+        if let Some(d) = parsed.diagnostics.iter().find(|d| d.is_error()) {
+            let rendered = d.render(&sf);
+            return Err(self.err("SyntaxError", rendered.trim_end().to_string()));
+        }
+        let file = self.add_file(sf);
+        self.exec_module(file_path, &parsed.module, file, false)
+    }
+}

@@ -1,0 +1,196 @@
+//! Builtins setup: the builtin classes, exception hierarchy, enums and functions
+//! installed in the builtins scope of every program.
+
+use super::*;
+
+impl Interp<'_> {
+    pub(super) fn new_builtin_class(
+        &mut self,
+        name: &'static str,
+        kind: ClassKind,
+        base: Option<&str>,
+    ) -> Rc<Class> {
+        let bases: Vec<Rc<Class>> = base
+            .and_then(|b| self.builtin_classes.get(b).cloned())
+            .into_iter()
+            .collect();
+        let mro = ancestors(&bases);
+        let c = Rc::new(Class::bare_builtin(name, kind, bases, mro));
+        Rc::make_mut(&mut self.builtin_classes).insert(name, c.clone());
+        scope_define(&self.builtins, Rc::from(name), Value::Class(c.clone()));
+        c
+    }
+
+    pub(super) fn install_builtins(&mut self) {
+        for t in [
+            "object",
+            "int",
+            "float",
+            "str",
+            "list",
+            "dict",
+            "set",
+            "tuple",
+            "range",
+            "type",
+            "NoneType",
+            "function",
+            "frozenset",
+            "bytes",
+        ] {
+            self.new_builtin_class(
+                t,
+                ClassKind::Builtin,
+                if t == "object" { None } else { Some("object") },
+            );
+        }
+        self.new_builtin_class("bool", ClassKind::Builtin, Some("int"));
+        self.new_builtin_class("any", ClassKind::Builtin, Some("object"));
+        let excs: &[(&'static str, &str)] = &[
+            ("BaseException", "object"),
+            ("Exception", "BaseException"),
+            ("ArithmeticError", "Exception"),
+            ("ZeroDivisionError", "ArithmeticError"),
+            ("OverflowError", "ArithmeticError"),
+            ("LookupError", "Exception"),
+            ("KeyError", "LookupError"),
+            ("IndexError", "LookupError"),
+            ("ValueError", "Exception"),
+            ("TypeError", "Exception"),
+            ("AttributeError", "Exception"),
+            ("NameError", "Exception"),
+            ("RuntimeError", "Exception"),
+            ("RecursionError", "RuntimeError"),
+            ("NotImplementedError", "RuntimeError"),
+            ("AssertionError", "Exception"),
+            ("StopIteration", "Exception"),
+            ("ImportError", "Exception"),
+            ("ModuleNotFoundError", "ImportError"),
+            ("SyntaxError", "Exception"),
+            ("PermissionError", "Exception"),
+            ("OSError", "Exception"),
+            ("FileNotFoundError", "OSError"),
+            ("TimeoutError", "OSError"),
+            ("UnicodeError", "ValueError"),
+            ("MemoryError", "Exception"),
+            // kvstore's connection failures (CPython: subclasses of OSError).
+            ("ConnectionError", "Exception"),
+            ("TimeoutError", "Exception"),
+        ];
+        for (n, b) in excs {
+            self.new_builtin_class(n, ClassKind::Exception, Some(b));
+        }
+        // Object-spatial builtins.
+        let root = self.new_builtin_class("Root", ClassKind::Root, None);
+        Rc::make_mut(&mut self.classes).insert(root.name.clone(), root);
+        let ge = self.new_builtin_class("GenericEdge", ClassKind::GenericEdge, None);
+        Rc::make_mut(&mut self.classes).insert(ge.name.clone(), ge);
+        self.install_enum(
+            "AccessLevel",
+            &[
+                ("NO_ACCESS", Value::Int(-1)),
+                ("READ", Value::Int(0)),
+                ("CONNECT", Value::Int(1)),
+                ("WRITE", Value::Int(2)),
+            ],
+        );
+        self.install_enum(
+            "APIProtocol",
+            &[
+                ("HTTP", Value::str("http")),
+                ("WEBHOOK", Value::str("webhook")),
+                ("WEBSOCKET", Value::str("websocket")),
+            ],
+        );
+        self.install_enum(
+            "ScheduleTrigger",
+            &[
+                ("CRON", Value::str("cron")),
+                ("INTERVAL", Value::str("interval")),
+                ("DATE", Value::str("date")),
+            ],
+        );
+        for (n, v) in [
+            ("NoPerm", -1),
+            ("ReadPerm", 0),
+            ("ConnectPerm", 1),
+            ("WritePerm", 2),
+        ] {
+            scope_define(&self.builtins, Rc::from(n), Value::Int(v));
+        }
+        self.install_storage_class();
+        let factory = self.storage_factory();
+        scope_define(&self.builtins, Rc::from("StorageFactory"), factory);
+        scope_define(
+            &self.builtins,
+            Rc::from(storage::STORE),
+            Value::Builtin(Rc::from(storage::STORE)),
+        );
+        for name in builtins::BUILTIN_FUNCTIONS
+            .iter()
+            .chain(OSP_BUILTINS.iter())
+        {
+            scope_define(
+                &self.builtins,
+                Rc::from(*name),
+                Value::Builtin(Rc::from(*name)),
+            );
+        }
+        self.install_event_builtins();
+    }
+
+    pub(super) fn install_enum(
+        &mut self,
+        name: &'static str,
+        members: &[(&str, Value)],
+    ) -> Rc<Class> {
+        let c = self.new_builtin_class(name, ClassKind::Enum, None);
+        for (n, v) in members {
+            let m = Rc::new(EnumMember {
+                class: c.clone(),
+                name: Rc::from(*n),
+                value: v.clone(),
+            });
+            c.members.borrow_mut().push(m.clone());
+            c.statics
+                .borrow_mut()
+                .insert(Rc::from(*n), Value::EnumMember(m));
+        }
+        c
+    }
+
+    pub(super) fn builtin_module(&mut self, name: &str) -> Rc<ModuleObj> {
+        let scope = Scope::new_ref(None);
+        if name == "http" {
+            let c = self.builtin_class("HTTPMethod").unwrap_or_else(|| {
+                self.install_enum(
+                    "HTTPMethod",
+                    &[
+                        ("GET", Value::str("GET")),
+                        ("POST", Value::str("POST")),
+                        ("PUT", Value::str("PUT")),
+                        ("PATCH", Value::str("PATCH")),
+                        ("DELETE", Value::str("DELETE")),
+                        ("HEAD", Value::str("HEAD")),
+                        ("OPTIONS", Value::str("OPTIONS")),
+                    ],
+                )
+            });
+            scope_define(&scope, Rc::from("HTTPMethod"), Value::Class(c));
+        }
+        Rc::new(ModuleObj {
+            name: Rc::from(name),
+            scope,
+        })
+    }
+
+    pub(super) fn builtin_module_member(&mut self, module: &str, name: &str) -> R<Value> {
+        let m = self.builtin_module(module);
+        scope_get(&m.scope, name).ok_or_else(|| {
+            self.err(
+                "ImportError",
+                format!("cannot import name '{name}' from '{module}'"),
+            )
+        })
+    }
+}
