@@ -62,6 +62,8 @@ pub struct Config {
     pub events: EventsConfig,
     /// `[storage]` / `[scale.storage]`: the `store()` builtin's backend.
     pub storage: StorageConfig,
+    /// `[scale.graph]`: bounds of `/graph/data` and `/traverse`.
+    pub graph: GraphConfig,
     /// The profile in effect (`--profile`, else `SVC_PROFILE`).
     pub profile: Option<String>,
     /// `[scale.server] host` was set by a file or `SVC_SERVER_HOST` (not the default):
@@ -209,6 +211,28 @@ impl Default for EventsConfig {
     }
 }
 
+/// `[scale.graph]`: how much one `/graph/data` or `/traverse` answer may hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GraphConfig {
+    /// Most nodes in one answer (512, the spec's `graph_visualize` default); a walk
+    /// cut short answers `truncated: true`.
+    pub node_limit: usize,
+    /// Most edges in one answer (512).
+    pub edge_limit: usize,
+    /// Largest `depth` a request may ask for (64); `/graph/data` walks this deep.
+    pub max_depth: u32,
+}
+
+impl Default for GraphConfig {
+    fn default() -> GraphConfig {
+        GraphConfig {
+            node_limit: 512,
+            edge_limit: 512,
+            max_depth: 64,
+        }
+    }
+}
+
 /// `[scale.server]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServerConfig {
@@ -228,6 +252,12 @@ pub struct ServerConfig {
     /// explicit origins (`https://app.example.com`) are echoed with credentials allowed;
     /// an empty list disables CORS.
     pub cors_origins: Vec<String>,
+    /// Serve `GET /metrics` (true).
+    pub metrics_enabled: bool,
+    /// When set, `/metrics` requires `Authorization: Bearer <this token>` (none).
+    pub metrics_token: Option<String>,
+    /// Label sets kept per metric family (10,000); samples of more are dropped.
+    pub metrics_max_series: usize,
 }
 
 impl Default for ServerConfig {
@@ -240,6 +270,9 @@ impl Default for ServerConfig {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             body_read_timeout_seconds: DEFAULT_BODY_READ_TIMEOUT_SECONDS,
             cors_origins: vec!["*".into()],
+            metrics_enabled: true,
+            metrics_token: None,
+            metrics_max_series: crate::metrics::DEFAULT_MAX_SERIES,
         }
     }
 }
@@ -628,6 +661,7 @@ impl Config {
             webhook: WebhookConfig::default(),
             events: EventsConfig::default(),
             storage: StorageConfig::defaults(app_dir),
+            graph: GraphConfig::default(),
             profile: None,
             host_explicit: false,
             source: Vec::new(),
@@ -701,6 +735,9 @@ impl Config {
                         s.body_read_timeout_seconds = at.int_in(value, 1, 3600)?.into();
                     }
                     "cors_origins" => s.cors_origins = at.origins(value)?,
+                    "metrics_enabled" => s.metrics_enabled = at.boolean(value)?,
+                    "metrics_token" => s.metrics_token = at.optional_string(value)?,
+                    "metrics_max_series" => s.metrics_max_series = at.positive_size(value)?,
                     other if SERVER_LATER_KEYS.contains(&other) => {}
                     _ => at.warn_unknown(),
                 }
@@ -804,6 +841,22 @@ impl Config {
                         w.timestamp_tolerance_seconds = at.int_in(value, 1, 86_400)?.into();
                     }
                     "max_keys_per_user" => w.max_keys_per_user = at.positive_size(value)?,
+                    _ => at.warn_unknown(),
+                }
+            }
+        }
+        if let Some(graph) = section(file, scale, "graph")? {
+            let g = &mut self.graph;
+            for (key, value) in graph {
+                let at = Key {
+                    file,
+                    section: "scale.graph",
+                    key,
+                };
+                match key.as_str() {
+                    "node_limit" => g.node_limit = at.positive_size(value)?,
+                    "edge_limit" => g.edge_limit = at.positive_size(value)?,
+                    "max_depth" => g.max_depth = at.int_in(value, 1, 10_000)?,
                     _ => at.warn_unknown(),
                 }
             }
@@ -1092,6 +1145,12 @@ impl Config {
                 .collect();
             self.server.cors_origins = check_origins(&list)
                 .map_err(|e| anyhow!("environment variable SVC_CORS_ORIGINS: {e}"))?;
+        }
+        if let Some(v) = env("SVC_METRICS_ENABLED") {
+            self.server.metrics_enabled = env_bool("SVC_METRICS_ENABLED", &v)?;
+        }
+        if let Some(v) = env("SVC_METRICS_TOKEN") {
+            self.server.metrics_token = Some(v);
         }
         if let Some(v) = env("SVC_SHELF_DB_PATH") {
             self.database.shelf_db_path = app_dir.join(v);
@@ -1558,6 +1617,7 @@ docdb_enabled = false
         assert_eq!(c.auth, defaults.auth);
         assert_eq!(c.webhook, defaults.webhook);
         assert_eq!(c.events, defaults.events);
+        assert_eq!(c.graph, defaults.graph);
         assert_eq!(
             c.emailer,
             EmailerConfig {

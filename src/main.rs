@@ -5,6 +5,7 @@ mod config;
 mod docs;
 mod events;
 mod identity;
+mod metrics;
 mod openapi;
 mod server;
 mod storage;

@@ -15,11 +15,13 @@ pub mod dev;
 pub mod envelope;
 pub mod errors;
 pub mod faux;
+pub mod graph;
 pub mod health;
 pub mod hooks;
 pub mod invalidation;
 pub mod listen;
 pub mod logging;
+pub mod metrics;
 pub mod middleware;
 pub mod multipart;
 pub mod params;
@@ -90,6 +92,12 @@ pub struct Settings {
     pub storage: crate::config::StorageConfig,
     /// The entry file's directory (explicit `store(base_path=...)` is relative to it).
     pub app_dir: PathBuf,
+    /// `[scale.server] metrics_enabled`: serve `/metrics`.
+    pub metrics_enabled: bool,
+    /// `[scale.server] metrics_token`: the bearer token `/metrics` requires, if any.
+    pub metrics_token: Option<String>,
+    /// `[scale.graph]`.
+    pub graph: crate::config::GraphConfig,
 }
 
 impl Settings {
@@ -128,6 +136,7 @@ impl Settings {
             );
         }
         let cors = middleware::Cors::new(&config.server.cors_origins);
+        crate::metrics::global().set_max_series(config.server.metrics_max_series);
         let cores = std::thread::available_parallelism().map_or(2, usize::from);
         Ok(Settings {
             entry: args.entry.clone(),
@@ -153,6 +162,9 @@ impl Settings {
             events: config.events.clone(),
             storage: config.storage.clone(),
             app_dir,
+            metrics_enabled: config.server.metrics_enabled,
+            metrics_token: config.server.metrics_token.clone(),
+            graph: config.graph.clone(),
         })
     }
 
@@ -217,6 +229,8 @@ impl AppState {
 /// `svc start`.
 pub fn start(args: &StartArgs) -> Result<ExitCode> {
     logging::init(args.log_format);
+    // The registry's clock is `process_start_time_seconds`.
+    let _ = crate::metrics::global();
     let meta = std::fs::metadata(&args.entry)
         .with_context(|| format!("cannot read {}", args.entry.display()))?;
     if !meta.is_file() {
@@ -325,6 +339,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     });
 
     let app_state = state.clone();
+    let metrics_enabled = state.settings.metrics_enabled;
     let server = HttpServer::new(move || {
         let openapi = openapi.clone();
         App::new()
@@ -336,6 +351,12 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
             .configure(crate::identity::configure)
             .configure(crate::webhook::configure)
             .configure(ws::configure)
+            .configure(graph::configure)
+            .configure(move |cfg| {
+                if metrics_enabled {
+                    metrics::configure(cfg);
+                }
+            })
             .configure(move |cfg| {
                 if let Some(doc) = openapi {
                     docs::configure(cfg, doc);

@@ -386,11 +386,17 @@ pub async fn endpoint(
         trace_id: trace.0,
     });
     // A client that disconnects cancels its run (dropping `call` sends `Cancel`).
-    let outcome = tokio::select! {
+    let reply = tokio::select! {
         biased;
-        outcome = call => outcome?,
-        () = super::peer::gone(&req) => return Err(CallError::Cancelled.into()),
+        outcome = call => outcome,
+        () = super::peer::gone(&req) => Err(CallError::Cancelled),
     };
+    let kind = match e.kind {
+        EndpointKind::Walker => "walker",
+        EndpointKind::Function => "function",
+    };
+    crate::metrics::global().run(kind, &e.name, crate::metrics::run_outcome(&reply));
+    let outcome = reply?;
     Ok(match (e.kind, e.spec.envelope) {
         (EndpointKind::Function, false) => {
             envelope::raw(e.spec.produces.as_deref(), &outcome.result)

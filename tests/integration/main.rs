@@ -9,7 +9,8 @@
 //! and two replicas sharing a real `redis-server`) and `webhooks` (API keys, signed
 //! webhook calls and the alternate webhook flavor), `kvstore` (the `kvstore(...)`
 //! built-in against a real `redis-server` and SecantusDB, in `svc run` and two replicas)
-//! and `storage` (the `store()` builtin, local files and a real S3-compatible `moto_server`).
+//! and `storage` (the `store()` builtin, local files and a real S3-compatible `moto_server`)
+//! and `platform` (`/metrics` under a strict Prometheus parser, the graph endpoints).
 
 mod cli;
 mod events;
@@ -19,6 +20,7 @@ mod hardening_server;
 mod identity;
 mod invalidation;
 mod kvstore;
+mod platform;
 mod server;
 mod storage;
 mod support;

@@ -11,6 +11,7 @@ mod display;
 pub mod events;
 mod expr;
 pub mod graph;
+mod graph_view;
 pub mod kvstore;
 mod ops;
 mod persist;
