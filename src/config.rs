@@ -64,6 +64,8 @@ pub struct Config {
     pub storage: StorageConfig,
     /// `[scale.graph]`: bounds of `/graph/data` and `/traverse`.
     pub graph: GraphConfig,
+    /// `[scale.kubernetes]`: what `svc start --scale` provisions.
+    pub kubernetes: KubernetesConfig,
     /// The profile in effect (`--profile`, else `SVC_PROFILE`).
     pub profile: Option<String>,
     /// `[scale.server] host` was set by a file or `SVC_SERVER_HOST` (not the default):
@@ -208,6 +210,88 @@ impl Default for EventsConfig {
             poll_interval_seconds: 0.5,
             max_consume_messages: 1000,
         }
+    }
+}
+
+/// The weak development default of every `[scale.kubernetes]` password (the spec
+/// omits its value; deploys warn while one is in use).
+pub const DEV_PASSWORD: &str = "svc-dev-password";
+
+/// `[scale.kubernetes]`: the deploy target (spec "Deployment provisioning"; our extra
+/// keys name the images, sizes and the namespace the spec leaves open).
+#[derive(Clone, PartialEq, Eq)]
+pub struct KubernetesConfig {
+    pub docdb_enabled: bool,
+    pub cache_enabled: bool,
+    pub docdb_root_username: String,
+    pub docdb_root_password: String,
+    pub cache_username: String,
+    pub cache_password: String,
+    pub cache_dashboard: bool,
+    pub docdb_dashboard: bool,
+    pub logs_enabled: bool,
+    pub cache_dashboard_username: String,
+    pub cache_dashboard_password: String,
+    pub docdb_dashboard_username: String,
+    pub docdb_dashboard_password: String,
+    /// Namespace of every namespaced object (`default`).
+    pub namespace: String,
+    /// Image of the app containers: it must hold the `svc` binary on its `PATH`.
+    pub image: String,
+    /// App replicas (1).
+    pub replicas: u32,
+    /// The ingress controller's one node port (30080).
+    pub node_port: u16,
+    pub docdb_image: String,
+    pub cache_image: String,
+    /// Persistent volume sizes of the document database and the cache store.
+    pub docdb_storage: String,
+    pub cache_storage: String,
+    /// Host name of the ingress (none: any host); required by `--enable-tls`.
+    pub domain: Option<String>,
+    /// Certificate issuer named by `--enable-tls` (`letsencrypt-prod`, a cert-manager
+    /// ClusterIssuer).
+    pub tls_issuer: String,
+}
+
+impl Default for KubernetesConfig {
+    fn default() -> KubernetesConfig {
+        KubernetesConfig {
+            docdb_enabled: true,
+            cache_enabled: true,
+            docdb_root_username: "admin".into(),
+            docdb_root_password: DEV_PASSWORD.into(),
+            cache_username: "admin".into(),
+            cache_password: DEV_PASSWORD.into(),
+            cache_dashboard: false,
+            docdb_dashboard: false,
+            logs_enabled: false,
+            cache_dashboard_username: "admin".into(),
+            cache_dashboard_password: DEV_PASSWORD.into(),
+            docdb_dashboard_username: "admin".into(),
+            docdb_dashboard_password: DEV_PASSWORD.into(),
+            namespace: "default".into(),
+            image: "svc:latest".into(),
+            replicas: 1,
+            node_port: 30080,
+            docdb_image: "mongo:7.0".into(),
+            cache_image: "redis:7.2".into(),
+            docdb_storage: "5Gi".into(),
+            cache_storage: "1Gi".into(),
+            domain: None,
+            tls_issuer: "letsencrypt-prod".into(),
+        }
+    }
+}
+
+impl std::fmt::Debug for KubernetesConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KubernetesConfig")
+            .field("docdb_enabled", &self.docdb_enabled)
+            .field("cache_enabled", &self.cache_enabled)
+            .field("namespace", &self.namespace)
+            .field("image", &self.image)
+            .finish_non_exhaustive()
     }
 }
 
@@ -662,6 +746,7 @@ impl Config {
             events: EventsConfig::default(),
             storage: StorageConfig::defaults(app_dir),
             graph: GraphConfig::default(),
+            kubernetes: KubernetesConfig::default(),
             profile: None,
             host_explicit: false,
             source: Vec::new(),
@@ -861,11 +946,65 @@ impl Config {
                 }
             }
         }
+        self.apply_kubernetes(file, scale)?;
         self.apply_events(file, scale)?;
         if let Some(storage) = section(file, scale, "storage")? {
             self.apply_storage(app_dir, file, "scale.storage", storage)?;
         }
         self.apply_identity(app_dir, file, scale)
+    }
+
+    /// `[scale.kubernetes]`.
+    fn apply_kubernetes(&mut self, file: &Path, scale: &toml::Table) -> anyhow::Result<()> {
+        let Some(kube) = section(file, scale, "kubernetes")? else {
+            return Ok(());
+        };
+        let k = &mut self.kubernetes;
+        for (key, value) in kube {
+            let at = Key {
+                file,
+                section: "scale.kubernetes",
+                key,
+            };
+            match key.as_str() {
+                "docdb_enabled" => k.docdb_enabled = at.boolean(value)?,
+                "cache_enabled" => k.cache_enabled = at.boolean(value)?,
+                "docdb_root_username" => k.docdb_root_username = at.non_empty_string(value)?,
+                "docdb_root_password" => k.docdb_root_password = at.non_empty_string(value)?,
+                "cache_username" => k.cache_username = at.non_empty_string(value)?,
+                "cache_password" => k.cache_password = at.non_empty_string(value)?,
+                "cache_dashboard" => k.cache_dashboard = at.boolean(value)?,
+                "docdb_dashboard" => k.docdb_dashboard = at.boolean(value)?,
+                "logs_enabled" => k.logs_enabled = at.boolean(value)?,
+                "cache_dashboard_username" => {
+                    k.cache_dashboard_username = at.non_empty_string(value)?;
+                }
+                "cache_dashboard_password" => {
+                    k.cache_dashboard_password = at.non_empty_string(value)?;
+                }
+                "docdb_dashboard_username" => {
+                    k.docdb_dashboard_username = at.non_empty_string(value)?;
+                }
+                "docdb_dashboard_password" => {
+                    k.docdb_dashboard_password = at.non_empty_string(value)?;
+                }
+                "namespace" => k.namespace = at.non_empty_string(value)?,
+                "image" => k.image = at.non_empty_string(value)?,
+                "replicas" => k.replicas = at.int_in(value, 0, 1000)?,
+                "node_port" => {
+                    k.node_port = u16::try_from(at.int_in(value, 30000, 32767)?)
+                        .map_err(|_| at.wrong("a node port (30000-32767)", value))?;
+                }
+                "docdb_image" => k.docdb_image = at.non_empty_string(value)?,
+                "cache_image" => k.cache_image = at.non_empty_string(value)?,
+                "docdb_storage" => k.docdb_storage = at.non_empty_string(value)?,
+                "cache_storage" => k.cache_storage = at.non_empty_string(value)?,
+                "domain" => k.domain = at.optional_string(value)?,
+                "tls_issuer" => k.tls_issuer = at.non_empty_string(value)?,
+                _ => at.warn_unknown(),
+            }
+        }
+        Ok(())
     }
 
     /// `[scale.events]` and `[scale.events.retry]` (also written as dotted keys
@@ -1618,6 +1757,7 @@ docdb_enabled = false
         assert_eq!(c.webhook, defaults.webhook);
         assert_eq!(c.events, defaults.events);
         assert_eq!(c.graph, defaults.graph);
+        assert_eq!(c.kubernetes, defaults.kubernetes);
         assert_eq!(
             c.emailer,
             EmailerConfig {

@@ -2,6 +2,7 @@
 
 mod cli;
 mod config;
+mod deploy;
 mod docs;
 mod events;
 mod identity;

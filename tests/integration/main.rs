@@ -10,9 +10,12 @@
 //! webhook calls and the alternate webhook flavor), `kvstore` (the `kvstore(...)`
 //! built-in against a real `redis-server` and SecantusDB, in `svc run` and two replicas)
 //! and `storage` (the `store()` builtin, local files and a real S3-compatible `moto_server`)
-//! and `platform` (`/metrics` under a strict Prometheus parser, the graph endpoints).
+//! and `platform` (`/metrics` under a strict Prometheus parser, the graph endpoints) and
+//! `deploy` (`--scale`: the object table, the YAML stream under `kubernetes-validate`, the
+//! cluster commands against a stand-in `kubectl`).
 
 mod cli;
+mod deploy;
 mod events;
 mod fixtures;
 mod hardening;
