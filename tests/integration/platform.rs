@@ -1,11 +1,14 @@
 //! The platform around the app, over HTTP: `GET /metrics` (parsed by the strict
 //! Prometheus parser of PyPI's `prometheus_client`, skipped with a message when it is not
 //! installed; `.ci/run` installs it), its token and switch, and the graph endpoints
-//! (`/graph`, `/graph/data`, `POST /traverse`) with their access rules and bounds.
+//! (`/graph`, `/graph/data`, `POST /traverse`) with their access rules and bounds, and
+//! the page itself in headless Chromium (the system `chromium`, skipped with a message
+//! when absent; `.ci/run` installs it).
 
 use crate::TempDir;
 use crate::support::{ServerGuard, get, json_call, request};
 use serde_json::{Value, json};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 const APP: &str = r#"
@@ -41,6 +44,12 @@ def:pub ping() -> str {
 @restspec(method=HTTPMethod.GET, path="/items/{item_id}")
 def:pub get_item(item_id: int) -> int {
     return item_id;
+}
+
+"""Stores a session token the way a login page would, then opens /graph (browser test)."""
+@restspec(method=HTTPMethod.GET, path="/seed-token", envelope=False, produces="text/html")
+def:pub seed_token(token: str) -> str {
+    return "<script>localStorage.setItem('svc_token', '" + token + "'); location.href = '/graph';</script>";
 }
 "#;
 
@@ -482,4 +491,68 @@ fn graph_answers_are_bounded() {
     assert_eq!(g["nodes"].as_array().map(Vec::len), Some(3), "{g}");
     assert_eq!(g["edges"].as_array().map(Vec::len), Some(2), "{g}");
     assert_eq!(g["truncated"], json!(true));
+}
+
+/// Load `url` in headless Chromium (a fresh profile in `profile`) and return the DOM
+/// after its scripts ran; `None` when Chromium is not installed.
+fn chromium_dom(url: &str, profile: &Path) -> Option<String> {
+    let browser = ["chromium", "chromium-browser"].into_iter().find(|b| {
+        Command::new(b)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    let Some(browser) = browser else {
+        eprintln!("skipped: chromium is not installed (.ci/run installs it)");
+        return None;
+    };
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--virtual-time-budget=10000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(["--dump-dom", url])
+        .stderr(Stdio::null())
+        .output()
+        .expect("run chromium");
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// `(nodes, who)` the page shows: `data-nodes` of its body and the session label.
+fn shown(dom: &str) -> (Option<u32>, Option<String>) {
+    let nodes = dom
+        .split("data-nodes=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .and_then(|n| n.parse().ok());
+    let who = dom
+        .split("<span id=\"who\">")
+        .nth(1)
+        .and_then(|r| r.split('<').next())
+        .map(str::to_string);
+    (nodes, who)
+}
+
+#[test]
+fn graph_page_in_headless_chromium_shows_public_then_own_graph() {
+    let (dir, server) = serve("graph-browser", &[]);
+    let port = server.port;
+    add_item(port, None, "public");
+    let alice = sign_in(port, "alice");
+    add_item(port, Some(&alice), "one");
+    add_item(port, Some(&alice), "two");
+    let profile = dir.path().join("browser-profile");
+    let Some(dom) = chromium_dom(&format!("http://127.0.0.1:{port}/graph"), &profile) else {
+        return;
+    };
+    // The guest's graph: root, the item, its tag.
+    assert_eq!(shown(&dom), (Some(3), Some("public graph".into())), "{dom}");
+    // A stored svc_token is reused: alice's root and her two items with their tags.
+    let url = format!("http://127.0.0.1:{port}/seed-token?token={alice}");
+    let dom = chromium_dom(&url, &profile).expect("chromium ran before");
+    assert_eq!(shown(&dom), (Some(5), Some("your graph".into())), "{dom}");
 }
