@@ -255,7 +255,23 @@ fn start(args: &StartArgs) -> Result<ExitCode> {
             client: args.client.as_deref(),
         });
     }
-    crate::server::start(args)
+    crate::server::start(&start_options(args))
+}
+
+/// The server's own start options from the command line.
+fn start_options(args: &StartArgs) -> crate::server::StartOptions {
+    crate::server::StartOptions {
+        entry: args.entry.clone(),
+        port: args.port,
+        host: args.host.clone(),
+        main: args.main,
+        faux: args.faux,
+        dev: args.dev,
+        api_port: args.api_port,
+        profile: args.profile.clone(),
+        workers: args.workers,
+        log_format: args.log_format,
+    }
 }
 
 fn run(args: &RunArgs) -> Result<ExitCode> {

@@ -30,7 +30,6 @@ pub mod routes;
 pub mod shutdown;
 pub mod ws;
 
-use crate::cli::StartArgs;
 use crate::config::Config;
 use crate::{docs, openapi};
 use actix_web::http::StatusCode;
@@ -48,11 +47,33 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-/// Wall-clock budget of one walker or function call (a clean `EXECUTION_ERROR` after).
-pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Where the server binds when it runs on a generated development JWT secret and no
 /// host was set explicitly.
 pub const LOOPBACK_HOST: &str = "127.0.0.1";
+
+/// What `svc start` was asked for, as the server sees it: `cli` builds it from its clap
+/// arguments (which stay in `cli`), so the server owns its own input type.
+#[derive(Clone, Debug)]
+pub struct StartOptions {
+    pub entry: PathBuf,
+    /// `--port`: beats `[scale.server] port`.
+    pub port: Option<u16>,
+    /// `--host`: beats `[scale.server] host`.
+    pub host: Option<String>,
+    /// `--main`: run the entry's `with entry:__main__` blocks at load.
+    pub main: bool,
+    /// `--faux`: print the API and exit.
+    pub faux: bool,
+    /// `--dev`: reload on change.
+    pub dev: bool,
+    /// `--api_port` (only 0, the main port, is supported).
+    pub api_port: u16,
+    /// `--profile`: also read `svc.<profile>.toml`.
+    pub profile: Option<String>,
+    /// `--workers`: interpreter threads.
+    pub workers: Option<usize>,
+    pub log_format: logging::LogFormat,
+}
 
 /// What the server runs with: the configuration with the command line applied.
 #[derive(Clone, Debug)]
@@ -101,9 +122,8 @@ pub struct Settings {
 }
 
 impl Settings {
-    fn resolve(args: &StartArgs) -> Result<Settings> {
+    fn resolve(args: &StartOptions, config: Config) -> Result<Settings> {
         let app_dir = app_dir(&args.entry);
-        let config = Config::load(&app_dir, args.profile.as_deref())?;
         actors::kvstore::configure(actors::kvstore::KvSettings {
             docdb_uri: config.database.docdb_uri.clone(),
             cache_url: config.database.cache_url.clone(),
@@ -226,8 +246,9 @@ impl AppState {
     }
 }
 
-/// `svc start`.
-pub fn start(args: &StartArgs) -> Result<ExitCode> {
+/// `svc start`: the configuration is resolved first (files, profile, environment), then
+/// `--faux` or the server. Nothing is opened or written before it.
+pub fn start(args: &StartOptions) -> Result<ExitCode> {
     logging::init(args.log_format);
     // The registry's clock is `process_start_time_seconds`.
     let _ = crate::metrics::global();
@@ -236,14 +257,10 @@ pub fn start(args: &StartArgs) -> Result<ExitCode> {
     if !meta.is_file() {
         bail!("cannot read {}: not a file", args.entry.display());
     }
+    let config = Config::load(&app_dir(&args.entry), args.profile.as_deref())?;
     if args.faux {
-        return match faux::render(
-            &args.entry,
-            &lang::Limits {
-                timeout: Some(CALL_TIMEOUT),
-                ..lang::Limits::default()
-            },
-        ) {
+        // The app as the runtime loads it: the configured call limits, `--main`.
+        return match faux::render(&args.entry, &call_limits(&config.limits), args.main) {
             Ok(text) => {
                 say(&text);
                 Ok(ExitCode::SUCCESS)
@@ -254,7 +271,7 @@ pub fn start(args: &StartArgs) -> Result<ExitCode> {
             }
         };
     }
-    let settings = Settings::resolve(args)?;
+    let settings = Settings::resolve(args, config)?;
     if args.api_port != 0 && args.api_port != settings.port {
         tracing::warn!(
             api_port = args.api_port,

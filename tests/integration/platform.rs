@@ -556,3 +556,43 @@ fn graph_page_in_headless_chromium_shows_public_then_own_graph() {
     let dom = chromium_dom(&url, &profile).expect("chromium ran before");
     assert_eq!(shown(&dom), (Some(5), Some("your graph".into())), "{dom}");
 }
+
+// ---------------------------------------------------------------------------------------
+// Start-up path
+// ---------------------------------------------------------------------------------------
+
+/// `--faux` loads the app as the runtime would: with `[scale.limits]` of the resolved
+/// configuration (profile included) and with `--main`.
+#[test]
+fn faux_loads_the_app_the_runtime_would_serve() {
+    let dir = TempDir::new("faux-config");
+    dir.write(
+        "app.svc",
+        "def deep(n: int) -> int {\n    return 0 if n == 0 else deep(n - 1);\n}\n\n\
+         glob depth = deep(40);\n\n\
+         with entry:__main__ {\n    x = 1 / 0;\n}\n\n\
+         def:pub ping() -> str {\n    return \"pong\";\n}\n",
+    );
+    let ok = crate::svc_in(dir.path(), &["start", "app.svc", "--faux"]);
+    assert!(ok.status.success(), "{}", crate::stderr(&ok));
+    assert!(crate::stdout(&ok).contains("/function/ping"));
+    let main = crate::svc_in(dir.path(), &["start", "app.svc", "--faux", "--main"]);
+    assert_eq!(main.status.code(), Some(1), "--main runs __main__ blocks");
+    assert!(
+        crate::stderr(&main).contains("division by zero"),
+        "{}",
+        crate::stderr(&main)
+    );
+    dir.write("svc.tight.toml", "[scale.limits]\nmax_call_depth = 10\n");
+    let tight = crate::svc_in(
+        dir.path(),
+        &["start", "app.svc", "--faux", "--profile", "tight"],
+    );
+    assert_eq!(tight.status.code(), Some(1));
+    assert!(
+        crate::stderr(&tight).contains("maximum recursion depth"),
+        "{}",
+        crate::stderr(&tight)
+    );
+    assert!(!dir.path().join(".svc").exists(), "--faux opened the store");
+}
