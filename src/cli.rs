@@ -305,9 +305,15 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
         // `svc start`), else no-ops. `store()` on the configured backend.
         let events = crate::events::Events::for_script(&config.events);
         let storage = crate::storage::StorageNatives::new(&config.storage, dir)?;
+        // sv imports under `svc run`: providers found lazily (SVC_SV_<MODULE>_URL).
+        let sv = crate::sv::SvNatives::new(crate::sv::settings(
+            &config.sv,
+            config.limits.max_response_bytes,
+        ));
         let natives = actors::natives::chain(
             std::iter::once(storage.handle())
                 .chain(events.as_ref().map(|e| e.natives()))
+                .chain(std::iter::once(sv.handle()))
                 .collect(),
         );
         let mut host = actors::RunHost::new(store, true).with_natives(natives);

@@ -66,6 +66,8 @@ pub struct Config {
     pub graph: GraphConfig,
     /// `[scale.kubernetes]`: what `svc start --scale` provisions.
     pub kubernetes: KubernetesConfig,
+    /// `[scale.sv]`: the bundled service-to-service call policy.
+    pub sv: SvConfig,
     /// The profile in effect (`--profile`, else `SVC_PROFILE`).
     pub profile: Option<String>,
     /// `[scale.server] host` was set by a file or `SVC_SERVER_HOST` (not the default):
@@ -209,6 +211,30 @@ impl Default for EventsConfig {
             max_event_bytes: 1 << 20,
             poll_interval_seconds: 0.5,
             max_consume_messages: 1000,
+        }
+    }
+}
+
+/// `[scale.sv]`: service-to-service calls (`sv import`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SvConfig {
+    /// One attempt's time budget, connect to last byte (30 s).
+    pub rpc_timeout_seconds: f64,
+    /// Attempts of a call whose transport fails (3); provider errors are not retried.
+    pub max_attempts: u32,
+    /// Consecutive transport failures that open a provider's circuit breaker (5).
+    pub breaker_failures: u32,
+    /// How long an open breaker refuses calls before one probes again (30 s).
+    pub breaker_open_seconds: f64,
+}
+
+impl Default for SvConfig {
+    fn default() -> SvConfig {
+        SvConfig {
+            rpc_timeout_seconds: 30.0,
+            max_attempts: 3,
+            breaker_failures: 5,
+            breaker_open_seconds: 30.0,
         }
     }
 }
@@ -747,6 +773,7 @@ impl Config {
             storage: StorageConfig::defaults(app_dir),
             graph: GraphConfig::default(),
             kubernetes: KubernetesConfig::default(),
+            sv: SvConfig::default(),
             profile: None,
             host_explicit: false,
             source: Vec::new(),
@@ -947,6 +974,25 @@ impl Config {
             }
         }
         self.apply_kubernetes(file, scale)?;
+        if let Some(sv) = section(file, scale, "sv")? {
+            for (key, value) in sv {
+                let at = Key {
+                    file,
+                    section: "scale.sv",
+                    key,
+                };
+                let s = &mut self.sv;
+                match key.as_str() {
+                    "rpc_timeout_seconds" => s.rpc_timeout_seconds = at.positive_seconds(value)?,
+                    "max_attempts" => s.max_attempts = at.int_in(value, 1, 10)?,
+                    "breaker_failures" => s.breaker_failures = at.int_in(value, 1, 1000)?,
+                    "breaker_open_seconds" => {
+                        s.breaker_open_seconds = at.positive_seconds(value)?;
+                    }
+                    _ => at.warn_unknown(),
+                }
+            }
+        }
         self.apply_events(file, scale)?;
         if let Some(storage) = section(file, scale, "storage")? {
             self.apply_storage(app_dir, file, "scale.storage", storage)?;
@@ -1758,6 +1804,7 @@ docdb_enabled = false
         assert_eq!(c.events, defaults.events);
         assert_eq!(c.graph, defaults.graph);
         assert_eq!(c.kubernetes, defaults.kubernetes);
+        assert_eq!(c.sv, defaults.sv);
         assert_eq!(
             c.emailer,
             EmailerConfig {

@@ -10,6 +10,7 @@ mod metrics;
 mod openapi;
 mod server;
 mod storage;
+mod sv;
 mod webhook;
 
 use clap::Parser as _;

@@ -119,6 +119,8 @@ pub struct Settings {
     pub metrics_token: Option<String>,
     /// `[scale.graph]`.
     pub graph: crate::config::GraphConfig,
+    /// `[scale.sv]`: service-to-service calls.
+    pub sv: crate::sv::SvSettings,
 }
 
 impl Settings {
@@ -185,6 +187,7 @@ impl Settings {
             metrics_enabled: config.server.metrics_enabled,
             metrics_token: config.server.metrics_token.clone(),
             graph: config.graph.clone(),
+            sv: crate::sv::settings(&config.sv, config.limits.max_response_bytes),
         })
     }
 
@@ -289,6 +292,16 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
         settings.invalidation_channel.as_deref(),
     );
     let events = crate::events::Events::start(&settings.events, settings.cache_url.as_deref());
+    // Providers of `sv import`s come up before the app loads (spec: before serving);
+    // they stop when this server returns.
+    let sv = crate::sv::SvNatives::new(settings.sv.clone());
+    let _siblings = match crate::sv::spawn_providers(&settings.entry, &sv) {
+        Ok(siblings) => siblings,
+        Err(message) => {
+            say_err(&format!("error: {message}\n"));
+            return Ok(ExitCode::from(1));
+        }
+    };
     let config = RuntimeConfig {
         entry: settings.entry.clone(),
         store_path: settings.store_path.clone(),
@@ -303,6 +316,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
                 crate::storage::StorageNatives::new(&settings.storage, &settings.app_dir)?.handle(),
             )
             .chain(events.as_ref().map(|e| e.natives()))
+            .chain(std::iter::once(sv.handle()))
             .collect(),
         ),
     };

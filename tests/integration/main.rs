@@ -12,7 +12,8 @@
 //! and `storage` (the `store()` builtin, local files and a real S3-compatible `moto_server`)
 //! and `platform` (`/metrics` under a strict Prometheus parser, the graph endpoints) and
 //! `deploy` (`--scale`: the object table, the YAML stream under `kubernetes-validate`, the
-//! cluster commands against a stand-in `kubectl`).
+//! cluster commands against a stand-in `kubectl`) and `sv` (service-to-service calls
+//! between two and three `svc start` processes).
 
 mod cli;
 mod deploy;
@@ -27,6 +28,7 @@ mod platform;
 mod server;
 mod storage;
 mod support;
+mod sv;
 mod webhooks;
 mod websocket;
 

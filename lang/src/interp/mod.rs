@@ -17,6 +17,7 @@ mod ops;
 mod persist;
 pub(crate) mod serve_support;
 mod storage;
+mod sv;
 pub mod value;
 mod walk;
 
@@ -580,6 +581,11 @@ impl<'h> Interp<'h> {
             }
             p
         };
+        if let Some(from) = &imp.from
+            && imp.remote
+        {
+            return self.exec_sv_import(imp, from, &resolve(from), &ctx.scope);
+        }
         if let Some(from) = &imp.from {
             let first = from.parts.first().map(|n| &*n.name).unwrap_or("");
             let dotted: Vec<&str> = from.parts.iter().map(|p| &*p.name).collect();
