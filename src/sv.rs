@@ -222,7 +222,7 @@ impl SvNatives {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            match post(base, path, args, call.trace_id, &self.settings) {
+            match post(base, path, args, call, &self.settings) {
                 Err(f) if f.transport && attempt < self.settings.max_attempts => {
                     if call.cancelled() {
                         return Err(f);
@@ -278,9 +278,10 @@ fn post(
     base: &str,
     path: &str,
     args: &Json,
-    trace_id: &str,
+    call: NativeCall<'_>,
     settings: &SvSettings,
 ) -> Result<(u16, Json), Failure> {
+    let trace_id = call.trace_id;
     let fail = |message: String, transport: bool| Failure { message, transport };
     let (authority, prefix) = split_url(base).map_err(|m| fail(m, false))?;
     let addr = authority
@@ -294,14 +295,19 @@ fn post(
     let _ = stream.set_read_timeout(Some(settings.rpc_timeout));
     let _ = stream.set_write_timeout(Some(settings.rpc_timeout));
     let body = args.to_string();
-    let trace = if trace_id.is_empty() {
+    let mut extra = if trace_id.is_empty() {
         String::new()
     } else {
         format!("X-Trace-Id: {trace_id}\r\n")
     };
+    // The inbound credentials go on (header values cannot carry a line break: actix
+    // refuses them on the way in, and this check keeps a native caller honest too).
+    if let Some(auth) = call.authorization.filter(|a| !a.contains(['\r', '\n'])) {
+        extra.push_str(&format!("Authorization: {auth}\r\n"));
+    }
     let head = format!(
         "POST {prefix}{path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\n{trace}\r\n",
+         Content-Type: application/json\r\nContent-Length: {}\r\n{extra}\r\n",
         body.len()
     );
     stream

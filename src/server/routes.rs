@@ -376,6 +376,13 @@ pub async fn endpoint(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     hooks::run(&state, &req, &caller, &trace).await?;
+    // Service-to-service calls of this run forward the caller's credentials.
+    let mut caller = caller;
+    caller.authorization = req
+        .headers()
+        .get(actix_web::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     let e = &target.endpoint;
     let call = state.runtime.call(CallRequest {
         kind: e.kind,

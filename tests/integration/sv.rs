@@ -2,7 +2,7 @@
 //! `svc start` processes: providers brought up by the consumer's start (transitively),
 //! `SVC_SV_<MODULE>_URL` overrides, function results, walker stubs with reports, the
 //! spec's error messages (a private function, a provider error, a provider killed
-//! mid-run), a provider that cannot start, and `svc run` finding a provider lazily.
+//! mid-run), the caller's `Authorization` forwarded, a provider that cannot start, and `svc run` finding a provider lazily.
 
 use crate::support::{ServerGuard, free_port, post_json};
 use crate::{TempDir, stderr, stdout, svc_in};
@@ -77,6 +77,22 @@ fn failure(port: u16, function: &str) -> String {
         .to_string()
 }
 
+/// Register `name` and log in: the session token.
+fn sign_in(port: u16, name: &str) -> String {
+    let body = json!({"identities": [{"type": "username", "value": name}],
+                      "credential": {"type": "password", "password": "pw-123456"}});
+    let r = crate::support::json_call(port, "POST", "/user/register", None, &body);
+    assert_eq!(r.status, 201, "{}", r.body);
+    let body = json!({"identity": {"type": "username", "value": name},
+                      "credential": {"type": "password", "password": "pw-123456"}});
+    let r = crate::support::json_call(port, "POST", "/user/login", None, &body);
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json()["data"]["token"]
+        .as_str()
+        .expect("a token")
+        .to_string()
+}
+
 #[test]
 fn the_consumer_brings_its_provider_up_and_calls_it() {
     let dir = TempDir::new("sv-spawn");
@@ -95,6 +111,12 @@ fn the_consumer_brings_its_provider_up_and_calls_it() {
         msg.contains("sv-to-sv RPC 'provider.secret' failed: "),
         "{msg}"
     );
+    // A signed-in caller's Authorization goes on: the private function answers (both
+    // processes share the app directory's store and development JWT secret).
+    let token = sign_in(port, "carol");
+    let r = crate::support::json_call(port, "POST", "/function/hidden", Some(&token), &json!({}));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["data"]["result"], json!("s"));
     let msg = failure(port, "crash");
     assert!(
         msg.contains("sv-to-sv RPC 'provider.boom' failed: ZeroDivisionError"),

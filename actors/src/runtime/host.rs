@@ -47,6 +47,8 @@ pub(crate) struct ServeHost<'a> {
     natives: Option<&'a crate::natives::NativesHandle>,
     /// Counts this host's commits by outcome.
     commits: Option<&'a super::CommitCounts>,
+    /// The calling request's `Authorization` header, for natives.
+    authorization: Option<&'a str>,
 }
 
 impl<'a> ServeHost<'a> {
@@ -77,7 +79,14 @@ impl<'a> ServeHost<'a> {
             store_failed: false,
             natives: None,
             commits: None,
+            authorization: None,
         }
+    }
+
+    /// The calling request's `Authorization` header, handed to natives.
+    pub(crate) fn with_authorization(mut self, authorization: Option<&'a str>) -> ServeHost<'a> {
+        self.authorization = authorization;
+        self
     }
 
     /// Count each commit of this host in `counts`.
@@ -174,6 +183,7 @@ impl Host for ServeHost<'_> {
         let call = crate::natives::NativeCall {
             trace_id: self.trace_id,
             cancel: Some(&self.mailbox.cancel),
+            authorization: self.authorization,
         };
         self.natives?.call(name, args, call)
     }

@@ -154,6 +154,9 @@ pub struct Caller {
     pub user_id: Option<String>,
     /// The user's root node; created in the store on first use if absent.
     pub root: Option<AnchorId>,
+    /// The request's `Authorization` header, forwarded by service-to-service calls the
+    /// run makes (`NativeCall::authorization`); `None` for runs without one.
+    pub authorization: Option<String>,
 }
 
 /// One walker or function call.
@@ -342,6 +345,7 @@ impl Runtime {
             caller: Caller {
                 user_id: Some(SYSTEM_PRINCIPAL.to_string()),
                 root: None,
+                authorization: None,
             },
             trace_id,
         };

@@ -213,7 +213,8 @@ impl RunWorker {
             )
             .notify_commits(run.id(), shared.committed.as_ref())
             .with_natives(shared.natives.as_ref())
-            .count_commits(&shared.commits);
+            .count_commits(&shared.commits)
+            .with_authorization(req.caller.authorization.as_deref());
             let result = match (req.kind, input) {
                 (_, RunInput::Event(record)) => {
                     lang::serve::deliver_event(&app.program, &mut host, &limits, &req.name, record)
