@@ -29,6 +29,7 @@ pub enum Command {
     Check(CheckArgs),
     Start(StartArgs),
     Db(DbArgs),
+    Scale(ScaleArgs),
 }
 
 /// Operator commands on the graph store.
@@ -93,6 +94,47 @@ pub struct DbAppArgs {
     /// `recover-all` can read).
     #[arg(long, value_name = "ENTRY", default_value = "main.svc")]
     pub app: PathBuf,
+}
+
+/// Inspect or remove a deployment made by `svc start --scale`.
+#[derive(Debug, Args)]
+#[command(
+    about = "Show or remove the Kubernetes deployment of an app (made by `svc start --scale`)",
+    long_about = "`svc scale status ENTRY` lists the app's workloads, services, ingresses, \
+                  pods and volumes; `svc scale destroy ENTRY` deletes them all after asking \
+                  for the app name (or at once with --yes). The cluster is the one of \
+                  KUBECONFIG or ~/.kube/config, reached through kubectl.\n\nExit status: 0 \
+                  on success; 1 without a reachable cluster or when not confirmed; 2 on a \
+                  usage error or an unsupported target."
+)]
+pub struct ScaleArgs {
+    #[command(subcommand)]
+    pub command: ScaleCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ScaleCommand {
+    /// Show the live deployment's objects
+    Status {
+        /// The entry file (`.svc`)
+        #[arg(default_value = "main.svc")]
+        entry: PathBuf,
+        /// Deployment target
+        #[arg(long, value_enum, default_value_t)]
+        target: crate::deploy::Target,
+    },
+    /// Delete the deployment (asks for the app name first)
+    Destroy {
+        /// The entry file (`.svc`)
+        #[arg(default_value = "main.svc")]
+        entry: PathBuf,
+        /// Deployment target
+        #[arg(long, value_enum, default_value_t)]
+        target: crate::deploy::Target,
+        /// Do not ask for confirmation
+        #[arg(short, long)]
+        yes: bool,
+    },
 }
 
 /// Run a program.
@@ -209,6 +251,35 @@ pub struct StartArgs {
     /// Log format on stderr
     #[arg(long, value_enum, default_value_t)]
     pub log_format: crate::server::logging::LogFormat,
+
+    /// Deploy to the target platform (Kubernetes) instead of serving locally
+    #[arg(long)]
+    pub scale: bool,
+
+    /// With --scale: print the objects that would be applied; change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// With --dry-run: print the raw multi-document YAML stream instead of the table
+    #[arg(long)]
+    pub show_yaml: bool,
+
+    /// Deployment target (only `orchestrator`, Kubernetes, in this build)
+    #[arg(long, value_enum, default_value_t)]
+    pub target: crate::deploy::Target,
+
+    /// With --scale: HTTPS through the certificate issuer ([scale.kubernetes] tls_issuer)
+    /// on the ingress of [scale.kubernetes] domain
+    #[arg(long)]
+    pub enable_tls: bool,
+
+    /// Install from the repository instead of the package index (not supported in this build)
+    #[arg(short = 'e', long)]
+    pub experimental: bool,
+
+    /// Client build target for the dev server: web, desktop, pwa (not supported in this build)
+    #[arg(long, value_name = "TARGET")]
+    pub client: Option<String>,
 }
 
 /// Run the parsed command; `Err` is a failure of svc itself (unreadable file, store error),
@@ -217,8 +288,60 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run(&args),
         Command::Check(args) => check(&args),
-        Command::Start(args) => crate::server::start(&args),
+        Command::Start(args) => start(&args),
         Command::Db(args) => crate::db::run(&args),
+        Command::Scale(args) => match args.command {
+            ScaleCommand::Status { entry, target } => crate::deploy::status(&entry, target),
+            ScaleCommand::Destroy { entry, target, yes } => {
+                crate::deploy::destroy(&entry, target, yes)
+            }
+        },
+    }
+}
+
+/// `svc start`: serve, or deploy with `--scale`.
+fn start(args: &StartArgs) -> Result<ExitCode> {
+    let deploy_only = args.dry_run || args.show_yaml || args.enable_tls;
+    if args.scale
+        || deploy_only
+        || args.target != crate::deploy::Target::Orchestrator
+        || args.experimental
+        || args.client.is_some()
+    {
+        if !args.scale && deploy_only {
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: --dry-run, --show-yaml and --enable-tls work with --scale only"
+            );
+            return Ok(ExitCode::from(2));
+        }
+        return crate::deploy::start(&crate::deploy::DeployRequest {
+            entry: &args.entry,
+            profile: args.profile.as_deref(),
+            target: args.target,
+            dry_run: args.dry_run,
+            show_yaml: args.show_yaml,
+            enable_tls: args.enable_tls,
+            experimental: args.experimental,
+            client: args.client.as_deref(),
+        });
+    }
+    crate::server::start(&start_options(args))
+}
+
+/// The server's own start options from the command line.
+fn start_options(args: &StartArgs) -> crate::server::StartOptions {
+    crate::server::StartOptions {
+        entry: args.entry.clone(),
+        port: args.port,
+        host: args.host.clone(),
+        main: args.main,
+        faux: args.faux,
+        dev: args.dev,
+        api_port: args.api_port,
+        profile: args.profile.clone(),
+        workers: args.workers,
+        log_format: args.log_format,
     }
 }
 
@@ -256,9 +379,15 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
         // `svc start`), else no-ops. `store()` on the configured backend.
         let events = crate::events::Events::for_script(&config.events);
         let storage = crate::storage::StorageNatives::new(&config.storage, dir)?;
+        // sv imports under `svc run`: providers found lazily (SVC_SV_<MODULE>_URL).
+        let sv = crate::sv::SvNatives::new(crate::sv::settings(
+            &config.sv,
+            config.limits.max_response_bytes,
+        ));
         let natives = actors::natives::chain(
             std::iter::once(storage.handle())
                 .chain(events.as_ref().map(|e| e.natives()))
+                .chain(std::iter::once(sv.handle()))
                 .collect(),
         );
         let mut host = actors::RunHost::new(store, true).with_natives(natives);

@@ -62,6 +62,12 @@ pub struct Config {
     pub events: EventsConfig,
     /// `[storage]` / `[scale.storage]`: the `store()` builtin's backend.
     pub storage: StorageConfig,
+    /// `[scale.graph]`: bounds of `/graph/data` and `/traverse`.
+    pub graph: GraphConfig,
+    /// `[scale.kubernetes]`: what `svc start --scale` provisions.
+    pub kubernetes: KubernetesConfig,
+    /// `[scale.sv]`: the bundled service-to-service call policy.
+    pub sv: SvConfig,
     /// The profile in effect (`--profile`, else `SVC_PROFILE`).
     pub profile: Option<String>,
     /// `[scale.server] host` was set by a file or `SVC_SERVER_HOST` (not the default):
@@ -209,6 +215,134 @@ impl Default for EventsConfig {
     }
 }
 
+/// `[scale.sv]`: service-to-service calls (`sv import`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SvConfig {
+    /// One attempt's time budget, connect to last byte (30 s).
+    pub rpc_timeout_seconds: f64,
+    /// Attempts of a call whose transport fails (3); provider errors are not retried.
+    pub max_attempts: u32,
+    /// Consecutive transport failures that open a provider's circuit breaker (5).
+    pub breaker_failures: u32,
+    /// How long an open breaker refuses calls before one probes again (30 s).
+    pub breaker_open_seconds: f64,
+}
+
+impl Default for SvConfig {
+    fn default() -> SvConfig {
+        SvConfig {
+            rpc_timeout_seconds: 30.0,
+            max_attempts: 3,
+            breaker_failures: 5,
+            breaker_open_seconds: 30.0,
+        }
+    }
+}
+
+/// The weak development default of every `[scale.kubernetes]` password (the spec
+/// omits its value; deploys warn while one is in use).
+pub const DEV_PASSWORD: &str = "svc-dev-password";
+
+/// `[scale.kubernetes]`: the deploy target (spec "Deployment provisioning"; our extra
+/// keys name the images, sizes and the namespace the spec leaves open).
+#[derive(Clone, PartialEq, Eq)]
+pub struct KubernetesConfig {
+    pub docdb_enabled: bool,
+    pub cache_enabled: bool,
+    pub docdb_root_username: String,
+    pub docdb_root_password: String,
+    pub cache_username: String,
+    pub cache_password: String,
+    pub cache_dashboard: bool,
+    pub docdb_dashboard: bool,
+    pub logs_enabled: bool,
+    pub cache_dashboard_username: String,
+    pub cache_dashboard_password: String,
+    pub docdb_dashboard_username: String,
+    pub docdb_dashboard_password: String,
+    /// Namespace of every namespaced object (`default`).
+    pub namespace: String,
+    /// Image of the app containers: it must hold the `svc` binary on its `PATH`.
+    pub image: String,
+    /// App replicas (1).
+    pub replicas: u32,
+    /// The ingress controller's one node port (30080).
+    pub node_port: u16,
+    pub docdb_image: String,
+    pub cache_image: String,
+    /// Persistent volume sizes of the document database and the cache store.
+    pub docdb_storage: String,
+    pub cache_storage: String,
+    /// Host name of the ingress (none: any host); required by `--enable-tls`.
+    pub domain: Option<String>,
+    /// Certificate issuer named by `--enable-tls` (`letsencrypt-prod`, a cert-manager
+    /// ClusterIssuer).
+    pub tls_issuer: String,
+}
+
+impl Default for KubernetesConfig {
+    fn default() -> KubernetesConfig {
+        KubernetesConfig {
+            docdb_enabled: true,
+            cache_enabled: true,
+            docdb_root_username: "admin".into(),
+            docdb_root_password: DEV_PASSWORD.into(),
+            cache_username: "admin".into(),
+            cache_password: DEV_PASSWORD.into(),
+            cache_dashboard: false,
+            docdb_dashboard: false,
+            logs_enabled: false,
+            cache_dashboard_username: "admin".into(),
+            cache_dashboard_password: DEV_PASSWORD.into(),
+            docdb_dashboard_username: "admin".into(),
+            docdb_dashboard_password: DEV_PASSWORD.into(),
+            namespace: "default".into(),
+            image: "svc:latest".into(),
+            replicas: 1,
+            node_port: 30080,
+            docdb_image: "mongo:7.0".into(),
+            cache_image: "redis:7.2".into(),
+            docdb_storage: "5Gi".into(),
+            cache_storage: "1Gi".into(),
+            domain: None,
+            tls_issuer: "letsencrypt-prod".into(),
+        }
+    }
+}
+
+impl std::fmt::Debug for KubernetesConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KubernetesConfig")
+            .field("docdb_enabled", &self.docdb_enabled)
+            .field("cache_enabled", &self.cache_enabled)
+            .field("namespace", &self.namespace)
+            .field("image", &self.image)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `[scale.graph]`: how much one `/graph/data` or `/traverse` answer may hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GraphConfig {
+    /// Most nodes in one answer (512, the spec's `graph_visualize` default); a walk
+    /// cut short answers `truncated: true`.
+    pub node_limit: usize,
+    /// Most edges in one answer (512).
+    pub edge_limit: usize,
+    /// Largest `depth` a request may ask for (64); `/graph/data` walks this deep.
+    pub max_depth: u32,
+}
+
+impl Default for GraphConfig {
+    fn default() -> GraphConfig {
+        GraphConfig {
+            node_limit: 512,
+            edge_limit: 512,
+            max_depth: 64,
+        }
+    }
+}
+
 /// `[scale.server]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServerConfig {
@@ -228,6 +362,12 @@ pub struct ServerConfig {
     /// explicit origins (`https://app.example.com`) are echoed with credentials allowed;
     /// an empty list disables CORS.
     pub cors_origins: Vec<String>,
+    /// Serve `GET /metrics` (true).
+    pub metrics_enabled: bool,
+    /// When set, `/metrics` requires `Authorization: Bearer <this token>` (none).
+    pub metrics_token: Option<String>,
+    /// Label sets kept per metric family (10,000); samples of more are dropped.
+    pub metrics_max_series: usize,
 }
 
 impl Default for ServerConfig {
@@ -240,6 +380,9 @@ impl Default for ServerConfig {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             body_read_timeout_seconds: DEFAULT_BODY_READ_TIMEOUT_SECONDS,
             cors_origins: vec!["*".into()],
+            metrics_enabled: true,
+            metrics_token: None,
+            metrics_max_series: crate::metrics::DEFAULT_MAX_SERIES,
         }
     }
 }
@@ -628,6 +771,9 @@ impl Config {
             webhook: WebhookConfig::default(),
             events: EventsConfig::default(),
             storage: StorageConfig::defaults(app_dir),
+            graph: GraphConfig::default(),
+            kubernetes: KubernetesConfig::default(),
+            sv: SvConfig::default(),
             profile: None,
             host_explicit: false,
             source: Vec::new(),
@@ -701,6 +847,9 @@ impl Config {
                         s.body_read_timeout_seconds = at.int_in(value, 1, 3600)?.into();
                     }
                     "cors_origins" => s.cors_origins = at.origins(value)?,
+                    "metrics_enabled" => s.metrics_enabled = at.boolean(value)?,
+                    "metrics_token" => s.metrics_token = at.optional_string(value)?,
+                    "metrics_max_series" => s.metrics_max_series = at.positive_size(value)?,
                     other if SERVER_LATER_KEYS.contains(&other) => {}
                     _ => at.warn_unknown(),
                 }
@@ -808,11 +957,100 @@ impl Config {
                 }
             }
         }
+        if let Some(graph) = section(file, scale, "graph")? {
+            let g = &mut self.graph;
+            for (key, value) in graph {
+                let at = Key {
+                    file,
+                    section: "scale.graph",
+                    key,
+                };
+                match key.as_str() {
+                    "node_limit" => g.node_limit = at.positive_size(value)?,
+                    "edge_limit" => g.edge_limit = at.positive_size(value)?,
+                    "max_depth" => g.max_depth = at.int_in(value, 1, 10_000)?,
+                    _ => at.warn_unknown(),
+                }
+            }
+        }
+        self.apply_kubernetes(file, scale)?;
+        if let Some(sv) = section(file, scale, "sv")? {
+            for (key, value) in sv {
+                let at = Key {
+                    file,
+                    section: "scale.sv",
+                    key,
+                };
+                let s = &mut self.sv;
+                match key.as_str() {
+                    "rpc_timeout_seconds" => s.rpc_timeout_seconds = at.positive_seconds(value)?,
+                    "max_attempts" => s.max_attempts = at.int_in(value, 1, 10)?,
+                    "breaker_failures" => s.breaker_failures = at.int_in(value, 1, 1000)?,
+                    "breaker_open_seconds" => {
+                        s.breaker_open_seconds = at.positive_seconds(value)?;
+                    }
+                    _ => at.warn_unknown(),
+                }
+            }
+        }
         self.apply_events(file, scale)?;
         if let Some(storage) = section(file, scale, "storage")? {
             self.apply_storage(app_dir, file, "scale.storage", storage)?;
         }
         self.apply_identity(app_dir, file, scale)
+    }
+
+    /// `[scale.kubernetes]`.
+    fn apply_kubernetes(&mut self, file: &Path, scale: &toml::Table) -> anyhow::Result<()> {
+        let Some(kube) = section(file, scale, "kubernetes")? else {
+            return Ok(());
+        };
+        let k = &mut self.kubernetes;
+        for (key, value) in kube {
+            let at = Key {
+                file,
+                section: "scale.kubernetes",
+                key,
+            };
+            match key.as_str() {
+                "docdb_enabled" => k.docdb_enabled = at.boolean(value)?,
+                "cache_enabled" => k.cache_enabled = at.boolean(value)?,
+                "docdb_root_username" => k.docdb_root_username = at.non_empty_string(value)?,
+                "docdb_root_password" => k.docdb_root_password = at.non_empty_string(value)?,
+                "cache_username" => k.cache_username = at.non_empty_string(value)?,
+                "cache_password" => k.cache_password = at.non_empty_string(value)?,
+                "cache_dashboard" => k.cache_dashboard = at.boolean(value)?,
+                "docdb_dashboard" => k.docdb_dashboard = at.boolean(value)?,
+                "logs_enabled" => k.logs_enabled = at.boolean(value)?,
+                "cache_dashboard_username" => {
+                    k.cache_dashboard_username = at.non_empty_string(value)?;
+                }
+                "cache_dashboard_password" => {
+                    k.cache_dashboard_password = at.non_empty_string(value)?;
+                }
+                "docdb_dashboard_username" => {
+                    k.docdb_dashboard_username = at.non_empty_string(value)?;
+                }
+                "docdb_dashboard_password" => {
+                    k.docdb_dashboard_password = at.non_empty_string(value)?;
+                }
+                "namespace" => k.namespace = at.non_empty_string(value)?,
+                "image" => k.image = at.non_empty_string(value)?,
+                "replicas" => k.replicas = at.int_in(value, 0, 1000)?,
+                "node_port" => {
+                    k.node_port = u16::try_from(at.int_in(value, 30000, 32767)?)
+                        .map_err(|_| at.wrong("a node port (30000-32767)", value))?;
+                }
+                "docdb_image" => k.docdb_image = at.non_empty_string(value)?,
+                "cache_image" => k.cache_image = at.non_empty_string(value)?,
+                "docdb_storage" => k.docdb_storage = at.non_empty_string(value)?,
+                "cache_storage" => k.cache_storage = at.non_empty_string(value)?,
+                "domain" => k.domain = at.optional_string(value)?,
+                "tls_issuer" => k.tls_issuer = at.non_empty_string(value)?,
+                _ => at.warn_unknown(),
+            }
+        }
+        Ok(())
     }
 
     /// `[scale.events]` and `[scale.events.retry]` (also written as dotted keys
@@ -1092,6 +1330,12 @@ impl Config {
                 .collect();
             self.server.cors_origins = check_origins(&list)
                 .map_err(|e| anyhow!("environment variable SVC_CORS_ORIGINS: {e}"))?;
+        }
+        if let Some(v) = env("SVC_METRICS_ENABLED") {
+            self.server.metrics_enabled = env_bool("SVC_METRICS_ENABLED", &v)?;
+        }
+        if let Some(v) = env("SVC_METRICS_TOKEN") {
+            self.server.metrics_token = Some(v);
         }
         if let Some(v) = env("SVC_SHELF_DB_PATH") {
             self.database.shelf_db_path = app_dir.join(v);
@@ -1558,6 +1802,9 @@ docdb_enabled = false
         assert_eq!(c.auth, defaults.auth);
         assert_eq!(c.webhook, defaults.webhook);
         assert_eq!(c.events, defaults.events);
+        assert_eq!(c.graph, defaults.graph);
+        assert_eq!(c.kubernetes, defaults.kubernetes);
+        assert_eq!(c.sv, defaults.sv);
         assert_eq!(
             c.emailer,
             EmailerConfig {

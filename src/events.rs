@@ -203,6 +203,7 @@ impl Events {
 
     /// Publish `record` to `topic`; never waits, never fails (problems are logged).
     pub fn publish(&self, topic: &str, record: Record) {
+        crate::metrics::global().event_published(topic);
         match &self.broker {
             Broker::Local(b) => b.publish(topic, record),
             Broker::Cache(b) => {

@@ -3,12 +3,15 @@
 mod cli;
 mod config;
 mod db;
+mod deploy;
 mod docs;
 mod events;
 mod identity;
+mod metrics;
 mod openapi;
 mod server;
 mod storage;
+mod sv;
 mod webhook;
 
 use clap::Parser as _;

@@ -431,6 +431,7 @@ fn caller(user_id: String, entry: &CachedUser) -> Result<Caller, IdentityError> 
     Ok(Caller {
         user_id: Some(user_id),
         root: Some(entry.root),
+        authorization: None,
     })
 }
 

@@ -16,6 +16,8 @@ pub struct NativeCall<'a> {
     /// Set when the run is cancelled (its requester went away, shutdown): a native that
     /// waits should check it every few tens of milliseconds and return early.
     pub cancel: Option<&'a AtomicBool>,
+    /// The calling request's `Authorization` header, if any (forwarded by sv calls).
+    pub authorization: Option<&'a str>,
 }
 
 impl NativeCall<'_> {

@@ -4,7 +4,7 @@
 //! same run (the bare broker without the runtime: in-memory publish/fetch/ack, raw
 //! `XADD` pipelines + `XREADGROUP` + `XACK`).
 //!
-//! The product's `events` and `config` modules are compiled in by path; the handler is
+//! The product's `events`, `config` and `metrics` modules are compiled in by path; the handler is
 //! `def on_bench(e: Event) { broker.ack(e); }` and the `broker.ack` native is answered by
 //! a probe that records the time since the event's publish (the consumer acknowledges
 //! for real after the run, as always).
@@ -19,8 +19,9 @@
 mod product {
     pub mod config;
     pub mod events;
+    pub mod metrics;
 }
-use product::{config, events};
+use product::{config, events, metrics};
 
 /// What `events` uses of the server's WebSocket bridge.
 mod server {

@@ -74,6 +74,9 @@ pub struct Import {
     pub from: Option<ModPath>,
     pub items: Vec<ImportItem>,
     pub modules: Vec<(ModPath, Option<Name>)>,
+    /// `sv import from provider { f, W }`: the names are service-to-service stubs (calls
+    /// go to the provider over HTTP), the provider's code never runs here.
+    pub remote: bool,
     pub span: Span,
 }
 

@@ -438,6 +438,8 @@ async fn deliver(
         };
         match outcome {
             Ok(_) => {
+                crate::metrics::global().run("event", &sub.handler, "ok");
+                crate::metrics::global().event_handled(&sub.topic, &sub.group, "ok");
                 ack(&link, &sub, &d.id).await;
                 return;
             }
@@ -450,6 +452,14 @@ async fn deliver(
             }
             Err(CallError::Cancelled) => return,
             Err(e) => {
+                let metrics = crate::metrics::global();
+                metrics.run("event", &sub.handler, crate::metrics::error_outcome(&e));
+                let outcome = if attempt >= sub.max_attempts {
+                    "dead_letter"
+                } else {
+                    "retry"
+                };
+                metrics.event_handled(&sub.topic, &sub.group, outcome);
                 last_error = describe(&e);
                 tracing::warn!(
                     target: "svc::events",

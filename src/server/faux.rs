@@ -1,6 +1,7 @@
 //! `svc start --faux`: print the generated API (every endpoint with its method, path,
-//! auth and parameters) to stdout and exit without serving. The app is loaded on an
-//! in-memory host, so nothing is written to the store.
+//! auth and parameters) to stdout and exit without serving. The app is loaded as the
+//! runtime loads it (`load_app_as_main` with the configured call limits and `--main`),
+//! on an in-memory host, so nothing is written to the store.
 
 use super::params::{Source, classify};
 use super::routes::{Pattern, route_path};
@@ -10,9 +11,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 /// Load `entry` and render its API; `Err` is the load failure (text for stderr).
-pub fn render(entry: &Path, limits: &lang::Limits) -> Result<String, String> {
+pub fn render(entry: &Path, limits: &lang::Limits, as_main: bool) -> Result<String, String> {
     let mut host = lang::host::MemoryHost::new();
-    let app = lang::serve::load_app(entry, &mut host, limits)?;
+    let app = lang::serve::load_app_as_main(entry, &mut host, limits, as_main)?;
     Ok(describe(&entry.display().to_string(), &app.endpoints))
 }
 

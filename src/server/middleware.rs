@@ -145,6 +145,12 @@ pub async fn http_layer(
         headers.insert(HeaderName::from_static(TRACE_HEADER), v);
     }
     cors_headers(headers, grant, vary);
+    crate::metrics::global().http_request(
+        method.as_str(),
+        &route_label(res.request()),
+        res.status().as_u16(),
+        started.elapsed(),
+    );
 
     if !quiet {
         let status = res.status().as_u16();
@@ -160,6 +166,16 @@ pub async fn http_layer(
         );
     }
     Ok(res)
+}
+
+/// The `route` label of a request (decisions.md "Metrics"): a generated endpoint's
+/// declared path (`/walker/add_todo`, `/items/{id}`), a fixed route's pattern, else
+/// `unmatched`; never a raw path holding ids.
+fn route_label(req: &HttpRequest) -> String {
+    if let Some(m) = req.extensions().get::<super::routes::Matched>() {
+        return super::routes::route_path(&m.endpoint).unwrap_or_else(|| "unmatched".into());
+    }
+    req.match_pattern().unwrap_or_else(|| "unmatched".into())
 }
 
 /// An error response that is not JSON came from actix itself (or a route that forgot the

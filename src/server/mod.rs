@@ -15,11 +15,13 @@ pub mod dev;
 pub mod envelope;
 pub mod errors;
 pub mod faux;
+pub mod graph;
 pub mod health;
 pub mod hooks;
 pub mod invalidation;
 pub mod listen;
 pub mod logging;
+pub mod metrics;
 pub mod middleware;
 pub mod multipart;
 pub mod params;
@@ -28,7 +30,6 @@ pub mod routes;
 pub mod shutdown;
 pub mod ws;
 
-use crate::cli::StartArgs;
 use crate::config::Config;
 use crate::{docs, openapi};
 use actix_web::http::StatusCode;
@@ -46,11 +47,33 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-/// Wall-clock budget of one walker or function call (a clean `EXECUTION_ERROR` after).
-pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Where the server binds when it runs on a generated development JWT secret and no
 /// host was set explicitly.
 pub const LOOPBACK_HOST: &str = "127.0.0.1";
+
+/// What `svc start` was asked for, as the server sees it: `cli` builds it from its clap
+/// arguments (which stay in `cli`), so the server owns its own input type.
+#[derive(Clone, Debug)]
+pub struct StartOptions {
+    pub entry: PathBuf,
+    /// `--port`: beats `[scale.server] port`.
+    pub port: Option<u16>,
+    /// `--host`: beats `[scale.server] host`.
+    pub host: Option<String>,
+    /// `--main`: run the entry's `with entry:__main__` blocks at load.
+    pub main: bool,
+    /// `--faux`: print the API and exit.
+    pub faux: bool,
+    /// `--dev`: reload on change.
+    pub dev: bool,
+    /// `--api_port` (only 0, the main port, is supported).
+    pub api_port: u16,
+    /// `--profile`: also read `svc.<profile>.toml`.
+    pub profile: Option<String>,
+    /// `--workers`: interpreter threads.
+    pub workers: Option<usize>,
+    pub log_format: logging::LogFormat,
+}
 
 /// What the server runs with: the configuration with the command line applied.
 #[derive(Clone, Debug)]
@@ -93,12 +116,19 @@ pub struct Settings {
     pub storage: crate::config::StorageConfig,
     /// The entry file's directory (explicit `store(base_path=...)` is relative to it).
     pub app_dir: PathBuf,
+    /// `[scale.server] metrics_enabled`: serve `/metrics`.
+    pub metrics_enabled: bool,
+    /// `[scale.server] metrics_token`: the bearer token `/metrics` requires, if any.
+    pub metrics_token: Option<String>,
+    /// `[scale.graph]`.
+    pub graph: crate::config::GraphConfig,
+    /// `[scale.sv]`: service-to-service calls.
+    pub sv: crate::sv::SvSettings,
 }
 
 impl Settings {
-    fn resolve(args: &StartArgs) -> Result<Settings> {
+    fn resolve(args: &StartOptions, config: Config) -> Result<Settings> {
         let app_dir = app_dir(&args.entry);
-        let config = Config::load(&app_dir, args.profile.as_deref())?;
         actors::kvstore::configure(actors::kvstore::KvSettings {
             docdb_uri: config.database.docdb_uri.clone(),
             cache_url: config.database.cache_url.clone(),
@@ -128,6 +158,7 @@ impl Settings {
             );
         }
         let cors = middleware::Cors::new(&config.server.cors_origins);
+        crate::metrics::global().set_max_series(config.server.metrics_max_series);
         let cores = std::thread::available_parallelism().map_or(2, usize::from);
         Ok(Settings {
             entry: args.entry.clone(),
@@ -154,6 +185,10 @@ impl Settings {
             events: config.events.clone(),
             storage: config.storage.clone(),
             app_dir,
+            metrics_enabled: config.server.metrics_enabled,
+            metrics_token: config.server.metrics_token.clone(),
+            graph: config.graph.clone(),
+            sv: crate::sv::settings(&config.sv, config.limits.max_response_bytes),
         })
     }
 
@@ -227,22 +262,21 @@ impl AppState {
     }
 }
 
-/// `svc start`.
-pub fn start(args: &StartArgs) -> Result<ExitCode> {
+/// `svc start`: the configuration is resolved first (files, profile, environment), then
+/// `--faux` or the server. Nothing is opened or written before it.
+pub fn start(args: &StartOptions) -> Result<ExitCode> {
     logging::init(args.log_format);
+    // The registry's clock is `process_start_time_seconds`.
+    let _ = crate::metrics::global();
     let meta = std::fs::metadata(&args.entry)
         .with_context(|| format!("cannot read {}", args.entry.display()))?;
     if !meta.is_file() {
         bail!("cannot read {}: not a file", args.entry.display());
     }
+    let config = Config::load(&app_dir(&args.entry), args.profile.as_deref())?;
     if args.faux {
-        return match faux::render(
-            &args.entry,
-            &lang::Limits {
-                timeout: Some(CALL_TIMEOUT),
-                ..lang::Limits::default()
-            },
-        ) {
+        // The app as the runtime loads it: the configured call limits, `--main`.
+        return match faux::render(&args.entry, &call_limits(&config.limits), args.main) {
             Ok(text) => {
                 say(&text);
                 Ok(ExitCode::SUCCESS)
@@ -253,7 +287,7 @@ pub fn start(args: &StartArgs) -> Result<ExitCode> {
             }
         };
     }
-    let settings = Settings::resolve(args)?;
+    let settings = Settings::resolve(args, config)?;
     if args.api_port != 0 && args.api_port != settings.port {
         tracing::warn!(
             api_port = args.api_port,
@@ -271,6 +305,16 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
         settings.invalidation_channel.as_deref(),
     );
     let events = crate::events::Events::start(&settings.events, settings.cache_url.as_deref());
+    // Providers of `sv import`s come up before the app loads (spec: before serving);
+    // they stop when this server returns.
+    let sv = crate::sv::SvNatives::new(settings.sv.clone());
+    let _siblings = match crate::sv::spawn_providers(&settings.entry, &sv) {
+        Ok(siblings) => siblings,
+        Err(message) => {
+            say_err(&format!("error: {message}\n"));
+            return Ok(ExitCode::from(1));
+        }
+    };
     let config = RuntimeConfig {
         entry: settings.entry.clone(),
         store_path: settings.store_path.clone(),
@@ -286,6 +330,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
                 crate::storage::StorageNatives::new(&settings.storage, &settings.app_dir)?.handle(),
             )
             .chain(events.as_ref().map(|e| e.natives()))
+            .chain(std::iter::once(sv.handle()))
             .collect(),
         ),
     };
@@ -351,6 +396,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     });
 
     let app_state = state.clone();
+    let metrics_enabled = state.settings.metrics_enabled;
     let server = HttpServer::new(move || {
         let openapi = openapi.clone();
         App::new()
@@ -362,6 +408,12 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
             .configure(crate::identity::configure)
             .configure(crate::webhook::configure)
             .configure(ws::configure)
+            .configure(graph::configure)
+            .configure(move |cfg| {
+                if metrics_enabled {
+                    metrics::configure(cfg);
+                }
+            })
             .configure(move |cfg| {
                 if let Some(doc) = openapi {
                     docs::configure(cfg, doc);

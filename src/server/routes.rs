@@ -376,6 +376,13 @@ pub async fn endpoint(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     hooks::run(&state, &req, &caller, &trace).await?;
+    // Service-to-service calls of this run forward the caller's credentials.
+    let mut caller = caller;
+    caller.authorization = req
+        .headers()
+        .get(actix_web::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     let e = &target.endpoint;
     let call = state.runtime.call(CallRequest {
         kind: e.kind,
@@ -386,11 +393,17 @@ pub async fn endpoint(
         trace_id: trace.0,
     });
     // A client that disconnects cancels its run (dropping `call` sends `Cancel`).
-    let outcome = tokio::select! {
+    let reply = tokio::select! {
         biased;
-        outcome = call => outcome?,
-        () = super::peer::gone(&req) => return Err(CallError::Cancelled.into()),
+        outcome = call => outcome,
+        () = super::peer::gone(&req) => Err(CallError::Cancelled),
     };
+    let kind = match e.kind {
+        EndpointKind::Walker => "walker",
+        EndpointKind::Function => "function",
+    };
+    crate::metrics::global().run(kind, &e.name, crate::metrics::run_outcome(&reply));
+    let outcome = reply?;
     Ok(match (e.kind, e.spec.envelope) {
         (EndpointKind::Function, false) => {
             envelope::raw(e.spec.produces.as_deref(), &outcome.result)

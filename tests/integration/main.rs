@@ -9,9 +9,15 @@
 //! and two replicas sharing a real `redis-server`) and `webhooks` (API keys, signed
 //! webhook calls and the alternate webhook flavor), `kvstore` (the `kvstore(...)`
 //! built-in against a real `redis-server` and SecantusDB, in `svc run` and two replicas)
-//! and `storage` (the `store()` builtin, local files and a real S3-compatible `moto_server`).
+//! and `storage` (the `store()` builtin, local files and a real S3-compatible `moto_server`)
+//! and `platform` (`/metrics` under a strict Prometheus parser, the graph endpoints) and
+//! `deploy` (`--scale`: the object table, the YAML stream under `kubernetes-validate`, the
+//! cluster commands against a stand-in `kubectl`) and `sv` (service-to-service calls
+//! between two and three `svc start` processes) and `docdb` (the document-database tier
+//! with replicas sharing a real SecantusDB, and `svc db`).
 
 mod cli;
+mod deploy;
 mod docdb;
 mod events;
 mod fixtures;
@@ -20,9 +26,11 @@ mod hardening_server;
 mod identity;
 mod invalidation;
 mod kvstore;
+mod platform;
 mod server;
 mod storage;
 mod support;
+mod sv;
 mod webhooks;
 mod websocket;
 

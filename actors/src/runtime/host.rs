@@ -46,6 +46,10 @@ pub(crate) struct ServeHost<'a> {
     pub(crate) store_failed: bool,
     /// Native services (`RuntimeConfig::natives`).
     natives: Option<&'a crate::natives::NativesHandle>,
+    /// Counts this host's commits by outcome.
+    commits: Option<&'a super::CommitCounts>,
+    /// The calling request's `Authorization` header, for natives.
+    authorization: Option<&'a str>,
 }
 
 impl<'a> ServeHost<'a> {
@@ -75,7 +79,21 @@ impl<'a> ServeHost<'a> {
             notify: None,
             store_failed: false,
             natives: None,
+            commits: None,
+            authorization: None,
         }
+    }
+
+    /// The calling request's `Authorization` header, handed to natives.
+    pub(crate) fn with_authorization(mut self, authorization: Option<&'a str>) -> ServeHost<'a> {
+        self.authorization = authorization;
+        self
+    }
+
+    /// Count each commit of this host in `counts`.
+    pub(crate) fn count_commits(mut self, counts: &'a super::CommitCounts) -> ServeHost<'a> {
+        self.commits = Some(counts);
+        self
     }
 
     /// Report each successful commit of this host to `sink` as `run`'s.
@@ -123,9 +141,11 @@ impl Host for ServeHost<'_> {
         // A call that escalated on an anchor this commit touches goes first.
         self.hot.wait_clear(self.call, &changes);
         let notice = self.notify.map(|(run, _)| committed(run, &changes));
-        self.versions
-            .commit(self.store, changes)
-            .map_err(|e| host_error(e, &mut self.store_failed))?;
+        let done = self.versions.commit(self.store, changes);
+        if let Some(counts) = self.commits {
+            counts.count(&done);
+        }
+        done.map_err(|e| host_error(e, &mut self.store_failed))?;
         if let (Some((_, sink)), Some(notice)) = (self.notify, notice)
             && !(notice.written.is_empty() && notice.deleted.is_empty())
         {
@@ -164,6 +184,7 @@ impl Host for ServeHost<'_> {
         let call = crate::natives::NativeCall {
             trace_id: self.trace_id,
             cancel: Some(&self.mailbox.cancel),
+            authorization: self.authorization,
         };
         self.natives?.call(name, args, call)
     }

@@ -14,9 +14,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 #[derive(Debug)]
 pub struct RunCall {
     pub req: CallRequest,
-    /// An event delivery: call `req.name` (a `@subscribe` handler) with the `Event` of
-    /// this record instead of the function's JSON arguments.
-    pub event: Option<serde_json::Value>,
+    /// What the run does besides a plain walker or function call.
+    pub input: RunInput,
     /// Counts the call in `Runtime::in_flight` until the worker drops the message (after
     /// the call finished, or unprocessed when the pool is gone).
     pub in_flight: InFlight,
@@ -24,6 +23,18 @@ pub struct RunCall {
     pub run: RunAddr,
     /// Keeps the run in the registry until the worker is done with it.
     pub(crate) registration: Registration,
+}
+
+/// What a run does: the call `req` names, an event delivery or a graph view.
+#[derive(Debug)]
+pub enum RunInput {
+    /// Run walker or function `req.name` with `req.args`.
+    Call,
+    /// An event delivery: call `req.name` (a `@subscribe` handler) with the `Event` of
+    /// this record instead of the function's JSON arguments.
+    Event(serde_json::Value),
+    /// Read the graph the caller may see (`lang::serve::graph_view`); commits nothing.
+    Graph(lang::serve::GraphQuery),
 }
 
 /// A run actor's one reply to its requester: the result and the reports, or the error.

@@ -68,7 +68,7 @@ mod tests;
 pub use lang::serve::{
     CallError, CallOutcome, EndpointInfo, EndpointKind, RetryOverride, Start, SubscriptionInfo,
 };
-pub use messages::{RunReply, StoreHealth};
+pub use messages::{RunInput, RunReply, StoreHealth};
 pub use run::{RunAddr, RunId, RunMsg};
 pub use supervisor::StoreSupervisor;
 pub use worker::RunWorker;
@@ -165,6 +165,9 @@ pub struct Caller {
     pub user_id: Option<String>,
     /// The user's root node; created in the store on first use if absent.
     pub root: Option<AnchorId>,
+    /// The request's `Authorization` header, forwarded by service-to-service calls the
+    /// run makes (`NativeCall::authorization`); `None` for runs without one.
+    pub authorization: Option<String>,
 }
 
 /// One walker or function call.
@@ -195,6 +198,27 @@ pub struct Loaded {
     pub archetypes: Vec<String>,
 }
 
+/// Commits of served calls by outcome, counted by every call's host (`/metrics`).
+#[derive(Debug, Default)]
+pub struct CommitCounts {
+    pub ok: AtomicU64,
+    /// Lost an optimistic-concurrency race (the call replays or fails with 409).
+    pub conflict: AtomicU64,
+    /// The store refused the commit for another reason.
+    pub failed: AtomicU64,
+}
+
+impl CommitCounts {
+    fn count<T>(&self, outcome: &Result<T, crate::store::StoreError>) {
+        let counter = match outcome {
+            Ok(_) => &self.ok,
+            Err(crate::store::StoreError::Conflict { .. }) => &self.conflict,
+            Err(_) => &self.failed,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// Handle to the running runtime: actor addresses only, cheap to clone, `Send + Sync`.
 #[derive(Clone)]
 pub struct Runtime {
@@ -209,6 +233,7 @@ struct Inner {
     shared_root: AnchorId,
     in_flight: Arc<AtomicUsize>,
     replays: Arc<AtomicU64>,
+    commits: Arc<CommitCounts>,
     /// The live run actors.
     runs: Arc<RunRegistry>,
     /// The supervisor's arbiter, stopped with the last handle (or a failed start).
@@ -274,6 +299,7 @@ impl Runtime {
             shared_root,
             in_flight: Arc::new(AtomicUsize::new(0)),
             replays: Arc::new(AtomicU64::new(0)),
+            commits: Arc::new(CommitCounts::default()),
             runs: Arc::new(RunRegistry::default()),
             arbiter,
             queue: Arc::new(JobQueue::new(config.queue_capacity)),
@@ -292,6 +318,7 @@ impl Runtime {
             committed: config.committed.clone(),
             next_call: AtomicU64::new(1),
             natives: config.natives.clone(),
+            commits: Arc::clone(&inner.commits),
         });
 
         queue::start_pool(workers, &shared, &inner.queue)?;
@@ -334,10 +361,31 @@ impl Runtime {
             caller: Caller {
                 user_id: Some(SYSTEM_PRINCIPAL.to_string()),
                 root: None,
+                authorization: None,
             },
             trace_id,
         };
-        self.launch(req, Some(record))
+        self.launch(req, RunInput::Event(record))
+    }
+
+    /// Start a run actor that reads the graph `caller` may see (`lang::serve::graph_view`:
+    /// access-checked, bounded by the query and the call limits) and await its JSON.
+    /// Nothing is committed. Queueing and cancellation as `call`.
+    pub async fn graph(
+        &self,
+        caller: Caller,
+        query: lang::serve::GraphQuery,
+        trace_id: String,
+    ) -> RunReply {
+        let req = CallRequest {
+            kind: EndpointKind::Function,
+            name: "graph".to_string(),
+            args: serde_json::Map::new(),
+            start: Start::Root,
+            caller,
+            trace_id,
+        };
+        self.launch(req, RunInput::Graph(query)).1.await
     }
 
     /// Start a run actor (queued at once) and return its address with the future of its
@@ -347,13 +395,13 @@ impl Runtime {
         &self,
         req: CallRequest,
     ) -> (RunAddr, impl Future<Output = RunReply> + Send + 'static) {
-        self.launch(req, None)
+        self.launch(req, RunInput::Call)
     }
 
     fn launch(
         &self,
         req: CallRequest,
-        event: Option<serde_json::Value>,
+        input: RunInput,
     ) -> (RunAddr, impl Future<Output = RunReply> + Send + 'static) {
         let in_flight = InFlight::enter(&self.inner.in_flight);
         let (run, registration) = self.inner.runs.spawn();
@@ -363,7 +411,7 @@ impl Runtime {
         let job = Job::Call(
             RunCall {
                 req,
-                event,
+                input,
                 in_flight,
                 run,
                 registration,
@@ -473,5 +521,15 @@ impl Runtime {
     /// Optimistic-concurrency replays made since start (all workers), for metrics.
     pub fn replays(&self) -> u64 {
         self.inner.replays.load(Ordering::Relaxed)
+    }
+
+    /// Calls waiting in the run pool's queue now.
+    pub fn queue_depth(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Commits of served calls so far, by outcome.
+    pub fn commits(&self) -> &CommitCounts {
+        &self.inner.commits
     }
 }

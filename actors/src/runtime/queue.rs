@@ -51,6 +51,15 @@ impl JobQueue {
         }
     }
 
+    /// Jobs waiting for a worker now.
+    pub(crate) fn len(&self) -> usize {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .jobs
+            .len()
+    }
+
     pub(crate) fn capacity(&self) -> usize {
         self.capacity
     }

@@ -301,6 +301,7 @@ fn user_roots_are_separate_from_the_shared_root() {
         let user = Caller {
             user_id: Some("u1".into()),
             root: Some(random_id()),
+            authorization: None,
         };
         let mut mine = request(EndpointKind::Walker, "Make", json!({"name": "mine"}));
         mine.caller = user.clone();

@@ -5,7 +5,7 @@
 use super::app::{self, SourceBoard};
 use super::host::ServeHost;
 use super::hot::HotAnchors;
-use super::messages::{ReportStoreFailure, RunCall};
+use super::messages::{ReportStoreFailure, RunCall, RunInput};
 use super::run::RunAddr;
 use super::supervisor::StoreLeases;
 use super::{CallError, CallOutcome, CallRequest, EndpointKind, Loaded};
@@ -44,6 +44,8 @@ pub(crate) struct PoolShared {
     pub(crate) committed: Option<super::CommitSink>,
     /// Native services of every call (`RuntimeConfig::natives`).
     pub(crate) natives: Option<crate::natives::NativesHandle>,
+    /// Commits of served calls by outcome (`Runtime::commits`).
+    pub(crate) commits: Arc<super::CommitCounts>,
 }
 
 /// Replays after which a call claims the anchors it lost races on. Pure optimistic
@@ -160,7 +162,7 @@ impl RunWorker {
     fn run(
         &mut self,
         req: &CallRequest,
-        event: Option<&serde_json::Value>,
+        input: &RunInput,
         run: &RunAddr,
     ) -> Result<CallOutcome, CallError> {
         #[cfg(test)]
@@ -226,12 +228,17 @@ impl RunWorker {
                 (&shared.leases, self.lease),
             )
             .notify_commits(run.id(), shared.committed.as_ref())
-            .with_natives(shared.natives.as_ref());
-            let result = match (req.kind, event) {
-                (_, Some(record)) => {
+            .with_natives(shared.natives.as_ref())
+            .count_commits(&shared.commits)
+            .with_authorization(req.caller.authorization.as_deref());
+            let result = match (req.kind, input) {
+                (_, RunInput::Event(record)) => {
                     lang::serve::deliver_event(&app.program, &mut host, &limits, &req.name, record)
                 }
-                (EndpointKind::Walker, None) => lang::serve::spawn_walker(
+                (_, RunInput::Graph(query)) => {
+                    lang::serve::graph_view(&app.program, &mut host, &limits, query)
+                }
+                (EndpointKind::Walker, RunInput::Call) => lang::serve::spawn_walker(
                     &app.program,
                     &mut host,
                     &limits,
@@ -239,7 +246,7 @@ impl RunWorker {
                     &req.args,
                     req.start,
                 ),
-                (EndpointKind::Function, None) => lang::serve::call_function(
+                (EndpointKind::Function, RunInput::Call) => lang::serve::call_function(
                     &app.program,
                     &mut host,
                     &limits,
@@ -323,12 +330,12 @@ impl RunWorker {
     pub(crate) fn handle_call(&mut self, msg: RunCall) -> Result<CallOutcome, CallError> {
         let RunCall {
             req,
-            event,
+            input,
             in_flight,
             run,
             registration,
         } = msg;
-        let outcome = catch_unwind(AssertUnwindSafe(|| self.run(&req, event.as_ref(), &run)));
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.run(&req, &input, &run)));
         drop(registration);
         drop(in_flight);
         outcome.unwrap_or_else(|_| {

@@ -678,6 +678,9 @@ impl Interp<'_> {
         if name == "kvstore" {
             return self.call_kvstore(args, kwargs);
         }
+        if name.starts_with(super::sv::STUB_PREFIX) {
+            return self.call_sv_stub(name, args, kwargs);
+        }
         if super::OSP_BUILTINS.contains(&name) {
             return self.call_osp_builtin(name, args, kwargs);
         }

@@ -17,6 +17,7 @@ mod display;
 pub mod events;
 mod expr;
 pub mod graph;
+mod graph_view;
 pub mod kvstore;
 mod modules;
 mod ops;
@@ -25,6 +26,7 @@ pub(crate) mod serve_support;
 mod setup;
 mod stmt;
 mod storage;
+mod sv;
 pub mod value;
 mod walk;
 

@@ -172,6 +172,11 @@ impl Interp<'_> {
             }
             p
         };
+        if let Some(from) = &imp.from
+            && imp.remote
+        {
+            return self.exec_sv_import(imp, from, &resolve(from), &ctx.scope);
+        }
         if let Some(from) = &imp.from {
             let first = from.parts.first().map(|n| &*n.name).unwrap_or("");
             let dotted: Vec<&str> = from.parts.iter().map(|p| &*p.name).collect();

@@ -124,7 +124,9 @@ impl<'a> Parser<'a> {
             | T::KwImport
             | T::KwInclude
             | T::KwWith => true,
-            T::Name => self.at_test_block(),
+            T::Name => {
+                self.at_test_block() || (self.at_soft("sv") && self.peek_at(1) == T::KwImport)
+            }
             _ => false,
         }
     }
@@ -435,6 +437,18 @@ impl<'a> Parser<'a> {
             T::KwImpl => Item::Impl(self.impl_block(start, decorators)),
             T::KwGlob if decorators.is_empty() => Item::Glob(self.glob()),
             T::KwImport | T::KwInclude if decorators.is_empty() => Item::Import(self.import()),
+            // `sv import from provider { ... }`: a service-to-service import.
+            T::Name
+                if decorators.is_empty()
+                    && self.at_soft("sv")
+                    && self.peek_at(1) == T::KwImport =>
+            {
+                self.bump();
+                let mut imp = self.import();
+                imp.remote = true;
+                imp.span = self.sp(start);
+                Item::Import(imp)
+            }
             T::KwWith if decorators.is_empty() => Item::Entry(self.entry_block()),
             T::Name if decorators.is_empty() && self.at_test_block() => {
                 Item::Test(self.test_block())
@@ -1101,6 +1115,7 @@ impl<'a> Parser<'a> {
                 from: Some(from),
                 items,
                 modules: Vec::new(),
+                remote: false,
                 span: self.sp(start),
             };
         }
@@ -1123,6 +1138,7 @@ impl<'a> Parser<'a> {
             from: None,
             items: Vec::new(),
             modules,
+            remote: false,
             span: self.sp(start),
         }
     }

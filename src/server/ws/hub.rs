@@ -35,12 +35,15 @@ impl Hub {
     /// `Join` sent by the upgrade handler).
     fn deliver(&mut self, frame: &ByteString, private: bool) {
         self.members.retain(|_, m| m.to.connected());
+        let mut sent = 0;
         for m in self.members.values() {
             if private && !m.authenticated {
                 continue;
             }
             m.to.do_send(Deliver(frame.clone()));
+            sent += 1;
         }
+        crate::metrics::global().ws_messages(&self.walker, "out", sent);
     }
 }
 

@@ -197,6 +197,7 @@ impl WsSession {
     }
 
     fn send_text(&mut self, text: impl Into<ByteString>, ctx: &mut actix::Context<Self>) {
+        crate::metrics::global().ws_message(&self.walker, "out");
         self.send(Outgoing::Text(text.into()), ctx);
     }
 
@@ -376,13 +377,14 @@ impl WsSession {
             let outcome = runtime
                 .call(CallRequest {
                     kind: EndpointKind::Walker,
-                    name,
+                    name: name.clone(),
                     args: job.args,
                     start: Start::Root,
                     caller: caller.clone(),
                     trace_id: new_trace_id(),
                 })
                 .await;
+            crate::metrics::global().run("ws", &name, crate::metrics::run_outcome(&outcome));
             Done::Ran {
                 caller,
                 fresh,
@@ -514,10 +516,12 @@ impl Actor for WsSession {
             .min(self.limits.idle_timeout / 4)
             .min(self.limits.auth_timeout / 4)
             .clamp(Duration::from_millis(20), Duration::from_secs(1));
+        crate::metrics::global().ws_session(&self.walker, 1);
         ctx.run_interval(tick, |_, ctx| ctx.notify(Tick));
     }
 
     fn stopped(&mut self, _: &mut actix::Context<Self>) {
+        crate::metrics::global().ws_session(&self.walker, -1);
         if let Some(hub) = &self.hub {
             hub.do_send(Leave { session: self.id });
         }
@@ -546,6 +550,7 @@ impl StreamHandler<Result<Message, ProtocolError>> for WsSession {
         };
         match msg {
             Message::Text(text) => {
+                crate::metrics::global().ws_message(&self.walker, "in");
                 if self.fragments.is_some() {
                     return self.close(
                         CLOSE_PROTOCOL,
@@ -555,7 +560,10 @@ impl StreamHandler<Result<Message, ProtocolError>> for WsSession {
                 }
                 self.on_text(&text, ctx);
             }
-            Message::Binary(bytes) => self.on_data(false, bytes, ctx),
+            Message::Binary(bytes) => {
+                crate::metrics::global().ws_message(&self.walker, "in");
+                self.on_data(false, bytes, ctx);
+            }
             Message::Continuation(item) => self.on_continuation(item, ctx),
             Message::Ping(bytes) => self.send(Outgoing::Pong(bytes), ctx),
             Message::Pong(_) | Message::Nop => {}

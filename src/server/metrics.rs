@@ -1,0 +1,29 @@
+//! `GET /metrics` (decisions.md "Metrics"): the process registry (`crate::metrics`) in
+//! the Prometheus text format, mounted when `[scale.server] metrics_enabled` (default);
+//! with `metrics_token` set, only for `Authorization: Bearer <token>` (else 401).
+
+use super::AppState;
+use super::auth::bearer_token;
+use super::errors::{ApiError, ErrorCode};
+use actix_web::http::header::CONTENT_TYPE;
+use actix_web::{HttpRequest, HttpResponse, web};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/metrics", web::get().to(metrics));
+}
+
+async fn metrics(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    if let Some(expected) = &state.settings.metrics_token {
+        let given = bearer_token(req.headers()).ok().flatten();
+        if !given.is_some_and(|t| crate::metrics::token_matches(t, expected)) {
+            return Err(ApiError::new(
+                ErrorCode::Unauthorized,
+                "a valid metrics token is required (Authorization: Bearer <metrics_token>)",
+            ));
+        }
+    }
+    let text = crate::metrics::global().render(Some(&state.runtime));
+    Ok(HttpResponse::Ok()
+        .insert_header((CONTENT_TYPE, crate::metrics::CONTENT_TYPE))
+        .body(text))
+}
