@@ -9,8 +9,11 @@
 //! and two replicas sharing a real `redis-server`) and `webhooks` (API keys, signed
 //! webhook calls and the alternate webhook flavor), `kvstore` (the `kvstore(...)`
 //! built-in against a real `redis-server` and SecantusDB, in `svc run` and two replicas)
-//! and `storage` (the `store()` builtin, local files and a real S3-compatible `moto_server`).
+//! and `storage` (the `store()` builtin, local files and a real S3-compatible `moto_server`),
+//! `admin` (the admin API, the bootstrap admin and the portal page) and `sso` (single
+//! sign-on against a real OpenID Connect provider, npm `oidc-provider`).
 
+mod admin;
 mod cli;
 mod events;
 mod fixtures;
@@ -20,6 +23,7 @@ mod identity;
 mod invalidation;
 mod kvstore;
 mod server;
+mod sso;
 mod storage;
 mod support;
 mod webhooks;
