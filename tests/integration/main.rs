@@ -10,10 +10,12 @@
 //! webhook calls and the alternate webhook flavor), `kvstore` (the `kvstore(...)`
 //! built-in against a real `redis-server` and SecantusDB, in `svc run` and two replicas)
 //! and `storage` (the `store()` builtin, local files and a real S3-compatible `moto_server`),
-//! `admin` (the admin API, the bootstrap admin and the portal page) and `sso` (single
+//! `admin` (the admin API, the bootstrap admin and the portal page), `admin_portal` (the
+//! portal in headless Chromium over the DevTools protocol) and `sso` (single
 //! sign-on against a real OpenID Connect provider, npm `oidc-provider`).
 
 mod admin;
+mod admin_portal;
 mod cli;
 mod events;
 mod fixtures;
