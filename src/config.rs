@@ -526,7 +526,8 @@ pub struct SsoConfig {
     pub discovery_ttl_seconds: u64,
     /// Largest answer read from a provider (1 MiB).
     pub max_response_bytes: usize,
-    /// `[scale.sso.<platform>]`, one per platform of `actors::identity::sso::PLATFORMS`.
+    /// `[scale.sso.<platform>]`: one per platform of `actors::identity::sso::PLATFORMS`,
+    /// then any other `[scale.sso.<name>]` (another OpenID Connect provider).
     pub providers: Vec<SsoProviderConfig>,
 }
 
@@ -1215,7 +1216,6 @@ impl Config {
         let Some(sso) = section(file, scale, "sso")? else {
             return Ok(());
         };
-        let platforms = actors::identity::sso::PLATFORMS;
         for (key, value) in sso {
             let at = Key {
                 file,
@@ -1241,11 +1241,21 @@ impl Config {
                 "max_response_bytes" => {
                     o.max_response_bytes = at.int_in(value, 1024, 67_108_864)? as usize;
                 }
-                p if platforms.contains(&p) => {
+                p if value.is_table() => {
+                    if !actors::identity::sso::valid_platform_name(p) {
+                        bail!(
+                            "{}: [scale.sso.{p}]: a platform name is lowercase letters, digits, \
+                             `_` and `-`, starting with a letter (at most 32)",
+                            file.display()
+                        );
+                    }
                     let toml::Value::Table(t) = value else {
-                        return Err(at.wrong("a table", value));
+                        continue;
                     };
                     let section = format!("scale.sso.{p}");
+                    if !o.providers.iter().any(|e| e.platform == p) {
+                        o.providers.push(SsoProviderConfig::defaults(p));
+                    }
                     let Some(entry) = o.providers.iter_mut().find(|e| e.platform == p) else {
                         continue;
                     };
@@ -1384,15 +1394,16 @@ impl Config {
         if let Some(v) = env("SVC_SSO_CLIENT_AUTH_CALLBACK_URL") {
             self.sso.client_auth_callback_url = v.trim().to_string();
         }
+        // `SSO_<PLATFORM>_CLIENT_ID` etc. (the original's names; `-` is `_` there).
         for p in &mut self.sso.providers {
-            let name = p.platform.to_ascii_uppercase();
-            if let Some(v) = env(&format!("SVC_SSO_{name}_CLIENT_ID")) {
+            let name = p.platform.to_ascii_uppercase().replace('-', "_");
+            if let Some(v) = env(&format!("SSO_{name}_CLIENT_ID")) {
                 p.client_id = v.trim().to_string();
             }
-            if let Some(v) = env(&format!("SVC_SSO_{name}_CLIENT_SECRET")) {
+            if let Some(v) = env(&format!("SSO_{name}_CLIENT_SECRET")) {
                 p.client_secret = v;
             }
-            if let Some(v) = env(&format!("SVC_SSO_{name}_ISSUER")) {
+            if let Some(v) = env(&format!("SSO_{name}_ISSUER")) {
                 p.issuer = v.trim().trim_end_matches('/').to_string();
             }
         }
@@ -1894,6 +1905,70 @@ docdb_enabled = false
             shown.contains("api_key") && !shown.contains("k2"),
             "{shown}"
         );
+    }
+
+    #[test]
+    fn admin_and_sso_sections_and_env() {
+        let dir = TempDir::new();
+        dir.write(
+            "svc.toml",
+            r#"
+[scale.admin]
+username = "root"
+session_expiry_hours = 3
+require_password_reset = false
+max_page_size = 50
+
+[scale.sso]
+host = "https://app.example.com/"
+state_ttl_seconds = 120
+
+[scale.sso.google]
+client_id = "gid"
+client_secret = "gsecret"
+
+[scale.sso.corp]
+client_id = "cid"
+client_secret = "csecret"
+issuer = "https://login.corp.example/"
+"#,
+        );
+        let c = load(
+            &dir,
+            None,
+            &[
+                ("ADMIN_USERNAME", "chief"),
+                ("ADMIN_DEFAULT_PASSWORD", "pw"),
+                ("SSO_GITHUB_CLIENT_ID", "ghid"),
+                ("SSO_CORP_ISSUER", "https://other.corp.example"),
+            ],
+        )
+        .expect("config loads");
+        assert_eq!(c.admin.username, "chief");
+        assert_eq!(c.admin.default_password, "pw");
+        assert_eq!(
+            (c.admin.session_expiry_hours, c.admin.max_page_size),
+            (3, 50)
+        );
+        assert!(!c.admin.require_password_reset);
+        assert_eq!(c.sso.host, "https://app.example.com");
+        assert_eq!(c.sso.state_ttl_seconds, 120);
+        let names: Vec<_> = c
+            .sso
+            .providers
+            .iter()
+            .map(|p| p.platform.as_str())
+            .collect();
+        assert_eq!(names, ["google", "apple", "github", "corp"]);
+        assert_eq!(c.sso.providers[0].client_id, "gid");
+        assert_eq!(c.sso.providers[0].issuer, "https://accounts.google.com");
+        assert_eq!(c.sso.providers[2].client_id, "ghid");
+        assert_eq!(c.sso.providers[3].issuer, "https://other.corp.example");
+        assert!(!format!("{:?}", c.sso).contains("csecret"));
+        assert!(!format!("{:?}", c.admin).contains("\"pw\""));
+        dir.write("svc.toml", "[scale.sso.\"Bad Name\"]\nclient_id = \"x\"\n");
+        let err = load(&dir, None, &[]).expect_err("refused");
+        assert!(err.to_string().contains("platform name"), "{err}");
     }
 
     #[test]

@@ -330,29 +330,70 @@ async fn get_user(id: Identity, _admin: Admin, path: web::Path<String>) -> Resul
 }
 
 /// `POST /admin/users` `{username, password, role?: "user", email?,
-/// requires_password_reset?: true}` → 201 with the user.
+/// requires_password_reset?: true}` → 201 with the user. The registration shape
+/// `{identities: [{type, value}], credential: {type: password, password}, role?}` is
+/// accepted too.
 async fn create_user(id: Identity, _admin: Admin, body: Body) -> Result<HttpResponse> {
     let b = &body.0;
-    let username = validate::string(b, "username")?;
-    validate::check_value(IdentityType::Username, &username, "username")?;
-    let username = IdentityRecord::new(IdentityType::Username, &username, None);
-    if let Some(e) = validate::reserved(&username) {
-        return Err(e);
-    }
-    let email = match b.get("email") {
-        None | Some(Json::Null) => None,
-        Some(Json::String(e)) if e.trim().is_empty() => None,
-        Some(Json::String(e)) => {
-            validate::check_value(IdentityType::Email, e, "email")?;
-            Some(IdentityRecord::new(IdentityType::Email, e, None))
+    let identities = if b.contains_key("identities") {
+        let Some(Json::Array(list)) = b.get("identities") else {
+            return Err(ApiError::validation("identities", "expected a list"));
+        };
+        let mut out = Vec::new();
+        for (i, item) in list.iter().enumerate() {
+            out.push(validate::identity(
+                Some(item),
+                &format!("identities[{i}]"),
+                None,
+            )?);
         }
-        Some(_) => return Err(ApiError::validation("email", "expected a string")),
+        out
+    } else {
+        let username = validate::string(b, "username")?;
+        validate::check_value(IdentityType::Username, &username, "username")?;
+        let mut out = vec![IdentityRecord::new(IdentityType::Username, &username, None)];
+        match b.get("email") {
+            None | Some(Json::Null) => {}
+            Some(Json::String(e)) if e.trim().is_empty() => {}
+            Some(Json::String(e)) => {
+                validate::check_value(IdentityType::Email, e, "email")?;
+                out.push(IdentityRecord::new(IdentityType::Email, e, None));
+            }
+            Some(_) => return Err(ApiError::validation("email", "expected a string")),
+        }
+        out
     };
-    let password = validate::string(b, "password")?;
+    if identities.is_empty() {
+        return Err(ApiError::with_code_status(
+            ErrorCode::ValidationError,
+            400,
+            "at least one identity is required",
+        ));
+    }
+    for (i, a) in identities.iter().enumerate() {
+        if identities[..i].iter().any(|x| x.kind == a.kind) {
+            return Err(ApiError::with_code_status(
+                ErrorCode::ValidationError,
+                400,
+                format!("at most one identity of each type ({} twice)", a.kind),
+            ));
+        }
+        if let Some(e) = validate::reserved(a) {
+            return Err(e);
+        }
+    }
+    let (password, field) = if b.contains_key("credential") {
+        (
+            validate::credential(b.get("credential"), "credential")?,
+            "credential.password",
+        )
+    } else {
+        (validate::string(b, "password")?, "password")
+    };
     validate::new_password(
         &password,
-        "password",
-        ApiError::validation("password", "must not be empty"),
+        field,
+        ApiError::validation(field, "must not be empty"),
     )?;
     let role = match b.get("role") {
         None | Some(Json::Null) => Role::User,
@@ -363,8 +404,7 @@ async fn create_user(id: Identity, _admin: Admin, body: Body) -> Result<HttpResp
         validate::optional_bool(b, "requires_password_reset")?.unwrap_or(true);
     let user = id
         .ask(CreateUser {
-            username,
-            email,
+            identities,
             password,
             role,
             requires_password_reset,

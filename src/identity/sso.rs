@@ -5,8 +5,8 @@
 //!
 //! - with `[scale.sso] client_auth_callback_url`: 302 to `<url>?token=<jwt>`, or to
 //!   `<url>?error=<CODE>&message=<text>` on any failure;
-//! - without: the envelope, `data = {user_id, token, root_id, role, platform, operation,
-//!   email, created, linked}` (200), or the error envelope.
+//! - without: the envelope, `data = {message, user_id, token, root_id, role, platform,
+//!   operation, email, created, linked}` (200), or the error envelope.
 //!
 //! The callback URL the provider is given is `<[scale.sso] host>/sso/<platform>/callback`
 //! (a `host` ending in `/sso` is taken as the SSO base itself), or, without `host`, the
@@ -175,6 +175,7 @@ async fn finish(
 /// The JSON answer of a successful callback (README "Single sign-on").
 fn signed_in_json(d: &SsoSignedIn) -> Json {
     json!({
+        "message": "Login successful",
         "user_id": d.user_id,
         "token": d.token,
         "root_id": d.root_id,

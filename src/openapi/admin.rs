@@ -189,7 +189,7 @@ const OPS: &[Op] = &[
         path: "/sso/{platform}/login",
         method: "get",
         id: "sso_login",
-        summary: "302 to the provider's sign-in (`platform`: google, apple or github); 501 when the provider is not configured.",
+        summary: "302 to the provider's sign-in (`platform`: google, apple, github or another configured one); 501 when the provider is not configured.",
         bearer: false,
         request: None,
         success: &[],
@@ -228,7 +228,6 @@ const OPS: &[Op] = &[
         errors: &[
             (400, &["INVALID_STATE", "SSO_FAILED"]),
             (401, &["UNAUTHORIZED"]),
-            NOT_FOUND,
             (409, &["IDENTITY_TAKEN"]),
             (501, &["NOT_IMPLEMENTED"]),
             (502, &["SSO_PROVIDER_ERROR"]),
@@ -247,7 +246,6 @@ const OPS: &[Op] = &[
         errors: &[
             (400, &["INVALID_STATE", "SSO_FAILED"]),
             (401, &["UNAUTHORIZED"]),
-            NOT_FOUND,
             (409, &["IDENTITY_TAKEN"]),
             TOO_LARGE,
             BODY,
@@ -426,7 +424,7 @@ pub fn schemas(out: &mut Map<String, Value>) {
                 &[
                     "user_id", "token", "root_id", "role", "platform", "email", "created", "linked",
                 ],
-                json!({"user_id": uuid(), "token": string(), "root_id": string(), "role": string(),
+                json!({"message": string(), "user_id": uuid(), "token": string(), "root_id": string(), "role": string(),
                        "platform": string(), "operation": {"type": "string", "enum": ["login", "register"]},
                        "email": string(), "created": boolean(), "linked": boolean()}),
             ),

@@ -366,6 +366,34 @@ fn create_update_disable_and_delete() {
         409,
         "IDENTITY_TAKEN",
     );
+    // The registration shape works too (an e-mail-only account here).
+    let erin = data(
+        &call(
+            p,
+            "POST",
+            "/admin/users",
+            Some(&token),
+            Some(
+                json!({"identities": [{"type": "email", "value": "erin@example.com"}],
+                        "credential": {"type": "password", "password": "erin-pass"},
+                        "role": "user", "requires_password_reset": false}),
+            ),
+        ),
+        201,
+    );
+    assert_eq!(erin["username"], json!("erin@example.com"));
+    assert_eq!(erin["requires_password_reset"], json!(false));
+    error(
+        &call(
+            p,
+            "POST",
+            "/admin/users",
+            Some(&token),
+            Some(json!({"identities": [{"type": "username", "value": "__root"}], "password": "x"})),
+        ),
+        400,
+        "VALIDATION_ERROR",
+    );
     error(
         &call(
             p,

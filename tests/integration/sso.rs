@@ -235,6 +235,7 @@ fn first_sign_in_creates_the_account_and_later_ones_reuse_it() {
     );
     assert_eq!(d["platform"], json!("google"));
     assert_eq!(d["operation"], json!("login"));
+    assert_eq!(d["message"], json!("Login successful"));
     assert_eq!(d["role"], json!("user"));
     let uid = d["user_id"].clone();
     let token = d["token"].as_str().expect("token").to_string();
@@ -507,5 +508,11 @@ fn unconfigured_and_unknown_providers() {
             assert!(m.contains(platform) && m.contains("client_id"), "{m}");
         }
     }
-    error(&get(s.port, "/sso/myspace/login"), 404, "NOT_FOUND");
+    let e = error(&get(s.port, "/sso/myspace/login"), 501, "NOT_IMPLEMENTED");
+    assert!(
+        e["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("google, apple, github")),
+        "{e}"
+    );
 }

@@ -339,8 +339,8 @@ pub struct GetUser {
 #[derive(Debug, Message)]
 #[rtype(result = "Result<UserRecord, IdentityError>")]
 pub struct CreateUser {
-    pub username: IdentityRecord,
-    pub email: Option<IdentityRecord>,
+    /// Checked for shape, at most one per type, none reserved.
+    pub identities: Vec<IdentityRecord>,
     pub password: String,
     pub role: Role,
     pub requires_password_reset: bool,

@@ -18,8 +18,17 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// The platform names of the spec's three providers (the original's literal names).
+/// The platform names of the spec's three providers (the original's literal names);
+/// `[scale.sso.<name>]` may add more (any OpenID Connect provider).
 pub const PLATFORMS: [&str; 3] = ["google", "apple", "github"];
+
+/// Whether `name` can be a platform name (a path segment and a config key).
+pub fn valid_platform_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+        && name.len() <= 32
+}
 
 /// One provider's settings (`[scale.sso.<platform>]`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -51,7 +60,7 @@ pub struct SsoSettings {
     /// Where the callback sends the browser: `<url>?token=` or `<url>?error=&message=`;
     /// empty = the callback answers JSON.
     pub client_auth_callback_url: String,
-    /// One entry per platform of [`PLATFORMS`].
+    /// One entry per platform of [`PLATFORMS`], then any other configured one.
     pub providers: Vec<ProviderSettings>,
     /// How long a login may take between the redirect and the callback.
     pub state_ttl_seconds: u64,

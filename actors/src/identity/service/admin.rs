@@ -142,8 +142,7 @@ impl Service {
     }
 
     pub(in super::super) async fn create_user(&self, msg: CreateUser) -> Result<UserRecord> {
-        let mut identities = vec![msg.username];
-        identities.extend(msg.email);
+        let identities = msg.identities;
         let probe = identities.clone();
         self.db(move |s| {
             for i in &probe {
@@ -260,17 +259,16 @@ impl Service {
         &self,
         _msg: SsoProviders,
     ) -> Result<SsoProviderList> {
-        let providers = super::super::sso::PLATFORMS
+        let providers = self
+            .sso
+            .providers
             .iter()
-            .map(|p| {
-                let settings = self.sso.provider(p).cloned().unwrap_or_default();
-                SsoProviderInfo {
-                    platform: (*p).to_string(),
-                    configured: settings.configured() && !settings.issuer.is_empty(),
-                    issuer: settings.issuer.clone(),
-                    client_id_set: !settings.client_id.is_empty(),
-                    client_secret_set: !settings.client_secret.is_empty(),
-                }
+            .map(|settings| SsoProviderInfo {
+                platform: settings.platform.clone(),
+                configured: settings.configured() && !settings.issuer.is_empty(),
+                issuer: settings.issuer.clone(),
+                client_id_set: !settings.client_id.is_empty(),
+                client_secret_set: !settings.client_secret.is_empty(),
             })
             .collect();
         Ok(SsoProviderList {

@@ -6,7 +6,7 @@
 //! account for one e-mail; `profile.sso.<platform>` is refreshed at every sign-in.
 
 use super::super::messages::{SsoBegin, SsoCallback, SsoSignedIn};
-use super::super::sso::{ExternalAccount, PLATFORMS, b64url, form, pkce_challenge, sso_failed};
+use super::super::sso::{ExternalAccount, b64url, form, pkce_challenge, sso_failed};
 use super::super::{ErrorKind, IdentityError, new_root_id, new_user_id, random_bytes, token_hash};
 use super::{Result, Service};
 use crate::users::{
@@ -50,19 +50,26 @@ fn with_sso_profile(
 }
 
 impl Service {
-    /// The configured provider of `platform`: 404 for an unknown platform, 501 when not
-    /// configured.
+    /// The configured provider of `platform`: 501 `NOT_IMPLEMENTED` when it is not
+    /// configured (or not a platform this server knows).
     fn provider(&self, platform: &str) -> Result<super::super::sso::ProviderSettings> {
-        if !PLATFORMS.contains(&platform) {
+        let Some(p) = self.sso.provider(platform).cloned() else {
+            let known: Vec<&str> = self
+                .sso
+                .providers
+                .iter()
+                .map(|p| p.platform.as_str())
+                .collect();
+            let shown: String = platform.chars().take(64).collect();
             return Err(IdentityError::new(
-                ErrorKind::NotFound,
+                ErrorKind::NotImplemented,
                 format!(
-                    "unknown SSO platform `{platform}` (one of {})",
-                    PLATFORMS.join(", ")
+                    "SSO provider `{shown}` is not configured on this server (platforms: {}; \
+                     set [scale.sso.<platform>] client_id and client_secret)",
+                    known.join(", ")
                 ),
             ));
-        }
-        let p = self.sso.provider(platform).cloned().unwrap_or_default();
+        };
         if !p.configured() {
             return Err(IdentityError::new(
                 ErrorKind::NotImplemented,
