@@ -491,6 +491,49 @@ fn create_update_disable_and_delete() {
         "NOT_FOUND",
     );
     error(&user_login(p, "dave", "dave-pass"), 401, "UNAUTHORIZED");
+    // A `system` account cannot be deleted while it is one; set back to user, it can.
+    register(p, "sysop", None);
+    data(
+        &call(
+            p,
+            "PUT",
+            "/admin/users/sysop",
+            Some(&token),
+            Some(json!({"role": "system"})),
+        ),
+        200,
+    );
+    error(
+        &call(p, "DELETE", "/admin/users/sysop", Some(&token), None),
+        403,
+        "FORBIDDEN",
+    );
+    error(&user_login(p, "sysop", "user-pass"), 401, "UNAUTHORIZED");
+    data(
+        &call(
+            p,
+            "PUT",
+            "/admin/users/sysop",
+            Some(&token),
+            Some(json!({"role": "user"})),
+        ),
+        200,
+    );
+    data(
+        &call(p, "DELETE", "/admin/users/sysop", Some(&token), None),
+        200,
+    );
+    error(
+        &call(
+            p,
+            "PUT",
+            "/admin/users/__system__",
+            Some(&token),
+            Some(json!({"role": "user"})),
+        ),
+        403,
+        "FORBIDDEN",
+    );
     for protected in ["admin", "__guest__", "__system__"] {
         error(
             &call(

@@ -174,6 +174,18 @@ fn portal_logs_in_changes_the_password_and_manages_users() {
         ),
         201,
     );
+    data(
+        &call(
+            p,
+            "POST",
+            "/user/register",
+            None,
+            Some(json!({
+            "identities": [{"type": "username", "value": "quinn"}],
+            "credential": {"type": "password", "password": "quinn-pass"}})),
+        ),
+        201,
+    );
     let ws = WsClient::connect(browser.port, &browser.page()).expect("DevTools socket");
     let mut page = Page {
         ws,
@@ -258,6 +270,38 @@ fn portal_logs_in_changes_the_password_and_manages_users() {
         "NOT_FOUND",
     );
 
+    // The list's own row controls: quinn's role, then quinn.
+    page.eval(&format!(
+        "{FILL} set('search-q', ''); document.getElementById('search-form').requestSubmit(); true"
+    ));
+    page.wait_for("!!document.querySelector('[aria-label=\"Role of quinn\"]')");
+    page.eval(
+        "const s = document.querySelector('[aria-label=\"Role of quinn\"]'); s.value = 'system'; \
+         s.dispatchEvent(new Event('change')); true",
+    );
+    page.wait_for(
+        "document.getElementById('status').textContent.includes('quinn changed to system')",
+    );
+    let quinn = data(
+        &call(p, "GET", "/admin/users/quinn", Some(&token), None),
+        200,
+    );
+    assert_eq!(quinn["role"], json!("system"));
+    // A system account cannot be deleted: the list offers no delete for it until its
+    // role is back to user.
+    page.wait_for("!document.querySelector('[aria-label=\"Delete quinn\"]')");
+    page.eval(
+        "const r = document.querySelector('[aria-label=\"Role of quinn\"]'); r.value = 'user'; \
+         r.dispatchEvent(new Event('change')); true",
+    );
+    page.wait_for("!!document.querySelector('[aria-label=\"Delete quinn\"]')");
+    page.eval("document.querySelector('[aria-label=\"Delete quinn\"]').click(); true");
+    page.wait_for("document.getElementById('status').textContent.includes('Deleted quinn')");
+    error(
+        &call(p, "GET", "/admin/users/quinn", Some(&token), None),
+        404,
+        "NOT_FOUND",
+    );
     // Every request of the page went to the server's own origin.
     assert!(page.requests.len() >= 5, "{:?}", page.requests);
     for url in &page.requests {

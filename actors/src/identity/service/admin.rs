@@ -10,7 +10,9 @@ use super::super::messages::{
 };
 use super::super::{ErrorKind, IdentityError, new_root_id, new_user_id};
 use super::{Result, Service};
-use crate::users::{IdentityType, NewUser, Role, Status, UserPage, UserRecord, normalize};
+use crate::users::{
+    BOOTSTRAP_ADMIN_ID, IdentityType, NewUser, Role, Status, UserPage, UserRecord, normalize,
+};
 use serde_json::Map;
 
 fn forbidden(message: &str) -> IdentityError {
@@ -181,9 +183,16 @@ impl Service {
         let user = self.named(msg.name).await?;
         let changes_account = msg.role.is_some_and(|r| r != user.role)
             || msg.status.is_some_and(|s| s != user.status);
-        if changes_account && user.is_protected() {
+        // The bootstrap admin and the internal accounts (`__guest__`, `__system__`) keep
+        // their role and status; another `system` account may be changed back (it is only
+        // protected from deletion while it is `system`).
+        let internal = user.user_id == BOOTSTRAP_ADMIN_ID
+            || user
+                .identity(IdentityType::Username)
+                .is_some_and(|i| i.value_normalized.starts_with("__"));
+        if changes_account && internal {
             return Err(forbidden(
-                "the account is protected: its role and status cannot change",
+                "the bootstrap admin and internal accounts keep their role and status",
             ));
         }
         if changes_account && user.user_id == msg.acting {
