@@ -353,6 +353,25 @@ fn first_sign_in_creates_the_account_and_later_ones_reuse_it() {
             .count(),
         1
     );
+    // A disabled account cannot sign in through SSO either.
+    data(
+        &call(
+            p,
+            "PUT",
+            "/admin/users/ann@example.com",
+            Some(at),
+            Some(json!({"status": "disabled"})),
+        ),
+        200,
+    );
+    oidc.next(ann());
+    let callback = authorize(p, "google", "login");
+    error(&get(p, &callback), 401, "UNAUTHORIZED");
+    error(
+        &call(p, "GET", "/user/me", Some(&token), None),
+        401,
+        "UNAUTHORIZED",
+    );
     let providers = data(&call(p, "GET", "/admin/sso/providers", Some(at), None), 200);
     assert_eq!(providers["providers"][0]["configured"], json!(true));
     assert_eq!(providers["providers"][1]["configured"], json!(false));
@@ -513,6 +532,41 @@ fn unconfigured_and_unknown_providers() {
         e["message"]
             .as_str()
             .is_some_and(|m| m.contains("google, apple, github")),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_unreachable_provider_is_a_502() {
+    let dir = TempDir::new("sso-down");
+    dir.write("app.svc", APP);
+    // A port nothing listens on.
+    let closed = free_port();
+    dir.write(
+        "svc.toml",
+        &format!(
+            "[scale.sso]\nhttp_timeout_seconds = 2\n[scale.sso.google]\nclient_id = \"a\"\n\
+             client_secret = \"b\"\nissuer = \"http://127.0.0.1:{closed}\"\n\
+             [scale.sso.apple]\nclient_id = \"a\"\nclient_secret = \"b\"\n\
+             issuer = \"http://example.com\"\n"
+        ),
+    );
+    let port = free_port().to_string();
+    let s = ServerGuard::launch(
+        dir.path(),
+        &["app.svc", "--host", "127.0.0.1", "--port", &port],
+        &[
+            ("JWT_SECRET", SECRET),
+            ("ADMIN_DEFAULT_PASSWORD", ADMIN_PASSWORD),
+        ],
+    );
+    error(&get(s.port, "/sso/google/login"), 502, "SSO_PROVIDER_ERROR");
+    // A plain-HTTP issuer off loopback is refused before any request.
+    let e = error(&get(s.port, "/sso/apple/login"), 501, "NOT_IMPLEMENTED");
+    assert!(
+        e["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("https://")),
         "{e}"
     );
 }
