@@ -376,11 +376,22 @@ pub struct IdentityConfig {
 }
 
 /// The bootstrap admin created on first start (spec "Authentication" 12).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct BootstrapAdmin {
     pub username: String,
     pub email: Option<String>,
-    pub password: String,
+    /// The first password, asked for only when the admin does not exist yet (a
+    /// generated one is then written somewhere the operator can read it).
+    pub password: Arc<dyn Fn() -> Result<String, String> + Send + Sync>,
+}
+
+impl std::fmt::Debug for BootstrapAdmin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BootstrapAdmin")
+            .field("username", &self.username)
+            .field("email", &self.email)
+            .finish_non_exhaustive()
+    }
 }
 
 /// `[scale.admin]` as the service needs it.
@@ -430,8 +441,17 @@ impl IdentityHandle {
             })
             .map_err(StartError::Accounts)?;
         let mut bootstrap_created = false;
-        if let (true, Some(b)) = (config.admin.enabled, config.admin.bootstrap.as_ref()) {
-            let hash = bcrypt::hash(&b.password, config.auth.bcrypt_cost)
+        let wanted = match (config.admin.enabled, config.admin.bootstrap.as_ref()) {
+            (true, Some(b)) => users
+                .get(crate::users::BOOTSTRAP_ADMIN_ID)
+                .map_err(StartError::Accounts)?
+                .is_none()
+                .then_some(b),
+            _ => None,
+        };
+        if let Some(b) = wanted {
+            let password = (b.password)().map_err(StartError::Config)?;
+            let hash = bcrypt::hash(&password, config.auth.bcrypt_cost)
                 .map_err(|e| StartError::Config(format!("cannot hash the admin password: {e}")))?;
             bootstrap_created = users
                 .ensure_bootstrap_admin(

@@ -171,28 +171,33 @@ fn sso_settings(c: &SsoConfig) -> SsoSettings {
 /// The admin settings; the bootstrap admin's first password is `ADMIN_DEFAULT_PASSWORD`
 /// (or `[scale.admin] default_password`), else a random one kept in
 /// [`ADMIN_PASSWORD_FILE`] next to the store file.
-fn admin_settings(c: &AdminConfig, password_file: &Path) -> anyhow::Result<AdminSettings> {
+fn admin_settings(c: &AdminConfig, password_file: &Path) -> AdminSettings {
     let bootstrap = if c.enabled {
-        let password = if c.default_password.is_empty() {
-            secret::load_or_create_random(password_file, "admin password")?
-        } else {
-            c.default_password.clone()
-        };
+        let (given, file) = (c.default_password.clone(), password_file.to_path_buf());
         Some(BootstrapAdmin {
             username: c.username.clone(),
             email: (!c.email.is_empty()).then(|| c.email.clone()),
-            password,
+            // Asked for only when the bootstrap admin does not exist yet, so the file is
+            // written (and only then) for the admin it creates.
+            password: Arc::new(move || {
+                if given.is_empty() {
+                    secret::load_or_create_random(&file, "admin password")
+                        .map_err(|e| format!("{e:#}"))
+                } else {
+                    Ok(given.clone())
+                }
+            }),
         })
     } else {
         None
     };
-    Ok(AdminSettings {
+    AdminSettings {
         enabled: c.enabled,
         bootstrap,
         session_expiry_hours: c.session_expiry_hours,
         require_password_reset: c.require_password_reset,
         max_page_size: c.max_page_size,
-    })
+    }
 }
 
 /// Start the identity service over the user store in `store_path` (the guest account on
@@ -213,7 +218,7 @@ pub fn start(
         auth: auth_settings(&settings.auth),
         mailer,
         webhook: webhook_settings(&settings.webhook),
-        admin: admin_settings(&settings.admin, &settings.admin_password_file)?,
+        admin: admin_settings(&settings.admin, &settings.admin_password_file),
         sso: sso_settings(&settings.sso),
     };
     let handle = IdentityHandle::start(config, store_path, shared_root)?;

@@ -754,3 +754,35 @@ fn portal_page_and_openapi() {
         );
     }
 }
+
+#[test]
+fn an_existing_admin_is_left_alone_on_restart() {
+    let dir = TempDir::new("admin-restart");
+    dir.write("app.svc", APP);
+    dir.write("svc.toml", TOML);
+    let launch = |env: &[(&str, &str)]| {
+        let port = crate::support::free_port().to_string();
+        let mut all = vec![("JWT_SECRET", SECRET)];
+        all.extend_from_slice(env);
+        ServerGuard::launch(
+            dir.path(),
+            &["app.svc", "--host", "127.0.0.1", "--port", &port],
+            &all,
+        )
+    };
+    let s = launch(&[("ADMIN_DEFAULT_PASSWORD", ADMIN_PASSWORD)]);
+    ready_admin(s.port);
+    drop(s);
+    // Without the variable now, and with another one: no password file, no reset.
+    let s = launch(&[]);
+    assert!(!dir.path().join(".svc/data/admin_password").exists());
+    data(&admin_login(s.port, "admin", NEW_PASSWORD), 200);
+    drop(s);
+    let s = launch(&[("ADMIN_DEFAULT_PASSWORD", "another-one")]);
+    error(
+        &admin_login(s.port, "admin", "another-one"),
+        401,
+        "UNAUTHORIZED",
+    );
+    data(&admin_login(s.port, "admin", NEW_PASSWORD), 200);
+}

@@ -72,7 +72,7 @@ fn config() -> IdentityConfig {
             bootstrap: Some(BootstrapAdmin {
                 username: "root-admin".into(),
                 email: None,
-                password: "first-password".into(),
+                password: Arc::new(|| Ok("first-password".to_string())),
             }),
             ..AdminSettings::default()
         },
