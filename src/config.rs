@@ -58,6 +58,10 @@ pub struct Config {
     pub emailer: EmailerConfig,
     /// `[scale.webhook]`: API keys and webhook signatures.
     pub webhook: WebhookConfig,
+    /// `[scale.admin]`: the admin portal and the bootstrap admin.
+    pub admin: AdminConfig,
+    /// `[scale.sso]` with `[scale.sso.<platform>]`: single sign-on.
+    pub sso: SsoConfig,
     /// `[scale.events]` with `[scale.events.retry]`: the event-streaming broker.
     pub events: EventsConfig,
     /// `[storage]` / `[scale.storage]`: the `store()` builtin's backend.
@@ -599,6 +603,142 @@ impl std::fmt::Debug for WebhookConfig {
     }
 }
 
+/// `[scale.admin]`: the admin portal and API (spec "Authentication" 12).
+#[derive(Clone, PartialEq, Eq)]
+pub struct AdminConfig {
+    /// false: no bootstrap admin, every `/admin*` route is 404 (true).
+    pub enabled: bool,
+    /// The bootstrap admin's username (`admin`; env `ADMIN_USERNAME`).
+    pub username: String,
+    /// The bootstrap admin's e-mail, verified (empty = none; env `ADMIN_EMAIL`).
+    pub email: String,
+    /// The bootstrap admin's first password (env `ADMIN_DEFAULT_PASSWORD`); empty = a
+    /// random one written to `admin_password` next to the store file.
+    pub default_password: String,
+    /// Lifetime of an `/admin/login` token (24 h).
+    pub session_expiry_hours: u32,
+    /// The bootstrap admin must change its password before any admin action (true).
+    pub require_password_reset: bool,
+    /// Largest page of `GET /admin/users` (500).
+    pub max_page_size: usize,
+}
+
+impl Default for AdminConfig {
+    fn default() -> AdminConfig {
+        AdminConfig {
+            enabled: true,
+            username: "admin".into(),
+            email: String::new(),
+            default_password: String::new(),
+            session_expiry_hours: 24,
+            require_password_reset: true,
+            max_page_size: 500,
+        }
+    }
+}
+
+impl std::fmt::Debug for AdminConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AdminConfig")
+            .field("enabled", &self.enabled)
+            .field("username", &self.username)
+            .field("email", &self.email)
+            .field("default_password", &"<redacted>")
+            .field("session_expiry_hours", &self.session_expiry_hours)
+            .field("require_password_reset", &self.require_password_reset)
+            .field("max_page_size", &self.max_page_size)
+            .finish()
+    }
+}
+
+/// `[scale.sso]` (spec "Authentication" 8).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SsoConfig {
+    /// The server's public base URL; the callback is `<host>/sso/<platform>/callback`.
+    /// Empty = the scheme and host of each request.
+    pub host: String,
+    /// Empty = the callback answers JSON; else it redirects there.
+    pub client_auth_callback_url: String,
+    /// Seconds between the redirect to the provider and the callback (600).
+    pub state_ttl_seconds: u64,
+    /// Sign-ins in progress at most (10000).
+    pub max_pending_logins: u64,
+    /// Timeout of each request to a provider (10 s).
+    pub http_timeout_seconds: u64,
+    /// How long a provider's discovery document is reused (3600 s).
+    pub discovery_ttl_seconds: u64,
+    /// Largest answer read from a provider (1 MiB).
+    pub max_response_bytes: usize,
+    /// `[scale.sso.<platform>]`: one per platform of `actors::identity::sso::PLATFORMS`,
+    /// then any other `[scale.sso.<name>]` (another OpenID Connect provider).
+    pub providers: Vec<SsoProviderConfig>,
+}
+
+/// `[scale.sso.<platform>]`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SsoProviderConfig {
+    pub platform: String,
+    pub client_id: String,
+    pub client_secret: String,
+    pub issuer: String,
+    pub scopes: String,
+    pub response_mode: String,
+}
+
+impl std::fmt::Debug for SsoProviderConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SsoProviderConfig")
+            .field("platform", &self.platform)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &"<redacted>")
+            .field("issuer", &self.issuer)
+            .field("scopes", &self.scopes)
+            .field("response_mode", &self.response_mode)
+            .finish()
+    }
+}
+
+impl SsoProviderConfig {
+    /// The defaults of one platform: the public issuer of the provider where it has one.
+    fn defaults(platform: &str) -> SsoProviderConfig {
+        let (issuer, scopes, response_mode) = match platform {
+            "google" => ("https://accounts.google.com", "openid email profile", ""),
+            "apple" => (
+                "https://appleid.apple.com",
+                "openid email name",
+                "form_post",
+            ),
+            _ => ("", "openid email profile", ""),
+        };
+        SsoProviderConfig {
+            platform: platform.into(),
+            client_id: String::new(),
+            client_secret: String::new(),
+            issuer: issuer.into(),
+            scopes: scopes.into(),
+            response_mode: response_mode.into(),
+        }
+    }
+}
+
+impl Default for SsoConfig {
+    fn default() -> SsoConfig {
+        SsoConfig {
+            host: String::new(),
+            client_auth_callback_url: String::new(),
+            state_ttl_seconds: 600,
+            max_pending_logins: 10_000,
+            http_timeout_seconds: 10,
+            discovery_ttl_seconds: 3600,
+            max_response_bytes: 1_048_576,
+            providers: actors::identity::sso::PLATFORMS
+                .iter()
+                .map(|p| SsoProviderConfig::defaults(p))
+                .collect(),
+        }
+    }
+}
+
 /// `[scale.auth]`: one-time tokens, password hashing and login throttling.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AuthConfig {
@@ -769,6 +909,8 @@ impl Config {
                 ..EmailerConfig::default()
             },
             webhook: WebhookConfig::default(),
+            admin: AdminConfig::default(),
+            sso: SsoConfig::default(),
             events: EventsConfig::default(),
             storage: StorageConfig::defaults(app_dir),
             graph: GraphConfig::default(),
@@ -1280,6 +1422,103 @@ impl Config {
                 }
             }
         }
+        self.apply_admin_sso(file, scale)
+    }
+
+    /// `[scale.admin]`, `[scale.sso]` and `[scale.sso.<platform>]`.
+    fn apply_admin_sso(&mut self, file: &Path, scale: &toml::Table) -> anyhow::Result<()> {
+        if let Some(admin) = section(file, scale, "admin")? {
+            let a = &mut self.admin;
+            for (key, value) in admin {
+                let at = Key {
+                    file,
+                    section: "scale.admin",
+                    key,
+                };
+                match key.as_str() {
+                    "enabled" => a.enabled = at.boolean(value)?,
+                    "username" => a.username = at.non_empty_string(value)?.trim().to_string(),
+                    "email" => a.email = at.string(value)?.trim().to_string(),
+                    "default_password" => a.default_password = at.string(value)?,
+                    "session_expiry_hours" => {
+                        a.session_expiry_hours = at.int_in(value, 1, 8760)?;
+                    }
+                    "require_password_reset" => a.require_password_reset = at.boolean(value)?,
+                    "max_page_size" => {
+                        a.max_page_size = at.int_in(value, 1, 10_000)? as usize;
+                    }
+                    _ => at.warn_unknown(),
+                }
+            }
+        }
+        let Some(sso) = section(file, scale, "sso")? else {
+            return Ok(());
+        };
+        for (key, value) in sso {
+            let at = Key {
+                file,
+                section: "scale.sso",
+                key,
+            };
+            let o = &mut self.sso;
+            match key.as_str() {
+                "host" => o.host = at.string(value)?.trim().trim_end_matches('/').to_string(),
+                "client_auth_callback_url" => {
+                    o.client_auth_callback_url = at.string(value)?.trim().to_string();
+                }
+                "state_ttl_seconds" => o.state_ttl_seconds = at.int_in(value, 10, 86_400)?.into(),
+                "max_pending_logins" => {
+                    o.max_pending_logins = at.int_in(value, 1, 10_000_000)?.into();
+                }
+                "http_timeout_seconds" => {
+                    o.http_timeout_seconds = at.int_in(value, 1, 300)?.into();
+                }
+                "discovery_ttl_seconds" => {
+                    o.discovery_ttl_seconds = at.int_in(value, 0, 604_800)?.into();
+                }
+                "max_response_bytes" => {
+                    o.max_response_bytes = at.int_in(value, 1024, 67_108_864)? as usize;
+                }
+                p if value.is_table() => {
+                    if !actors::identity::sso::valid_platform_name(p) {
+                        bail!(
+                            "{}: [scale.sso.{p}]: a platform name is lowercase letters, digits, \
+                             `_` and `-`, starting with a letter (at most 32)",
+                            file.display()
+                        );
+                    }
+                    let toml::Value::Table(t) = value else {
+                        continue;
+                    };
+                    let section = format!("scale.sso.{p}");
+                    if !o.providers.iter().any(|e| e.platform == p) {
+                        o.providers.push(SsoProviderConfig::defaults(p));
+                    }
+                    let Some(entry) = o.providers.iter_mut().find(|e| e.platform == p) else {
+                        continue;
+                    };
+                    for (key, value) in t {
+                        let at = Key {
+                            file,
+                            section: &section,
+                            key,
+                        };
+                        match key.as_str() {
+                            "client_id" => entry.client_id = at.string(value)?.trim().to_string(),
+                            "client_secret" => entry.client_secret = at.string(value)?,
+                            "issuer" => {
+                                entry.issuer =
+                                    at.string(value)?.trim().trim_end_matches('/').to_string();
+                            }
+                            "scopes" => entry.scopes = at.non_empty_string(value)?,
+                            "response_mode" => entry.response_mode = at.string(value)?,
+                            _ => at.warn_unknown(),
+                        }
+                    }
+                }
+                _ => at.warn_unknown(),
+            }
+        }
         Ok(())
     }
 
@@ -1380,6 +1619,37 @@ impl Config {
         }
         if let Some(v) = env("WEBHOOK_SECRET") {
             self.webhook.secret = Some(v);
+        }
+        if let Some(v) = env("SVC_ADMIN_ENABLED") {
+            self.admin.enabled = env_bool("SVC_ADMIN_ENABLED", &v)?;
+        }
+        if let Some(v) = env("ADMIN_USERNAME") {
+            self.admin.username = v.trim().to_string();
+        }
+        if let Some(v) = env("ADMIN_EMAIL") {
+            self.admin.email = v.trim().to_string();
+        }
+        if let Some(v) = env("ADMIN_DEFAULT_PASSWORD") {
+            self.admin.default_password = v;
+        }
+        if let Some(v) = env("SVC_SSO_HOST") {
+            self.sso.host = v.trim().trim_end_matches('/').to_string();
+        }
+        if let Some(v) = env("SVC_SSO_CLIENT_AUTH_CALLBACK_URL") {
+            self.sso.client_auth_callback_url = v.trim().to_string();
+        }
+        // `SSO_<PLATFORM>_CLIENT_ID` etc. (the original's names; `-` is `_` there).
+        for p in &mut self.sso.providers {
+            let name = p.platform.to_ascii_uppercase().replace('-', "_");
+            if let Some(v) = env(&format!("SSO_{name}_CLIENT_ID")) {
+                p.client_id = v.trim().to_string();
+            }
+            if let Some(v) = env(&format!("SSO_{name}_CLIENT_SECRET")) {
+                p.client_secret = v;
+            }
+            if let Some(v) = env(&format!("SSO_{name}_ISSUER")) {
+                p.issuer = v.trim().trim_end_matches('/').to_string();
+            }
         }
         self.apply_storage_env(app_dir, env)
     }
@@ -1801,6 +2071,8 @@ docdb_enabled = false
         assert_eq!(c.jwt, defaults.jwt);
         assert_eq!(c.auth, defaults.auth);
         assert_eq!(c.webhook, defaults.webhook);
+        assert_eq!(c.admin, defaults.admin);
+        assert_eq!(c.sso, defaults.sso);
         assert_eq!(c.events, defaults.events);
         assert_eq!(c.graph, defaults.graph);
         assert_eq!(c.kubernetes, defaults.kubernetes);
@@ -1880,6 +2152,70 @@ docdb_enabled = false
             shown.contains("api_key") && !shown.contains("k2"),
             "{shown}"
         );
+    }
+
+    #[test]
+    fn admin_and_sso_sections_and_env() {
+        let dir = TempDir::new();
+        dir.write(
+            "svc.toml",
+            r#"
+[scale.admin]
+username = "root"
+session_expiry_hours = 3
+require_password_reset = false
+max_page_size = 50
+
+[scale.sso]
+host = "https://app.example.com/"
+state_ttl_seconds = 120
+
+[scale.sso.google]
+client_id = "gid"
+client_secret = "gsecret"
+
+[scale.sso.corp]
+client_id = "cid"
+client_secret = "csecret"
+issuer = "https://login.corp.example/"
+"#,
+        );
+        let c = load(
+            &dir,
+            None,
+            &[
+                ("ADMIN_USERNAME", "chief"),
+                ("ADMIN_DEFAULT_PASSWORD", "pw"),
+                ("SSO_GITHUB_CLIENT_ID", "ghid"),
+                ("SSO_CORP_ISSUER", "https://other.corp.example"),
+            ],
+        )
+        .expect("config loads");
+        assert_eq!(c.admin.username, "chief");
+        assert_eq!(c.admin.default_password, "pw");
+        assert_eq!(
+            (c.admin.session_expiry_hours, c.admin.max_page_size),
+            (3, 50)
+        );
+        assert!(!c.admin.require_password_reset);
+        assert_eq!(c.sso.host, "https://app.example.com");
+        assert_eq!(c.sso.state_ttl_seconds, 120);
+        let names: Vec<_> = c
+            .sso
+            .providers
+            .iter()
+            .map(|p| p.platform.as_str())
+            .collect();
+        assert_eq!(names, ["google", "apple", "github", "corp"]);
+        assert_eq!(c.sso.providers[0].client_id, "gid");
+        assert_eq!(c.sso.providers[0].issuer, "https://accounts.google.com");
+        assert_eq!(c.sso.providers[2].client_id, "ghid");
+        assert_eq!(c.sso.providers[3].issuer, "https://other.corp.example");
+        assert!(!format!("{:?}", c.sso).contains("csecret"));
+        assert!(!format!("{:?}", c.admin).contains("\"pw\""));
+        dir.write("svc.toml", "[scale.sso.\"Bad Name\"]\nclient_id = \"x\"\n");
+        let err = load(&dir, None, &[]).expect_err("refused");
+        assert!(err.to_string().contains("platform name"), "{err}");
     }
 
     #[test]

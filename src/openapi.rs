@@ -14,6 +14,7 @@
 //! The identity routes `/user/*` (tag `user`) come from the table in `openapi/user.rs`,
 //! the key routes `/api-key/*` and `/webhook/...` from `openapi/webhook.rs`.
 
+mod admin;
 mod user;
 mod webhook;
 
@@ -71,10 +72,12 @@ pub fn build(title: &str, version: &str, routes: &[RouteDoc], signature_header: 
 
     user::add_paths(&mut paths);
     webhook::add_paths(&mut paths);
+    admin::add_paths(&mut paths);
 
     let mut schemas = Map::new();
     user::schemas(&mut schemas);
     webhook::schemas(&mut schemas);
+    admin::schemas(&mut schemas);
     schemas.insert("Envelope".into(), envelope_schema());
     schemas.insert("ErrorEnvelope".into(), error_envelope_schema());
     schemas.insert("ErrorBody".into(), error_body_schema());
@@ -139,6 +142,8 @@ pub fn build(title: &str, version: &str, routes: &[RouteDoc], signature_header: 
             {"name": "functions", "description": "Functions: stateless calls."},
             {"name": user::TAG, "description": "Identity: accounts, session tokens, e-mail verification and password reset."},
             {"name": webhook::TAG, "description": "Inbound webhooks: API keys, webhook walkers and the alternate flavor's keys."},
+            {"name": admin::TAG, "description": "The admin API (admin session token; the portal page is `/admin`)."},
+            {"name": admin::SSO_TAG, "description": "Single sign-on with OpenID Connect providers."},
         ],
         "paths": paths,
         "components": {
@@ -1337,7 +1342,9 @@ mod tests {
         assert!(
             paths.keys().all(|p| p.starts_with("/user/")
                 || p.starts_with("/api-key/")
-                || p.starts_with("/webhook")),
+                || p.starts_with("/webhook")
+                || p.starts_with("/admin/")
+                || p.starts_with("/sso/")),
             "{paths:?}"
         );
     }

@@ -28,6 +28,7 @@ pub mod mail;
 pub mod messages;
 pub mod password;
 mod service;
+pub mod sso;
 pub mod throttle;
 pub mod webhook;
 
@@ -104,6 +105,17 @@ pub enum ErrorKind {
     EmailSendFailed,
     /// 500 `INTERNAL_ERROR`.
     Internal,
+    /// 501 `NOT_IMPLEMENTED`: an SSO provider that is not configured.
+    NotImplemented,
+    /// 403 `PASSWORD_RESET_REQUIRED`: an admin must change the password first.
+    PasswordResetRequired,
+    /// 400 `INVALID_STATE`: an SSO callback's `state` unknown, expired, used or forged.
+    InvalidState,
+    /// 400 `SSO_FAILED`: the provider refused (denied consent, a bad or replayed code,
+    /// no e-mail).
+    SsoFailed,
+    /// 502 `SSO_PROVIDER_ERROR`: the provider could not be reached or answered nonsense.
+    ProviderError,
 }
 
 /// A refusal or failure of the identity service, with the message the client sees.
@@ -172,6 +184,12 @@ impl From<UserError> for IdentityError {
             UserError::Protected => {
                 IdentityError::new(ErrorKind::Forbidden, "the account is protected")
             }
+            UserError::SsoTaken(provider) => IdentityError::new(
+                ErrorKind::Taken,
+                format!(
+                    "that {provider} account is linked to another user, or this user has another {provider} account"
+                ),
+            ),
             UserError::Restarting => IdentityError::restarting(),
             other => {
                 tracing::error!(error = %other, "user store failure");
@@ -299,6 +317,19 @@ serve! {
     messages::ExtendWebhookKey => extend_webhook_key,
     messages::DeleteWebhookKeys => delete_webhook_keys,
     messages::AuthenticateWalkerKey => authenticate_walker_key,
+    messages::AdminLogin => admin_login,
+    messages::AdminChangePassword => admin_change_password,
+    messages::CheckAdmin => check_admin,
+    messages::ListUsers => list_users,
+    messages::GetUser => get_user,
+    messages::CreateUser => create_user,
+    messages::UpdateUser => update_user,
+    messages::DeleteUser => delete_user,
+    messages::ForcePasswordReset => force_password_reset,
+    messages::SsoProviders => sso_providers,
+    messages::UnlinkSso => unlink_sso,
+    messages::SsoBegin => sso_begin,
+    messages::SsoCallback => sso_callback,
 }
 
 /// The arbiters of the identity actors, stopped with the last handle.
@@ -317,6 +348,8 @@ pub struct IdentityHandle {
     service: Addr<IdentityService>,
     users: Addr<UserStoreSupervisor>,
     shared: Arc<Shared>,
+    admin_enabled: bool,
+    bootstrap_created: bool,
     _arbiters: Arc<Arbiters>,
 }
 
@@ -336,6 +369,56 @@ pub struct IdentityConfig {
     pub mailer: Option<Arc<dyn MailSender>>,
     /// `[scale.webhook]`.
     pub webhook: webhook::WebhookSettings,
+    /// The admin settings and the bootstrap admin.
+    pub admin: AdminSettings,
+    /// `[scale.sso]`.
+    pub sso: sso::SsoSettings,
+}
+
+/// The bootstrap admin created on first start (spec "Authentication" 12).
+#[derive(Clone)]
+pub struct BootstrapAdmin {
+    pub username: String,
+    pub email: Option<String>,
+    /// The first password, asked for only when the admin does not exist yet (a
+    /// generated one is then written somewhere the operator can read it).
+    pub password: Arc<dyn Fn() -> Result<String, String> + Send + Sync>,
+}
+
+impl std::fmt::Debug for BootstrapAdmin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BootstrapAdmin")
+            .field("username", &self.username)
+            .field("email", &self.email)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `[scale.admin]` as the service needs it.
+#[derive(Clone, Debug)]
+pub struct AdminSettings {
+    /// false: no bootstrap, every `/admin*` route is 404.
+    pub enabled: bool,
+    /// `None` = create no bootstrap admin.
+    pub bootstrap: Option<BootstrapAdmin>,
+    /// Lifetime of an `/admin/login` token.
+    pub session_expiry_hours: u32,
+    /// The bootstrap admin must change its password before any admin action.
+    pub require_password_reset: bool,
+    /// Largest `limit` of `GET /admin/users`.
+    pub max_page_size: usize,
+}
+
+impl Default for AdminSettings {
+    fn default() -> AdminSettings {
+        AdminSettings {
+            enabled: true,
+            bootstrap: None,
+            session_expiry_hours: 24,
+            require_password_reset: true,
+            max_page_size: 500,
+        }
+    }
 }
 
 impl IdentityHandle {
@@ -357,6 +440,30 @@ impl IdentityHandle {
                 lang::host::format_id(new_root_id())
             })
             .map_err(StartError::Accounts)?;
+        let mut bootstrap_created = false;
+        let wanted = match (config.admin.enabled, config.admin.bootstrap.as_ref()) {
+            (true, Some(b)) => users
+                .get(crate::users::BOOTSTRAP_ADMIN_ID)
+                .map_err(StartError::Accounts)?
+                .is_none()
+                .then_some(b),
+            _ => None,
+        };
+        if let Some(b) = wanted {
+            let password = (b.password)().map_err(StartError::Config)?;
+            let hash = bcrypt::hash(&password, config.auth.bcrypt_cost)
+                .map_err(|e| StartError::Config(format!("cannot hash the admin password: {e}")))?;
+            bootstrap_created = users
+                .ensure_bootstrap_admin(
+                    &b.username,
+                    b.email.as_deref(),
+                    &hash,
+                    &lang::host::format_id(new_root_id()),
+                    config.admin.require_password_reset,
+                )
+                .map_err(StartError::Accounts)?;
+        }
+        let oidc = sso::OidcClient::new(&config.sso).map_err(StartError::Config)?;
         let shared = Arc::new(Shared {
             jwt,
             cache: Mutex::new(HashMap::new()),
@@ -372,6 +479,9 @@ impl IdentityHandle {
             config.auth,
             config.mailer,
             config.webhook,
+            config.admin.clone(),
+            config.sso,
+            oidc,
         ));
         let service_arbiter = Arbiter::new();
         let service = IdentityService::start_in_arbiter(&service_arbiter.handle(), move |_| {
@@ -381,8 +491,20 @@ impl IdentityHandle {
             service,
             users,
             shared,
+            admin_enabled: config.admin.enabled,
+            bootstrap_created,
             _arbiters: Arc::new(Arbiters(service_arbiter, users_arbiter)),
         })
+    }
+
+    /// `[scale.admin] enabled`: the `/admin*` routes answer.
+    pub fn admin_enabled(&self) -> bool {
+        self.admin_enabled
+    }
+
+    /// The bootstrap admin was created by this start.
+    pub fn bootstrap_created(&self) -> bool {
+        self.bootstrap_created
     }
 
     /// Send `msg` to the service and await its reply (503 when the service is gone).

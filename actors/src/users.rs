@@ -16,6 +16,12 @@
 //!   `consumed` or `revoked`; expired rows are purged a day after expiry.
 //! - `webhook_api_keys` and `webhook_keys`: the webhook keys of both flavors, stored as
 //!   the SHA-256 hex of the key (`keys.rs`).
+//! - `user_sso_accounts` (one per user and provider, an external account linked to one
+//!   user only) and `sso_pending` (the `state` of an SSO login in flight, single use):
+//!   `sso.rs`.
+//! - `users.requires_password_reset` (added to older stores on open): the bootstrap
+//!   admin and accounts an admin created or forced must change their password; any
+//!   password change clears it (`admin.rs` has the admin operations).
 //!
 //! Passwords are hashed by the caller (on a blocking pool); this module only stores the
 //! hash. Every multi-row change runs in one IMMEDIATE transaction.
@@ -23,10 +29,14 @@
 //! In the server the store is owned by the [`UserStoreSupervisor`] actor (`supervisor.rs`):
 //! nobody else holds the connection.
 
+mod admin;
 mod keys;
+mod sso;
 mod supervisor;
 
+pub use admin::{UserFilter, UserPage};
 pub use keys::{ApiKeyRecord, WebhookKeyRecord};
+pub use sso::{PendingLogin, SsoAccount};
 #[cfg(test)]
 pub(crate) use supervisor::DropConnection;
 pub use supervisor::{CheckUsers, UserStoreSupervisor, WithUsers};
@@ -98,6 +108,10 @@ pub enum UserError {
     TypeExists(IdentityType),
     #[error("no such user")]
     NotFound,
+    /// The external account is linked to another user, or the user already has another
+    /// account of this provider.
+    #[error("another {0} account is linked already")]
+    SsoTaken(String),
     #[error("the account is protected and cannot be deleted")]
     Protected,
     #[error("stored user data is corrupt: {0}")]
@@ -227,6 +241,10 @@ pub struct UserRecord {
     pub profile: Map<String, Json>,
     /// In creation order.
     pub identities: Vec<IdentityRecord>,
+    /// Linked external (SSO) accounts, in link order.
+    pub sso: Vec<SsoAccount>,
+    /// The password must be changed (bootstrap admin, admin-created or forced).
+    pub requires_password_reset: bool,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -363,6 +381,8 @@ impl UserStore {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute_batch(SCHEMA)?;
         tx.execute_batch(keys::SCHEMA)?;
+        tx.execute_batch(sso::SCHEMA)?;
+        admin::migrate(&tx)?;
         tx.commit()?;
         Ok(UserStore { conn })
     }
@@ -410,40 +430,10 @@ impl UserStore {
     /// Store a new user; `Taken` when an identity value is already used.
     pub fn create(&mut self, new: NewUser) -> Result<UserRecord, UserError> {
         let now = iso8601_now();
-        let profile = serde_json::to_string(&new.profile).map_err(|e| corrupt(e.to_string()))?;
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        for i in &new.identities {
-            let taken: Option<String> = tx
-                .query_row(
-                    "SELECT user_id FROM user_identities WHERE type = ?1 AND value_normalized = ?2",
-                    params![i.kind.as_str(), i.value_normalized],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            if taken.is_some() {
-                return Err(UserError::Taken {
-                    kind: i.kind,
-                    value: i.value_raw.clone(),
-                });
-            }
-        }
-        tx.execute(
-            "INSERT INTO users (user_id, status, role, root_id, password_hash, profile, \
-             created_at, updated_at) VALUES (?1, 'active', ?2, ?3, ?4, ?5, ?6, ?6)",
-            params![
-                new.user_id,
-                new.role.as_str(),
-                new.root_id,
-                new.password_hash,
-                profile,
-                now
-            ],
-        )?;
-        for i in &new.identities {
-            insert_identity(&tx, &new.user_id, i)?;
-        }
+        insert_user(&tx, &new, &now)?;
         tx.commit()?;
         Ok(UserRecord {
             user_id: new.user_id,
@@ -453,6 +443,8 @@ impl UserStore {
             password_hash: new.password_hash,
             profile: new.profile,
             identities: new.identities,
+            sso: Vec::new(),
+            requires_password_reset: false,
             created_at: now.clone(),
             updated_at: now,
         })
@@ -482,8 +474,8 @@ impl UserStore {
         let row = self
             .conn
             .prepare_cached(
-                "SELECT status, role, root_id, password_hash, profile, created_at, updated_at \
-                 FROM users WHERE user_id = ?1",
+                "SELECT status, role, root_id, password_hash, profile, created_at, updated_at, \
+                 requires_password_reset FROM users WHERE user_id = ?1",
             )?
             .query_row([user_id], |r| {
                 Ok((
@@ -494,10 +486,20 @@ impl UserStore {
                     r.get::<_, String>(4)?,
                     r.get::<_, String>(5)?,
                     r.get::<_, String>(6)?,
+                    r.get::<_, bool>(7)?,
                 ))
             })
             .optional()?;
-        let Some((status, role, root_id, password_hash, profile, created_at, updated_at)) = row
+        let Some((
+            status,
+            role,
+            root_id,
+            password_hash,
+            profile,
+            created_at,
+            updated_at,
+            requires_password_reset,
+        )) = row
         else {
             return Ok(None);
         };
@@ -535,6 +537,8 @@ impl UserStore {
                 is_recovery,
             });
         }
+        drop(stmt);
+        let sso = sso::accounts_of(&self.conn, user_id)?;
         Ok(Some(UserRecord {
             user_id: user_id.to_string(),
             status,
@@ -543,6 +547,8 @@ impl UserStore {
             password_hash,
             profile,
             identities,
+            sso,
+            requires_password_reset,
             created_at,
             updated_at,
         }))
@@ -555,7 +561,8 @@ impl UserStore {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let n = tx.execute(
-            "UPDATE users SET password_hash = ?2, updated_at = ?3 WHERE user_id = ?1",
+            "UPDATE users SET password_hash = ?2, updated_at = ?3, requires_password_reset = 0 \
+             WHERE user_id = ?1",
             params![user_id, hash, iso8601_now()],
         )?;
         if n == 0 {
@@ -605,6 +612,10 @@ impl UserStore {
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute("DELETE FROM user_identities WHERE user_id = ?1", [user_id])?;
         tx.execute("DELETE FROM user_tokens WHERE user_id = ?1", [user_id])?;
+        tx.execute(
+            "DELETE FROM user_sso_accounts WHERE user_id = ?1",
+            [user_id],
+        )?;
         tx.execute("DELETE FROM users WHERE user_id = ?1", [user_id])?;
         tx.commit()?;
         Ok(())
@@ -757,7 +768,8 @@ impl UserStore {
             return Ok(None);
         };
         let n = tx.execute(
-            "UPDATE users SET password_hash = ?2, updated_at = ?3 WHERE user_id = ?1",
+            "UPDATE users SET password_hash = ?2, updated_at = ?3, requires_password_reset = 0 \
+             WHERE user_id = ?1",
             params![grant.user_id, new_hash, iso8601_now()],
         )?;
         if n == 0 {
@@ -768,6 +780,43 @@ impl UserStore {
         tx.commit()?;
         Ok(Some(grant.user_id))
     }
+}
+
+/// Insert a user row and its identities (inside the caller's transaction); `Taken` when
+/// an identity value is already used.
+fn insert_user(conn: &Connection, new: &NewUser, now: &str) -> Result<(), UserError> {
+    let profile = serde_json::to_string(&new.profile).map_err(|e| corrupt(e.to_string()))?;
+    for i in &new.identities {
+        let taken: Option<String> = conn
+            .query_row(
+                "SELECT user_id FROM user_identities WHERE type = ?1 AND value_normalized = ?2",
+                params![i.kind.as_str(), i.value_normalized],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if taken.is_some() {
+            return Err(UserError::Taken {
+                kind: i.kind,
+                value: i.value_raw.clone(),
+            });
+        }
+    }
+    conn.execute(
+        "INSERT INTO users (user_id, status, role, root_id, password_hash, profile, \
+         created_at, updated_at) VALUES (?1, 'active', ?2, ?3, ?4, ?5, ?6, ?6)",
+        params![
+            new.user_id,
+            new.role.as_str(),
+            new.root_id,
+            new.password_hash,
+            profile,
+            now
+        ],
+    )?;
+    for i in &new.identities {
+        insert_identity(conn, &new.user_id, i)?;
+    }
+    Ok(())
 }
 
 fn insert_identity(conn: &Connection, user_id: &str, i: &IdentityRecord) -> Result<(), UserError> {

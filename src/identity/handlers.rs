@@ -88,12 +88,17 @@ async fn login(id: Identity, req: HttpRequest, body: Body) -> Result<HttpRespons
         .ask(parse_login(&body.0, client_address(&req))?)
         .await
         .map_err(api_error)?;
-    Ok(ok(json!({
+    let mut data = json!({
         "user_id": done.user_id,
         "token": done.token,
         "root_id": done.root_id,
         "role": done.role.as_str(),
-    })))
+    });
+    // Only when set: an admin created the account or forced a reset.
+    if done.requires_password_reset {
+        data["requires_password_reset"] = json!(true);
+    }
+    Ok(ok(data))
 }
 
 /// `POST /user/refresh-token`: the token comes in the body (an optional `Bearer `
@@ -109,7 +114,7 @@ async fn refresh(id: Identity, body: Body) -> Result<HttpResponse> {
 /// root id.
 async fn me(id: Identity, user: SignedIn) -> Result<HttpResponse> {
     let user = id.ask(Me { user_id: user.0 }).await.map_err(api_error)?;
-    let identities: Vec<_> = user
+    let mut identities: Vec<_> = user
         .identities
         .iter()
         .map(|i| {
@@ -121,6 +126,16 @@ async fn me(id: Identity, user: SignedIn) -> Result<HttpResponse> {
             })
         })
         .collect();
+    // SSO identities show their provider, never the external id.
+    identities.extend(user.sso.iter().map(|a| {
+        json!({
+            "type": "sso",
+            "provider": a.provider,
+            "verified": true,
+            "is_recovery": false,
+            "linked_at": a.linked_at,
+        })
+    }));
     Ok(ok(json!({
         "user_id": user.user_id,
         "role": user.role.as_str(),

@@ -7,21 +7,28 @@
 //! Layout: `handlers` holds the `/user/*` endpoints (extract, send, map), `validate`
 //! request parsing and the registration bounds, `secret` the generated development JWT
 //! secret, `email` the emailer and its providers (`svc_emailer`: a provider written in
-//! svc, `package.module:ClassName`, run by the interpreter).
+//! svc, `package.module:ClassName`, run by the interpreter), `admin` the `/admin*` routes
+//! and the portal page (`admin_portal.html`), `sso` the `/sso/<platform>/*` routes.
 
+pub mod admin;
 pub mod email;
 pub mod handlers;
 pub mod secret;
+pub mod sso;
 pub mod svc_emailer;
 pub mod validate;
 
-use crate::config::{AuthConfig, Config, EmailerConfig, JwtConfig, WebhookConfig};
+use crate::config::{
+    AdminConfig, AuthConfig, Config, EmailerConfig, JwtConfig, SsoConfig, WebhookConfig,
+};
 use crate::server::errors::{ApiError, ErrorCode};
 use actix_web::web;
 use actors::identity::jwt::{JwtKeys, JwtSettings};
+use actors::identity::sso::{ProviderSettings, SsoSettings};
 use actors::identity::webhook::WebhookSettings;
 use actors::identity::{
-    AuthSettings, ErrorKind, IdentityConfig, IdentityError, IdentityHandle, MailSender,
+    AdminSettings, AuthSettings, BootstrapAdmin, ErrorKind, IdentityConfig, IdentityError,
+    IdentityHandle, MailSender,
 };
 use anyhow::bail;
 use email::Mailer;
@@ -39,8 +46,14 @@ pub struct IdentitySettings {
     pub emailer: EmailerConfig,
     /// `[scale.webhook]`.
     pub webhook: WebhookConfig,
+    /// `[scale.admin]`.
+    pub admin: AdminConfig,
+    /// `[scale.sso]`.
+    pub sso: SsoConfig,
     /// No secret was configured: this file holds the generated development secret.
     pub generated_secret: Option<PathBuf>,
+    /// Where a generated first admin password is kept (no `ADMIN_DEFAULT_PASSWORD`).
+    pub admin_password_file: PathBuf,
 }
 
 impl IdentitySettings {
@@ -64,6 +77,13 @@ impl IdentitySettings {
                  `smtp` or another provider"
             );
         }
+        let target = &config.sso.client_auth_callback_url;
+        if !(target.is_empty() || target.starts_with("https://") || target.starts_with("http://")) {
+            bail!(
+                "[scale.sso] client_auth_callback_url must be an http:// or https:// URL, not \
+                 `{target}`"
+            );
+        }
         let mut jwt = config.jwt.clone();
         let generated_secret = if jwt.secret.is_none() {
             let path = secret_path(&config.database.shelf_db_path);
@@ -78,7 +98,10 @@ impl IdentitySettings {
             auth: config.auth.clone(),
             emailer: config.emailer.clone(),
             webhook: config.webhook.clone(),
+            admin: config.admin.clone(),
+            sso: config.sso.clone(),
             generated_secret,
+            admin_password_file: data_file(&config.database.shelf_db_path, ADMIN_PASSWORD_FILE),
         })
     }
 }
@@ -118,6 +141,65 @@ fn webhook_settings(c: &WebhookConfig) -> WebhookSettings {
     }
 }
 
+/// File of the generated first password of the bootstrap admin, next to the store file.
+pub const ADMIN_PASSWORD_FILE: &str = "admin_password";
+
+fn sso_settings(c: &SsoConfig) -> SsoSettings {
+    SsoSettings {
+        host: c.host.clone(),
+        client_auth_callback_url: c.client_auth_callback_url.clone(),
+        providers: c
+            .providers
+            .iter()
+            .map(|p| ProviderSettings {
+                platform: p.platform.clone(),
+                client_id: p.client_id.clone(),
+                client_secret: p.client_secret.clone(),
+                issuer: p.issuer.clone(),
+                scopes: p.scopes.clone(),
+                response_mode: p.response_mode.clone(),
+            })
+            .collect(),
+        state_ttl_seconds: c.state_ttl_seconds,
+        max_pending_logins: c.max_pending_logins,
+        http_timeout_seconds: c.http_timeout_seconds,
+        discovery_ttl_seconds: c.discovery_ttl_seconds,
+        max_response_bytes: c.max_response_bytes,
+    }
+}
+
+/// The admin settings; the bootstrap admin's first password is `ADMIN_DEFAULT_PASSWORD`
+/// (or `[scale.admin] default_password`), else a random one kept in
+/// [`ADMIN_PASSWORD_FILE`] next to the store file.
+fn admin_settings(c: &AdminConfig, password_file: &Path) -> AdminSettings {
+    let bootstrap = if c.enabled {
+        let (given, file) = (c.default_password.clone(), password_file.to_path_buf());
+        Some(BootstrapAdmin {
+            username: c.username.clone(),
+            email: (!c.email.is_empty()).then(|| c.email.clone()),
+            // Asked for only when the bootstrap admin does not exist yet, so the file is
+            // written (and only then) for the admin it creates.
+            password: Arc::new(move || {
+                if given.is_empty() {
+                    secret::load_or_create_random(&file, "admin password")
+                        .map_err(|e| format!("{e:#}"))
+                } else {
+                    Ok(given.clone())
+                }
+            }),
+        })
+    } else {
+        None
+    };
+    AdminSettings {
+        enabled: c.enabled,
+        bootstrap,
+        session_expiry_hours: c.session_expiry_hours,
+        require_password_reset: c.require_password_reset,
+        max_page_size: c.max_page_size,
+    }
+}
+
 /// Start the identity service over the user store in `store_path` (the guest account on
 /// `shared_root`) with the configured emailer. Blocks (startup only).
 pub fn start(
@@ -136,8 +218,31 @@ pub fn start(
         auth: auth_settings(&settings.auth),
         mailer,
         webhook: webhook_settings(&settings.webhook),
+        admin: admin_settings(&settings.admin, &settings.admin_password_file),
+        sso: sso_settings(&settings.sso),
     };
-    Ok(IdentityHandle::start(config, store_path, shared_root)?)
+    let handle = IdentityHandle::start(config, store_path, shared_root)?;
+    if handle.bootstrap_created() {
+        let password = if settings.admin.default_password.is_empty() {
+            format!(
+                "a random first password kept in {}",
+                settings.admin_password_file.display()
+            )
+        } else {
+            "the password of ADMIN_DEFAULT_PASSWORD".to_string()
+        };
+        tracing::warn!(
+            "admin: created the bootstrap admin `{}` with {password}; log in at /admin and \
+             change it{}",
+            settings.admin.username,
+            if settings.admin.require_password_reset {
+                " (admin actions are refused until then)"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(handle)
 }
 
 /// The HTTP face of an identity service error: its code and status come from the
@@ -162,6 +267,13 @@ pub fn api_error(e: IdentityError) -> ApiError {
         ErrorKind::EmailDisabled => ApiError::new(ErrorCode::EmailDisabled, e.message),
         ErrorKind::EmailSendFailed => ApiError::new(ErrorCode::EmailSendFailed, e.message),
         ErrorKind::Internal => ApiError::new(ErrorCode::InternalError, e.message),
+        ErrorKind::NotImplemented => ApiError::new(ErrorCode::NotImplemented, e.message),
+        ErrorKind::PasswordResetRequired => {
+            ApiError::new(ErrorCode::PasswordResetRequired, e.message)
+        }
+        ErrorKind::InvalidState => ApiError::new(ErrorCode::InvalidState, e.message),
+        ErrorKind::SsoFailed => ApiError::new(ErrorCode::SsoFailed, e.message),
+        ErrorKind::ProviderError => ApiError::new(ErrorCode::SsoProviderError, e.message),
     };
     match e.retry_after {
         Some(secs) => error.with_retry_after(secs),
@@ -172,16 +284,23 @@ pub fn api_error(e: IdentityError) -> ApiError {
 /// Where the generated development secret is kept: `jwt_secret` in the store file's
 /// directory (the data directory, created 0700).
 pub fn secret_path(store_path: &Path) -> PathBuf {
+    data_file(store_path, secret::SECRET_FILE)
+}
+
+/// `name` in the store file's directory.
+fn data_file(store_path: &Path, name: &str) -> PathBuf {
     store_path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
-        .join(secret::SECRET_FILE)
+        .join(name)
 }
 
-/// Mount the `/user/*` routes.
+/// Mount the `/user/*`, `/admin*` and `/sso/*` routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     handlers::configure(cfg);
+    admin::configure(cfg);
+    sso::configure(cfg);
 }
 
 #[cfg(test)]

@@ -18,10 +18,16 @@ const GENERATED_SECRET_BYTES: usize = 32;
 /// 0700. Two servers starting at once agree on one secret: the file appears whole or not
 /// at all (written aside, then hard-linked into place, which fails if it exists).
 pub fn load_or_create_secret(path: &Path) -> anyhow::Result<String> {
+    load_or_create_random(path, "JWT secret")
+}
+
+/// A random value kept in `path` as [`load_or_create_secret`] keeps the secret (also the
+/// bootstrap admin's generated first password); `what` names it in errors.
+pub fn load_or_create_random(path: &Path, what: &str) -> anyhow::Result<String> {
     match std::fs::read_to_string(path) {
-        Ok(text) => return check_stored_secret(path, &text),
+        Ok(text) => return check_stored_secret(path, &text, what),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => bail!("cannot read the JWT secret file {}: {e}", path.display()),
+        Err(e) => bail!("cannot read the {what} file {}: {e}", path.display()),
     }
     let dir = path
         .parent()
@@ -31,7 +37,10 @@ pub fn load_or_create_secret(path: &Path) -> anyhow::Result<String> {
         .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
     let secret = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .encode(actors::identity::random_bytes::<GENERATED_SECRET_BYTES>());
-    let aside = dir.join(format!(".{SECRET_FILE}.{}.tmp", std::process::id()));
+    let name = path
+        .file_name()
+        .map_or_else(|| SECRET_FILE.into(), |n| n.to_string_lossy().into_owned());
+    let aside = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
@@ -45,7 +54,7 @@ pub fn load_or_create_secret(path: &Path) -> anyhow::Result<String> {
         });
     if let Err(e) = written {
         let _ = std::fs::remove_file(&aside);
-        bail!("cannot write the JWT secret file {}: {e}", aside.display());
+        bail!("cannot write the {what} file {}: {e}", aside.display());
     }
     let linked = std::fs::hard_link(&aside, path);
     let _ = std::fs::remove_file(&aside);
@@ -54,23 +63,23 @@ pub fn load_or_create_secret(path: &Path) -> anyhow::Result<String> {
         // Another process created it first: use theirs.
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read the JWT secret file {}", path.display()))?;
-            check_stored_secret(path, &text)
+                .with_context(|| format!("cannot read the {what} file {}", path.display()))?;
+            check_stored_secret(path, &text, what)
         }
-        Err(e) => bail!("cannot create the JWT secret file {}: {e}", path.display()),
+        Err(e) => bail!("cannot create the {what} file {}: {e}", path.display()),
     }
 }
 
 /// A stored secret must be long enough to be one we generated; a file others can read
 /// is refused (anyone who reads it can forge tokens).
-fn check_stored_secret(path: &Path, text: &str) -> anyhow::Result<String> {
+fn check_stored_secret(path: &Path, text: &str, what: &str) -> anyhow::Result<String> {
     let mode = std::fs::metadata(path)
-        .with_context(|| format!("cannot read the JWT secret file {}", path.display()))?
+        .with_context(|| format!("cannot read the {what} file {}", path.display()))?
         .permissions()
         .mode();
     if mode & 0o077 != 0 {
         bail!(
-            "the JWT secret file {} is accessible to other users (mode {:o}); run `chmod 600` \
+            "the {what} file {} is accessible to other users (mode {:o}); run `chmod 600` \
              on it, or delete it to generate a new one",
             path.display(),
             mode & 0o777
@@ -79,8 +88,8 @@ fn check_stored_secret(path: &Path, text: &str) -> anyhow::Result<String> {
     let secret = text.trim();
     if secret.len() < 32 {
         bail!(
-            "the JWT secret file {} holds fewer than 32 characters; delete it to generate a \
-             new one, or set JWT_SECRET",
+            "the {what} file {} holds fewer than 32 characters; delete it to generate a \
+             new one",
             path.display()
         );
     }

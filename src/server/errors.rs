@@ -40,6 +40,16 @@ pub enum ErrorCode {
     ResponseTooLarge,
     /// Webhook: the signature header is missing or does not match the body.
     InvalidSignature,
+    /// SSO: the provider is not configured (501).
+    NotImplemented,
+    /// Admin: the admin must change its password before any admin action.
+    PasswordResetRequired,
+    /// SSO: the callback's `state` is unknown, expired, used or forged.
+    InvalidState,
+    /// SSO: the provider refused the sign-in or the code.
+    SsoFailed,
+    /// SSO: the provider could not be reached or answered nonsense.
+    SsoProviderError,
 }
 
 /// Codes that name one specific failure: never chosen for a bare status by
@@ -52,6 +62,10 @@ const SPECIFIC: &[ErrorCode] = &[
     ErrorCode::EmailSendFailed,
     ErrorCode::ResponseTooLarge,
     ErrorCode::InvalidSignature,
+    ErrorCode::PasswordResetRequired,
+    ErrorCode::InvalidState,
+    ErrorCode::SsoFailed,
+    ErrorCode::SsoProviderError,
 ];
 
 /// `(code, wire name, HTTP status)`: the whole table.
@@ -81,6 +95,15 @@ const TABLE: &[(ErrorCode, &str, u16)] = &[
     (ErrorCode::EmailSendFailed, "EMAIL_SEND_FAILED", 502),
     (ErrorCode::ResponseTooLarge, "RESPONSE_TOO_LARGE", 500),
     (ErrorCode::InvalidSignature, "INVALID_SIGNATURE", 401),
+    (ErrorCode::NotImplemented, "NOT_IMPLEMENTED", 501),
+    (
+        ErrorCode::PasswordResetRequired,
+        "PASSWORD_RESET_REQUIRED",
+        403,
+    ),
+    (ErrorCode::InvalidState, "INVALID_STATE", 400),
+    (ErrorCode::SsoFailed, "SSO_FAILED", 400),
+    (ErrorCode::SsoProviderError, "SSO_PROVIDER_ERROR", 502),
 ];
 
 impl ErrorCode {
@@ -312,6 +335,11 @@ mod tests {
             ErrorCode::EmailSendFailed,
             ErrorCode::ResponseTooLarge,
             ErrorCode::InvalidSignature,
+            ErrorCode::NotImplemented,
+            ErrorCode::PasswordResetRequired,
+            ErrorCode::InvalidState,
+            ErrorCode::SsoFailed,
+            ErrorCode::SsoProviderError,
         ];
         for c in codes {
             assert_eq!(TABLE.iter().filter(|r| r.0 == c).count(), 1, "{c:?}");

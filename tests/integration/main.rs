@@ -14,8 +14,13 @@
 //! `deploy` (`--scale`: the object table, the YAML stream under `kubernetes-validate`, the
 //! cluster commands against a stand-in `kubectl`) and `sv` (service-to-service calls
 //! between two and three `svc start` processes) and `docdb` (the document-database tier
-//! with replicas sharing a real SecantusDB, and `svc db`).
+//! with replicas sharing a real SecantusDB, and `svc db`),
+//! `admin` (the admin API, the bootstrap admin and the portal page), `admin_portal` (the
+//! portal in headless Chromium over the DevTools protocol) and `sso` (single
+//! sign-on against a real OpenID Connect provider, npm `oidc-provider`).
 
+mod admin;
+mod admin_portal;
 mod cli;
 mod deploy;
 mod docdb;
@@ -28,6 +33,7 @@ mod invalidation;
 mod kvstore;
 mod platform;
 mod server;
+mod sso;
 mod storage;
 mod support;
 mod sv;

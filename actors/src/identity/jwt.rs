@@ -119,12 +119,23 @@ impl JwtKeys {
         role: &str,
         now: i64,
     ) -> Result<String, jsonwebtoken::errors::Error> {
+        self.issue_for(user_id, role, now, self.lifetime_secs)
+    }
+
+    /// [`JwtKeys::issue`] with its own lifetime (admin sessions: `session_expiry_hours`).
+    pub fn issue_for(
+        &self,
+        user_id: &str,
+        role: &str,
+        now: i64,
+        lifetime_secs: i64,
+    ) -> Result<String, jsonwebtoken::errors::Error> {
         let claims = Claims {
             sub: user_id.to_string(),
             user_id: user_id.to_string(),
             role: role.to_string(),
             iat: now,
-            exp: now.saturating_add(self.lifetime_secs),
+            exp: now.saturating_add(lifetime_secs),
             nbf: None,
             kind: None,
         };

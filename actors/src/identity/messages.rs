@@ -6,7 +6,7 @@
 
 use super::IdentityError;
 use crate::runtime::Caller;
-use crate::users::{IdentityRecord, IdentityType, Role, UserRecord};
+use crate::users::{IdentityRecord, IdentityType, Role, Status, UserFilter, UserPage, UserRecord};
 use actix::Message;
 use serde_json::{Map, Value as Json};
 
@@ -45,6 +45,8 @@ pub struct LoggedIn {
     pub token: String,
     pub root_id: String,
     pub role: Role,
+    /// An admin created the account or forced a reset: the password should change.
+    pub requires_password_reset: bool,
 }
 
 /// `POST /user/refresh-token`: a fresh session token for a still-active account.
@@ -275,4 +277,173 @@ pub struct AuthenticateWalkerKey {
     pub walker: String,
     /// The start node's id (32 hex), when the call names one.
     pub node: Option<String>,
+}
+
+// Admin (spec "Admin endpoints", decisions.md "Admin"). Users are named by `{username}`
+// in paths: the service resolves it as a username, else an e-mail, else a user id.
+
+/// `POST /admin/login`: an admin's password login; the token lives
+/// `session_expiry_hours`.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<AdminLoggedIn, IdentityError>")]
+pub struct AdminLogin {
+    pub username: String,
+    pub password: String,
+    pub address: String,
+}
+
+#[derive(Debug)]
+pub struct AdminLoggedIn {
+    pub user_id: String,
+    pub username: String,
+    pub token: String,
+    pub requires_password_reset: bool,
+}
+
+/// `POST /admin/reset-password`: an admin (also one that must change its password)
+/// changes its own password; a fresh admin token comes back.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<String, IdentityError>")]
+pub struct AdminChangePassword {
+    pub user_id: String,
+    pub current_password: String,
+    pub new_password: String,
+}
+
+/// May this token's user act as an admin now? 403 `FORBIDDEN` for anyone else, 403
+/// `PASSWORD_RESET_REQUIRED` for an admin that must change its password first.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), IdentityError>")]
+pub struct CheckAdmin {
+    pub user_id: String,
+}
+
+/// `GET /admin/users`.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<UserPage, IdentityError>")]
+pub struct ListUsers {
+    pub filter: UserFilter,
+    /// Checked against `max_page_size` by the service.
+    pub limit: usize,
+    pub offset: usize,
+}
+
+/// `GET /admin/users/{username}`, `GET /admin/sso/users/{username}/accounts`.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<UserRecord, IdentityError>")]
+pub struct GetUser {
+    pub name: String,
+}
+
+/// `POST /admin/users`: a password account that must change its password at first use.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<UserRecord, IdentityError>")]
+pub struct CreateUser {
+    /// Checked for shape, at most one per type, none reserved.
+    pub identities: Vec<IdentityRecord>,
+    pub password: String,
+    pub role: Role,
+    pub requires_password_reset: bool,
+}
+
+/// `PUT /admin/users/{username}`: any of role, status and the reset flag.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<UserRecord, IdentityError>")]
+pub struct UpdateUser {
+    pub acting: String,
+    pub name: String,
+    pub role: Option<Role>,
+    pub status: Option<Status>,
+    pub requires_password_reset: Option<bool>,
+}
+
+/// `DELETE /admin/users/{username}`: protected accounts and the acting admin refuse.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<UserRecord, IdentityError>")]
+pub struct DeleteUser {
+    pub acting: String,
+    pub name: String,
+}
+
+/// `POST /admin/users/{username}/force-password-reset`: the password must change; a
+/// reset mail goes to a verified recovery e-mail when mail is configured.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<ForcedReset, IdentityError>")]
+pub struct ForcePasswordReset {
+    pub name: String,
+}
+
+#[derive(Debug)]
+pub struct ForcedReset {
+    pub user: UserRecord,
+    pub email_sent: bool,
+}
+
+/// `GET /admin/sso/providers`.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<SsoProviderList, IdentityError>")]
+pub struct SsoProviders;
+
+#[derive(Debug)]
+pub struct SsoProviderList {
+    pub providers: Vec<SsoProviderInfo>,
+    pub host: String,
+    pub client_auth_callback_url: String,
+}
+
+#[derive(Debug)]
+pub struct SsoProviderInfo {
+    pub platform: String,
+    pub configured: bool,
+    pub issuer: String,
+    pub client_id_set: bool,
+    pub client_secret_set: bool,
+}
+
+/// `DELETE /admin/sso/users/{username}/accounts/{platform}`: the account stays.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<UserRecord, IdentityError>")]
+pub struct UnlinkSso {
+    pub name: String,
+    pub platform: String,
+}
+
+// SSO (spec "SSO endpoints").
+
+/// `GET /sso/<platform>/login` and `/register`: the provider URL to redirect to.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<String, IdentityError>")]
+pub struct SsoBegin {
+    pub platform: String,
+    /// `login` or `register`.
+    pub operation: &'static str,
+    /// This server's callback URL for the platform.
+    pub redirect_uri: String,
+}
+
+/// `GET|POST /sso/<platform>/callback`.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<SsoSignedIn, IdentityError>")]
+pub struct SsoCallback {
+    pub platform: String,
+    pub state: Option<String>,
+    pub code: Option<String>,
+    /// The provider's `error` and `error_description`, when it refused.
+    pub error: Option<String>,
+    pub error_description: Option<String>,
+}
+
+#[derive(Debug)]
+pub struct SsoSignedIn {
+    pub user_id: String,
+    pub token: String,
+    pub root_id: String,
+    pub role: Role,
+    pub platform: String,
+    pub operation: String,
+    pub email: String,
+    /// A new account was created.
+    pub created: bool,
+    /// The external account was linked to an existing account by this sign-in.
+    pub linked: bool,
 }

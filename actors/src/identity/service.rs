@@ -11,11 +11,12 @@ use super::messages::{
     VerificationSent, VerifyIdentity,
 };
 use super::password::{Check, Passwords};
+use super::sso::{OidcClient, SsoSettings};
 use super::throttle::Limiter;
 use super::webhook::WebhookSettings;
 use super::{
-    AuthSettings, ErrorKind, IdentityError, MailSender, Shared, new_one_time_token, new_root_id,
-    new_user_id, token_hash,
+    AdminSettings, AuthSettings, ErrorKind, IdentityError, MailSender, Shared, new_one_time_token,
+    new_root_id, new_user_id, token_hash,
 };
 use crate::runtime::Caller;
 use crate::users::{
@@ -26,7 +27,9 @@ use actix::Addr;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod admin;
 mod keys;
+mod sso;
 
 /// send-verification mails per user per hour (decisions.md).
 const VERIFICATION_MAILS_PER_HOUR: u32 = 5;
@@ -58,6 +61,9 @@ pub(super) struct Service {
     /// `None` = e-mail disabled.
     mailer: Option<Arc<dyn MailSender>>,
     webhook: WebhookSettings,
+    admin: AdminSettings,
+    sso: SsoSettings,
+    oidc: OidcClient,
 }
 
 fn bad_request(message: &str) -> IdentityError {
@@ -78,6 +84,9 @@ impl Service {
         auth: AuthSettings,
         mailer: Option<Arc<dyn MailSender>>,
         webhook: WebhookSettings,
+        admin: AdminSettings,
+        sso: SsoSettings,
+        oidc: OidcClient,
     ) -> Service {
         let passwords = Passwords::new(auth.bcrypt_cost, auth.bcrypt_queue_capacity as usize);
         let window = Duration::from_secs(auth.login_failure_window_seconds);
@@ -99,6 +108,9 @@ impl Service {
             throttles,
             mailer,
             webhook,
+            admin,
+            sso,
+            oidc,
         }
     }
 
@@ -191,6 +203,20 @@ impl Service {
     /// the slots, a success clears the identity's failures and gives the address slot
     /// back, any other outcome gives both back.
     pub(super) async fn login(&self, msg: Login) -> Result<LoggedIn> {
+        let user = self.check_password(msg).await?;
+        let token = self.issue(&user)?;
+        Ok(LoggedIn {
+            user_id: user.user_id,
+            token,
+            root_id: user.root_id,
+            role: user.role,
+            requires_password_reset: user.requires_password_reset,
+        })
+    }
+
+    /// The active, non-system account whose identity and password match (login's
+    /// work, shared by `/admin/login`); see [`Service::login`].
+    async fn check_password(&self, msg: Login) -> Result<UserRecord> {
         let Login {
             kind,
             value,
@@ -240,13 +266,7 @@ impl Service {
                 .await?;
             tracing::info!(user_id = %user.user_id, "legacy password hash upgraded to bcrypt");
         }
-        let token = self.issue(&user)?;
-        Ok(LoggedIn {
-            user_id: user.user_id,
-            token,
-            root_id: user.root_id,
-            role: user.role,
-        })
+        Ok(user)
     }
 
     pub(super) async fn refresh(&self, msg: Refresh) -> Result<Refreshed> {

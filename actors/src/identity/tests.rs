@@ -68,6 +68,15 @@ fn config() -> IdentityConfig {
         },
         mailer: None,
         webhook: super::webhook::WebhookSettings::default(),
+        admin: AdminSettings {
+            bootstrap: Some(BootstrapAdmin {
+                username: "root-admin".into(),
+                email: None,
+                password: Arc::new(|| Ok("first-password".to_string())),
+            }),
+            ..AdminSettings::default()
+        },
+        sso: sso::SsoSettings::default(),
     }
 }
 
