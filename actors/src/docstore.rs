@@ -355,20 +355,28 @@ impl DocStore {
         Ok(self.load_versioned(id)?.map(|(a, _)| a))
     }
 
+    /// One anchor document with `projection` applied.
+    fn find_anchor(
+        &self,
+        id: AnchorId,
+        projection: Document,
+    ) -> Result<Option<Document>, StoreError> {
+        let anchors = self.cols.anchors.clone();
+        let key = format_id(id);
+        block(async move {
+            anchors
+                .find_one(doc! {"_id": key})
+                .projection(projection)
+                .await
+                .map_err(db_failure)
+        })
+    }
+
     pub fn load_versioned(
         &mut self,
         id: AnchorId,
     ) -> Result<Option<(StoredAnchor, u64)>, StoreError> {
-        let anchors = self.cols.anchors.clone();
-        let key = format_id(id);
-        let found = block(async move {
-            anchors
-                .find_one(doc! {"_id": key})
-                .projection(doc! {"edges": 0})
-                .await
-                .map_err(db_failure)
-        })?;
-        let Some(raw) = found else {
+        let Some(raw) = self.find_anchor(id, doc! {"edges": 0})? else {
             return Ok(None);
         };
         match self.decode(&raw) {
@@ -381,15 +389,7 @@ impl DocStore {
     }
 
     pub fn load_edges(&mut self, id: AnchorId) -> Result<Vec<AnchorId>, StoreError> {
-        let anchors = self.cols.anchors.clone();
-        let key = format_id(id);
-        let found = block(async move {
-            anchors
-                .find_one(doc! {"_id": key})
-                .projection(doc! {"edges": 1})
-                .await
-                .map_err(db_failure)
-        })?;
+        let found = self.find_anchor(id, doc! {"edges": 1})?;
         let mut out = Vec::new();
         if let Some(d) = found
             && let Ok(edges) = d.get_array("edges")
@@ -488,15 +488,7 @@ impl DocStore {
     }
 
     pub fn version(&self, id: AnchorId) -> Result<Option<u64>, StoreError> {
-        let anchors = self.cols.anchors.clone();
-        let key = format_id(id);
-        let found = block(async move {
-            anchors
-                .find_one(doc! {"_id": key})
-                .projection(doc! {"version": 1})
-                .await
-                .map_err(db_failure)
-        })?;
+        let found = self.find_anchor(id, doc! {"version": 1})?;
         Ok(found
             .and_then(|d| int(d.get("version")))
             .map(|v| v.max(0) as u64))

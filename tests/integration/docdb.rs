@@ -55,18 +55,8 @@ walker:pub query {
 "#;
 
 fn replica(dir: &TempDir, uri: &str) -> ServerGuard {
-    let port = free_port().to_string();
-    ServerGuard::launch(
+    ServerGuard::replica(
         dir.path(),
-        &[
-            "main.svc",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port,
-            "--workers",
-            "2",
-        ],
         &[
             ("JWT_SECRET", "docdb-test-secret-0123456789abcdef"),
             ("DOCDB_URI", uri),

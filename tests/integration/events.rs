@@ -100,24 +100,11 @@ fn app() -> TempDir {
 
 /// A `svc start` of the app, with `CACHE_URL` when given; waits for the events log line.
 fn replica(dir: &TempDir, cache_url: Option<&str>) -> ServerGuard {
-    let port = free_port().to_string();
     let mut env = vec![("JWT_SECRET", SECRET)];
     if let Some(url) = cache_url {
         env.push(("CACHE_URL", url));
     }
-    let server = ServerGuard::launch(
-        dir.path(),
-        &[
-            "main.svc",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port,
-            "--workers",
-            "2",
-        ],
-        &env,
-    );
+    let server = ServerGuard::replica(dir.path(), &env);
     let kind = if cache_url.is_some() {
         "cache"
     } else {

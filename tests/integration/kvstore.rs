@@ -518,22 +518,9 @@ walker:pub recall {
 "#;
 
 fn replica(dir: &TempDir, env: &[(&str, &str)]) -> ServerGuard {
-    let port = free_port().to_string();
     let mut all = vec![("JWT_SECRET", "kvstore-test-secret-0123456789abcdef")];
     all.extend_from_slice(env);
-    ServerGuard::launch(
-        dir.path(),
-        &[
-            "main.svc",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port,
-            "--workers",
-            "2",
-        ],
-        &all,
-    )
+    ServerGuard::replica(dir.path(), &all)
 }
 
 fn call(server: &ServerGuard, path: &str, body: Value) -> Value {

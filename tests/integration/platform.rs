@@ -56,20 +56,7 @@ def:pub seed_token(token: str) -> str {
 fn serve(tag: &str, env: &[(&str, &str)]) -> (TempDir, ServerGuard) {
     let dir = TempDir::new(tag);
     dir.write("main.svc", APP);
-    let port = crate::support::free_port().to_string();
-    let server = ServerGuard::launch(
-        dir.path(),
-        &[
-            "main.svc",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port,
-            "--workers",
-            "2",
-        ],
-        env,
-    );
+    let server = ServerGuard::replica(dir.path(), env);
     (dir, server)
 }
 

@@ -185,6 +185,22 @@ impl ServerGuard {
         ServerGuard::launch(dir, &all, &[])
     }
 
+    /// `svc start main.svc --host 127.0.0.1 --port <free> --workers 2` in `dir` with extra
+    /// environment variables (one replica of a multi-process test); waits for /healthz.
+    pub fn replica(dir: &Path, env: &[(&str, &str)]) -> ServerGuard {
+        let port = free_port().to_string();
+        let args = [
+            "main.svc",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--workers",
+            "2",
+        ];
+        ServerGuard::launch(dir, &args, env)
+    }
+
     /// `svc start <args>` in `dir` with extra environment variables and nothing added
     /// (no `--host`, `--port`); waits for /healthz on the loopback address.
     pub fn launch(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> ServerGuard {
