@@ -29,8 +29,9 @@ pub mod value;
 mod walk;
 
 use crate::ast::{self, ArchKind, Item, Member, StmtKind};
-use crate::driver::Limits;
 use crate::host::{Host, HostError};
+use crate::limits::Limits;
+pub use crate::names::OSP_BUILTINS;
 use crate::span::{SourceFile, Span};
 use graph::Graph;
 use std::collections::HashMap;
@@ -451,27 +452,6 @@ pub fn instance_id(counter: u64) -> crate::host::AnchorId {
 /// The deepest svc call stack any host may ask for: deeper would risk the native stack
 /// (`driver::INTERPRETER_STACK_BYTES`) even in a debug build.
 pub const MAX_DEPTH_CAP: usize = 10_000;
-
-/// Object-spatial builtins handled by the interpreter itself.
-pub const OSP_BUILTINS: &[&str] = &[
-    "jid",
-    "jobj",
-    "grant",
-    "revoke",
-    "allroots",
-    "save",
-    "commit",
-    "on_commit",
-    "printgraph",
-    "perm_grant",
-    "perm_revoke",
-    "allow_root",
-    "disallow_root",
-    "restspec",
-    "schedule",
-    "destroy",
-    "kvstore",
-];
 
 /// Ancestors of a class with these bases, nearest first, without duplicates.
 fn ancestors(bases: &[Rc<Class>]) -> Vec<Rc<Class>> {
