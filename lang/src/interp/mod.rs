@@ -470,11 +470,7 @@ impl Interp<'_> {
     /// The stderr text of an uncaught error: the message, the source excerpt where it
     /// was raised and the svc frames it unwound through (innermost last).
     pub fn render_error(&mut self, e: Interrupt) -> String {
-        let glyph = if std::env::var_os("NO_EMOJI").is_some() {
-            ""
-        } else {
-            "✖ "
-        };
+        let glyph = if self.host.plain_glyphs() { "" } else { "✖ " };
         match e {
             Interrupt::Limit(m) => format!("{glyph}Error: {m}\n"),
             Interrupt::Host(h) => format!("{glyph}Error: {h}\n"),
