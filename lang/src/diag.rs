@@ -45,6 +45,15 @@ impl Diagnostic {
         self.severity == Severity::Error
     }
 
+    /// Whether this diagnostic stops `svc run` before any code runs: the structural
+    /// errors a compiler rejects (the `fatal` column of `codes`). Everything else the
+    /// checker finds (an undefined name, a wrong arity, a trigger that is not a type)
+    /// surfaces at run time as the svc exception Python semantics give, when and if the
+    /// code is reached; `svc check` reports all.
+    pub fn stops_run(&self) -> bool {
+        self.is_error() && self.code.is_fatal()
+    }
+
     /// `file:line:col: error[CODE]: message`, then the source line and a caret line.
     pub fn render(&self, file: &SourceFile) -> String {
         let (line, col) = file.line_col(self.span.start);

@@ -5,53 +5,8 @@ use crate::host::Host;
 use crate::interp::Interp;
 use crate::span::SourceFile;
 use std::path::Path;
-use std::time::Duration;
 
-/// Resource limits a host sets on one run; hitting one is a clean svc error.
-#[derive(Clone, Debug)]
-pub struct Limits {
-    /// Maximum depth of svc call frames (functions, abilities, nested spawns).
-    pub max_depth: usize,
-    /// Maximum number of interpreter operations (statements and calls), if any.
-    pub max_ops: Option<u64>,
-    /// Wall-clock budget for the whole run, if any. Checked between statements, on
-    /// every loop iteration and periodically inside long builtins.
-    pub timeout: Option<Duration>,
-    /// Largest JSON result a served call may produce (result and reports together).
-    pub max_response_bytes: usize,
-    /// Set by the host when nobody waits for the run any more (the HTTP client went
-    /// away): the run stops at its next check, unless it already committed something.
-    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
-    /// Largest string one operation may build (repetition, `join`, padding, `%` and
-    /// format widths, `replace`, concatenation), in bytes; also bounds the bit length
-    /// of int results (`max_string_bytes * 8`, capped at 4,000,000 bits).
-    /// Beyond it the operation raises a catchable `MemoryError`.
-    pub max_string_bytes: usize,
-    /// Largest number of items one list, tuple, dict or set may reach through one
-    /// operation or by growing (repetition, materialising a range, comprehensions,
-    /// `append`/`extend`/`insert`, item assignment, `add`/`update`); beyond it a
-    /// catchable `MemoryError`.
-    pub max_collection_items: usize,
-}
-
-/// Default of [`Limits::max_string_bytes`]: 64 MiB.
-pub const DEFAULT_MAX_STRING_BYTES: usize = 64 << 20;
-/// Default of [`Limits::max_collection_items`].
-pub const DEFAULT_MAX_COLLECTION_ITEMS: usize = 10_000_000;
-
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
-            max_depth: 1000,
-            max_ops: None,
-            timeout: None,
-            max_response_bytes: 16 << 20,
-            cancel: None,
-            max_string_bytes: DEFAULT_MAX_STRING_BYTES,
-            max_collection_items: DEFAULT_MAX_COLLECTION_ITEMS,
-        }
-    }
-}
+pub use crate::limits::{DEFAULT_MAX_COLLECTION_ITEMS, DEFAULT_MAX_STRING_BYTES, Limits};
 
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
@@ -73,15 +28,6 @@ pub struct RunOutcome {
     /// `None` on success; otherwise the full text for stderr (diagnostics, or the runtime
     /// error with its svc traceback). The process exits 1 when this is `Some`.
     pub error: Option<String>,
-}
-
-/// Whether a diagnostic stops `svc run` before any code runs: the structural errors a
-/// compiler rejects (the `fatal` column of `diag::codes`). Everything else the checker
-/// finds (an undefined name, a wrong arity, a trigger that is not a type) surfaces at
-/// run time as the svc exception Python semantics give, when and if the code is
-/// reached; `svc check` reports all.
-pub(crate) fn is_fatal(d: &crate::diag::Diagnostic) -> bool {
-    d.is_error() && d.code.is_fatal()
 }
 
 /// Stack size the CLI and server give the thread that runs the interpreter: deep svc
@@ -164,7 +110,7 @@ pub fn run_source(
         diags.extend(
             crate::checker::check_module(&parsed.module, path, host)
                 .into_iter()
-                .filter(is_fatal),
+                .filter(Diagnostic::stops_run),
         );
     }
     if !diags.is_empty() {

@@ -197,6 +197,18 @@ pub trait Host {
         None
     }
 
+    /// The identity of a module file, so two import paths naming one file load it once:
+    /// its canonical path (`None` if it cannot be resolved, e.g. the file is missing).
+    fn module_key(&mut self, path: &std::path::Path) -> Option<std::path::PathBuf> {
+        path.canonicalize().ok()
+    }
+
+    /// Render uncaught errors without the `✖` glyph (the `NO_EMOJI` convention of the
+    /// process environment).
+    fn plain_glyphs(&self) -> bool {
+        std::env::var_os("NO_EMOJI").is_some()
+    }
+
     /// Anchors changed elsewhere since this run may have loaded them (the run actor's
     /// `Stale` messages), polled with the cancel flag. The interpreter reloads those it
     /// holds unmodified and has not read the fields of; `None` = nothing new.

@@ -6,7 +6,7 @@
 use super::{Cx, Exports, collect, names};
 use crate::ast::{Import, ImportKind, Item, Member, ModPath, Module, Stmt, StmtKind};
 use crate::diag::Code;
-use crate::interp::events::{EVENT_MODULES, EVENT_NAMES};
+use crate::names::{EVENT_MODULES, EVENT_NAMES};
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::rc::Rc;

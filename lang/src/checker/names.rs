@@ -378,9 +378,9 @@ fn builtins() -> &'static HashSet<&'static str> {
             PY_BUILTINS,
             EXCEPTIONS,
             AMBIENT_NAMES,
-            crate::interp::builtins::BUILTIN_FUNCTIONS,
-            crate::interp::builtins::BUILTIN_TYPES,
-            crate::interp::OSP_BUILTINS,
+            crate::names::BUILTIN_FUNCTIONS,
+            crate::names::BUILTIN_TYPES,
+            crate::names::OSP_BUILTINS,
         ])
     })
 }

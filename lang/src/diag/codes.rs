@@ -7,7 +7,7 @@
 
 /// Declares `Code` and its table. Each row: `Code: fatal, "title", "explanation",
 /// "example"`, where `fatal` marks the structural checks that stop `svc run` before the
-/// program executes (`driver::is_fatal`).
+/// program executes (`Diagnostic::stops_run`).
 macro_rules! diagnostic_codes {
     ($($code:ident: $fatal:literal, $title:literal, $explanation:literal, $example:literal;)*) => {
         /// A diagnostic code (`E0001`, `W2004`, ...).

@@ -3,7 +3,7 @@
 //! `2 ** 10**10`) fail with a catchable `MemoryError` before it allocates, and the
 //! periodic wall-clock check inside long native loops.
 //!
-//! Sizes come from [`crate::driver::Limits`] (`max_string_bytes`,
+//! Sizes come from [`crate::limits::Limits`] (`max_string_bytes`,
 //! `max_collection_items`); every size is computed with saturating arithmetic before
 //! anything is allocated. The time budget stays uncatchable (`Interrupt::Limit`).
 

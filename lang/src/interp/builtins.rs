@@ -18,68 +18,11 @@ pub(crate) mod tests;
 
 use super::value::{Class, ClassKind, Value};
 use super::{Interp, Interrupt};
+pub use crate::names::{BUILTIN_FUNCTIONS, BUILTIN_TYPES};
 use std::rc::Rc;
 
 pub use construct::construct_builtin;
 pub use strings::format_value;
-
-/// Names of the builtin functions implemented here (the checker uses this list for name
-/// resolution). Builtin types (`int`, `str`, `range`, `type`, ...) are in [`BUILTIN_TYPES`]:
-/// they are classes, called through [`construct_builtin`].
-pub const BUILTIN_FUNCTIONS: &[&str] = &[
-    "print",
-    "len",
-    "repr",
-    "abs",
-    "round",
-    "min",
-    "max",
-    "sum",
-    "sorted",
-    "reversed",
-    "enumerate",
-    "zip",
-    "map",
-    "filter",
-    "any",
-    "all",
-    "isinstance",
-    "issubclass",
-    "hasattr",
-    "getattr",
-    "setattr",
-    "hash",
-    "id",
-    "ord",
-    "chr",
-    "divmod",
-    "pow",
-    "bin",
-    "hex",
-    "oct",
-    "iter",
-    "next",
-    "input",
-    "callable",
-    "format",
-    "ascii",
-];
-
-/// Builtin types callable as constructors through [`construct_builtin`].
-pub const BUILTIN_TYPES: &[&str] = &[
-    "int",
-    "float",
-    "str",
-    "bool",
-    "list",
-    "tuple",
-    "dict",
-    "set",
-    "frozenset",
-    "range",
-    "type",
-    "object",
-];
 
 /// Python builtin functions. Returns `Ok(None)` when `name` is not one of ours (the
 /// interpreter then tries its own object-spatial builtins).

@@ -16,7 +16,8 @@
 use super::value::*;
 use super::{Ctx, Interp, R};
 use crate::ast::{self, ExprKind as E, Item};
-use crate::serve::{CallError, CallOutcome, RetryOverride, SubscriptionInfo};
+use crate::endpoint::{CallError, CallOutcome, RetryOverride, SubscriptionInfo};
+pub use crate::names::{EVENT_MODULES, EVENT_NAMES};
 use serde_json::{Map, Value as Json};
 use std::hash::{BuildHasher, Hasher};
 use std::rc::Rc;
@@ -39,17 +40,6 @@ pub const EVENT_FIELDS: &[&str] = &[
 
 /// `Event.source` of every event made here (decisions.md "Events").
 pub const EVENT_SOURCE: &str = "svc-scale";
-
-/// Import paths of the original that resolve to the event built-ins (decisions.md).
-pub const EVENT_MODULES: &[&str] = &[
-    "jaclang.scale.events.publisher",
-    "jaclang.scale.events.subscriber",
-    "jaclang.scale.events.broker",
-    "events",
-];
-
-/// The names those modules provide.
-pub const EVENT_NAMES: &[&str] = &["publish", "subscribe", "Event", "broker"];
 
 /// Names of the host natives behind the built-ins, and their JSON arguments.
 pub mod natives {

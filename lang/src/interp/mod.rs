@@ -31,8 +31,9 @@ pub mod value;
 mod walk;
 
 use crate::ast::{self, ArchKind, Item, Member, StmtKind};
-use crate::driver::Limits;
 use crate::host::{Host, HostError};
+use crate::limits::Limits;
+pub use crate::names::OSP_BUILTINS;
 use crate::span::{SourceFile, Span};
 use graph::Graph;
 use std::collections::HashMap;
@@ -462,27 +463,6 @@ pub fn instance_id(counter: u64) -> crate::host::AnchorId {
 /// (`driver::INTERPRETER_STACK_BYTES`) even in a debug build.
 pub const MAX_DEPTH_CAP: usize = 10_000;
 
-/// Object-spatial builtins handled by the interpreter itself.
-pub const OSP_BUILTINS: &[&str] = &[
-    "jid",
-    "jobj",
-    "grant",
-    "revoke",
-    "allroots",
-    "save",
-    "commit",
-    "on_commit",
-    "printgraph",
-    "perm_grant",
-    "perm_revoke",
-    "allow_root",
-    "disallow_root",
-    "restspec",
-    "schedule",
-    "destroy",
-    "kvstore",
-];
-
 /// Ancestors of a class with these bases, nearest first, without duplicates.
 fn ancestors(bases: &[Rc<Class>]) -> Vec<Rc<Class>> {
     let mut out: Vec<Rc<Class>> = Vec::new();
@@ -500,11 +480,7 @@ impl Interp<'_> {
     /// The stderr text of an uncaught error: the message, the source excerpt where it
     /// was raised and the svc frames it unwound through (innermost last).
     pub fn render_error(&mut self, e: Interrupt) -> String {
-        let glyph = if std::env::var_os("NO_EMOJI").is_some() {
-            ""
-        } else {
-            "✖ "
-        };
+        let glyph = if self.host.plain_glyphs() { "" } else { "✖ " };
         match e {
             Interrupt::Limit(m) => format!("{glyph}Error: {m}\n"),
             Interrupt::Host(h) => format!("{glyph}Error: {h}\n"),

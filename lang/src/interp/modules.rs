@@ -47,7 +47,7 @@ impl Interp<'_> {
             name: name.clone(),
             scope: scope.clone(),
         });
-        if let Ok(canon) = path.canonicalize() {
+        if let Some(canon) = self.host.module_key(path) {
             Rc::make_mut(&mut self.modules).insert(canon, m.clone());
         }
         let ctx = Ctx {
@@ -247,7 +247,7 @@ impl Interp<'_> {
     }
 
     pub(super) fn load_module(&mut self, file_path: &Path, mp: &ast::ModPath) -> R<Rc<ModuleObj>> {
-        if let Ok(canon) = file_path.canonicalize()
+        if let Some(canon) = self.host.module_key(file_path)
             && let Some(m) = self.modules.get(&canon)
         {
             return Ok(m.clone());

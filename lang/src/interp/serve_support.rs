@@ -3,11 +3,23 @@
 
 use super::instance_id;
 use super::value::*;
-use super::{Ctx, Interp, Interrupt, R};
+use super::{Ctx, Interp, Interrupt, Program, R};
 use crate::ast::{self, ArchKind, ExprKind as E, Item};
-use crate::driver::Limits;
+use crate::endpoint::*;
 use crate::host::{Host, HostError, format_id, parse_id};
-use crate::serve::*;
+use crate::limits::Limits;
+
+/// A program loaded for serving: parse, check and run module-level code once; each call
+/// then starts from this state with a fresh graph.
+pub struct LoadedApp {
+    pub program: Program,
+    pub endpoints: Vec<EndpointInfo>,
+    /// The `@subscribe` handlers (not endpoints), in file order.
+    pub subscriptions: Vec<SubscriptionInfo>,
+    /// Text the module-level code printed while loading.
+    pub load_output: String,
+}
+
 use crate::span::SourceFile;
 use serde_json::{Map, Value as Json, json};
 use std::path::Path;
@@ -51,7 +63,7 @@ pub(crate) fn load_app(
         diags.extend(
             crate::checker::check_module(&parsed.module, path, host)
                 .into_iter()
-                .filter(crate::driver::is_fatal),
+                .filter(crate::diag::Diagnostic::stops_run),
         );
     }
     if !diags.is_empty() {

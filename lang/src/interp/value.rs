@@ -819,3 +819,49 @@ pub fn next_id() -> u64 {
         v
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Value, Vars};
+    use std::rc::Rc;
+
+    fn int(v: Option<&Value>) -> Option<i64> {
+        match v {
+            Some(Value::Int(i)) => Some(*i),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn vars_find_by_text_and_pointer_across_the_index_switch() {
+        let mut vars = Vars::default();
+        let names: Vec<Rc<str>> = (0..40).map(|i| Rc::from(format!("v{i}"))).collect();
+        for (i, n) in names.iter().enumerate() {
+            assert!(vars.insert(n.clone(), Value::Int(i as i64)).is_none());
+            // Every binding so far is found, by the same Rc and by an equal string.
+            for (j, m) in names[..=i].iter().enumerate() {
+                assert_eq!(int(vars.get(m)), Some(j as i64));
+                assert_eq!(int(vars.get(&format!("v{j}"))), Some(j as i64));
+            }
+        }
+        assert_eq!(vars.len(), 40);
+        // Rebinding keeps one entry.
+        assert_eq!(
+            int(vars.insert(names[3].clone(), Value::Int(99)).as_ref()),
+            Some(3)
+        );
+        assert_eq!(int(vars.get("v3")), Some(99));
+        assert_eq!(vars.len(), 40);
+        // Removal keeps the others reachable (the index is shifted).
+        assert_eq!(int(vars.remove("v0").as_ref()), Some(0));
+        assert!(vars.get("v0").is_none());
+        for j in 1..40 {
+            assert!(vars.get(&format!("v{j}")).is_some(), "v{j}");
+        }
+        assert!(vars.get("v40").is_none() && vars.get("").is_none());
+        vars.clear();
+        assert!(vars.is_empty() && vars.get("v5").is_none());
+        vars.insert(names[5].clone(), Value::Int(5));
+        assert_eq!(int(vars.get("v5")), Some(5));
+    }
+}
