@@ -4,7 +4,7 @@
 //! HTTP layer; the wire format itself (the envelope) belongs to the server.
 
 pub use crate::endpoint::*;
-use crate::host::Host;
+use crate::host::{AnchorId, Host};
 pub use crate::interp::serve_support::LoadedApp;
 use crate::interp::{Interp, Program};
 use crate::limits::Limits;
