@@ -52,6 +52,9 @@ pub const DEFAULT_DATABASE: &str = "svc";
 pub const COLLECTION: &str = "_anchors";
 /// Ids per `$in` query of `load_many_versioned`.
 const LOAD_CHUNK: usize = 256;
+/// A node's edge list comes with the node when it has at most this many edges (one
+/// round trip per hop of a traversal instead of two); a longer one is loaded on demand.
+const INLINE_EDGES: usize = 64;
 /// Retries of a commit whose outcome is unknown.
 const COMMIT_RETRIES: u32 = 4;
 /// Deepest `fields` value stored as a sub-document (deeper ones are kept as text).
@@ -376,7 +379,7 @@ impl DocStore {
         &mut self,
         id: AnchorId,
     ) -> Result<Option<(StoredAnchor, u64)>, StoreError> {
-        let Some(raw) = self.find_anchor(id, doc! {"edges": 0})? else {
+        let Some(raw) = self.find_anchor(id, inline_edges())? else {
             return Ok(None);
         };
         match self.decode(&raw) {
@@ -390,19 +393,11 @@ impl DocStore {
 
     pub fn load_edges(&mut self, id: AnchorId) -> Result<Vec<AnchorId>, StoreError> {
         let found = self.find_anchor(id, doc! {"edges": 1})?;
-        let mut out = Vec::new();
-        if let Some(d) = found
-            && let Ok(edges) = d.get_array("edges")
-        {
-            for e in edges {
-                if let Bson::String(s) = e
-                    && let Some(e) = parse_id(s)
-                {
-                    out.push(e);
-                }
-            }
-        }
-        Ok(out)
+        Ok(found
+            .as_ref()
+            .and_then(|d| d.get_array("edges").ok())
+            .map(|edges| edge_ids(edges))
+            .unwrap_or_default())
     }
 
     pub fn load_many_versioned(
@@ -422,7 +417,7 @@ impl DocStore {
             let docs = block(async move {
                 anchors
                     .find(doc! {"_id": {"$in": chunk}})
-                    .projection(doc! {"edges": 0})
+                    .projection(inline_edges())
                     .await
                     .map_err(db_failure)?
                     .try_collect::<Vec<Document>>()
@@ -443,6 +438,12 @@ impl DocStore {
     fn decode(&self, raw: &Document) -> Result<(StoredAnchor, u64), String> {
         let (mut anchor, version) = decode_anchor(raw)?;
         resolve_archetype(&mut anchor, &self.aliases, &self.archetypes)?;
+        if anchor.kind == AnchorKind::Node
+            && let Ok(edges) = raw.get_array("edges")
+            && edges.len() <= INLINE_EDGES
+        {
+            anchor.edges = Some(edge_ids(edges));
+        }
         Ok((anchor, version))
     }
 
@@ -456,6 +457,17 @@ impl DocStore {
         block(async move {
             let mut session = client.start_session().await.map_err(db_failure)?;
             session.start_transaction().await.map_err(db_failure)?;
+            // The whole document (loads leave most of a node's edge list out), so a
+            // recovered node gets all its edges back.
+            let whole = cols
+                .anchors
+                .find_one(doc! {"_id": key.clone()})
+                .session(&mut session)
+                .await
+                .map_err(db_failure)?;
+            let Some(raw) = whole.or(Some(raw)) else {
+                return Ok(());
+            };
             cols.quarantine
                 .insert_one(doc! {
                     "anchor_id": key.clone(),
@@ -899,6 +911,23 @@ async fn commit_surely(session: &mut mongodb::ClientSession) -> Result<(), Store
             Err(e) => return Err(db_failure(e)),
         }
     }
+}
+
+/// The projection of a load: everything, with at most `INLINE_EDGES + 1` edge ids (so
+/// a complete list is told from a cut one).
+fn inline_edges() -> Document {
+    doc! {"edges": {"$slice": (INLINE_EDGES + 1) as i64}}
+}
+
+/// Edge ids of a stored `edges` array (an unreadable entry is skipped).
+fn edge_ids(edges: &[Bson]) -> Vec<AnchorId> {
+    edges
+        .iter()
+        .filter_map(|e| match e {
+            Bson::String(s) => parse_id(s),
+            _ => None,
+        })
+        .collect()
 }
 
 fn is_builtin_type(name: &str) -> bool {

@@ -164,8 +164,19 @@ fn the_embedded_store_quarantines_and_recovers_the_same_way() {
 
 const NOTE_APP: &str = r#"
 node Note { has text: str; }
-walker:pub add { has text: str; can go with Root entry { here ++> Note(text=self.text); } }
-walker:pub notes { can go with Root entry { report [n.text for n in [-->[?:Note]]]; } }
+node Tag { has name: str; }
+walker:pub add {
+    has text: str;
+    can go with Root entry {
+        n = here ++> Note(text=self.text);
+        n ++> Tag(name="t");
+    }
+}
+walker:pub notes {
+    can go with Root entry {
+        report [f"{n.text}:{len([n -->])}" for n in [-->[?:Note]]];
+    }
+}
 "#;
 
 /// v1 stores a `Note`; v2 renames the class `Memo`: reading quarantines the old node;
@@ -198,7 +209,7 @@ fn rename_flow(env: &[(&str, &str)]) {
 
     let v1 = start();
     call(&v1, "add", json!({"text": "hello"}));
-    assert_eq!(call(&v1, "notes", json!({})), json!([["hello"]]));
+    assert_eq!(call(&v1, "notes", json!({})), json!([["hello:1"]]));
     drop(v1);
 
     let (code, out, err) = db(&["inspect"]);
@@ -260,7 +271,11 @@ fn rename_flow(env: &[(&str, &str)]) {
     );
 
     let v3 = start();
-    assert_eq!(call(&v3, "notes", json!({})), json!([["hello"]]));
+    assert_eq!(
+        call(&v3, "notes", json!({})),
+        json!([["hello:1"]]),
+        "recovered with its edges"
+    );
 }
 
 #[test]
