@@ -452,7 +452,10 @@ fn start_one(module: &str, source: &Path, port: u16) -> Result<(Child, String), 
         .args(["start"])
         .arg(source)
         .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-        .stdin(Stdio::null())
+        // The provider watches this pipe: when the consumer exits, however it exits,
+        // the pipe closes and the provider shuts down (`server::shutdown`).
+        .env(crate::server::shutdown::WATCH_PARENT_ENV, "1")
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -222,3 +222,41 @@ fn svc_run_finds_providers_lazily() {
         stderr(&out)
     );
 }
+
+/// A consumer killed with SIGKILL (no chance to stop its providers) does not leave them
+/// running: each provider watches a pipe from its consumer and shuts down when it closes.
+#[test]
+fn providers_stop_when_their_consumer_is_killed() {
+    let dir = TempDir::new("sv-orphan");
+    dir.write("provider.svc", PROVIDER);
+    dir.write("main.svc", CONSUMER);
+    let server = ServerGuard::start(dir.path(), &["main.svc"]);
+    assert_eq!(result(server.port, "who", &json!({})), json!("spawned"));
+    let children = std::process::Command::new("pgrep")
+        .args(["-P", &server.pid().to_string()])
+        .output()
+        .expect("pgrep");
+    let pids: Vec<String> = String::from_utf8_lossy(&children.stdout)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    assert!(!pids.is_empty(), "the consumer started its provider");
+    // Alive = listed and not a zombie (an orphan's exit may wait for a reaper).
+    let alive = |pid: &String| {
+        std::process::Command::new("ps")
+            .args(["-o", "stat=", "-p", pid])
+            .output()
+            .map(|o| {
+                let stat = String::from_utf8_lossy(&o.stdout);
+                o.status.success() && !stat.trim().starts_with('Z')
+            })
+            .unwrap_or(false)
+    };
+    drop(server); // SIGKILL
+    assert!(
+        crate::support::wait_until(std::time::Duration::from_secs(30), || {
+            !pids.iter().any(&alive)
+        }),
+        "the provider outlived its killed consumer"
+    );
+}
