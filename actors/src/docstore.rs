@@ -29,7 +29,7 @@
 //! the answer with a deadline (`OP_TIMEOUT`), as the kvstore service does. A
 //! `mongodb::Client` is a pool: every worker's `DocStore` shares one per URI.
 
-use crate::store::{FORMAT_VERSION, StoreError, random_id};
+use crate::store::{FORMAT_VERSION, StoreError, random_id, root_anchor, unix_seconds};
 use futures_util::TryStreamExt as _;
 use lang::host::{
     AccessPolicy, AnchorId, AnchorKind, CommitSet, EdgeEnds, StoredAnchor, format_id, parse_id,
@@ -38,7 +38,7 @@ use mongodb::bson::{Bson, Document, doc};
 use serde_json::{Map, Value as Json};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, mpsc};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// Longest wait for one operation (a commit's whole transaction included).
 pub const OP_TIMEOUT: Duration = Duration::from_secs(15);
@@ -340,14 +340,6 @@ impl DocStore {
 
     pub fn root_id(&self) -> AnchorId {
         self.root
-    }
-
-    pub fn database(&self) -> &str {
-        &self.database
-    }
-
-    pub fn target(&self) -> &DocTarget {
-        &self.target
     }
 
     pub fn aliases(&self) -> &HashMap<String, String> {
@@ -768,51 +760,44 @@ async fn commit_in_transaction(
             .map_err(|e| failure(e, &key))?;
     }
 
-    // Edge list changes, grouped by node (each node bumped once).
-    let mut adds: Vec<(AnchorId, Vec<Bson>)> = Vec::new();
-    for &(node, edge) in &changes.edge_adds {
-        match adds.iter_mut().find(|(n, _)| *n == node) {
-            Some((_, list)) => list.push(Bson::String(format_id(edge))),
-            None => adds.push((node, vec![Bson::String(format_id(edge))])),
-        }
-    }
-    let mut removes: HashMap<AnchorId, Vec<Bson>> = HashMap::new();
-    for &(node, edge) in &changes.edge_removes {
-        removes
-            .entry(node)
-            .or_default()
-            .push(Bson::String(format_id(edge)));
+    // Edge list changes, grouped by node (each node bumped once), in first-seen order.
+    let mut order: Vec<AnchorId> = Vec::new();
+    let mut relinks: HashMap<AnchorId, (Vec<Bson>, Vec<Bson>)> = HashMap::new();
+    let appends = changes.edge_adds.iter().map(|p| (p, true));
+    let removals = changes.edge_removes.iter().map(|p| (p, false));
+    for (&(node, edge), add) in appends.chain(removals) {
+        let (adds, removes) = relinks.entry(node).or_insert_with(|| {
+            order.push(node);
+            Default::default()
+        });
+        let list = if add { adds } else { removes };
+        list.push(Bson::String(format_id(edge)));
     }
     let deleted: HashSet<AnchorId> = changes.deletes.iter().copied().collect();
-    let mut touched: Vec<AnchorId> = adds.iter().map(|(n, _)| *n).collect();
-    for node in removes.keys() {
-        if !touched.contains(node) {
-            touched.push(*node);
-        }
-    }
     let mut after: Vec<(AnchorId, u64)> = Vec::new();
-    for node in touched {
+    for node in order {
         if deleted.contains(&node) {
             continue;
         }
+        let (adds, removes) = relinks.remove(&node).unwrap_or_default();
         let key = format_id(node);
         let mut update = Document::new();
-        if let Some((_, list)) = adds.iter().find(|(n, _)| *n == node) {
-            update.insert("$push", doc! {"edges": {"$each": list.clone()}});
+        if !adds.is_empty() {
+            update.insert("$push", doc! {"edges": {"$each": adds}});
         }
-        if let Some(list) = removes.get(&node) {
+        if !removes.is_empty() {
             // $push and $pull on one array cannot share an update.
             if update.contains_key("$push") {
                 anchors
                     .update_one(
                         doc! {"_id": &key},
-                        doc! {"$pull": {"edges": {"$in": list.clone()}}},
+                        doc! {"$pull": {"edges": {"$in": removes}}},
                     )
                     .session(&mut session)
                     .await
                     .map_err(|e| failure(e, &key))?;
             } else {
-                update.insert("$pull", doc! {"edges": {"$in": list.clone()}});
+                update.insert("$pull", doc! {"edges": {"$in": removes}});
             }
         }
         let bump = !writes.contains_key(&node);
@@ -940,27 +925,6 @@ fn int(b: Option<&Bson>) -> Option<i64> {
         Bson::Int64(i) => Some(*i),
         Bson::Double(f) if f.fract() == 0.0 => Some(*f as i64),
         _ => None,
-    }
-}
-
-fn unix_seconds() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
-fn root_anchor(root: AnchorId) -> StoredAnchor {
-    StoredAnchor {
-        id: root,
-        kind: AnchorKind::Node,
-        arch_module: "builtins".into(),
-        arch_type: "Root".into(),
-        fingerprint: "".into(),
-        owner: root,
-        access: AccessPolicy::default(),
-        fields: "{}".into(),
-        ends: None,
-        edges: None,
     }
 }
 

@@ -739,8 +739,8 @@ impl SqliteStore {
     }
 }
 
-/// The root node as stored on first open.
-fn root_anchor(root: AnchorId) -> StoredAnchor {
+/// The root node as stored on first open (both tiers).
+pub(crate) fn root_anchor(root: AnchorId) -> StoredAnchor {
     StoredAnchor {
         id: root,
         kind: AnchorKind::Node,
@@ -978,7 +978,7 @@ fn sql_to_json(value: &SqlValue) -> serde_json::Value {
     }
 }
 
-fn unix_seconds() -> u64 {
+pub(crate) fn unix_seconds() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())

@@ -26,18 +26,16 @@ impl StoreTarget {
         }
     }
 
-    /// What the startup line and logs say about it (passwords redacted).
+    /// What the startup line and logs say about it (passwords redacted; a path as the
+    /// user wrote it, without a leading `./`).
     pub fn describe(&self) -> String {
         match self {
-            StoreTarget::Embedded(path) => format!("embedded store at {}", path.display()),
+            StoreTarget::Embedded(path) => {
+                let text = path.display().to_string();
+                let shown = text.strip_prefix("./").unwrap_or(&text);
+                format!("embedded SQLite at {shown}")
+            }
             StoreTarget::Document(t) => format!("document database at {}", t.redacted()),
-        }
-    }
-
-    pub fn backend_name(&self) -> &'static str {
-        match self {
-            StoreTarget::Embedded(_) => "embedded",
-            StoreTarget::Document(_) => "docdb",
         }
     }
 }
@@ -100,13 +98,6 @@ impl AnchorStore {
 
     pub fn census(&self) -> Result<Vec<(String, String, String, u64)>, StoreError> {
         each!(self, s => s.census())
-    }
-
-    pub fn backend_name(&self) -> &'static str {
-        match self {
-            AnchorStore::Embedded(_) => "embedded",
-            AnchorStore::Document(_) => "docdb",
-        }
     }
 
     pub fn root_id(&self) -> AnchorId {

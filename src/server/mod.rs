@@ -376,14 +376,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     )?);
     let entry = settings.entry.display().to_string();
     let host = settings.host.clone();
-    let store = match runtime.store_target() {
-        actors::StoreTarget::Embedded(path) => {
-            format!("embedded SQLite at {}", display_path(path))
-        }
-        actors::StoreTarget::Document(target) => {
-            format!("document database at {}", target.redacted())
-        }
-    };
+    let store = runtime.store_target().describe();
     let ws = ws::Registry::start(settings.websocket.clone(), settings.cache_url.as_deref());
     let state = web::Data::new(AppState {
         runtime: runtime.clone(),
@@ -495,12 +488,6 @@ fn http_workers() -> usize {
         .map_or(1, usize::from)
         .div_ceil(1)
         .clamp(1, 4)
-}
-
-/// A path as the user wrote it (no leading `./`).
-fn display_path(p: &Path) -> String {
-    let text = p.display().to_string();
-    text.strip_prefix("./").map_or(text.clone(), str::to_string)
 }
 
 /// The OpenAPI document of the served routes.

@@ -363,3 +363,34 @@ fn a_database_outage_is_503_and_service_resumes() {
         Some(true)
     );
 }
+
+/// Unlinking and linking in one call (a `$pull` and a `$push` on one node's edge list)
+/// keeps the list in order on the document tier.
+#[test]
+fn edges_removed_and_added_in_one_call_stay_in_order() {
+    let Some(db) = Server::docdb() else {
+        return;
+    };
+    let dir = TempDir::new("docdb-relink");
+    dir.write(
+        "main.svc",
+        r#"
+node Todo { has title: str; }
+walker:pub add { has title: str; can go with Root entry { here ++> Todo(title=self.title); } }
+walker:pub swap {
+    has title: str;
+    can go with Root entry {
+        here del--> [-->[?:Todo]][0];
+        here ++> Todo(title=self.title);
+    }
+}
+walker:pub list { can go with Root entry { report [t.title for t in [-->[?:Todo]]]; } }
+"#,
+    );
+    let server = replica(&dir, &format!("{}relink", db.mongo_url()));
+    for t in ["a", "b", "c"] {
+        call(&server, "add", json!({"title": t}));
+    }
+    call(&server, "swap", json!({"title": "d"}));
+    assert_eq!(call(&server, "list", json!({})), json!([["b", "c", "d"]]));
+}
