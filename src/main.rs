@@ -8,6 +8,9 @@ mod docs;
 mod events;
 mod identity;
 mod metrics;
+// The docs branch's placeholder of `svc mcp`: the content is used by the mcp helper's server.
+#[allow(dead_code, unused_imports)]
+mod mcp;
 mod openapi;
 mod server;
 mod storage;
