@@ -653,6 +653,31 @@ mod tests {
         }
     }
 
+    /// A page on a feature svc lacks says so in its first paragraph.
+    #[test]
+    fn pages_on_missing_features_say_so_first() {
+        let missing = [
+            "byllm",
+            "tutorial-ai-quickstart",
+            "tutorial-ai-structured",
+            "tutorial-ai-agentic",
+            "tutorial-ai-multimodal",
+            "jac-client",
+            "tutorial-fullstack-components",
+            "python-integration",
+            "library-mode",
+        ];
+        for name in missing {
+            let uri = format!("svc://docs/{name}");
+            let doc = docs().iter().find(|d| d.uri == uri).expect("page exists");
+            let first = doc.body.split("\n\n").nth(1).unwrap_or_default();
+            assert!(
+                first.contains("svc has no") || first.contains("svc cannot"),
+                "{uri} must say plainly what svc lacks first: {first:?}"
+            );
+        }
+    }
+
     #[test]
     fn examples_have_an_entry_file() {
         for e in examples() {
