@@ -95,8 +95,7 @@ impl Interp<'_> {
             if start > 0 {
                 return Ok(Value::Int(self.rand_below(start as u64) as i64));
             }
-            let s = show(self, &args[..1])?;
-            return Err(self.err("ValueError", format!("empty range in randrange({s})")));
+            return Err(self.err("ValueError", "empty range for randrange()"));
         };
         let stop = self.int_arg(stop_v)?;
         let step = match args.get(2) {

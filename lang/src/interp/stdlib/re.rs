@@ -221,6 +221,29 @@ fn translate(p: &str, flags: i64) -> Result<String, String> {
     Ok(out)
 }
 
+/// The names of the named groups of a (translated) pattern, in order, duplicates kept.
+fn group_names(p: &str) -> Vec<&str> {
+    let b = p.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'(' if p[i..].starts_with("(?P<") || p[i..].starts_with("(?<") => {
+                let start = i + if b[i + 2] == b'P' { 4 } else { 3 };
+                let end = p[start..].find('>').map_or(start, |e| start + e);
+                let name = &p[start..end];
+                if !name.is_empty() && !name.starts_with(['=', '!']) {
+                    out.push(name);
+                }
+                i = end.max(i + 1);
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
 /// The pattern sets inline flag `f` (`(?m)`, `(?im)` ...).
 fn inline_flag(p: &str, f: char) -> bool {
     let mut rest = p;
@@ -282,14 +305,12 @@ fn compile(pattern: &str, flags: i64) -> Result<Rc<Compiled>, String> {
         .capture_names()
         .map(|n| n.map(str::to_string))
         .collect();
-    for (i, n) in names.iter().enumerate() {
-        if let Some(n) = n
-            && let Some(first) = names[..i].iter().position(|m| m.as_deref() == Some(n))
-        {
-            return Err(format!(
-                "redefinition of group name '{n}' as group {i}; was group {first}"
-            ));
+    let mut seen: Vec<&str> = Vec::new();
+    for n in group_names(&body) {
+        if seen.contains(&n) {
+            return Err(format!("redefinition of group name '{n}'"));
         }
+        seen.push(n);
     }
     let c = Rc::new(Compiled {
         search,
