@@ -4,11 +4,11 @@
 //! names `<part>.svc`.
 
 use super::{Cx, Exports, collect, names};
+use crate::ast::{Expr, ExprKind, Name};
 use crate::ast::{Import, ImportKind, Item, Member, ModPath, Module, Stmt, StmtKind};
 use crate::diag::Code;
-use crate::names::{EVENT_MODULES, EVENT_NAMES};
 use crate::interp::stdlib;
-use crate::ast::{Expr, ExprKind, Name};
+use crate::names::{EVENT_MODULES, EVENT_NAMES};
 use crate::span::Span;
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -421,7 +421,10 @@ impl<'a> Cx<'a, '_> {
         let Some(module) = self.stdlib_aliases.get(&**n).copied() else {
             return;
         };
-        if matches!(self.lookup(n), super::Found::Global(Some(super::Decl::Import))) {
+        if matches!(
+            self.lookup(n),
+            super::Found::Global(Some(super::Decl::Import))
+        ) {
             self.check_stdlib_name(module, &name.name, name.span);
         }
     }

@@ -280,7 +280,10 @@ fn each_code_fires() {
         ("impl Nope.f { }", "E2013"),
         ("node A {} node B: A --> A {}", "E2027"),
         ("walker W {} node A {} edge E: A --> W {}", "E2028"),
-        ("import math; with entry { print(math.sqroot(2)); }", "E2030"),
+        (
+            "import math; with entry { print(math.sqroot(2)); }",
+            "E2030",
+        ),
         ("import from datetime { datetim }", "E2030"),
     ];
     for (src, code) in cases {

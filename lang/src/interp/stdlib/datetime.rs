@@ -9,7 +9,12 @@ use std::cmp::Ordering;
 use std::rc::Rc;
 
 pub const NAMES: &[&str] = &[
-    "datetime", "date", "timedelta", "timezone", "MINYEAR", "MAXYEAR",
+    "datetime",
+    "date",
+    "timedelta",
+    "timezone",
+    "MINYEAR",
+    "MAXYEAR",
 ];
 
 pub const TIMEDELTA_METHODS: &[&str] = &["total_seconds"];
@@ -173,7 +178,10 @@ impl Interp<'_> {
         }
         let zero = self.make_td(0);
         let v = self.stdlib_instance("datetime.timezone", vec![zero, Value::None]);
-        class.statics.borrow_mut().insert(Rc::from("utc"), v.clone());
+        class
+            .statics
+            .borrow_mut()
+            .insert(Rc::from("utc"), v.clone());
         v
     }
 
@@ -367,7 +375,10 @@ impl Interp<'_> {
                             if !f.is_finite() {
                                 return Err(self.err(
                                     "ValueError",
-                                    format!("cannot convert float {} to integer", crate::pyfmt::float_repr(*f)),
+                                    format!(
+                                        "cannot convert float {} to integer",
+                                        crate::pyfmt::float_repr(*f)
+                                    ),
                                 ));
                             }
                             let whole = f.trunc();
@@ -384,10 +395,8 @@ impl Interp<'_> {
                             exact += i128::from(int_of(v)) * unit;
                         }
                         Some(Value::BigInt(_)) => {
-                            return Err(self.err(
-                                "OverflowError",
-                                "Python int too large to convert to C int",
-                            ));
+                            return Err(self
+                                .err("OverflowError", "Python int too large to convert to C int"));
                         }
                         Some(other) => {
                             return Err(self.err(
@@ -411,10 +420,8 @@ impl Interp<'_> {
                     *slot = self.int_arg(a.get(i).unwrap_or(&Value::None))?;
                 }
                 self.validate_ymd(v[0], v[1], v[2])?;
-                Ok(self.stdlib_instance(
-                    "datetime.date",
-                    v.iter().map(|x| Value::Int(*x)).collect(),
-                ))
+                Ok(self
+                    .stdlib_instance("datetime.date", v.iter().map(|x| Value::Int(*x)).collect()))
             }
             "datetime.datetime" => {
                 let a = self.stdlib_args(
@@ -557,7 +564,7 @@ impl Interp<'_> {
                     }
                     None => Rc::from(""),
                 };
-                self.from_iso(&s, is_date)
+                self.parse_iso(&s, is_date)
             }
             _ => Err(self.err(
                 "AttributeError",
@@ -566,7 +573,7 @@ impl Interp<'_> {
         }
     }
 
-    fn from_iso(&mut self, s: &str, is_date: bool) -> R<Value> {
+    fn parse_iso(&mut self, s: &str, is_date: bool) -> R<Value> {
         let bad = |it: &Self| {
             it.err(
                 "ValueError",
@@ -892,10 +899,12 @@ impl Interp<'_> {
 
     fn strftime(&mut self, v: &Value, f: &str) -> R<String> {
         let is_dt = Self::stdlib_key(v) == Some("datetime.datetime");
-        let g = |n| if is_dt || matches!(n, "year" | "month" | "day") {
-            int_of(&self.field(v, n))
-        } else {
-            0
+        let g = |n| {
+            if is_dt || matches!(n, "year" | "month" | "day") {
+                int_of(&self.field(v, n))
+            } else {
+                0
+            }
         };
         let (y, mo, d, h, mi, s, us) = (
             g("year"),
@@ -1180,10 +1189,8 @@ impl Interp<'_> {
                         let n = i128::from(int_of(k));
                         match us.checked_mul(n) {
                             Some(x) => self.checked_td(x),
-                            None => Err(self.err(
-                                "OverflowError",
-                                "Python int too large to convert to C int",
-                            )),
+                            None => Err(self
+                                .err("OverflowError", "Python int too large to convert to C int")),
                         }
                     }
                 }

@@ -578,13 +578,11 @@ impl Interp<'_> {
                     if (0xd800..0xdc00).contains(&u)
                         && c.get(*i) == Some(&'\\')
                         && c.get(*i + 1) == Some(&'u')
+                        && let Some(lo) = hex(*i + 2)
+                        && (0xdc00..0xe000).contains(&lo)
                     {
-                        if let Some(lo) = hex(*i + 2)
-                            && (0xdc00..0xe000).contains(&lo)
-                        {
-                            code = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
-                            *i += 6;
-                        }
+                        code = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
+                        *i += 6;
                     }
                     // A lone surrogate cannot live in a Rust string: U+FFFD stands in.
                     out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
@@ -656,10 +654,7 @@ impl Interp<'_> {
         }
         Ok(Some(match text.parse::<i64>() {
             Ok(v) => Value::Int(v),
-            Err(_) => Value::from_bigint(
-                text.parse::<num_bigint::BigInt>()
-                    .unwrap_or_default(),
-            ),
+            Err(_) => Value::from_bigint(text.parse::<num_bigint::BigInt>().unwrap_or_default()),
         }))
     }
 }

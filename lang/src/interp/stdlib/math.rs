@@ -9,9 +9,40 @@ use num_traits::{One, Signed, ToPrimitive, Zero};
 use std::rc::Rc;
 
 pub const NAMES: &[&str] = &[
-    "pi", "e", "tau", "inf", "nan", "sqrt", "floor", "ceil", "fabs", "pow", "exp", "log", "log2",
-    "log10", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "hypot", "isclose", "isnan",
-    "isinf", "isfinite", "gcd", "lcm", "factorial", "trunc", "prod", "fsum", "comb", "perm",
+    "pi",
+    "e",
+    "tau",
+    "inf",
+    "nan",
+    "sqrt",
+    "floor",
+    "ceil",
+    "fabs",
+    "pow",
+    "exp",
+    "log",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "hypot",
+    "isclose",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "gcd",
+    "lcm",
+    "factorial",
+    "trunc",
+    "prod",
+    "fsum",
+    "comb",
+    "perm",
     "copysign",
 ];
 
@@ -85,10 +116,7 @@ impl Interp<'_> {
             return Err(self.err("ValueError", "cannot convert float NaN to integer"));
         }
         if x.is_infinite() {
-            return Err(self.err(
-                "OverflowError",
-                "cannot convert float infinity to integer",
-            ));
+            return Err(self.err("OverflowError", "cannot convert float infinity to integer"));
         }
         Ok(match crate::pyfmt::float_to_i64(x) {
             Some(i) => Value::Int(i),
@@ -259,10 +287,7 @@ impl Interp<'_> {
                 if args.is_empty() || args.len() > 2 {
                     return Err(self.err(
                         "TypeError",
-                        format!(
-                            "log expected at least 1 argument, got {}",
-                            args.len()
-                        ),
+                        format!("log expected at least 1 argument, got {}", args.len()),
                     ));
                 }
                 let num = self.log_of(&args[0])?;
@@ -390,10 +415,9 @@ impl Interp<'_> {
                 }
                 let n = self.big_arg(&v)?;
                 if n.is_negative() {
-                    return Err(self.err(
-                        "ValueError",
-                        "factorial() not defined for negative values",
-                    ));
+                    return Err(
+                        self.err("ValueError", "factorial() not defined for negative values")
+                    );
                 }
                 let n = self.bounded_steps("factorial", &n)?;
                 let mut acc = BigInt::one();

@@ -123,7 +123,15 @@ const CLASSES: &[ClassSpec] = &[
         key: "re.Match",
         module: "re",
         name: "Match",
-        fields: &["string", "re", "pos", "endpos", "lastindex", "lastgroup", "_spans"],
+        fields: &[
+            "string",
+            "re",
+            "pos",
+            "endpos",
+            "lastindex",
+            "lastgroup",
+            "_spans",
+        ],
         exception_base: None,
     },
     ClassSpec {
@@ -179,7 +187,8 @@ impl Interp<'_> {
                         .expect("builtin exception classes are installed first");
                     let mut mro = vec![base.clone()];
                     mro.extend(base.mro.iter().cloned());
-                    let mut c = Class::bare_builtin(spec.name, ClassKind::Exception, vec![base], mro);
+                    let mut c =
+                        Class::bare_builtin(spec.name, ClassKind::Exception, vec![base], mro);
                     c.module = Rc::from(spec.module);
                     c
                 }
@@ -546,10 +555,9 @@ impl Interp<'_> {
         match v {
             Value::Int(i) => Ok(*i),
             Value::Bool(b) => Ok(i64::from(*b)),
-            Value::BigInt(_) => Err(self.err(
-                "OverflowError",
-                "Python int too large to convert to C long",
-            )),
+            Value::BigInt(_) => {
+                Err(self.err("OverflowError", "Python int too large to convert to C long"))
+            }
             other => Err(self.err(
                 "TypeError",
                 format!(

@@ -9,7 +9,15 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 pub const NAMES: &[&str] = &[
-    "seed", "random", "randint", "randrange", "uniform", "choice", "choices", "shuffle", "sample",
+    "seed",
+    "random",
+    "randint",
+    "randrange",
+    "uniform",
+    "choice",
+    "choices",
+    "shuffle",
+    "sample",
 ];
 
 thread_local! {
@@ -143,11 +151,15 @@ impl Interp<'_> {
                         state_from(&buf)
                     }
                     Value::Int(i) => state_from(&[b"i:".as_slice(), &i.to_le_bytes()].concat()),
-                    Value::Bool(b) => state_from(&[b"i:".as_slice(), &i64::from(*b).to_le_bytes()].concat()),
+                    Value::Bool(b) => {
+                        state_from(&[b"i:".as_slice(), &i64::from(*b).to_le_bytes()].concat())
+                    }
                     Value::BigInt(b) => {
                         state_from(&[b"b:".as_slice(), &b.to_signed_bytes_le()].concat())
                     }
-                    Value::Float(f) => state_from(&[b"f:".as_slice(), &f.to_bits().to_le_bytes()].concat()),
+                    Value::Float(f) => {
+                        state_from(&[b"f:".as_slice(), &f.to_bits().to_le_bytes()].concat())
+                    }
                     Value::Str(s) => state_from(&[b"s:".as_slice(), s.as_bytes()].concat()),
                     _ => {
                         return Err(self.err(
@@ -178,14 +190,8 @@ impl Interp<'_> {
                 self.rand_range(&[lo, hi1])
             }
             "randrange" => {
-                let a = self.stdlib_args(
-                    "randrange",
-                    &["start", "stop", "step"],
-                    1,
-                    3,
-                    args,
-                    kwargs,
-                )?;
+                let a =
+                    self.stdlib_args("randrange", &["start", "stop", "step"], 1, 3, args, kwargs)?;
                 let vals: Vec<Value> = a.vals.iter().map_while(|v| v.clone()).collect();
                 self.rand_range(&vals)
             }
@@ -271,9 +277,8 @@ impl Interp<'_> {
                         }
                         let total = cum.last().copied().unwrap_or(0.0);
                         if total <= 0.0 {
-                            return Err(
-                                self.err("ValueError", "Total of weights must be greater than zero")
-                            );
+                            return Err(self
+                                .err("ValueError", "Total of weights must be greater than zero"));
                         }
                         if !total.is_finite() {
                             return Err(self.err("ValueError", "Total of weights must be finite"));
@@ -304,23 +309,16 @@ impl Interp<'_> {
                 Ok(Value::None)
             }
             "sample" => {
-                let a = self.stdlib_args(
-                    "sample",
-                    &["population", "k", "counts"],
-                    2,
-                    2,
-                    args,
-                    kwargs,
-                )?;
+                let a =
+                    self.stdlib_args("sample", &["population", "k", "counts"], 2, 2, args, kwargs)?;
                 let pop = a.get(0).cloned().unwrap_or(Value::None);
                 self.rand_population(&pop)?;
                 let mut items = self.iterate(&pop)?;
                 let k = self.int_arg(a.get(1).unwrap_or(&Value::None))?;
                 if k < 0 || k as usize > items.len() {
-                    return Err(self.err(
-                        "ValueError",
-                        "Sample larger than population or is negative",
-                    ));
+                    return Err(
+                        self.err("ValueError", "Sample larger than population or is negative")
+                    );
                 }
                 // A partial Fisher-Yates: the first k places.
                 let n = items.len();

@@ -162,7 +162,10 @@ fn translate(p: &str, flags: i64) -> Result<String, String> {
             {
                 let rest: String = chars[i + 4..].iter().collect();
                 let Some(end) = rest.find(')') else {
-                    return Err(format!("missing ), unterminated name at position {}", i + 4));
+                    return Err(format!(
+                        "missing ), unterminated name at position {}",
+                        i + 4
+                    ));
                 };
                 out.push_str(&format!("\\k<{}>", &rest[..end]));
                 i += 4 + rest[..end].chars().count() + 1;
@@ -709,10 +712,9 @@ impl Interp<'_> {
                                 )));
                             }
                             None => {
-                                return Err(self.err(
-                                    "IndexError",
-                                    format!("unknown group name '{name}'"),
-                                ));
+                                return Err(
+                                    self.err("IndexError", format!("unknown group name '{name}'"))
+                                );
                             }
                         }
                     };
@@ -832,7 +834,10 @@ impl Interp<'_> {
                         other => {
                             return Err(self.err(
                                 "TypeError",
-                                format!("expected str instance, {} found", self.type_name_of(&other)),
+                                format!(
+                                    "expected str instance, {} found",
+                                    self.type_name_of(&other)
+                                ),
                             ));
                         }
                     }
@@ -872,9 +877,9 @@ impl Interp<'_> {
                 self.re_pattern_value(&p, flags)
             }
             "search" | "match" | "fullmatch" | "findall" | "finditer" => {
-                let a = self.stdlib_args(func, &["pattern", "string", "flags"], 2, 3, args, kwargs)?;
-                let (p, flags) =
-                    self.re_pattern_arg(a.get(0).unwrap_or(&Value::None), a.get(2))?;
+                let a =
+                    self.stdlib_args(func, &["pattern", "string", "flags"], 2, 3, args, kwargs)?;
+                let (p, flags) = self.re_pattern_arg(a.get(0).unwrap_or(&Value::None), a.get(2))?;
                 let pattern = self.re_pattern_value(&p, flags)?;
                 let text = self.re_text(a.get(1))?;
                 self.re_apply(func, pattern, &text, None)
@@ -888,8 +893,7 @@ impl Interp<'_> {
                     args,
                     kwargs,
                 )?;
-                let (p, flags) =
-                    self.re_pattern_arg(a.get(0).unwrap_or(&Value::None), a.get(4))?;
+                let (p, flags) = self.re_pattern_arg(a.get(0).unwrap_or(&Value::None), a.get(4))?;
                 let pattern = self.re_pattern_value(&p, flags)?;
                 let text = self.re_text(a.get(2))?;
                 let count = match a.get(3) {
@@ -908,8 +912,7 @@ impl Interp<'_> {
                     args,
                     kwargs,
                 )?;
-                let (p, flags) =
-                    self.re_pattern_arg(a.get(0).unwrap_or(&Value::None), a.get(3))?;
+                let (p, flags) = self.re_pattern_arg(a.get(0).unwrap_or(&Value::None), a.get(3))?;
                 let pattern = self.re_pattern_value(&p, flags)?;
                 let text = self.re_text(a.get(1))?;
                 let maxsplit = match a.get(2) {
@@ -941,7 +944,13 @@ impl Interp<'_> {
         }
     }
 
-    fn re_apply(&mut self, func: &str, pattern: Value, text: &Rc<str>, pos: Option<&Value>) -> R<Value> {
+    fn re_apply(
+        &mut self,
+        func: &str,
+        pattern: Value,
+        text: &Rc<str>,
+        pos: Option<&Value>,
+    ) -> R<Value> {
         match func {
             "search" => self.re_find(pattern, text, pos, Mode::Search),
             "match" => self.re_find(pattern, text, pos, Mode::Match),
@@ -962,7 +971,8 @@ impl Interp<'_> {
         if key == "re.Pattern" {
             return match name {
                 "search" | "match" | "fullmatch" | "findall" | "finditer" => {
-                    let a = self.stdlib_args(name, &["string", "pos", "endpos"], 1, 3, args, kwargs)?;
+                    let a =
+                        self.stdlib_args(name, &["string", "pos", "endpos"], 1, 3, args, kwargs)?;
                     let mut text = self.re_text(a.get(0))?;
                     if let Some(end) = a.opt(2) {
                         let end = self.int_arg(end)?.max(0) as usize;
@@ -972,7 +982,8 @@ impl Interp<'_> {
                     self.re_apply(name, recv.clone(), &text, a.get(1))
                 }
                 "sub" | "subn" => {
-                    let a = self.stdlib_args(name, &["repl", "string", "count"], 2, 3, args, kwargs)?;
+                    let a =
+                        self.stdlib_args(name, &["repl", "string", "count"], 2, 3, args, kwargs)?;
                     let text = self.re_text(a.get(1))?;
                     let count = match a.get(2) {
                         Some(v) => self.int_arg(v)?,
@@ -1068,7 +1079,9 @@ impl Interp<'_> {
             "groups" => {
                 let a = self.stdlib_args(name, &["default"], 0, 1, args, kwargs)?;
                 let d = a.get(0).cloned().unwrap_or(Value::None);
-                Ok(Value::tuple((1..spans.len()).map(|g| text_of(g, &d)).collect()))
+                Ok(Value::tuple(
+                    (1..spans.len()).map(|g| text_of(g, &d)).collect(),
+                ))
             }
             "groupdict" => {
                 let a = self.stdlib_args(name, &["default"], 0, 1, args, kwargs)?;

@@ -50,7 +50,10 @@ impl Interp<'_> {
         if args.len() != 1 {
             return Err(self.err(
                 "TypeError",
-                format!("time.sleep() takes exactly one argument ({} given)", args.len()),
+                format!(
+                    "time.sleep() takes exactly one argument ({} given)",
+                    args.len()
+                ),
             ));
         }
         let secs = match &args[0] {
