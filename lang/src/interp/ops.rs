@@ -1011,6 +1011,13 @@ impl Interp<'_> {
     }
 
     pub fn set_attr(&mut self, v: &Value, name: &str, value: Value) -> R<()> {
+        if let Some(key) = Self::stdlib_key(v) {
+            // The stdlib's values are immutable, as in CPython.
+            return Err(self.err(
+                "AttributeError",
+                format!("attribute '{name}' of '{key}' objects is not writable"),
+            ));
+        }
         match v {
             Value::Anchor(h) => {
                 let h = *h;

@@ -1221,7 +1221,9 @@ impl Interp<'_> {
                 match b {
                     Value::Float(f) if op == BinOp::Div => {
                         if *f == 0.0 {
-                            return Some(Err(self.err("ZeroDivisionError", "division by zero")));
+                            return Some(Err(
+                                self.err("ZeroDivisionError", "integer division or modulo by zero")
+                            ));
                         }
                         let r = crate::pyfmt::round_half_even(us as f64 / f, 0);
                         self.checked_td(r as i128)
@@ -1233,14 +1235,9 @@ impl Interp<'_> {
                     k => {
                         let n = i128::from(int_of(k));
                         if n == 0 {
-                            return Some(Err(self.err(
-                                "ZeroDivisionError",
-                                if op == BinOp::Div {
-                                    "division by zero"
-                                } else {
-                                    "integer division or modulo by zero"
-                                },
-                            )));
+                            return Some(Err(
+                                self.err("ZeroDivisionError", "integer division or modulo by zero")
+                            ));
                         }
                         let q = floor_div(us, n);
                         if op == BinOp::FloorDiv {
