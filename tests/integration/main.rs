@@ -34,6 +34,7 @@ mod kvstore;
 mod platform;
 mod server;
 mod sso;
+mod stdlib;
 mod storage;
 mod support;
 mod sv;
