@@ -31,7 +31,10 @@ fn sleep_past_the_time_limit_stops_the_run() {
 #[test]
 fn a_local_module_wins_over_a_builtin_one() {
     let dir = TempDir::new("stdlib-local");
-    dir.write("json.svc", "def dumps(x: any) -> str {\n    return \"local\";\n}\n");
+    dir.write(
+        "json.svc",
+        "def dumps(x: any) -> str {\n    return \"local\";\n}\n",
+    );
     dir.write(
         "main.svc",
         "import json;\nimport from math { sqrt }\nwith entry {\n    print(json.dumps(1), sqrt(4));\n}\n",

@@ -1085,6 +1085,10 @@ impl Interp<'_> {
     }
 
     pub fn get_item(&mut self, o: &Value, i: &Value) -> R<Value> {
+        if Self::stdlib_key(o) == Some("re.Match") {
+            // `m[g]` is `m.group(g)`.
+            return self.call_stdlib_method(o, "group", vec![i.clone()], Vec::new());
+        }
         match o {
             Value::List(l) => {
                 let l = l.borrow();
