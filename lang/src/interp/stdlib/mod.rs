@@ -43,6 +43,12 @@ pub fn is_stdlib_class(c: &Class) -> bool {
     &*c.stored.module == MARK
 }
 
+/// Instances of `c` are dict keys and set members by value (the immutable `datetime`,
+/// `date`, `timedelta`, `timezone` and `UUID`; not patterns or match objects).
+pub fn hashes_by_value(c: &Class) -> bool {
+    is_stdlib_class(c) && !c.stored.name.starts_with("re.")
+}
+
 /// Every public name of a built-in module (for the checker and `import from`).
 pub fn members(module: &str) -> &'static [&'static str] {
     match module {
