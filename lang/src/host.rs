@@ -215,6 +215,46 @@ pub trait Host {
     fn take_stale(&mut self) -> Option<Stale> {
         None
     }
+
+    // The clock, the OS random source and sleeping, for the standard-library modules
+    // (`time`, `datetime`, `random`, `uuid`). The defaults use the process's own; a host
+    // may fix them (tests) or account for them.
+
+    /// Wall-clock time: nanoseconds since the Unix epoch (negative before it).
+    fn unix_time_nanos(&mut self) -> i128 {
+        match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => d.as_nanos() as i128,
+            Err(e) => -(e.duration().as_nanos() as i128),
+        }
+    }
+
+    /// A monotonic clock in nanoseconds (an arbitrary origin, never going back).
+    fn monotonic_nanos(&mut self) -> u128 {
+        static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        ORIGIN
+            .get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_nanos()
+    }
+
+    /// Fill `buf` from the OS random source (seeds `random`, makes `uuid4`).
+    fn random_bytes(&mut self, buf: &mut [u8]) {
+        // std's `RandomState` keys come from the OS random source; each hasher built
+        // from a fresh one gives 64 unpredictable bits.
+        use std::hash::{BuildHasher, Hasher};
+        for (i, chunk) in buf.chunks_mut(8).enumerate() {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_usize(i);
+            let bytes = h.finish().to_le_bytes();
+            chunk.copy_from_slice(&bytes[..chunk.len()]);
+        }
+    }
+
+    /// Block the run for `d` (`time.sleep`; the interpreter has already bounded `d` by
+    /// the run's time limit).
+    fn sleep(&mut self, d: std::time::Duration) {
+        std::thread::sleep(d);
+    }
 }
 
 /// What `Host::take_stale` reports.

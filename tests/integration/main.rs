@@ -37,6 +37,7 @@ mod mcp_content;
 mod platform;
 mod server;
 mod sso;
+mod stdlib;
 mod storage;
 mod support;
 mod sv;

@@ -4,9 +4,12 @@
 //! names `<part>.svc`.
 
 use super::{Cx, Exports, collect, names};
+use crate::ast::{Expr, ExprKind, Name};
 use crate::ast::{Import, ImportKind, Item, Member, ModPath, Module, Stmt, StmtKind};
 use crate::diag::Code;
+use crate::interp::stdlib;
 use crate::names::{EVENT_MODULES, EVENT_NAMES};
+use crate::span::Span;
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -17,6 +20,8 @@ const HTTP_NAMES: &[&str] = &["HTTPMethod"];
 /// Where an import path leads.
 enum Resolved {
     Http,
+    /// A standard-library module built into svc (language.md decision 12).
+    Stdlib(&'static str),
     /// The event built-ins under one of the original's module paths (decisions.md).
     Events(String),
     Svc(Rc<Exports>),
@@ -52,6 +57,11 @@ impl<'a> Cx<'a, '_> {
                                 item.name.span,
                             );
                         }
+                    }
+                }
+                Resolved::Stdlib(module) => {
+                    for item in &imp.items {
+                        self.check_stdlib_name(module, &item.name.name, item.name.span);
                     }
                 }
                 Resolved::Events(module) => {
@@ -104,14 +114,26 @@ impl<'a> Cx<'a, '_> {
                     Resolved::Http => self
                         .included
                         .extend(HTTP_NAMES.iter().map(|s| s.to_string())),
+                    Resolved::Stdlib(m) => self
+                        .included
+                        .extend(stdlib::members(m).iter().map(|s| s.to_string())),
                     _ => self.module_lenient = true,
                 }
             } else if let Some(a) = alias {
                 bound.push(&*a.name);
+                if let Resolved::Stdlib(m) = res {
+                    self.stdlib_aliases.insert(&a.name, m);
+                }
             } else if let Some(first) = mp.parts.first() {
                 bound.push(&*first.name);
+                if let Resolved::Stdlib(m) = res {
+                    self.stdlib_aliases.insert(&first.name, m);
+                }
             }
-            if !matches!(res, Resolved::Svc(_) | Resolved::Http | Resolved::Events(_)) {
+            if !matches!(
+                res,
+                Resolved::Svc(_) | Resolved::Http | Resolved::Events(_) | Resolved::Stdlib(_)
+            ) {
                 self.report_unresolved(res, mp);
             }
         }
@@ -136,7 +158,11 @@ impl<'a> Cx<'a, '_> {
                     mp.span,
                 );
             }
-            Resolved::Http | Resolved::Events(_) | Resolved::Svc(_) | Resolved::Unknown => {}
+            Resolved::Http
+            | Resolved::Stdlib(_)
+            | Resolved::Events(_)
+            | Resolved::Svc(_)
+            | Resolved::Unknown => {}
         }
     }
 
@@ -187,6 +213,12 @@ impl<'a> Cx<'a, '_> {
 
     fn not_found(&self, mp: &ModPath, rel: Vec<String>) -> Resolved {
         let first = mp.parts.first().map_or("", |p| &*p.name);
+        if mp.dots == 0
+            && mp.parts.len() == 1
+            && let Some(m) = stdlib::MODULES.iter().find(|m| **m == first)
+        {
+            return Resolved::Stdlib(m);
+        }
         if mp.dots == 0 && names::is_python_module(first) {
             Resolved::Python(dotted(mp))
         } else {
@@ -363,6 +395,37 @@ fn glob_names(stmts: &[Stmt], out: &mut Exports) {
                 orelse: Some(b), ..
             } => glob_names(b, out),
             _ => {}
+        }
+    }
+}
+
+impl<'a> Cx<'a, '_> {
+    /// E2030 when a built-in standard-library module has no member `name`.
+    fn check_stdlib_name(&mut self, module: &str, name: &str, span: Span) {
+        let members = stdlib::members(module);
+        if members.contains(&name) {
+            return;
+        }
+        let mut msg = format!("module '{module}' has no attribute '{name}'");
+        if let Some(s) = names::best_match(name, members.iter().map(|m| (*m, 0))) {
+            msg.push_str(&format!("; did you mean '{s}'?"));
+        }
+        self.error(Code::E2030, msg, span);
+    }
+
+    /// `m.name` where `m` is a module-level name bound to a built-in stdlib module.
+    pub(super) fn check_stdlib_member(&mut self, obj: &'a Expr, name: &'a Name) {
+        let ExprKind::Name(n) = &obj.kind else {
+            return;
+        };
+        let Some(module) = self.stdlib_aliases.get(&**n).copied() else {
+            return;
+        };
+        if matches!(
+            self.lookup(n),
+            super::Found::Global(Some(super::Decl::Import))
+        ) {
+            self.check_stdlib_name(module, &name.name, name.span);
         }
     }
 }

@@ -23,6 +23,7 @@
 //! | E2013 | error    | `impl X.y` where `X` or `y` is not declared |
 //! | E2027 | error    | typed endpoint clause `: A --> B` on something other than an edge |
 //! | E2028 | error    | edge endpoint that is not a node type |
+//! | E2030 | error    | `m.name` or `import from m { name }` where `m` is a built-in stdlib module without `name` |
 //!
 //! Scoping follows Jac (Python rules without `global`/`nonlocal`): module globals are the
 //! declarations plus every name assigned at module level or in a `with entry` block;
@@ -170,6 +171,9 @@ struct Cx<'a, 'h> {
     modules: HashMap<PathBuf, Option<Rc<Exports>>>,
     /// Constructor fields per archetype (keyed by address; `None`: not fully known).
     ctor_cache: HashMap<usize, Option<Rc<calls::Fields<'a>>>>,
+    /// Module-level names bound to a built-in standard-library module (`import json as
+    /// j;` binds `j` to `json`), for E2030.
+    stdlib_aliases: HashMap<&'a str, &'static str>,
 }
 
 impl<'a, 'h> Cx<'a, 'h> {
@@ -186,6 +190,7 @@ impl<'a, 'h> Cx<'a, 'h> {
             module_lenient: false,
             modules: HashMap::new(),
             ctor_cache: HashMap::new(),
+            stdlib_aliases: HashMap::new(),
         }
     }
 

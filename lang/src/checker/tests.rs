@@ -276,10 +276,15 @@ fn each_code_fires() {
         ("obj A {} obj A {}", "E2009"),
         ("import from http { Nope }", "E2010"),
         ("import from nosuch { X }", "E2011"),
-        ("import random;", "E2012"),
+        ("import numpy;", "E2012"),
         ("impl Nope.f { }", "E2013"),
         ("node A {} node B: A --> A {}", "E2027"),
         ("walker W {} node A {} edge E: A --> W {}", "E2028"),
+        (
+            "import math; with entry { print(math.sqroot(2)); }",
+            "E2030",
+        ),
+        ("import from datetime { datetim }", "E2030"),
     ];
     for (src, code) in cases {
         let got = codes(src);

@@ -393,6 +393,10 @@ impl<'a> Cx<'a, '_> {
                 collect::children(e, &mut |c| self.expr(c));
                 self.check_connect_assigns(op);
             }
+            ExprKind::Attr { obj, name, .. } => {
+                self.expr(obj);
+                self.check_stdlib_member(obj, name);
+            }
             _ => collect::children(e, &mut |c| self.expr(c)),
         }
     }

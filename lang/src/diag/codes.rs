@@ -122,6 +122,9 @@ diagnostic_codes! {
     E2028: true, "edge endpoint is not a node type",
         "The endpoints of a typed edge must be node types (`Root`, not `root`).",
         "edge E: root --> A { }";
+    E2030: true, "unknown member of a built-in module",
+        "The standard-library modules built into svc (`math`, `random`, `json`, `time`, `datetime`, `uuid`, `re`) provide a fixed set of names (language.md decision 12); this one is not among them.",
+        "import math; with entry { print(math.sqroot(2)); }";
     W2001: false, "undefined name in an annotation",
         "A type annotation names something that is not defined; annotations are not evaluated, so this is a warning.",
         "def f(x: Undefined) { }";

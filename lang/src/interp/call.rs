@@ -282,6 +282,9 @@ impl Interp<'_> {
         if self.is_event_class(c) {
             return self.construct_event(c, args, kwargs);
         }
+        if stdlib::is_stdlib_class(c) {
+            return self.stdlib_construct(c, args, kwargs);
+        }
         match c.kind {
             ClassKind::Builtin => builtins::construct_builtin(self, c, args, kwargs),
             ClassKind::Exception => Ok(self.make_exception(c.clone(), args)),

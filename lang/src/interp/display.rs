@@ -33,6 +33,9 @@ impl Interp<'_> {
                 }
             }
             Value::Instance(i) => {
+                if let Some(r) = self.stdlib_str(v) {
+                    return r;
+                }
                 if let Some(f) = i.class.find_method("__str__") {
                     let r = self.call_function(&f, Some(v.clone()), vec![], vec![], None)?;
                     return self.to_str(&r);
@@ -209,6 +212,10 @@ impl Interp<'_> {
                 if let Some(f) = i.class.find_method("__repr__") {
                     let r = self.call_function(&f, Some(v.clone()), vec![], vec![], None)?;
                     out.push_str(&self.to_str(&r)?);
+                    return Ok(());
+                }
+                if let Some(r) = self.stdlib_repr(v) {
+                    out.push_str(&r?);
                     return Ok(());
                 }
                 let key = std::rc::Rc::as_ptr(i) as usize;

@@ -589,6 +589,9 @@ impl Interp<'_> {
         args: Vec<Value>,
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> R<Value> {
+        if Self::stdlib_key(recv).is_some() {
+            return self.call_stdlib_method(recv, name, args, kwargs);
+        }
         match recv {
             Value::Instance(inst) => {
                 // The runtime's record classes (`KvStore`, `Storage`) declare no methods,
@@ -677,6 +680,9 @@ impl Interp<'_> {
     ) -> R<Value> {
         if name == "kvstore" {
             return self.call_kvstore(args, kwargs);
+        }
+        if super::stdlib::is_qualified(name) {
+            return self.call_stdlib(name, args, kwargs);
         }
         if name.starts_with(super::sv::STUB_PREFIX) {
             return self.call_sv_stub(name, args, kwargs);

@@ -24,6 +24,7 @@ mod ops;
 mod persist;
 pub(crate) mod serve_support;
 mod setup;
+pub mod stdlib;
 mod stmt;
 mod storage;
 mod sv;

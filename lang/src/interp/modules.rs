@@ -194,7 +194,10 @@ impl Interp<'_> {
                 }
                 return Ok(());
             }
-            if from.dots == 0 && from.parts.len() == 1 && builtin_module(first) {
+            if from.dots == 0
+                && from.parts.len() == 1
+                && self.is_builtin_module(first, &resolve(from))
+            {
                 for item in &imp.items {
                     let v = self.builtin_module_member(first, &item.name.name)?;
                     let bind = item.alias.as_ref().unwrap_or(&item.name);
@@ -216,7 +219,10 @@ impl Interp<'_> {
         } else {
             for (mp, alias) in &imp.modules {
                 let first = mp.parts.first().map(|n| &*n.name).unwrap_or("");
-                let m = if mp.parts.len() == 1 && builtin_module(first) {
+                let m = if mp.dots == 0
+                    && mp.parts.len() == 1
+                    && self.is_builtin_module(first, &resolve(mp))
+                {
                     self.builtin_module(first)
                 } else {
                     self.load_module(&resolve(mp), mp)?

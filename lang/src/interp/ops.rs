@@ -295,6 +295,9 @@ impl Interp<'_> {
             return self.big_arith(op, x, y);
         }
         let (Some(x), Some(y)) = (self.as_float(a)?, self.as_float(b)?) else {
+            if let Some(r) = self.stdlib_binop(op, a, b) {
+                return r;
+            }
             return Err(self.unsupported(sym, a, b));
         };
         let r = match op {
@@ -441,10 +444,12 @@ impl Interp<'_> {
                 Value::Bool(b) => Ok(Value::Int(-i64::from(*b))),
                 Value::BigInt(b) => Ok(Value::from_bigint(-(**b).clone())),
                 Value::Float(f) => Ok(Value::Float(-f)),
-                _ => Err(self.err(
-                    "TypeError",
-                    format!("bad operand type for unary -: '{}'", self.type_name_of(v)),
-                )),
+                _ => self.datetime_neg(v).unwrap_or_else(|| {
+                    Err(self.err(
+                        "TypeError",
+                        format!("bad operand type for unary -: '{}'", self.type_name_of(v)),
+                    ))
+                }),
             },
             UnaryOp::Pos => match v {
                 Value::Int(_) | Value::BigInt(_) | Value::Float(_) => Ok(v.clone()),
@@ -655,7 +660,10 @@ impl Interp<'_> {
                     _ => false,
                 }
             }
-            (Value::Instance(x), Value::Instance(y)) => Rc::ptr_eq(x, y),
+            (Value::Instance(x), Value::Instance(y)) => match self.stdlib_eq(a, b) {
+                Some(e) => e,
+                None => Rc::ptr_eq(x, y),
+            },
             _ => key_eq(a, b),
         })
     }
@@ -705,6 +713,9 @@ impl Interp<'_> {
                 }
                 if let (Ok(Some(x)), Ok(Some(y))) = (self.as_float(a), self.as_float(b)) {
                     return Ok(x < y);
+                }
+                if let Some(r) = self.stdlib_lt(a, b) {
+                    return r;
                 }
                 Err(self.err(
                     "TypeError",
@@ -912,6 +923,9 @@ impl Interp<'_> {
                 if let Some(m) = self.kvstore_attr(v, name) {
                     return Ok(m);
                 }
+                if let Some(m) = self.stdlib_attr(v, name) {
+                    return Ok(m);
+                }
                 if let Some(x) = inst.get_extra(name) {
                     return Ok(x);
                 }
@@ -937,6 +951,9 @@ impl Interp<'_> {
             Value::Class(c) => {
                 if name == "__name__" {
                     return Ok(Value::Str(c.name.clone()));
+                }
+                if let Some(m) = self.stdlib_attr(v, name) {
+                    return Ok(m);
                 }
                 if let Some(s) = c.find_static(name) {
                     return Ok(s);
@@ -994,6 +1011,13 @@ impl Interp<'_> {
     }
 
     pub fn set_attr(&mut self, v: &Value, name: &str, value: Value) -> R<()> {
+        if let Some(key) = Self::stdlib_key(v) {
+            // The stdlib's values are immutable, as in CPython.
+            return Err(self.err(
+                "AttributeError",
+                format!("attribute '{name}' of '{key}' objects is not writable"),
+            ));
+        }
         match v {
             Value::Anchor(h) => {
                 let h = *h;
@@ -1061,6 +1085,10 @@ impl Interp<'_> {
     }
 
     pub fn get_item(&mut self, o: &Value, i: &Value) -> R<Value> {
+        if Self::stdlib_key(o) == Some("re.Match") {
+            // `m[g]` is `m.group(g)`.
+            return self.call_stdlib_method(o, "group", vec![i.clone()], Vec::new());
+        }
         match o {
             Value::List(l) => {
                 let l = l.borrow();

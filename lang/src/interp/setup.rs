@@ -160,6 +160,9 @@ impl Interp<'_> {
     }
 
     pub(super) fn builtin_module(&mut self, name: &str) -> Rc<ModuleObj> {
+        if stdlib::is_module(name) {
+            return self.stdlib_module(name);
+        }
         let scope = Scope::new_ref(None);
         if name == "http" {
             let c = self.builtin_class("HTTPMethod").unwrap_or_else(|| {

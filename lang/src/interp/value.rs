@@ -747,6 +747,13 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
             (a, b, c).hash(state);
         }
         Value::Builtin(n) => n.hash(state),
+        // A stdlib value (`datetime`, `timedelta`, `UUID` ...) hashes by its fields.
+        Value::Instance(i) if super::stdlib::hashes_by_value(&i.class) => {
+            state.write_u8(7);
+            for f in i.fields.borrow().iter() {
+                hash_value(f, state);
+            }
+        }
         other => state.write_usize(identity(other).unwrap_or(0)),
     }
 }
@@ -770,6 +777,13 @@ pub fn key_eq(a: &Value, b: &Value) -> bool {
         }
         (V::Range(a1, b1, c1), V::Range(a2, b2, c2)) => (a1, b1, c1) == (a2, b2, c2),
         (V::Builtin(x), V::Builtin(y)) => x == y,
+        (V::Instance(x), V::Instance(y))
+            if super::stdlib::hashes_by_value(&x.class)
+                && x.class.stored.name == y.class.stored.name =>
+        {
+            let (p, q) = (x.fields.borrow(), y.fields.borrow());
+            p.len() == q.len() && p.iter().zip(q.iter()).all(|(m, n)| key_eq(m, n))
+        }
         _ => {
             if let (Some(x), Some(y)) = (num_of(a), num_of(b)) {
                 return x == y;

@@ -76,6 +76,9 @@ pub(super) fn abs(it: &mut Interp, v: &Value) -> R<Value> {
             if let Some(r) = user_dunder(it, v, "__abs__", Vec::new()) {
                 return r;
             }
+            if let Some(r) = it.datetime_abs(v) {
+                return r;
+            }
             let t = tname(it, v);
             return Err(it.err("TypeError", format!("bad operand type for abs(): '{t}'")));
         }

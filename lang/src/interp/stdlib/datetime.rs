@@ -1,0 +1,1319 @@
+//! `datetime`: `datetime`, `date`, `timedelta` and `timezone` (fixed offsets, `utc`) with
+//! hand-written proleptic-Gregorian arithmetic. svc has no time-zone database: local
+//! time is UTC (`now()`, `fromtimestamp()` and `timestamp()` of a naive datetime).
+
+use super::super::value::*;
+use super::super::{Interp, R};
+use crate::ast::BinOp;
+use std::cmp::Ordering;
+use std::rc::Rc;
+
+pub const NAMES: &[&str] = &[
+    "datetime",
+    "date",
+    "timedelta",
+    "timezone",
+    "MINYEAR",
+    "MAXYEAR",
+];
+
+pub const TIMEDELTA_METHODS: &[&str] = &["total_seconds"];
+pub const DATE_METHODS: &[&str] = &[
+    "isoformat",
+    "strftime",
+    "weekday",
+    "isoweekday",
+    "replace",
+    "toordinal",
+];
+pub const DATETIME_METHODS: &[&str] = &[
+    "isoformat",
+    "strftime",
+    "weekday",
+    "isoweekday",
+    "replace",
+    "toordinal",
+    "timestamp",
+    "date",
+    "astimezone",
+    "utcoffset",
+    "tzname",
+];
+pub const DATETIME_CLASS_FNS: &[&str] = &[
+    "now",
+    "utcnow",
+    "today",
+    "fromtimestamp",
+    "utcfromtimestamp",
+    "fromisoformat",
+];
+pub const DATE_CLASS_FNS: &[&str] = &["today", "fromtimestamp", "fromisoformat"];
+
+const US_PER_SEC: i128 = 1_000_000;
+const US_PER_DAY: i128 = 86_400 * US_PER_SEC;
+const MAX_TD_DAYS: i128 = 999_999_999;
+/// Days from 0001-01-01 to 1970-01-01.
+const EPOCH_ORDINAL: i64 = 719_162;
+
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+const DAYS: [&str; 7] = [
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+];
+
+fn is_leap(y: i64) -> bool {
+    y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)
+}
+
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if is_leap(y) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a civil date (H. Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The civil date of a day count since 1970-01-01.
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// A datetime as plain numbers: local microseconds since 0001-01-01 and the UTC
+/// offset in microseconds of an aware one.
+#[derive(Clone, Copy)]
+struct Dt {
+    us: i128,
+    offset: Option<i128>,
+}
+
+/// Python's `//` on integers (rounds toward negative infinity).
+fn floor_div(x: i128, y: i128) -> i128 {
+    let q = x / y;
+    if x % y != 0 && ((x < 0) != (y < 0)) {
+        q - 1
+    } else {
+        q
+    }
+}
+
+fn int_of(v: &Value) -> i64 {
+    match v {
+        Value::Int(i) => *i,
+        Value::Bool(b) => i64::from(*b),
+        _ => 0,
+    }
+}
+
+/// `%02d`-style helpers.
+fn fmt_offset(us: i128, colon: bool) -> String {
+    let sign = if us < 0 { '-' } else { '+' };
+    let a = us.abs();
+    let (h, rest) = (a / (3600 * US_PER_SEC), a % (3600 * US_PER_SEC));
+    let (m, rest) = (rest / (60 * US_PER_SEC), rest % (60 * US_PER_SEC));
+    let (s, micro) = (rest / US_PER_SEC, rest % US_PER_SEC);
+    let sep = if colon { ":" } else { "" };
+    let mut out = format!("{sign}{h:02}{sep}{m:02}");
+    if s != 0 || micro != 0 {
+        out.push_str(&format!("{sep}{s:02}"));
+        if micro != 0 {
+            out.push_str(&format!(".{micro:06}"));
+        }
+    }
+    out
+}
+
+impl Interp<'_> {
+    pub(super) fn datetime_member(&mut self, name: &str) -> Option<Value> {
+        match name {
+            "MINYEAR" => Some(Value::Int(1)),
+            "MAXYEAR" => Some(Value::Int(9999)),
+            _ => None,
+        }
+    }
+
+    /// `timezone.utc` (one instance per program, kept on the class).
+    fn utc(&mut self) -> Value {
+        let class = self.stdlib_class("datetime.timezone");
+        if let Some(v) = class.statics.borrow().get("utc") {
+            return v.clone();
+        }
+        let zero = self.make_td(0);
+        let v = self.stdlib_instance("datetime.timezone", vec![zero, Value::None]);
+        class
+            .statics
+            .borrow_mut()
+            .insert(Rc::from("utc"), v.clone());
+        v
+    }
+
+    pub(super) fn datetime_class_attr(&mut self, key: &str, name: &str) -> Option<Value> {
+        match (key, name) {
+            ("datetime.timezone", "utc") => Some(self.utc()),
+            ("datetime.timedelta", "max") => Some(self.make_td((MAX_TD_DAYS + 1) * US_PER_DAY - 1)),
+            ("datetime.timedelta", "min") => Some(self.make_td(-MAX_TD_DAYS * US_PER_DAY)),
+            _ => None,
+        }
+    }
+
+    // ----- construction of values -----
+
+    fn make_td(&mut self, us: i128) -> Value {
+        let days = us.div_euclid(US_PER_DAY);
+        let rest = us.rem_euclid(US_PER_DAY);
+        self.stdlib_instance(
+            "datetime.timedelta",
+            vec![
+                Value::Int(days as i64),
+                Value::Int((rest / US_PER_SEC) as i64),
+                Value::Int((rest % US_PER_SEC) as i64),
+            ],
+        )
+    }
+
+    fn checked_td(&mut self, us: i128) -> R<Value> {
+        let days = us.div_euclid(US_PER_DAY);
+        if days.abs() > MAX_TD_DAYS {
+            return Err(self.err(
+                "OverflowError",
+                format!("days={days}; must have magnitude <= 999999999"),
+            ));
+        }
+        Ok(self.make_td(us))
+    }
+
+    fn td_us(&self, v: &Value) -> i128 {
+        let f = |n| i128::from(int_of(&self.field(v, n)));
+        f("days") * US_PER_DAY + f("seconds") * US_PER_SEC + f("microseconds")
+    }
+
+    fn make_date(&mut self, days_since_epoch: i64) -> R<Value> {
+        let (y, m, d) = civil_from_days(days_since_epoch);
+        if !(1..=9999).contains(&y) {
+            return Err(self.err("OverflowError", "date value out of range"));
+        }
+        Ok(self.stdlib_instance(
+            "datetime.date",
+            vec![Value::Int(y), Value::Int(m), Value::Int(d)],
+        ))
+    }
+
+    fn date_days(&self, v: &Value) -> i64 {
+        days_from_civil(
+            int_of(&self.field(v, "year")),
+            int_of(&self.field(v, "month")),
+            int_of(&self.field(v, "day")),
+        )
+    }
+
+    fn make_dt(&mut self, us: i128, tz: Value) -> R<Value> {
+        let days = us.div_euclid(US_PER_DAY) as i64 - EPOCH_ORDINAL;
+        let t = us.rem_euclid(US_PER_DAY);
+        let (y, m, d) = civil_from_days(days);
+        if !(1..=9999).contains(&y) {
+            return Err(self.err("OverflowError", "date value out of range"));
+        }
+        let secs = t / US_PER_SEC;
+        Ok(self.stdlib_instance(
+            "datetime.datetime",
+            vec![
+                Value::Int(y),
+                Value::Int(m),
+                Value::Int(d),
+                Value::Int((secs / 3600) as i64),
+                Value::Int((secs / 60 % 60) as i64),
+                Value::Int((secs % 60) as i64),
+                Value::Int((t % US_PER_SEC) as i64),
+                tz,
+            ],
+        ))
+    }
+
+    fn dt_of(&self, v: &Value) -> Dt {
+        let f = |n| i128::from(int_of(&self.field(v, n)));
+        let days = i128::from(self.date_days(v) + EPOCH_ORDINAL);
+        let us = days * US_PER_DAY
+            + (f("hour") * 3600 + f("minute") * 60 + f("second")) * US_PER_SEC
+            + f("microsecond");
+        let tz = self.field(v, "tzinfo");
+        let offset = (!tz.is_none()).then(|| self.td_us(&self.field(&tz, "_offset")));
+        Dt { us, offset }
+    }
+
+    /// Microseconds since the Unix epoch of the host clock.
+    fn now_us(&mut self) -> i128 {
+        self.host.unix_time_nanos().div_euclid(1000)
+    }
+
+    /// `tz` argument: `None` or a timezone.
+    fn tz_arg(&self, v: Option<&Value>) -> R<Value> {
+        match v {
+            None | Some(Value::None) => Ok(Value::None),
+            Some(v) if Self::stdlib_key(v) == Some("datetime.timezone") => Ok(v.clone()),
+            Some(other) => Err(self.err(
+                "TypeError",
+                format!(
+                    "tzinfo argument must be None or of a tzinfo subclass, not type '{}'",
+                    self.type_name_of(other)
+                ),
+            )),
+        }
+    }
+
+    /// A datetime at Unix microseconds `unix_us`, in `tz` (naive: local time = UTC).
+    fn dt_from_unix(&mut self, unix_us: i128, tz: Value) -> R<Value> {
+        let offset = if tz.is_none() {
+            0
+        } else {
+            self.td_us(&self.field(&tz, "_offset"))
+        };
+        let us = unix_us + i128::from(EPOCH_ORDINAL) * US_PER_DAY + offset;
+        self.make_dt(us, tz)
+    }
+
+    fn validate_ymd(&self, y: i64, m: i64, d: i64) -> R<()> {
+        if !(1..=9999).contains(&y) {
+            return Err(self.err("ValueError", format!("year {y} is out of range")));
+        }
+        if !(1..=12).contains(&m) {
+            return Err(self.err("ValueError", "month must be in 1..12"));
+        }
+        if d < 1 || d > days_in_month(y, m) {
+            return Err(self.err("ValueError", "day is out of range for month"));
+        }
+        Ok(())
+    }
+
+    fn validate_time(&self, h: i64, mi: i64, s: i64, us: i64) -> R<()> {
+        if !(0..=23).contains(&h) {
+            return Err(self.err("ValueError", "hour must be in 0..23"));
+        }
+        if !(0..=59).contains(&mi) {
+            return Err(self.err("ValueError", "minute must be in 0..59"));
+        }
+        if !(0..=59).contains(&s) {
+            return Err(self.err("ValueError", "second must be in 0..59"));
+        }
+        if !(0..=999_999).contains(&us) {
+            return Err(self.err("ValueError", "microsecond must be in 0..999999"));
+        }
+        Ok(())
+    }
+
+    /// `datetime(...)`, `date(...)`, `timedelta(...)`, `timezone(...)`.
+    pub(super) fn datetime_construct(
+        &mut self,
+        key: &str,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        match key {
+            "datetime.timedelta" => {
+                const P: &[&str] = &[
+                    "days",
+                    "seconds",
+                    "microseconds",
+                    "milliseconds",
+                    "minutes",
+                    "hours",
+                    "weeks",
+                ];
+                const UNIT: [i128; 7] = [
+                    US_PER_DAY,
+                    US_PER_SEC,
+                    1,
+                    1000,
+                    60 * US_PER_SEC,
+                    3600 * US_PER_SEC,
+                    7 * US_PER_DAY,
+                ];
+                let a = self.stdlib_args("timedelta", P, 0, 7, args, kwargs)?;
+                let mut exact: i128 = 0;
+                let mut frac = 0.0f64;
+                for (i, unit) in UNIT.iter().enumerate() {
+                    match a.get(i) {
+                        None => {}
+                        Some(Value::Float(f)) => {
+                            if !f.is_finite() {
+                                return Err(self.err(
+                                    "ValueError",
+                                    format!(
+                                        "cannot convert float {} to integer",
+                                        crate::pyfmt::float_repr(*f)
+                                    ),
+                                ));
+                            }
+                            let whole = f.trunc();
+                            if whole.abs() > 1e18 {
+                                return Err(self.err(
+                                    "OverflowError",
+                                    "Python int too large to convert to C int",
+                                ));
+                            }
+                            exact += (whole as i128) * unit;
+                            frac += (f - whole) * (*unit as f64);
+                        }
+                        Some(v @ (Value::Int(_) | Value::Bool(_))) => {
+                            exact += i128::from(int_of(v)) * unit;
+                        }
+                        Some(Value::BigInt(_)) => {
+                            return Err(self
+                                .err("OverflowError", "Python int too large to convert to C int"));
+                        }
+                        Some(other) => {
+                            return Err(self.err(
+                                "TypeError",
+                                format!(
+                                    "unsupported type for timedelta {} component: {}",
+                                    P[i],
+                                    self.type_name_of(other)
+                                ),
+                            ));
+                        }
+                    }
+                }
+                let us = exact + crate::pyfmt::round_half_even(frac, 0) as i128;
+                self.checked_td(us)
+            }
+            "datetime.date" => {
+                let a = self.stdlib_args("date", &["year", "month", "day"], 3, 3, args, kwargs)?;
+                let mut v = [0i64; 3];
+                for (i, slot) in v.iter_mut().enumerate() {
+                    *slot = self.int_arg(a.get(i).unwrap_or(&Value::None))?;
+                }
+                self.validate_ymd(v[0], v[1], v[2])?;
+                Ok(self
+                    .stdlib_instance("datetime.date", v.iter().map(|x| Value::Int(*x)).collect()))
+            }
+            "datetime.datetime" => {
+                let a = self.stdlib_args(
+                    "datetime",
+                    &[
+                        "year",
+                        "month",
+                        "day",
+                        "hour",
+                        "minute",
+                        "second",
+                        "microsecond",
+                        "tzinfo",
+                    ],
+                    3,
+                    8,
+                    args,
+                    kwargs,
+                )?;
+                let mut v = [0i64; 7];
+                for (i, slot) in v.iter_mut().enumerate() {
+                    if let Some(x) = a.get(i) {
+                        *slot = self.int_arg(x)?;
+                    }
+                }
+                self.validate_ymd(v[0], v[1], v[2])?;
+                self.validate_time(v[3], v[4], v[5], v[6])?;
+                let tz = self.tz_arg(a.get(7))?;
+                let mut fields: Vec<Value> = v.iter().map(|x| Value::Int(*x)).collect();
+                fields.push(tz);
+                Ok(self.stdlib_instance("datetime.datetime", fields))
+            }
+            "datetime.timezone" => {
+                let a = self.stdlib_args("timezone", &["offset", "name"], 1, 2, args, kwargs)?;
+                let off = a.get(0).cloned().unwrap_or(Value::None);
+                if Self::stdlib_key(&off) != Some("datetime.timedelta") {
+                    return Err(self.err(
+                        "TypeError",
+                        format!(
+                            "timezone() argument 1 must be datetime.timedelta, not {}",
+                            self.type_name_of(&off)
+                        ),
+                    ));
+                }
+                let us = self.td_us(&off);
+                if us.abs() >= US_PER_DAY {
+                    return Err(self.err(
+                        "ValueError",
+                        "offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24).",
+                    ));
+                }
+                let name = match a.get(1) {
+                    None => Value::None,
+                    Some(Value::Str(s)) => Value::Str(s.clone()),
+                    Some(other) => {
+                        return Err(self.err(
+                            "TypeError",
+                            format!(
+                                "timezone() argument 2 must be str, not {}",
+                                self.type_name_of(other)
+                            ),
+                        ));
+                    }
+                };
+                if us == 0 && name.is_none() {
+                    return Ok(self.utc());
+                }
+                Ok(self.stdlib_instance("datetime.timezone", vec![off, name]))
+            }
+            _ => Err(self.err("TypeError", "not a datetime type")),
+        }
+    }
+
+    /// Class-level functions: `datetime.now()`, `date.today()`, ...
+    pub(super) fn call_datetime_fn(
+        &mut self,
+        func: &str,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        let Some((class, name)) = func.split_once('.') else {
+            return Err(self.err(
+                "AttributeError",
+                format!("module 'datetime' has no attribute '{func}'"),
+            ));
+        };
+        let is_date = class == "date";
+        match name {
+            "now" | "today" | "utcnow" => {
+                let a = if name == "now" {
+                    self.stdlib_args(name, &["tz"], 0, 1, args, kwargs)?
+                } else {
+                    self.stdlib_args(name, &[], 0, 0, args, kwargs)?
+                };
+                let now = self.now_us();
+                if is_date {
+                    return self.make_date(now.div_euclid(US_PER_DAY) as i64);
+                }
+                let tz = self.tz_arg(a.get(0))?;
+                self.dt_from_unix(now, tz)
+            }
+            "fromtimestamp" | "utcfromtimestamp" => {
+                let a = if name == "fromtimestamp" && !is_date {
+                    self.stdlib_args(name, &["timestamp", "tz"], 1, 2, args, kwargs)?
+                } else {
+                    self.stdlib_args(name, &["timestamp"], 1, 1, args, kwargs)?
+                };
+                let ts = self.num_arg(a.get(0).unwrap_or(&Value::None))?;
+                if !ts.is_finite() || ts.abs() > 3.0e11 {
+                    return Err(self.err(
+                        "ValueError",
+                        if ts.is_nan() {
+                            "Invalid value NaN (not a number)".to_string()
+                        } else {
+                            "year is out of range".to_string()
+                        },
+                    ));
+                }
+                let whole = ts.trunc();
+                let frac = crate::pyfmt::round_half_even((ts - whole) * 1e6, 0);
+                let unix_us = (whole as i128) * US_PER_SEC + frac as i128;
+                if is_date {
+                    return self.make_date(unix_us.div_euclid(US_PER_DAY) as i64);
+                }
+                let tz = self.tz_arg(a.get(1))?;
+                self.dt_from_unix(unix_us, tz)
+            }
+            "fromisoformat" => {
+                let a = self.stdlib_args(name, &["date_string"], 1, 1, args, kwargs)?;
+                let s = match a.get(0) {
+                    Some(Value::Str(s)) => s.clone(),
+                    Some(other) => {
+                        return Err(self.err(
+                            "TypeError",
+                            format!(
+                                "fromisoformat: argument must be str, not {}",
+                                self.type_name_of(other)
+                            ),
+                        ));
+                    }
+                    None => Rc::from(""),
+                };
+                self.parse_iso(&s, is_date)
+            }
+            _ => Err(self.err(
+                "AttributeError",
+                format!("type object 'datetime.{class}' has no attribute '{name}'"),
+            )),
+        }
+    }
+
+    fn parse_iso(&mut self, s: &str, is_date: bool) -> R<Value> {
+        let bad = |it: &Self| {
+            it.err(
+                "ValueError",
+                format!("Invalid isoformat string: {}", crate::pyfmt::str_repr(s)),
+            )
+        };
+        let num = |t: &str| -> Option<i64> {
+            (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| t.parse().ok())
+                .flatten()
+        };
+        if !s.is_ascii() {
+            return Err(bad(self));
+        }
+        let (date_part, rest) = if s.len() >= 10 && s.as_bytes().get(4) == Some(&b'-') {
+            (&s[..10], &s[10..])
+        } else if s.len() >= 8 && s[..8].bytes().all(|b| b.is_ascii_digit()) {
+            (&s[..8], &s[8..])
+        } else {
+            return Err(bad(self));
+        };
+        let (y, m, d) = if date_part.len() == 10 {
+            if date_part.as_bytes()[7] != b'-' {
+                return Err(bad(self));
+            }
+            (
+                num(&date_part[..4]),
+                num(&date_part[5..7]),
+                num(&date_part[8..10]),
+            )
+        } else {
+            (
+                num(&date_part[..4]),
+                num(&date_part[4..6]),
+                num(&date_part[6..8]),
+            )
+        };
+        let (Some(y), Some(m), Some(d)) = (y, m, d) else {
+            return Err(bad(self));
+        };
+        if is_date {
+            if !rest.is_empty() {
+                return Err(bad(self));
+            }
+            self.validate_ymd(y, m, d)?;
+            return Ok(self.stdlib_instance(
+                "datetime.date",
+                vec![Value::Int(y), Value::Int(m), Value::Int(d)],
+            ));
+        }
+        let mut t = [0i64; 4];
+        let mut tz = Value::None;
+        if !rest.is_empty() {
+            let time = &rest[1..];
+            // Split off the offset.
+            let (clock, off) = match time.find(['+', '-', 'Z', 'z']) {
+                Some(i) => (&time[..i], Some(&time[i..])),
+                None => (time, None),
+            };
+            let (hms, fraction) = match clock.split_once(['.', ',']) {
+                Some((a, b)) => (a, Some(b)),
+                None => (clock, None),
+            };
+            let parts: Vec<&str> = if hms.contains(':') {
+                hms.split(':').collect()
+            } else {
+                hms.as_bytes()
+                    .chunks(2)
+                    .map(|c| std::str::from_utf8(c).unwrap_or(""))
+                    .collect()
+            };
+            if parts.is_empty() || parts.len() > 3 || parts.iter().any(|p| p.len() != 2) {
+                return Err(bad(self));
+            }
+            for (i, p) in parts.iter().enumerate() {
+                t[i] = num(p).ok_or_else(|| bad(self))?;
+            }
+            if let Some(f) = fraction {
+                if parts.len() != 3 || f.is_empty() || f.len() > 9 {
+                    return Err(bad(self));
+                }
+                let digits: String = f.chars().take(6).collect();
+                let v = num(&digits).ok_or_else(|| bad(self))?;
+                t[3] = v * 10i64.pow(6 - digits.len() as u32);
+            }
+            if let Some(off) = off {
+                let us = if off == "Z" || off == "z" {
+                    0
+                } else {
+                    let sign = if off.starts_with('-') { -1 } else { 1 };
+                    let body = &off[1..];
+                    let p: Vec<&str> = if body.contains(':') {
+                        body.split(':').collect()
+                    } else {
+                        body.as_bytes()
+                            .chunks(2)
+                            .map(|c| std::str::from_utf8(c).unwrap_or(""))
+                            .collect()
+                    };
+                    if p.is_empty() || p.len() > 3 || p.iter().any(|x| x.len() != 2) {
+                        return Err(bad(self));
+                    }
+                    let mut total: i128 = 0;
+                    for (i, x) in p.iter().enumerate() {
+                        let v = i128::from(num(x).ok_or_else(|| bad(self))?);
+                        total += v * [3600, 60, 1][i] * US_PER_SEC;
+                    }
+                    sign * total
+                };
+                tz = if us == 0 {
+                    self.utc()
+                } else {
+                    if us.abs() >= US_PER_DAY {
+                        return Err(bad(self));
+                    }
+                    let off = self.make_td(us);
+                    self.stdlib_instance("datetime.timezone", vec![off, Value::None])
+                };
+            }
+        }
+        self.validate_ymd(y, m, d)?;
+        self.validate_time(t[0], t[1], t[2], t[3])?;
+        let mut fields: Vec<Value> = [y, m, d, t[0], t[1], t[2], t[3]]
+            .iter()
+            .map(|x| Value::Int(*x))
+            .collect();
+        fields.push(tz);
+        Ok(self.stdlib_instance("datetime.datetime", fields))
+    }
+
+    // ----- methods -----
+
+    pub(super) fn datetime_method(
+        &mut self,
+        key: &str,
+        recv: &Value,
+        name: &str,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        let type_name = key.trim_start_matches("datetime.");
+        let known: &[&str] = match key {
+            "datetime.timedelta" => TIMEDELTA_METHODS,
+            "datetime.date" => DATE_METHODS,
+            "datetime.datetime" => DATETIME_METHODS,
+            _ => &["utcoffset", "tzname"],
+        };
+        if !known.contains(&name) {
+            return Err(self.err(
+                "AttributeError",
+                format!("'datetime.{type_name}' object has no attribute '{name}'"),
+            ));
+        }
+        let is_dt = key == "datetime.datetime";
+        match (key, name) {
+            ("datetime.timedelta", "total_seconds") => {
+                self.stdlib_args(name, &[], 0, 0, args, kwargs)?;
+                Ok(Value::Float(self.td_us(recv) as f64 / 1e6))
+            }
+            ("datetime.timezone", _) => {
+                let off = self.field(recv, "_offset");
+                if name == "utcoffset" {
+                    return Ok(off);
+                }
+                self.datetime_str(recv).map(|s| Value::str(&s))
+            }
+            (_, "weekday") | (_, "isoweekday") | (_, "toordinal") => {
+                self.stdlib_args(name, &[], 0, 0, args, kwargs)?;
+                let days = self.date_days(recv);
+                let wd = (days + 3).rem_euclid(7);
+                Ok(Value::Int(match name {
+                    "weekday" => wd,
+                    "isoweekday" => wd + 1,
+                    _ => days + EPOCH_ORDINAL + 1,
+                }))
+            }
+            (_, "isoformat") => {
+                if !is_dt {
+                    self.stdlib_args(name, &[], 0, 0, args, kwargs)?;
+                    return self.datetime_str(recv).map(|s| Value::str(&s));
+                }
+                let a = self.stdlib_args(name, &["sep", "timespec"], 0, 2, args, kwargs)?;
+                let sep = match a.get(0) {
+                    Some(Value::Str(s)) if s.chars().count() == 1 => s.to_string(),
+                    Some(Value::Str(_)) => {
+                        return Err(self.err(
+                            "TypeError",
+                            "isoformat() argument 1 must be a unicode character, not str",
+                        ));
+                    }
+                    Some(other) => {
+                        return Err(self.err(
+                            "TypeError",
+                            format!(
+                                "isoformat() argument 1 must be a unicode character, not {}",
+                                self.type_name_of(other)
+                            ),
+                        ));
+                    }
+                    None => "T".to_string(),
+                };
+                let spec = match a.get(1) {
+                    Some(v) => self.str_arg("isoformat", v)?.to_string(),
+                    None => "auto".to_string(),
+                };
+                self.iso(recv, &sep, &spec).map(|s| Value::str(&s))
+            }
+            (_, "strftime") => {
+                let a = self.stdlib_args(name, &["format"], 1, 1, args, kwargs)?;
+                let f = self.str_arg("strftime", a.get(0).unwrap_or(&Value::None))?;
+                self.strftime(recv, &f).map(|s| Value::str(&s))
+            }
+            (_, "replace") => {
+                let names: &[&str] = if is_dt {
+                    &[
+                        "year",
+                        "month",
+                        "day",
+                        "hour",
+                        "minute",
+                        "second",
+                        "microsecond",
+                        "tzinfo",
+                    ]
+                } else {
+                    &["year", "month", "day"]
+                };
+                let a = self.stdlib_args(name, names, 0, names.len(), args, kwargs)?;
+                let Value::Instance(inst) = recv else {
+                    return Err(self.err("TypeError", "replace() needs an instance"));
+                };
+                let mut fields = inst.fields.borrow().clone();
+                for (i, slot) in fields.iter_mut().enumerate() {
+                    if let Some(v) = a.get(i) {
+                        *slot = if i == 7 {
+                            self.tz_arg(Some(v))?
+                        } else {
+                            Value::Int(self.int_arg(v)?)
+                        };
+                    }
+                }
+                let n: Vec<i64> = fields.iter().take(7).map(int_of).collect();
+                self.validate_ymd(n[0], n[1], n[2])?;
+                if is_dt {
+                    self.validate_time(n[3], n[4], n[5], n[6])?;
+                }
+                Ok(self.stdlib_instance(
+                    if is_dt {
+                        "datetime.datetime"
+                    } else {
+                        "datetime.date"
+                    },
+                    fields,
+                ))
+            }
+            (_, "timestamp") => {
+                self.stdlib_args(name, &[], 0, 0, args, kwargs)?;
+                let dt = self.dt_of(recv);
+                let unix = dt.us - dt.offset.unwrap_or(0) - i128::from(EPOCH_ORDINAL) * US_PER_DAY;
+                Ok(Value::Float(unix as f64 / 1e6))
+            }
+            (_, "date") => {
+                self.stdlib_args(name, &[], 0, 0, args, kwargs)?;
+                let days = self.date_days(recv);
+                self.make_date(days)
+            }
+            (_, "utcoffset") | (_, "tzname") => {
+                self.stdlib_args(name, &[], 0, 0, args, kwargs)?;
+                let tz = self.field(recv, "tzinfo");
+                if tz.is_none() {
+                    return Ok(Value::None);
+                }
+                if name == "utcoffset" {
+                    return Ok(self.field(&tz, "_offset"));
+                }
+                self.datetime_str(&tz).map(|s| Value::str(&s))
+            }
+            (_, "astimezone") => {
+                let a = self.stdlib_args(name, &["tz"], 0, 1, args, kwargs)?;
+                let dt = self.dt_of(recv);
+                let unix = dt.us - dt.offset.unwrap_or(0) - i128::from(EPOCH_ORDINAL) * US_PER_DAY;
+                let tz = match self.tz_arg(a.get(0))? {
+                    // Local time is UTC in svc.
+                    Value::None => self.utc(),
+                    tz => tz,
+                };
+                self.dt_from_unix(unix, tz)
+            }
+            _ => Err(self.err(
+                "AttributeError",
+                format!("'datetime.{type_name}' object has no attribute '{name}'"),
+            )),
+        }
+    }
+
+    fn iso(&mut self, v: &Value, sep: &str, spec: &str) -> R<String> {
+        let g = |n| int_of(&self.field(v, n));
+        let (y, mo, d, h, mi, s, us) = (
+            g("year"),
+            g("month"),
+            g("day"),
+            g("hour"),
+            g("minute"),
+            g("second"),
+            g("microsecond"),
+        );
+        let time = match spec {
+            "auto" if us != 0 => format!("{h:02}:{mi:02}:{s:02}.{us:06}"),
+            "auto" | "seconds" => format!("{h:02}:{mi:02}:{s:02}"),
+            "hours" => format!("{h:02}"),
+            "minutes" => format!("{h:02}:{mi:02}"),
+            "milliseconds" => format!("{h:02}:{mi:02}:{s:02}.{:03}", us / 1000),
+            "microseconds" => format!("{h:02}:{mi:02}:{s:02}.{us:06}"),
+            _ => return Err(self.err("ValueError", "Unknown timespec value")),
+        };
+        let mut out = format!("{y:04}-{mo:02}-{d:02}{sep}{time}");
+        let tz = self.field(v, "tzinfo");
+        if !tz.is_none() {
+            out.push_str(&fmt_offset(self.td_us(&self.field(&tz, "_offset")), true));
+        }
+        Ok(out)
+    }
+
+    fn strftime(&mut self, v: &Value, f: &str) -> R<String> {
+        let is_dt = Self::stdlib_key(v) == Some("datetime.datetime");
+        let g = |n| {
+            if is_dt || matches!(n, "year" | "month" | "day") {
+                int_of(&self.field(v, n))
+            } else {
+                0
+            }
+        };
+        let (y, mo, d, h, mi, s, us) = (
+            g("year"),
+            g("month"),
+            g("day"),
+            g("hour"),
+            g("minute"),
+            g("second"),
+            g("microsecond"),
+        );
+        let days = days_from_civil(y, mo, d);
+        let wd = (days + 3).rem_euclid(7) as usize; // Monday = 0
+        let yday = days - days_from_civil(y, 1, 1) + 1;
+        let tz = if is_dt {
+            self.field(v, "tzinfo")
+        } else {
+            Value::None
+        };
+        let h12 = if h % 12 == 0 { 12 } else { h % 12 };
+        let mut out = String::new();
+        let mut chars = f.chars();
+        while let Some(c) = chars.next() {
+            if out.len() > self.max_text_bytes() {
+                return Err(self.err(
+                    "MemoryError",
+                    crate::pyfmt::too_large(out.len(), self.max_text_bytes()),
+                ));
+            }
+            if c != '%' {
+                out.push(c);
+                continue;
+            }
+            let Some(code) = chars.next() else {
+                out.push('%');
+                break;
+            };
+            let piece = match code {
+                'Y' => format!("{y}"),
+                'y' => format!("{:02}", y % 100),
+                'm' => format!("{mo:02}"),
+                'd' => format!("{d:02}"),
+                'e' => format!("{d:2}"),
+                'H' => format!("{h:02}"),
+                'I' => format!("{h12:02}"),
+                'M' => format!("{mi:02}"),
+                'S' => format!("{s:02}"),
+                'f' => format!("{us:06}"),
+                'p' => (if h < 12 { "AM" } else { "PM" }).to_string(),
+                'b' | 'h' => MONTHS[(mo - 1) as usize][..3].to_string(),
+                'B' => MONTHS[(mo - 1) as usize].to_string(),
+                'a' => DAYS[wd][..3].to_string(),
+                'A' => DAYS[wd].to_string(),
+                'w' => format!("{}", (wd + 1) % 7),
+                'u' => format!("{}", wd + 1),
+                'j' => format!("{yday:03}"),
+                'U' => format!("{:02}", (yday + 6 - ((wd as i64 + 1) % 7)) / 7),
+                'W' => format!("{:02}", (yday + 6 - wd as i64) / 7),
+                'c' => format!(
+                    "{} {} {d:2} {h:02}:{mi:02}:{s:02} {y}",
+                    &DAYS[wd][..3],
+                    &MONTHS[(mo - 1) as usize][..3]
+                ),
+                'x' => format!("{mo:02}/{d:02}/{:02}", y % 100),
+                'X' => format!("{h:02}:{mi:02}:{s:02}"),
+                'D' => format!("{mo:02}/{d:02}/{:02}", y % 100),
+                'F' => format!("{y}-{mo:02}-{d:02}"),
+                'T' => format!("{h:02}:{mi:02}:{s:02}"),
+                'R' => format!("{h:02}:{mi:02}"),
+                'n' => "\n".to_string(),
+                't' => "\t".to_string(),
+                'z' => {
+                    if tz.is_none() {
+                        String::new()
+                    } else {
+                        fmt_offset(self.td_us(&self.field(&tz, "_offset")), false)
+                    }
+                }
+                'Z' => {
+                    if tz.is_none() {
+                        String::new()
+                    } else {
+                        self.datetime_str(&tz)?
+                    }
+                }
+                '%' => "%".to_string(),
+                other => format!("%{other}"),
+            };
+            out.push_str(&piece);
+        }
+        Ok(out)
+    }
+
+    // ----- text -----
+
+    pub(super) fn datetime_str(&mut self, v: &Value) -> R<String> {
+        match Self::stdlib_key(v) {
+            Some("datetime.timedelta") => {
+                let g = |n| int_of(&self.field(v, n));
+                let (days, secs, us) = (g("days"), g("seconds"), g("microseconds"));
+                let mut out = String::new();
+                if days != 0 {
+                    out.push_str(&format!(
+                        "{days} day{}, ",
+                        if days.abs() != 1 { "s" } else { "" }
+                    ));
+                }
+                out.push_str(&format!(
+                    "{}:{:02}:{:02}",
+                    secs / 3600,
+                    secs / 60 % 60,
+                    secs % 60
+                ));
+                if us != 0 {
+                    out.push_str(&format!(".{us:06}"));
+                }
+                Ok(out)
+            }
+            Some("datetime.date") => {
+                let g = |n| int_of(&self.field(v, n));
+                Ok(format!(
+                    "{:04}-{:02}-{:02}",
+                    g("year"),
+                    g("month"),
+                    g("day")
+                ))
+            }
+            Some("datetime.datetime") => self.iso(v, " ", "auto"),
+            Some("datetime.timezone") => {
+                if let Value::Str(s) = self.field(v, "_name") {
+                    return Ok(s.to_string());
+                }
+                let us = self.td_us(&self.field(v, "_offset"));
+                if us == 0 {
+                    return Ok("UTC".into());
+                }
+                Ok(format!("UTC{}", fmt_offset(us, true)))
+            }
+            _ => Ok(String::new()),
+        }
+    }
+
+    pub(super) fn datetime_repr(&mut self, v: &Value) -> R<String> {
+        let g = |n| int_of(&self.field(v, n));
+        match Self::stdlib_key(v) {
+            Some("datetime.timedelta") => {
+                let mut parts = Vec::new();
+                for (n, label) in [
+                    ("days", "days"),
+                    ("seconds", "seconds"),
+                    ("microseconds", "microseconds"),
+                ] {
+                    let x = g(n);
+                    if x != 0 {
+                        parts.push(format!("{label}={x}"));
+                    }
+                }
+                if parts.is_empty() {
+                    return Ok("datetime.timedelta(0)".into());
+                }
+                Ok(format!("datetime.timedelta({})", parts.join(", ")))
+            }
+            Some("datetime.date") => Ok(format!(
+                "datetime.date({}, {}, {})",
+                g("year"),
+                g("month"),
+                g("day")
+            )),
+            Some("datetime.datetime") => {
+                let mut out = format!(
+                    "datetime.datetime({}, {}, {}, {}, {}",
+                    g("year"),
+                    g("month"),
+                    g("day"),
+                    g("hour"),
+                    g("minute")
+                );
+                let (s, us) = (g("second"), g("microsecond"));
+                if s != 0 || us != 0 {
+                    out.push_str(&format!(", {s}"));
+                }
+                if us != 0 {
+                    out.push_str(&format!(", {us}"));
+                }
+                let tz = self.field(v, "tzinfo");
+                if !tz.is_none() {
+                    out.push_str(", tzinfo=");
+                    out.push_str(&self.datetime_repr(&tz)?);
+                }
+                out.push(')');
+                Ok(out)
+            }
+            Some("datetime.timezone") => {
+                let off = self.field(v, "_offset");
+                let name = self.field(v, "_name");
+                if self.td_us(&off) == 0 && name.is_none() {
+                    return Ok("datetime.timezone.utc".into());
+                }
+                let mut out = format!("datetime.timezone({}", self.datetime_repr(&off)?);
+                if !name.is_none() {
+                    out.push_str(", ");
+                    out.push_str(&self.repr(&name)?);
+                }
+                out.push(')');
+                Ok(out)
+            }
+            _ => Ok(String::new()),
+        }
+    }
+
+    // ----- comparison and arithmetic -----
+
+    /// Order of two datetimes (naive with naive, aware with aware).
+    pub(super) fn datetime_cmp(&mut self, a: &Value, b: &Value) -> R<Ordering> {
+        let (x, y) = (self.dt_of(a), self.dt_of(b));
+        match (x.offset, y.offset) {
+            (None, None) => Ok(x.us.cmp(&y.us)),
+            (Some(p), Some(q)) => Ok((x.us - p).cmp(&(y.us - q))),
+            _ => Err(self.err(
+                "TypeError",
+                "can't compare offset-naive and offset-aware datetimes",
+            )),
+        }
+    }
+
+    /// The ordering key of a date or timedelta.
+    pub(super) fn datetime_key(&self, v: &Value) -> i128 {
+        match Self::stdlib_key(v) {
+            Some("datetime.date") => i128::from(self.date_days(v)),
+            Some("datetime.timedelta") => self.td_us(v),
+            _ => 0,
+        }
+    }
+
+    /// `-td` (the only unary operator with a stdlib operand).
+    pub(crate) fn datetime_neg(&mut self, v: &Value) -> Option<R<Value>> {
+        (Self::stdlib_key(v) == Some("datetime.timedelta")).then(|| {
+            let us = self.td_us(v);
+            self.checked_td(-us)
+        })
+    }
+
+    /// `abs(td)`.
+    pub(crate) fn datetime_abs(&mut self, v: &Value) -> Option<R<Value>> {
+        (Self::stdlib_key(v) == Some("datetime.timedelta")).then(|| {
+            let us = self.td_us(v).abs();
+            self.checked_td(us)
+        })
+    }
+
+    pub(super) fn datetime_binop(&mut self, op: BinOp, a: &Value, b: &Value) -> Option<R<Value>> {
+        let ka = Self::stdlib_key(a).map(str::to_string);
+        let kb = Self::stdlib_key(b).map(str::to_string);
+        let (ka, kb) = (ka.as_deref(), kb.as_deref());
+        const TD: Option<&str> = Some("datetime.timedelta");
+        const DATE: Option<&str> = Some("datetime.date");
+        const DT: Option<&str> = Some("datetime.datetime");
+        let num = |v: &Value| matches!(v, Value::Int(_) | Value::Bool(_) | Value::Float(_));
+        Some(match (op, ka, kb) {
+            (BinOp::Add, TD, TD) => {
+                let us = self.td_us(a) + self.td_us(b);
+                self.checked_td(us)
+            }
+            (BinOp::Sub, TD, TD) => {
+                let us = self.td_us(a) - self.td_us(b);
+                self.checked_td(us)
+            }
+            (BinOp::Mul, TD, None) | (BinOp::Mul, None, TD) if num(a) || num(b) => {
+                let (td, k) = if ka == TD { (a, b) } else { (b, a) };
+                let us = self.td_us(td);
+                match k {
+                    Value::Float(f) => {
+                        let r = crate::pyfmt::round_half_even(us as f64 * f, 0);
+                        if !r.is_finite() || r.abs() > 1e20 {
+                            return Some(Err(self.err(
+                                "OverflowError",
+                                "cannot convert float infinity to integer",
+                            )));
+                        }
+                        self.checked_td(r as i128)
+                    }
+                    k => {
+                        let n = i128::from(int_of(k));
+                        match us.checked_mul(n) {
+                            Some(x) => self.checked_td(x),
+                            None => Err(self
+                                .err("OverflowError", "Python int too large to convert to C int")),
+                        }
+                    }
+                }
+            }
+            (BinOp::Div, TD, TD) | (BinOp::FloorDiv, TD, TD) | (BinOp::Mod, TD, TD) => {
+                let (x, y) = (self.td_us(a), self.td_us(b));
+                if y == 0 {
+                    return Some(Err(self.err(
+                        "ZeroDivisionError",
+                        if op == BinOp::Div {
+                            "division by zero"
+                        } else {
+                            "integer division or modulo by zero"
+                        },
+                    )));
+                }
+                match op {
+                    BinOp::Div => Ok(Value::Float(x as f64 / y as f64)),
+                    BinOp::FloorDiv => Ok(Value::Int(floor_div(x, y) as i64)),
+                    _ => {
+                        let r = x - y * floor_div(x, y);
+                        self.checked_td(r)
+                    }
+                }
+            }
+            (BinOp::Div, TD, None) | (BinOp::FloorDiv, TD, None) if num(b) => {
+                let us = self.td_us(a);
+                match b {
+                    Value::Float(f) if op == BinOp::Div => {
+                        if *f == 0.0 {
+                            return Some(Err(
+                                self.err("ZeroDivisionError", "integer division or modulo by zero")
+                            ));
+                        }
+                        let r = crate::pyfmt::round_half_even(us as f64 / f, 0);
+                        self.checked_td(r as i128)
+                    }
+                    Value::Float(_) => Err(self.err(
+                        "TypeError",
+                        "unsupported operand type(s) for //: 'datetime.timedelta' and 'float'",
+                    )),
+                    k => {
+                        let n = i128::from(int_of(k));
+                        if n == 0 {
+                            return Some(Err(
+                                self.err("ZeroDivisionError", "integer division or modulo by zero")
+                            ));
+                        }
+                        let q = floor_div(us, n);
+                        if op == BinOp::FloorDiv {
+                            self.checked_td(q)
+                        } else {
+                            // Round half to even, as CPython: `r / n` is in [0, 1).
+                            let r = us - q * n;
+                            let twice = 2 * r.abs();
+                            let up = twice > n.abs() || (twice == n.abs() && q % 2 != 0);
+                            self.checked_td(q + i128::from(up))
+                        }
+                    }
+                }
+            }
+            (BinOp::Add, DATE, TD) | (BinOp::Add, TD, DATE) | (BinOp::Sub, DATE, TD) => {
+                let (d, td) = if ka == DATE { (a, b) } else { (b, a) };
+                let delta = self.td_us(td).div_euclid(US_PER_DAY) as i64;
+                let days = self.date_days(d);
+                self.make_date(if op == BinOp::Add {
+                    days + delta
+                } else {
+                    days - delta
+                })
+            }
+            (BinOp::Sub, DATE, DATE) => {
+                let us = i128::from(self.date_days(a) - self.date_days(b)) * US_PER_DAY;
+                self.checked_td(us)
+            }
+            (BinOp::Add, DT, TD) | (BinOp::Add, TD, DT) | (BinOp::Sub, DT, TD) => {
+                let (d, td) = if ka == DT { (a, b) } else { (b, a) };
+                let delta = self.td_us(td);
+                let x = self.dt_of(d);
+                let tz = self.field(d, "tzinfo");
+                self.make_dt(
+                    if op == BinOp::Add {
+                        x.us + delta
+                    } else {
+                        x.us - delta
+                    },
+                    tz,
+                )
+            }
+            (BinOp::Sub, DT, DT) => {
+                let (x, y) = (self.dt_of(a), self.dt_of(b));
+                match (x.offset, y.offset) {
+                    (None, None) => self.checked_td(x.us - y.us),
+                    (Some(p), Some(q)) => self.checked_td((x.us - p) - (y.us - q)),
+                    _ => Err(self.err(
+                        "TypeError",
+                        "can't subtract offset-naive and offset-aware datetimes",
+                    )),
+                }
+            }
+            _ => {
+                let sym = match op {
+                    BinOp::Add => "+",
+                    BinOp::Sub => "-",
+                    BinOp::Mul => "*",
+                    BinOp::Div => "/",
+                    BinOp::FloorDiv => "//",
+                    BinOp::Mod => "%",
+                    _ => return None,
+                };
+                let name = |it: &Self, v: &Value, k: Option<&str>| match k {
+                    Some(k) => k.to_string(),
+                    None => it.type_name_of(v),
+                };
+                Err(self.err(
+                    "TypeError",
+                    format!(
+                        "unsupported operand type(s) for {sym}: '{}' and '{}'",
+                        name(self, a, ka),
+                        name(self, b, kb)
+                    ),
+                ))
+            }
+        })
+    }
+}

@@ -1,0 +1,587 @@
+//! `math`: CPython's results and errors (`math domain error`, `math range error`).
+//! `factorial`, `comb` and `perm` are bounded by [`MAX_BIG_STEPS`] multiplications.
+
+use super::super::value::*;
+use super::super::{Interp, R};
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::{One, Signed, ToPrimitive, Zero};
+use std::rc::Rc;
+
+pub const NAMES: &[&str] = &[
+    "pi",
+    "e",
+    "tau",
+    "inf",
+    "nan",
+    "sqrt",
+    "floor",
+    "ceil",
+    "fabs",
+    "pow",
+    "exp",
+    "log",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "hypot",
+    "isclose",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "gcd",
+    "lcm",
+    "factorial",
+    "trunc",
+    "prod",
+    "fsum",
+    "comb",
+    "perm",
+    "copysign",
+];
+
+/// The most multiplications `factorial`, `comb` or `perm` performs (svc's bound; CPython
+/// would compute a number of any size).
+pub const MAX_BIG_STEPS: u64 = 20_000;
+
+pub fn constant(name: &str) -> Option<Value> {
+    Some(Value::Float(match name {
+        "pi" => std::f64::consts::PI,
+        "e" => std::f64::consts::E,
+        "tau" => std::f64::consts::TAU,
+        "inf" => f64::INFINITY,
+        "nan" => f64::NAN,
+        _ => return None,
+    }))
+}
+
+fn to_big(v: &Value) -> Option<BigInt> {
+    match v {
+        Value::Int(i) => Some(BigInt::from(*i)),
+        Value::Bool(b) => Some(BigInt::from(u8::from(*b))),
+        Value::BigInt(b) => Some((**b).clone()),
+        _ => None,
+    }
+}
+
+impl Interp<'_> {
+    fn domain(&self) -> super::super::Interrupt {
+        self.err("ValueError", "math domain error")
+    }
+
+    fn range_err(&self) -> super::super::Interrupt {
+        self.err("OverflowError", "math range error")
+    }
+
+    /// An integer argument as a big integer (`TypeError` for anything else).
+    fn big_arg(&self, v: &Value) -> R<BigInt> {
+        to_big(v).ok_or_else(|| {
+            self.err(
+                "TypeError",
+                format!(
+                    "'{}' object cannot be interpreted as an integer",
+                    self.type_name_of(v)
+                ),
+            )
+        })
+    }
+
+    /// A one-argument float function with CPython's error rules: a finite argument
+    /// giving NaN is a domain error, a finite argument giving infinity a range error.
+    fn unary(&self, v: &Value, f: fn(f64) -> f64, inf_is_domain: bool) -> R<Value> {
+        let x = self.num_arg(v)?;
+        let r = f(x);
+        if r.is_nan() && !x.is_nan() {
+            return Err(self.domain());
+        }
+        if r.is_infinite() && x.is_finite() {
+            return Err(if inf_is_domain {
+                self.domain()
+            } else {
+                self.range_err()
+            });
+        }
+        Ok(Value::Float(r))
+    }
+
+    /// `floor`/`ceil`/`trunc` of a float as an int.
+    fn float_to_int_value(&self, x: f64) -> R<Value> {
+        if x.is_nan() {
+            return Err(self.err("ValueError", "cannot convert float NaN to integer"));
+        }
+        if x.is_infinite() {
+            return Err(self.err("OverflowError", "cannot convert float infinity to integer"));
+        }
+        Ok(match crate::pyfmt::float_to_i64(x) {
+            Some(i) => Value::Int(i),
+            None => Value::from_bigint(crate::pyfmt::float_to_int(x).unwrap_or_default()),
+        })
+    }
+
+    fn log_of(&self, v: &Value) -> R<f64> {
+        // Big ints: log of the mantissa plus the scaled exponent (CPython does the same).
+        if let Value::BigInt(b) = v {
+            if !b.is_positive() {
+                return Err(self.domain());
+            }
+            let bits = b.bits();
+            if bits > 1000 {
+                let shift = bits - 64;
+                let top: BigInt = &**b >> shift;
+                let m = top.to_f64().unwrap_or(f64::NAN);
+                return Ok(m.ln() + (shift as f64) * std::f64::consts::LN_2);
+            }
+        }
+        let x = self.num_arg(v)?;
+        if x.is_nan() {
+            return Ok(x);
+        }
+        if x <= 0.0 {
+            return Err(self.domain());
+        }
+        Ok(x.ln())
+    }
+
+    pub(super) fn call_math(
+        &mut self,
+        func: &str,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        let one = |it: &Self, args: &[Value], kwargs: &[(Rc<str>, Value)]| -> R<Value> {
+            if !kwargs.is_empty() {
+                return Err(it.err(
+                    "TypeError",
+                    format!("math.{func}() takes no keyword arguments"),
+                ));
+            }
+            if args.len() != 1 {
+                return Err(it.err(
+                    "TypeError",
+                    format!(
+                        "math.{func}() takes exactly one argument ({} given)",
+                        args.len()
+                    ),
+                ));
+            }
+            Ok(args[0].clone())
+        };
+        let two = |it: &Self, args: &[Value], kwargs: &[(Rc<str>, Value)]| -> R<(Value, Value)> {
+            if !kwargs.is_empty() {
+                return Err(it.err(
+                    "TypeError",
+                    format!("math.{func}() takes no keyword arguments"),
+                ));
+            }
+            if args.len() != 2 {
+                return Err(it.err(
+                    "TypeError",
+                    format!("{func} expected 2 arguments, got {}", args.len()),
+                ));
+            }
+            Ok((args[0].clone(), args[1].clone()))
+        };
+        match func {
+            "sqrt" => {
+                let v = one(self, &args, &kwargs)?;
+                self.unary(&v, f64::sqrt, true)
+            }
+            "exp" => {
+                let v = one(self, &args, &kwargs)?;
+                self.unary(&v, f64::exp, false)
+            }
+            "sin" | "cos" | "tan" => {
+                let v = one(self, &args, &kwargs)?;
+                let x = self.num_arg(&v)?;
+                if x.is_infinite() {
+                    return Err(self.domain());
+                }
+                Ok(Value::Float(match func {
+                    "sin" => x.sin(),
+                    "cos" => x.cos(),
+                    _ => x.tan(),
+                }))
+            }
+            "asin" => {
+                let v = one(self, &args, &kwargs)?;
+                self.unary(&v, f64::asin, true)
+            }
+            "acos" => {
+                let v = one(self, &args, &kwargs)?;
+                self.unary(&v, f64::acos, true)
+            }
+            "atan" => {
+                let v = one(self, &args, &kwargs)?;
+                self.unary(&v, f64::atan, true)
+            }
+            "fabs" => {
+                let v = one(self, &args, &kwargs)?;
+                Ok(Value::Float(self.num_arg(&v)?.abs()))
+            }
+            "isnan" | "isinf" | "isfinite" => {
+                let v = one(self, &args, &kwargs)?;
+                let x = self.num_arg(&v)?;
+                Ok(Value::Bool(match func {
+                    "isnan" => x.is_nan(),
+                    "isinf" => x.is_infinite(),
+                    _ => x.is_finite(),
+                }))
+            }
+            "floor" | "ceil" | "trunc" => {
+                let v = one(self, &args, &kwargs)?;
+                if let Some(b) = to_big(&v) {
+                    return Ok(Value::from_bigint(b));
+                }
+                let x = match &v {
+                    Value::Float(f) => *f,
+                    other => {
+                        let t = self.type_name_of(other);
+                        return Err(self.err(
+                            "TypeError",
+                            if func == "trunc" {
+                                format!("type {t} doesn't define __trunc__ method")
+                            } else {
+                                format!("must be real number, not {t}")
+                            },
+                        ));
+                    }
+                };
+                self.float_to_int_value(match func {
+                    "floor" => x.floor(),
+                    "ceil" => x.ceil(),
+                    _ => x.trunc(),
+                })
+            }
+            "log2" | "log10" => {
+                let v = one(self, &args, &kwargs)?;
+                let l = self.log_of(&v)?;
+                if let (Value::Float(x), true) = (&v, func == "log2") {
+                    return Ok(Value::Float(x.log2()));
+                }
+                if let (Value::Float(x), true) = (&v, func == "log10") {
+                    return Ok(Value::Float(x.log10()));
+                }
+                if let Some(i) = to_big(&v).and_then(|b| b.to_f64()).filter(|f| *f < 9.0e15) {
+                    return Ok(Value::Float(if func == "log2" {
+                        i.log2()
+                    } else {
+                        i.log10()
+                    }));
+                }
+                Ok(Value::Float(if func == "log2" {
+                    l / std::f64::consts::LN_2
+                } else {
+                    l / std::f64::consts::LN_10
+                }))
+            }
+            "log" => {
+                if !kwargs.is_empty() {
+                    return Err(self.err("TypeError", "math.log() takes no keyword arguments"));
+                }
+                if args.is_empty() || args.len() > 2 {
+                    return Err(self.err(
+                        "TypeError",
+                        format!("log expected at least 1 argument, got {}", args.len()),
+                    ));
+                }
+                let num = self.log_of(&args[0])?;
+                if args.len() == 1 {
+                    return Ok(Value::Float(num));
+                }
+                let den = self.log_of(&args[1])?;
+                if den == 0.0 {
+                    return Err(self.err("ZeroDivisionError", "float division by zero"));
+                }
+                Ok(Value::Float(num / den))
+            }
+            "pow" => {
+                let (a, b) = two(self, &args, &kwargs)?;
+                let (x, y) = (self.num_arg(&a)?, self.num_arg(&b)?);
+                if x == 0.0 && y < 0.0 && y.is_finite() {
+                    return Err(self.domain());
+                }
+                if x < 0.0 && x.is_finite() && y.is_finite() && y.fract() != 0.0 {
+                    return Err(self.domain());
+                }
+                let r = x.powf(y);
+                if r.is_infinite() && x.is_finite() && y.is_finite() {
+                    return Err(self.range_err());
+                }
+                Ok(Value::Float(r))
+            }
+            "atan2" => {
+                let (a, b) = two(self, &args, &kwargs)?;
+                Ok(Value::Float(self.num_arg(&a)?.atan2(self.num_arg(&b)?)))
+            }
+            "copysign" => {
+                let (a, b) = two(self, &args, &kwargs)?;
+                Ok(Value::Float(self.num_arg(&a)?.copysign(self.num_arg(&b)?)))
+            }
+            "hypot" => {
+                let mut acc = 0.0f64;
+                let mut xs = Vec::with_capacity(args.len());
+                for a in &args {
+                    xs.push(self.num_arg(a)?.abs());
+                }
+                if xs.iter().any(|x| x.is_infinite()) {
+                    return Ok(Value::Float(f64::INFINITY));
+                }
+                let scale = xs.iter().cloned().fold(0.0f64, f64::max);
+                if scale == 0.0 || scale.is_nan() {
+                    return Ok(Value::Float(scale));
+                }
+                for x in &xs {
+                    let r = x / scale;
+                    acc += r * r;
+                }
+                Ok(Value::Float(scale * acc.sqrt()))
+            }
+            "isclose" => {
+                let a = self.stdlib_args(
+                    "isclose",
+                    &["a", "b", "rel_tol", "abs_tol"],
+                    2,
+                    2,
+                    args,
+                    kwargs,
+                )?;
+                let x = self.num_arg(a.get(0).unwrap_or(&Value::None))?;
+                let y = self.num_arg(a.get(1).unwrap_or(&Value::None))?;
+                let rel = match a.get(2) {
+                    Some(v) => self.num_arg(v)?,
+                    None => 1e-9,
+                };
+                let abs = match a.get(3) {
+                    Some(v) => self.num_arg(v)?,
+                    None => 0.0,
+                };
+                if rel < 0.0 || abs < 0.0 {
+                    return Err(self.err("ValueError", "tolerances must be non-negative"));
+                }
+                if x == y {
+                    return Ok(Value::Bool(true));
+                }
+                if x.is_infinite() || y.is_infinite() {
+                    return Ok(Value::Bool(false));
+                }
+                let diff = (y - x).abs();
+                Ok(Value::Bool(
+                    diff <= (rel * y).abs() || diff <= (rel * x).abs() || diff <= abs,
+                ))
+            }
+            "gcd" | "lcm" => {
+                if !kwargs.is_empty() {
+                    return Err(self.err(
+                        "TypeError",
+                        format!("math.{func}() takes no keyword arguments"),
+                    ));
+                }
+                let mut acc: Option<BigInt> = None;
+                for a in &args {
+                    let b = self.big_arg(a)?;
+                    acc = Some(match acc {
+                        None => b.abs(),
+                        Some(x) if func == "gcd" => x.gcd(&b),
+                        Some(x) => {
+                            if x.is_zero() || b.is_zero() {
+                                BigInt::zero()
+                            } else {
+                                x.lcm(&b)
+                            }
+                        }
+                    });
+                }
+                Ok(Value::from_bigint(acc.unwrap_or_else(|| {
+                    if func == "gcd" {
+                        BigInt::zero()
+                    } else {
+                        BigInt::one()
+                    }
+                })))
+            }
+            "factorial" => {
+                let v = one(self, &args, &kwargs)?;
+                if let Value::Float(_) = v {
+                    return Err(self.err(
+                        "TypeError",
+                        "'float' object cannot be interpreted as an integer",
+                    ));
+                }
+                let n = self.big_arg(&v)?;
+                if n.is_negative() {
+                    return Err(
+                        self.err("ValueError", "factorial() not defined for negative values")
+                    );
+                }
+                let n = self.bounded_steps("factorial", &n)?;
+                let mut acc = BigInt::one();
+                for k in 2..=n {
+                    acc *= k;
+                }
+                Ok(Value::from_bigint(acc))
+            }
+            "comb" | "perm" => {
+                if !kwargs.is_empty() {
+                    return Err(self.err(
+                        "TypeError",
+                        format!("math.{func}() takes no keyword arguments"),
+                    ));
+                }
+                let want = if func == "comb" { 2 } else { 1 };
+                if args.len() < want || args.len() > 2 {
+                    return Err(self.err(
+                        "TypeError",
+                        format!(
+                            "{func} expected {} arguments, got {}",
+                            if func == "comb" { "2" } else { "at most 2" },
+                            args.len()
+                        ),
+                    ));
+                }
+                let n = self.big_arg(&args[0])?;
+                let k = match args.get(1) {
+                    Some(Value::None) | None => n.clone(),
+                    Some(v) => self.big_arg(v)?,
+                };
+                if n.is_negative() {
+                    return Err(self.err("ValueError", "n must be a non-negative integer"));
+                }
+                if k.is_negative() {
+                    return Err(self.err("ValueError", "k must be a non-negative integer"));
+                }
+                if k > n {
+                    return Ok(Value::Int(0));
+                }
+                let k = if func == "comb" {
+                    let other = &n - &k;
+                    if other < k { other } else { k }
+                } else {
+                    k
+                };
+                let steps = self.bounded_steps(func, &k)?;
+                let mut acc = BigInt::one();
+                for i in 0..steps {
+                    acc *= &n - BigInt::from(i);
+                    if func == "comb" {
+                        acc /= BigInt::from(i + 1);
+                    }
+                }
+                Ok(Value::from_bigint(acc))
+            }
+            "prod" => {
+                let a = self.stdlib_args("prod", &["iterable", "start"], 1, 1, args, kwargs)?;
+                let items = self.iterate(a.get(0).unwrap_or(&Value::None))?;
+                let mut acc = a.get(1).cloned().unwrap_or(Value::Int(1));
+                for x in &items {
+                    self.poll()?;
+                    acc = self.binary_op(crate::ast::BinOp::Mul, &acc, x)?;
+                }
+                Ok(acc)
+            }
+            "fsum" => {
+                let v = one(self, &args, &kwargs)?;
+                let items = self.iterate(&v)?;
+                let mut xs = Vec::with_capacity(items.len());
+                for x in &items {
+                    xs.push(self.num_arg(x)?);
+                }
+                fsum(&xs).map(Value::Float).map_err(|m| {
+                    if m.contains("overflow") {
+                        self.err("OverflowError", m)
+                    } else {
+                        self.err("ValueError", m)
+                    }
+                })
+            }
+            _ => Err(self.err(
+                "AttributeError",
+                format!("module 'math' has no attribute '{func}'"),
+            )),
+        }
+    }
+
+    fn bounded_steps(&self, func: &str, n: &BigInt) -> R<u64> {
+        match n.to_u64() {
+            Some(k) if k <= MAX_BIG_STEPS => Ok(k),
+            _ => Err(self.err(
+                "OverflowError",
+                format!("{func}() argument too large for svc (limit {MAX_BIG_STEPS})"),
+            )),
+        }
+    }
+}
+
+/// Correctly rounded sum (Shewchuk's algorithm, as CPython's `math.fsum`).
+fn fsum(xs: &[f64]) -> Result<f64, &'static str> {
+    let mut partials: Vec<f64> = Vec::new();
+    let mut special = 0.0f64;
+    let mut inf_sum = 0.0f64;
+    for &x0 in xs {
+        let mut x = x0;
+        if !x.is_finite() {
+            if x.is_infinite() {
+                inf_sum += x;
+            }
+            special += x;
+            continue;
+        }
+        let mut i = 0;
+        for j in 0..partials.len() {
+            let mut y = partials[j];
+            if x.abs() < y.abs() {
+                std::mem::swap(&mut x, &mut y);
+            }
+            let hi = x + y;
+            let lo = y - (hi - x);
+            if lo != 0.0 {
+                partials[i] = lo;
+                i += 1;
+            }
+            x = hi;
+        }
+        if !x.is_finite() {
+            return Err("intermediate overflow in fsum");
+        }
+        partials.truncate(i);
+        partials.push(x);
+    }
+    if special != 0.0 {
+        if inf_sum.is_nan() {
+            return Err("-inf + inf in fsum");
+        }
+        return Ok(special);
+    }
+    let mut hi = 0.0f64;
+    let mut n = partials.len();
+    if n > 0 {
+        n -= 1;
+        hi = partials[n];
+        let mut lo = 0.0;
+        while n > 0 {
+            let x = hi;
+            n -= 1;
+            let y = partials[n];
+            hi = x + y;
+            let yr = hi - x;
+            lo = y - yr;
+            if lo != 0.0 {
+                break;
+            }
+        }
+        if n > 0 && ((lo < 0.0 && partials[n - 1] < 0.0) || (lo > 0.0 && partials[n - 1] > 0.0)) {
+            let y = lo * 2.0;
+            let x = hi + y;
+            let yr = x - hi;
+            if y == yr {
+                hi = x;
+            }
+        }
+    }
+    Ok(hi)
+}
