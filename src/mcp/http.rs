@@ -101,6 +101,15 @@ async fn precheck(
     mut req: ServiceRequest,
     next: Next<impl actix_web::body::MessageBody + 'static>,
 ) -> Result<ServiceResponse<actix_web::body::BoxBody>, actix_web::Error> {
+    if req.method() == actix_web::http::Method::DELETE {
+        // rmcp answers a session's DELETE with 202; the session is gone at once, so say
+        // 200 as clients of the protocol expect.
+        let mut res = next.call(req).await?.map_into_boxed_body();
+        if res.status() == actix_web::http::StatusCode::ACCEPTED {
+            *res.response_mut().status_mut() = actix_web::http::StatusCode::OK;
+        }
+        return Ok(res);
+    }
     if req.method() != actix_web::http::Method::POST {
         return next.call(req).await.map(ServiceResponse::map_into_boxed_body);
     }

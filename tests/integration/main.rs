@@ -31,6 +31,7 @@ mod hardening_server;
 mod identity;
 mod invalidation;
 mod kvstore;
+mod mcp;
 mod platform;
 mod server;
 mod sso;
