@@ -3,5 +3,7 @@
 
 /// Translate Python to svc: `Ok((code, warnings))` or `Err(messages)`.
 pub fn py_to_svc(_python: &str) -> Result<(String, Vec<String>), Vec<String>> {
-    Err(vec!["translation from Python is not available in this build".into()])
+    Err(vec![
+        "translation from Python is not available in this build".into(),
+    ])
 }

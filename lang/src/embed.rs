@@ -89,17 +89,30 @@ fn call_error_text(e: CallError) -> String {
 /// `with entry` block), then, when `entrypoint` names one of its walkers, spawn it on
 /// root without arguments, or, when it names a function, call it without arguments.
 /// An `entrypoint` that names neither is not an error (`entrypoint_found` is false).
-pub fn run_snippet(name: &str, code: &str, entrypoint: Option<&str>, limits: &Limits) -> SnippetRun {
+pub fn run_snippet(
+    name: &str,
+    code: &str,
+    entrypoint: Option<&str>,
+    limits: &Limits,
+) -> SnippetRun {
     let path = PathBuf::from(name);
     let Some(entry) = entrypoint.filter(|e| !e.trim().is_empty()) else {
         let mut h = host(name, code);
-        let outcome = crate::driver::run_source(&path, code.to_string(), &mut h, &crate::RunOptions {
-            limits: limits.clone(),
-        });
-        return finish(h, SnippetRun {
-            error: outcome.error,
-            ..SnippetRun::default()
-        });
+        let outcome = crate::driver::run_source(
+            &path,
+            code.to_string(),
+            &mut h,
+            &crate::RunOptions {
+                limits: limits.clone(),
+            },
+        );
+        return finish(
+            h,
+            SnippetRun {
+                error: outcome.error,
+                ..SnippetRun::default()
+            },
+        );
     };
     let mut h = host(name, code);
     let app = match crate::serve::load_app_as_main(&path, &mut h, limits, true) {
@@ -114,7 +127,12 @@ pub fn run_snippet(name: &str, code: &str, entrypoint: Option<&str>, limits: &Li
         ..SnippetRun::default()
     };
     let entry = entry.trim();
-    let Some(kind) = app.endpoints.iter().find(|e| e.name == entry).map(|e| e.kind) else {
+    let Some(kind) = app
+        .endpoints
+        .iter()
+        .find(|e| e.name == entry)
+        .map(|e| e.kind)
+    else {
         return finish(h, run);
     };
     run.entrypoint_found = true;

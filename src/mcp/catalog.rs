@@ -14,7 +14,8 @@ pub struct ToolDef {
 }
 
 fn code_schema(extra: Json) -> Json {
-    let mut props = json!({"code": {"type": "string", "description": "svc source code (at most 100 KB)"}});
+    let mut props =
+        json!({"code": {"type": "string", "description": "svc source code (at most 100 KB)"}});
     if let (Some(p), Some(e)) = (props.as_object_mut(), extra.as_object()) {
         for (k, v) in e {
             p.insert(k.clone(), v.clone());
@@ -33,7 +34,9 @@ pub fn all_tools() -> Vec<ToolDef> {
         ToolDef {
             name: "validate_svc",
             description: "Parse and fully type-check svc code. Returns {valid, errors: [{line, col, message}], warnings}.",
-            schema: code_schema(json!({"filename": {"type": "string", "description": "name used in messages", "default": "snippet.svc"}})),
+            schema: code_schema(
+                json!({"filename": {"type": "string", "description": "name used in messages", "default": "snippet.svc"}}),
+            ),
         },
         ToolDef {
             name: "check_syntax",
@@ -43,7 +46,9 @@ pub fn all_tools() -> Vec<ToolDef> {
         ToolDef {
             name: "lint_svc",
             description: "Lint svc code. Returns {violations: [{line, col, message, severity}], fixed_code, changed}.",
-            schema: code_schema(json!({"auto_fix": {"type": "boolean", "default": false, "description": "also return the fixed code"}})),
+            schema: code_schema(
+                json!({"auto_fix": {"type": "boolean", "default": false, "description": "also return the fixed code"}}),
+            ),
         },
         ToolDef {
             name: "format_svc",
@@ -53,7 +58,10 @@ pub fn all_tools() -> Vec<ToolDef> {
         ToolDef {
             name: "py_to_svc",
             description: "Translate Python code to svc. Returns {svc_code, warnings}.",
-            schema: schema(json!({"python_code": {"type": "string", "description": "Python source (at most 100 KB)"}}), &["python_code"]),
+            schema: schema(
+                json!({"python_code": {"type": "string", "description": "Python source (at most 100 KB)"}}),
+                &["python_code"],
+            ),
         },
         ToolDef {
             name: "svc_to_py",
@@ -68,27 +76,41 @@ pub fn all_tools() -> Vec<ToolDef> {
         ToolDef {
             name: "explain_error",
             description: "Explain an svc diagnostic (a code such as E0001 or the message text). Returns {title, explanation, suggestion, example, docs_uri}.",
-            schema: schema(json!({"error_message": {"type": "string"}}), &["error_message"]),
+            schema: schema(
+                json!({"error_message": {"type": "string"}}),
+                &["error_message"],
+            ),
         },
         ToolDef {
             name: "list_examples",
             description: "List the bundled example apps. Returns {examples: [{category, description, files}], total}.",
-            schema: schema(json!({"category": {"type": "string", "description": "only this category"}}), &[]),
+            schema: schema(
+                json!({"category": {"type": "string", "description": "only this category"}}),
+                &[],
+            ),
         },
         ToolDef {
             name: "get_example",
             description: "All source files of one example category. Returns {category, description, files: [{path, source}]}.",
-            schema: schema(json!({"name": {"type": "string", "description": "example category"}}), &["name"]),
+            schema: schema(
+                json!({"name": {"type": "string", "description": "example category"}}),
+                &["name"],
+            ),
         },
         ToolDef {
             name: "search_docs",
             description: "Search the svc documentation. Returns {results: [{uri, title, description, snippet, score}]} ranked by score.",
-            schema: schema(json!({"query": {"type": "string"}, "limit": {"type": "integer", "default": 5, "minimum": 1, "maximum": 50}}), &["query"]),
+            schema: schema(
+                json!({"query": {"type": "string"}, "limit": {"type": "integer", "default": 5, "minimum": 1, "maximum": 50}}),
+                &["query"],
+            ),
         },
         ToolDef {
             name: "get_ast",
             description: "The syntax tree of svc code. Returns {format, ast} (tree: indented text; json: a JSON tree).",
-            schema: code_schema(json!({"format": {"type": "string", "enum": ["tree", "json"], "default": "tree"}})),
+            schema: code_schema(
+                json!({"format": {"type": "string", "enum": ["tree", "json"], "default": "tree"}}),
+            ),
         },
         ToolDef {
             name: "run_svc",
@@ -127,16 +149,22 @@ pub fn all_tools() -> Vec<ToolDef> {
         ToolDef {
             name: "get_command",
             description: "One svc command with its arguments. Returns {name, help, group, source, args: [...]}, or {error}.",
-            schema: schema(json!({"name": {"type": "string", "description": "command, e.g. `run` or `db inspect`"}}), &["name"]),
+            schema: schema(
+                json!({"name": {"type": "string", "description": "command, e.g. `run` or `db inspect`"}}),
+                &["name"],
+            ),
         },
         ToolDef {
             name: "execute_command",
             description: "Run an svc command as a child process. Returns {success, exit_code, stdout, stderr, command}; exit 2 = usage error.",
-            schema: schema(json!({
-                "command": {"type": "string", "description": "command, e.g. `check` or `db inspect`"},
-                "args": {"type": "array", "items": {"type": "string"}, "default": []},
-                "timeout": {"type": "integer", "default": 30, "minimum": 1, "maximum": 300}
-            }), &["command"]),
+            schema: schema(
+                json!({
+                    "command": {"type": "string", "description": "command, e.g. `check` or `db inspect`"},
+                    "args": {"type": "array", "items": {"type": "string"}, "default": []},
+                    "timeout": {"type": "integer", "default": 30, "minimum": 1, "maximum": 300}
+                }),
+                &["command"],
+            ),
         },
     ]
 }
@@ -181,7 +209,11 @@ pub fn example_uri(category: &str) -> String {
 fn example_body(ex: &content::Example) -> String {
     let mut out = format!("# Example: {}\n\n{}\n", ex.category, ex.description);
     for f in ex.files {
-        out.push_str(&format!("\n## {}\n\n```svc\n{}\n```\n", f.path, f.source.trim_end()));
+        out.push_str(&format!(
+            "\n## {}\n\n```svc\n{}\n```\n",
+            f.path,
+            f.source.trim_end()
+        ));
     }
     out
 }
@@ -284,9 +316,17 @@ pub fn prompts() -> Vec<PromptDef> {
             args: vec![
                 arg("name", "module name", true),
                 arg("purpose", "what the module does", true),
-                arg("has_impl", "split declarations and implementations (true/false, default true)", false),
+                arg(
+                    "has_impl",
+                    "split declarations and implementations (true/false, default true)",
+                    false,
+                ),
             ],
-            references: &["svc://guide/patterns", "svc://docs/code-organization", "svc://docs/functions-objects"],
+            references: &[
+                "svc://guide/patterns",
+                "svc://docs/code-organization",
+                "svc://docs/functions-objects",
+            ],
             task: "Write an svc module named `{name}` whose purpose is: {purpose}.\nSplit declarations from implementations (`impl` blocks): {has_impl}.",
         },
         PromptDef {
@@ -304,13 +344,20 @@ pub fn prompts() -> Vec<PromptDef> {
                 arg("purpose", "what the walker does", true),
                 arg("node_types", "node types it visits", true),
             ],
-            references: &["svc://guide/patterns", "svc://docs/osp", "svc://docs/walker-responses"],
+            references: &[
+                "svc://guide/patterns",
+                "svc://docs/osp",
+                "svc://docs/walker-responses",
+            ],
             task: "Write an svc walker named `{name}` that visits nodes of type {node_types}. Purpose: {purpose}.",
         },
         PromptDef {
             name: "write_node",
             description: "Write an svc node archetype",
-            args: vec![arg("name", "node name", true), arg("fields", "its fields", true)],
+            args: vec![
+                arg("name", "node name", true),
+                arg("fields", "its fields", true),
+            ],
             references: &["svc://guide/patterns", "svc://docs/osp"],
             task: "Write an svc node archetype named `{name}` with these fields: {fields}.",
         },

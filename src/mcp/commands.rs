@@ -21,7 +21,11 @@ fn leaves() -> Vec<(String, clap::Command)> {
         if cmd.get_name() == "help" {
             continue;
         }
-        let subs: Vec<clap::Command> = cmd.get_subcommands().filter(|s| s.get_name() != "help").cloned().collect();
+        let subs: Vec<clap::Command> = cmd
+            .get_subcommands()
+            .filter(|s| s.get_name() != "help")
+            .cloned()
+            .collect();
         if subs.is_empty() {
             out.push((path, cmd));
         } else {
@@ -156,7 +160,11 @@ fn clip(mut s: String) -> String {
 /// Run `svc <command> <args…>` as a child of the current binary in `cwd`, killed after
 /// `timeout`. Exit status as the CLI's: 0 success, 1 failure, 2 usage error.
 pub async fn execute(command: &str, args: &[String], timeout: Duration, cwd: &Path) -> Json {
-    let words: Vec<String> = normalise(command).split(' ').filter(|w| !w.is_empty()).map(String::from).collect();
+    let words: Vec<String> = normalise(command)
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .map(String::from)
+        .collect();
     let shown = std::iter::once("svc".to_string())
         .chain(words.iter().cloned())
         .chain(args.iter().cloned())
@@ -167,7 +175,9 @@ pub async fn execute(command: &str, args: &[String], timeout: Duration, cwd: &Pa
     }
     let exe = match std::env::current_exe() {
         Ok(p) => p,
-        Err(e) => return json!({"success": false, "exit_code": 1, "stdout": "", "stderr": format!("cannot find the svc binary: {e}\n"), "command": shown}),
+        Err(e) => {
+            return json!({"success": false, "exit_code": 1, "stdout": "", "stderr": format!("cannot find the svc binary: {e}\n"), "command": shown});
+        }
     };
     let mut cmd = tokio::process::Command::new(exe);
     cmd.args(&words)
@@ -179,7 +189,9 @@ pub async fn execute(command: &str, args: &[String], timeout: Duration, cwd: &Pa
         .kill_on_drop(true);
     let child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => return json!({"success": false, "exit_code": 1, "stdout": "", "stderr": format!("cannot start: {e}\n"), "command": shown}),
+        Err(e) => {
+            return json!({"success": false, "exit_code": 1, "stdout": "", "stderr": format!("cannot start: {e}\n"), "command": shown});
+        }
     };
     match tokio::time::timeout(timeout, child.wait_with_output()).await {
         Ok(Ok(out)) => {
@@ -192,7 +204,9 @@ pub async fn execute(command: &str, args: &[String], timeout: Duration, cwd: &Pa
                 "command": shown,
             })
         }
-        Ok(Err(e)) => json!({"success": false, "exit_code": 1, "stdout": "", "stderr": format!("{e}\n"), "command": shown}),
+        Ok(Err(e)) => {
+            json!({"success": false, "exit_code": 1, "stdout": "", "stderr": format!("{e}\n"), "command": shown})
+        }
         // Dropping the future drops the child, which kills it (`kill_on_drop`).
         Err(_) => json!({
             "success": false,

@@ -128,7 +128,10 @@ impl McpConfig {
                     let s = value.as_str().ok_or_else(|| bad("a string"))?;
                     c.project_root = PathBuf::from(s);
                 }
-                other => eprintln!("warning: {}: unknown key [mcp] {other} (ignored)", file.display()),
+                other => eprintln!(
+                    "warning: {}: unknown key [mcp] {other} (ignored)",
+                    file.display()
+                ),
             }
         }
         Ok(c)

@@ -119,16 +119,28 @@ fn params_error(method: &str, params: Option<&Json>) -> Option<String> {
 /// Judge one (non-batch) message.
 pub fn classify(msg: &Json) -> Verdict {
     let Json::Object(m) = msg else {
-        return Verdict::Reply(error(Json::Null, INVALID_REQUEST, "Invalid Request: a message must be a JSON object"));
+        return Verdict::Reply(error(
+            Json::Null,
+            INVALID_REQUEST,
+            "Invalid Request: a message must be a JSON object",
+        ));
     };
     let id_field = m.get("id");
     let id = usable_id(id_field);
     let reply_id = id.clone().unwrap_or(Json::Null);
     if m.get("jsonrpc").and_then(Json::as_str) != Some("2.0") {
-        return Verdict::Reply(error(reply_id, INVALID_REQUEST, "Invalid Request: `jsonrpc` must be \"2.0\""));
+        return Verdict::Reply(error(
+            reply_id,
+            INVALID_REQUEST,
+            "Invalid Request: `jsonrpc` must be \"2.0\"",
+        ));
     }
     if id_field.is_some() && id.is_none() {
-        return Verdict::Reply(error(Json::Null, INVALID_REQUEST, "Invalid Request: `id` must be a string or an integer"));
+        return Verdict::Reply(error(
+            Json::Null,
+            INVALID_REQUEST,
+            "Invalid Request: `id` must be a string or an integer",
+        ));
     }
     match m.get("method") {
         Some(Json::String(method)) => {
@@ -141,20 +153,36 @@ pub fn classify(msg: &Json) -> Verdict {
                 };
             }
             if !REQUESTS.contains(&method.as_str()) {
-                return Verdict::Reply(error(reply_id, METHOD_NOT_FOUND, &format!("Method not found: {method}")));
+                return Verdict::Reply(error(
+                    reply_id,
+                    METHOD_NOT_FOUND,
+                    &format!("Method not found: {method}"),
+                ));
             }
             if let Some(problem) = params_error(method, m.get("params")) {
-                return Verdict::Reply(error(reply_id, INVALID_PARAMS, &format!("Invalid params: {problem}")));
+                return Verdict::Reply(error(
+                    reply_id,
+                    INVALID_PARAMS,
+                    &format!("Invalid params: {problem}"),
+                ));
             }
             Verdict::Forward(None).with_id(id)
         }
-        Some(_) => Verdict::Reply(error(reply_id, INVALID_REQUEST, "Invalid Request: `method` must be a string")),
+        Some(_) => Verdict::Reply(error(
+            reply_id,
+            INVALID_REQUEST,
+            "Invalid Request: `method` must be a string",
+        )),
         None => {
             // A response to a request of ours.
             if id.is_some() && (m.contains_key("result") || m.contains_key("error")) {
                 Verdict::Forward(None)
             } else {
-                Verdict::Reply(error(reply_id, INVALID_REQUEST, "Invalid Request: no `method`"))
+                Verdict::Reply(error(
+                    reply_id,
+                    INVALID_REQUEST,
+                    "Invalid Request: no `method`",
+                ))
             }
         }
     }
@@ -197,7 +225,10 @@ pub struct Gate {
 impl Gate {
     /// Start an rmcp server for `handler`; what it says goes to `out`. The server ends
     /// when the gate is dropped.
-    pub fn start(handler: super::handler::Handler, out: mpsc::UnboundedSender<String>) -> Arc<Gate> {
+    pub fn start(
+        handler: super::handler::Handler,
+        out: mpsc::UnboundedSender<String>,
+    ) -> Arc<Gate> {
         let (client_io, server_io) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(server_io);
         let (client_read, mut client_write) = tokio::io::split(client_io);
@@ -234,7 +265,9 @@ impl Gate {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn from_server(&self, line: &str) {
@@ -283,13 +316,19 @@ impl Gate {
                 }
                 if id.is_some() {
                     let has_meta = msg.pointer("/params/_meta").is_some_and(Json::is_object);
-                    if method == "initialize" || (has_meta && method != "ping" && method != "server/discover") {
+                    if method == "initialize"
+                        || (has_meta && method != "ping" && method != "server/discover")
+                    {
                         st.started = true;
                     }
                     if let Some(id) = &id {
                         let key = id.to_string();
                         if st.pending.contains_key(&key) {
-                            return Some(error(id.clone(), INVALID_REQUEST, "Invalid Request: this `id` is already in flight"));
+                            return Some(error(
+                                id.clone(),
+                                INVALID_REQUEST,
+                                "Invalid Request: this `id` is already in flight",
+                            ));
                         }
                         st.pending.insert(key, batch);
                         if let Some(bt) = batch.and_then(|b| st.batches.get_mut(&b)) {
@@ -305,7 +344,14 @@ impl Gate {
     }
 
     pub fn reject_too_large(&self) {
-        let _ = self.out.send(error(Json::Null, INVALID_REQUEST, "Invalid Request: message larger than 4 MiB").to_string());
+        let _ = self.out.send(
+            error(
+                Json::Null,
+                INVALID_REQUEST,
+                "Invalid Request: message larger than 4 MiB",
+            )
+            .to_string(),
+        );
     }
 
     /// Take one raw message (a line on stdio, a POST body on SSE). Immediate answers
@@ -322,18 +368,30 @@ impl Gate {
         let value: Json = match serde_json::from_str(raw) {
             Ok(v) => v,
             Err(e) => {
-                let _ = self.out.send(error(Json::Null, PARSE_ERROR, &format!("Parse error: {e}")).to_string());
+                let _ = self
+                    .out
+                    .send(error(Json::Null, PARSE_ERROR, &format!("Parse error: {e}")).to_string());
                 return;
             }
         };
         match value {
             Json::Array(items) => {
                 if items.is_empty() {
-                    let _ = self.out.send(error(Json::Null, INVALID_REQUEST, "Invalid Request: empty batch").to_string());
+                    let _ = self.out.send(
+                        error(Json::Null, INVALID_REQUEST, "Invalid Request: empty batch")
+                            .to_string(),
+                    );
                     return;
                 }
                 if items.len() > MAX_BATCH {
-                    let _ = self.out.send(error(Json::Null, INVALID_REQUEST, "Invalid Request: more than 100 messages in one batch").to_string());
+                    let _ = self.out.send(
+                        error(
+                            Json::Null,
+                            INVALID_REQUEST,
+                            "Invalid Request: more than 100 messages in one batch",
+                        )
+                        .to_string(),
+                    );
                     return;
                 }
                 let batch_id = {
@@ -342,7 +400,13 @@ impl Gate {
                     let b = st.next_batch;
                     // `remaining` starts at 1 so the batch cannot complete while it is
                     // still being admitted; the extra count is dropped below.
-                    st.batches.insert(b, Batch { remaining: 1, responses: Vec::new() });
+                    st.batches.insert(
+                        b,
+                        Batch {
+                            remaining: 1,
+                            responses: Vec::new(),
+                        },
+                    );
                     b
                 };
                 let mut immediate = Vec::new();

@@ -20,7 +20,11 @@ struct Walked<'a> {
     truncated: bool,
 }
 
-fn walk<'a>(anchors: &'a HashMap<AnchorId, StoredAnchor>, root: AnchorId, q: &GraphQuery) -> Walked<'a> {
+fn walk<'a>(
+    anchors: &'a HashMap<AnchorId, StoredAnchor>,
+    root: AnchorId,
+    q: &GraphQuery,
+) -> Walked<'a> {
     let mut out = Walked {
         nodes: vec![(root, anchors.get(&root))],
         edges: Vec::new(),
@@ -28,7 +32,11 @@ fn walk<'a>(anchors: &'a HashMap<AnchorId, StoredAnchor>, root: AnchorId, q: &Gr
     };
     let mut seen: HashSet<AnchorId> = HashSet::from([root]);
     let mut frontier: VecDeque<(AnchorId, u64)> = VecDeque::from([(root, 0)]);
-    while let Some((id, d)) = if q.bfs { frontier.pop_front() } else { frontier.pop_back() } {
+    while let Some((id, d)) = if q.bfs {
+        frontier.pop_front()
+    } else {
+        frontier.pop_back()
+    } {
         if q.depth.is_some_and(|max| d >= max) {
             continue;
         }
@@ -36,7 +44,9 @@ fn walk<'a>(anchors: &'a HashMap<AnchorId, StoredAnchor>, root: AnchorId, q: &Gr
             continue;
         };
         for eid in edge_ids {
-            let Some(edge) = anchors.get(eid) else { continue };
+            let Some(edge) = anchors.get(eid) else {
+                continue;
+            };
             let Some(ends) = edge.ends else { continue };
             let other = if ends.source == id {
                 ends.target
@@ -68,7 +78,8 @@ fn walk<'a>(anchors: &'a HashMap<AnchorId, StoredAnchor>, root: AnchorId, q: &Gr
 }
 
 fn type_of(a: Option<&StoredAnchor>) -> String {
-    a.map(|a| a.arch_type.to_string()).unwrap_or_else(|| "Root".into())
+    a.map(|a| a.arch_type.to_string())
+        .unwrap_or_else(|| "Root".into())
 }
 
 fn fields_of(a: Option<&StoredAnchor>) -> Json {
@@ -94,25 +105,44 @@ fn label(a: Option<&StoredAnchor>) -> String {
             parts.push(format!("{k}={s}"));
         }
     }
-    if parts.is_empty() { ty } else { format!("{ty}({})", parts.join(", ")) }
+    if parts.is_empty() {
+        ty
+    } else {
+        format!("{ty}({})", parts.join(", "))
+    }
 }
 
 fn dot_escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 /// The graph as `format` (`dot` text or a JSON object).
-pub fn render(anchors: &HashMap<AnchorId, StoredAnchor>, root: AnchorId, q: &GraphQuery, dot: bool) -> Json {
+pub fn render(
+    anchors: &HashMap<AnchorId, StoredAnchor>,
+    root: AnchorId,
+    q: &GraphQuery,
+    dot: bool,
+) -> Json {
     let w = walk(anchors, root, q);
     if dot {
         let mut s = String::from("digraph svc {\n    node [shape=box, style=rounded];\n");
         for (id, a) in &w.nodes {
-            s.push_str(&format!("    \"{}\" [label=\"{}\"];\n", format_id(*id), dot_escape(&label(*a))));
+            s.push_str(&format!(
+                "    \"{}\" [label=\"{}\"];\n",
+                format_id(*id),
+                dot_escape(&label(*a))
+            ));
         }
         for e in &w.edges {
             if let Some(ends) = e.ends {
                 let arrow = if ends.undirected { ", dir=none" } else { "" };
-                let lbl = if e.arch_type.as_ref() == "GenericEdge" { String::new() } else { e.arch_type.to_string() };
+                let lbl = if e.arch_type.as_ref() == "GenericEdge" {
+                    String::new()
+                } else {
+                    e.arch_type.to_string()
+                };
                 s.push_str(&format!(
                     "    \"{}\" -> \"{}\" [label=\"{}\"{arrow}];\n",
                     format_id(ends.source),

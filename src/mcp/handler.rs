@@ -4,9 +4,10 @@
 use super::catalog;
 use super::tools::Tools;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, Implementation,
-    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -19,7 +20,8 @@ pub struct Handler {
 }
 
 fn decode<T: serde::de::DeserializeOwned>(v: Json) -> Result<T, ErrorData> {
-    serde_json::from_value(v).map_err(|e| ErrorData::internal_error(format!("cannot build the answer: {e}"), None))
+    serde_json::from_value(v)
+        .map_err(|e| ErrorData::internal_error(format!("cannot build the answer: {e}"), None))
 }
 
 /// `tools/list` entries as JSON.
@@ -62,11 +64,19 @@ pub fn render_prompt(name: &str, args: &Map<String, Json>) -> Result<(String, St
             Some(Json::String(s)) if !s.trim().is_empty() => s.clone(),
             Some(Json::Bool(b)) => b.to_string(),
             Some(Json::Number(n)) => n.to_string(),
-            _ if a.required => return Err(format!("prompt `{name}`: missing required argument `{}`", a.name)),
+            _ if a.required => {
+                return Err(format!(
+                    "prompt `{name}`: missing required argument `{}`",
+                    a.name
+                ));
+            }
             _ => "true".to_string(), // has_impl, the only optional argument, defaults to true
         };
         if value.len() > super::tools::MAX_INPUT_BYTES {
-            return Err(format!("prompt `{name}`: argument `{}` is larger than 100 KB", a.name));
+            return Err(format!(
+                "prompt `{name}`: argument `{}` is larger than 100 KB",
+                a.name
+            ));
         }
         task = task.replace(&format!("{{{}}}", a.name), &value);
     }
@@ -86,6 +96,18 @@ pub fn render_prompt(name: &str, args: &Map<String, Json>) -> Result<(String, St
 }
 
 impl ServerHandler for Handler {
+    /// The protocol versions with the `initialize` handshake (up to 2025-11-25). rmcp
+    /// 3.11 also speaks 2026-07-28, but its results there lack the `resultType` member
+    /// that version's clients (the Python SDK 2.x among them) require; a client probing
+    /// `server/discover` then falls back to the handshake.
+    fn supported_protocol_versions(
+        &self,
+    ) -> std::borrow::Cow<'static, [rmcp::model::ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(rmcp::model::ProtocolVersion::known_up_to(
+            &rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE,
+        ))
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
@@ -116,9 +138,19 @@ impl ServerHandler for Handler {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let req = serde_json::to_value(&request).unwrap_or(Json::Null);
-        let name = req.get("name").and_then(Json::as_str).unwrap_or_default().to_string();
-        if !catalog::tools(&self.tools.config).iter().any(|t| t.name == name) {
-            return Err(ErrorData::invalid_params(format!("unknown tool `{name}`"), None));
+        let name = req
+            .get("name")
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+            .to_string();
+        if !catalog::tools(&self.tools.config)
+            .iter()
+            .any(|t| t.name == name)
+        {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}`"),
+                None,
+            ));
         }
         let args = match req.get("arguments") {
             Some(Json::Object(m)) => m.clone(),
@@ -153,7 +185,8 @@ impl ServerHandler for Handler {
             Some(Json::Object(m)) => m.clone(),
             _ => Map::new(),
         };
-        let (description, text) = render_prompt(name, &args).map_err(|e| ErrorData::invalid_params(e, None))?;
+        let (description, text) =
+            render_prompt(name, &args).map_err(|e| ErrorData::invalid_params(e, None))?;
         let result: rmcp::model::GetPromptResult = decode(json!({
             "description": description,
             "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
@@ -176,7 +209,10 @@ impl ServerHandler for Handler {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let req = serde_json::to_value(&request).unwrap_or(Json::Null);
         let uri = req.get("uri").and_then(Json::as_str).unwrap_or_default();
-        let Some(r) = catalog::resources(&self.tools.config).into_iter().find(|r| r.uri == uri) else {
+        let Some(r) = catalog::resources(&self.tools.config)
+            .into_iter()
+            .find(|r| r.uri == uri)
+        else {
             return Err(ErrorData::resource_not_found(
                 format!("unknown resource `{uri}`"),
                 Some(json!({"uri": uri})),

@@ -6,8 +6,8 @@ use super::gate::{self, Gate, Verdict};
 use super::handler::Handler;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
-use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use actix_web::web::Bytes;
+use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use serde_json::{Value as Json, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -37,10 +37,15 @@ impl Drop for SessionGuard {
     }
 }
 
-async fn sse_open(req: HttpRequest, handler: web::Data<Handler>, sessions: web::Data<Sessions>) -> HttpResponse {
+async fn sse_open(
+    req: HttpRequest,
+    handler: web::Data<Handler>,
+    sessions: web::Data<Sessions>,
+) -> HttpResponse {
     let sessions: Sessions = sessions.get_ref().clone();
     if lock(&sessions).len() >= MAX_SSE_SESSIONS {
-        return HttpResponse::ServiceUnavailable().json(json!({"error": "too many open SSE sessions"}));
+        return HttpResponse::ServiceUnavailable()
+            .json(json!({"error": "too many open SSE sessions"}));
     }
     let id = actors::identity::new_user_id().replace('-', "");
     let (out_tx, out_rx) = mpsc::unbounded_channel::<String>();
@@ -55,7 +60,10 @@ async fn sse_open(req: HttpRequest, handler: web::Data<Handler>, sessions: web::
         (Some(first), out_rx, guard),
         |(first, mut rx, guard)| async move {
             if let Some(f) = first {
-                return Some((Ok::<Bytes, actix_web::Error>(Bytes::from(f)), (None, rx, guard)));
+                return Some((
+                    Ok::<Bytes, actix_web::Error>(Bytes::from(f)),
+                    (None, rx, guard),
+                ));
             }
             match tokio::time::timeout(SSE_KEEPALIVE, rx.recv()).await {
                 Ok(Some(msg)) => {
@@ -63,7 +71,10 @@ async fn sse_open(req: HttpRequest, handler: web::Data<Handler>, sessions: web::
                     Some((Ok(Bytes::from(chunk)), (None, rx, guard)))
                 }
                 Ok(None) => None,
-                Err(_) => Some((Ok(Bytes::from_static(b": keepalive\n\n")), (None, rx, guard))),
+                Err(_) => Some((
+                    Ok(Bytes::from_static(b": keepalive\n\n")),
+                    (None, rx, guard),
+                )),
             }
         },
     );
@@ -79,16 +90,25 @@ struct SessionQuery {
     session_id: Option<String>,
 }
 
-async fn sse_message(query: web::Query<SessionQuery>, body: Bytes, sessions: web::Data<Sessions>) -> HttpResponse {
+async fn sse_message(
+    query: web::Query<SessionQuery>,
+    body: Bytes,
+    sessions: web::Data<Sessions>,
+) -> HttpResponse {
     let Some(id) = query.session_id.as_deref().filter(|s| !s.is_empty()) else {
-        return HttpResponse::BadRequest().json(json!({"error": "missing session_id query parameter"}));
+        return HttpResponse::BadRequest()
+            .json(json!({"error": "missing session_id query parameter"}));
     };
     let Some(gate) = lock(sessions.get_ref()).get(id).cloned() else {
         return HttpResponse::NotFound().json(json!({"error": "unknown or closed session"}));
     };
     let text = String::from_utf8_lossy(&body);
     if serde_json::from_str::<Json>(&text).is_err() {
-        return HttpResponse::BadRequest().json(gate::error(Json::Null, gate::PARSE_ERROR, "Parse error: the body is not JSON"));
+        return HttpResponse::BadRequest().json(gate::error(
+            Json::Null,
+            gate::PARSE_ERROR,
+            "Parse error: the body is not JSON",
+        ));
     }
     gate.submit(&text);
     HttpResponse::Accepted().body("Accepted")
@@ -111,7 +131,10 @@ async fn precheck(
         return Ok(res);
     }
     if req.method() != actix_web::http::Method::POST {
-        return next.call(req).await.map(ServiceResponse::map_into_boxed_body);
+        return next
+            .call(req)
+            .await
+            .map(ServiceResponse::map_into_boxed_body);
     }
     let body = req.extract::<Bytes>().await?;
     let reply = |status: actix_web::http::StatusCode, v: Json, req: ServiceRequest| {
@@ -154,7 +177,9 @@ async fn precheck(
         }
         Verdict::Forward(_) => {
             req.set_payload(actix_web::dev::Payload::from(body));
-            next.call(req).await.map(ServiceResponse::map_into_boxed_body)
+            next.call(req)
+                .await
+                .map(ServiceResponse::map_into_boxed_body)
         }
     }
 }
@@ -165,10 +190,21 @@ fn wildcard(host: &str) -> bool {
 
 /// Serve SSE or streamable HTTP on `host:port` until interrupted.
 pub fn serve(handler: Handler, sse: bool, host: &str, port: u16) -> anyhow::Result<()> {
-    let bind = (host.trim_start_matches('[').trim_end_matches(']').to_string(), port);
+    let bind = (
+        host.trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string(),
+        port,
+    );
     let host = host.to_string();
-    let which = if sse { "sse (GET /sse, POST /messages/)" } else { "streamable-http (POST /mcp)" };
-    let announce = |bind: &(String, u16)| eprintln!("svc mcp: serving {which} on http://{}:{}", bind.0, bind.1);
+    let which = if sse {
+        "sse (GET /sse, POST /messages/)"
+    } else {
+        "streamable-http (POST /mcp)"
+    };
+    let announce = |bind: &(String, u16)| {
+        eprintln!("svc mcp: serving {which} on http://{}:{}", bind.0, bind.1)
+    };
     actix_web::rt::System::new().block_on(async move {
         if sse {
             let sessions: Sessions = Arc::default();
@@ -191,13 +227,20 @@ pub fn serve(handler: Handler, sse: bool, host: &str, port: u16) -> anyhow::Resu
             let allowed: Vec<String> = if wildcard(&host) {
                 Vec::new() // any Host header (a wildcard bind is reachable by any name)
             } else {
-                let mut v = vec![host.clone(), "localhost".into(), "127.0.0.1".into(), "::1".into()];
+                let mut v = vec![
+                    host.clone(),
+                    "localhost".into(),
+                    "127.0.0.1".into(),
+                    "::1".into(),
+                ];
                 v.dedup();
                 v
             };
             let service = rmcp_actix_web::transport::StreamableHttpService::builder()
                 .service_factory(Arc::new(move || Ok(handler.clone())))
-                .session_manager(Arc::new(rmcp_actix_web::transport::LocalSessionManager::default()))
+                .session_manager(Arc::new(
+                    rmcp_actix_web::transport::LocalSessionManager::default(),
+                ))
                 .stateful_mode(true)
                 .allowed_hosts(allowed)
                 .max_request_body_bytes(gate::MAX_MESSAGE_BYTES)

@@ -47,9 +47,20 @@ pub fn inspect_text(config: &McpConfig) -> String {
         let args: Vec<String> = p
             .args
             .iter()
-            .map(|a| if a.required { a.name.to_string() } else { format!("{}?", a.name) })
+            .map(|a| {
+                if a.required {
+                    a.name.to_string()
+                } else {
+                    format!("{}?", a.name)
+                }
+            })
             .collect();
-        out.push_str(&format!("  {}({})  {}\n", p.name, args.join(", "), p.description));
+        out.push_str(&format!(
+            "  {}({})  {}\n",
+            p.name,
+            args.join(", "),
+            p.description
+        ));
     }
     out
 }

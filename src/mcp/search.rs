@@ -36,12 +36,20 @@ fn score(r: &Resource, terms: &[String]) -> f64 {
             total += 2.0 + hits as f64 + (body_hits as f64).sqrt();
         }
     }
-    if terms.is_empty() { 0.0 } else { total / terms.len() as f64 }
+    if terms.is_empty() {
+        0.0
+    } else {
+        total / terms.len() as f64
+    }
 }
 
 fn snippet(body: &str, terms: &[String]) -> String {
     let lower = body.to_lowercase();
-    let at = terms.iter().filter_map(|t| lower.find(t.as_str())).min().unwrap_or(0);
+    let at = terms
+        .iter()
+        .filter_map(|t| lower.find(t.as_str()))
+        .min()
+        .unwrap_or(0);
     // `lower` may differ in length from `body` for some scripts: map back safely.
     let at = if lower.len() == body.len() { at } else { 0 };
     let mut start = at.saturating_sub(80);
@@ -52,7 +60,10 @@ fn snippet(body: &str, terms: &[String]) -> String {
     while end < body.len() && !body.is_char_boundary(end) {
         end += 1;
     }
-    let text: String = body[start..end].split_whitespace().collect::<Vec<_>>().join(" ");
+    let text: String = body[start..end]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     let pre = if start > 0 { "…" } else { "" };
     let post = if end < body.len() { "…" } else { "" };
     format!("{pre}{text}{post}")

@@ -86,7 +86,11 @@ fn opt_int(args: &Args, name: &str, default: i64) -> Result<i64, Answer> {
         None | Some(Json::Null) => Ok(default),
         Some(Json::Number(n)) => n
             .as_i64()
-            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 1e15).map(|f| f as i64))
+            .or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
+                    .map(|f| f as i64)
+            })
             .ok_or_else(|| fail(format!("argument `{name}` must be an integer"))),
         Some(Json::String(s)) => s
             .trim()
@@ -137,7 +141,10 @@ fn diag_json(text: &str, d: &lang::diag::Diagnostic) -> Json {
 struct CheckHost(lang::host::MemoryHost);
 
 impl lang::host::Host for CheckHost {
-    fn load(&mut self, id: lang::host::AnchorId) -> Result<Option<lang::host::StoredAnchor>, lang::host::HostError> {
+    fn load(
+        &mut self,
+        id: lang::host::AnchorId,
+    ) -> Result<Option<lang::host::StoredAnchor>, lang::host::HostError> {
         self.0.load(id)
     }
     fn commit(&mut self, c: lang::host::CommitSet) -> Result<(), lang::host::HostError> {
@@ -164,14 +171,27 @@ fn validate(code: &str, filename: &str) -> Json {
         ));
     }
     diags.sort_by_key(|d| (d.span.start, d.severity));
-    let errors: Vec<Json> = diags.iter().filter(|d| d.is_error()).map(|d| diag_json(code, d)).collect();
-    let warnings: Vec<Json> = diags.iter().filter(|d| !d.is_error()).map(|d| diag_json(code, d)).collect();
+    let errors: Vec<Json> = diags
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| diag_json(code, d))
+        .collect();
+    let warnings: Vec<Json> = diags
+        .iter()
+        .filter(|d| !d.is_error())
+        .map(|d| diag_json(code, d))
+        .collect();
     json!({"valid": errors.is_empty(), "errors": errors, "warnings": warnings})
 }
 
 fn check_syntax(code: &str) -> Json {
     let parsed = lang::parser::parse(code);
-    let errors: Vec<Json> = parsed.diagnostics.iter().filter(|d| d.is_error()).map(|d| diag_json(code, d)).collect();
+    let errors: Vec<Json> = parsed
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| diag_json(code, d))
+        .collect();
     json!({"valid": errors.is_empty(), "errors": errors})
 }
 
@@ -217,8 +237,13 @@ impl Tools {
         F: FnOnce() -> Answer + Send + 'static,
     {
         let start = tokio::time::Instant::now();
-        let Ok(Ok(permit)) = tokio::time::timeout(limit, self.permits.clone().acquire_owned()).await else {
-            return fail(format!("timed out after {} s waiting for a free worker", limit.as_secs()));
+        let Ok(Ok(permit)) =
+            tokio::time::timeout(limit, self.permits.clone().acquire_owned()).await
+        else {
+            return fail(format!(
+                "timed out after {} s waiting for a free worker",
+                limit.as_secs()
+            ));
         };
         let (tx, rx) = tokio::sync::oneshot::channel();
         let spawned = std::thread::Builder::new()
@@ -244,7 +269,9 @@ impl Tools {
     }
 
     pub async fn call(&self, name: &str, args: &Args) -> Answer {
-        if !catalog::all_tools().iter().any(|t| t.name == name) || !catalog::tool_enabled(&self.config, name) {
+        if !catalog::all_tools().iter().any(|t| t.name == name)
+            || !catalog::tool_enabled(&self.config, name)
+        {
             return fail(format!("unknown tool `{name}`"));
         }
         match self.dispatch(name, args).await {
@@ -257,8 +284,11 @@ impl Tools {
         Ok(match name {
             "validate_svc" => {
                 let code = source(args, "code")?;
-                let filename = opt_str(args, "filename")?.filter(|f| !f.trim().is_empty()).unwrap_or_else(|| "snippet.svc".into());
-                self.bounded(limit, move || ok(validate(&code, &filename))).await
+                let filename = opt_str(args, "filename")?
+                    .filter(|f| !f.trim().is_empty())
+                    .unwrap_or_else(|| "snippet.svc".into());
+                self.bounded(limit, move || ok(validate(&code, &filename)))
+                    .await
             }
             "check_syntax" => {
                 let code = source(args, "code")?;
@@ -285,14 +315,19 @@ impl Tools {
                         let changed = formatted != code;
                         ok(json!({"formatted": formatted, "changed": changed}))
                     }
-                    Err(e) => Answer { value: tool_error(&e), is_error: true },
+                    Err(e) => Answer {
+                        value: tool_error(&e),
+                        is_error: true,
+                    },
                 })
                 .await
             }
             "py_to_svc" => {
                 let code = source(args, "python_code")?;
                 self.bounded(limit, move || match crate::py2svc::py_to_svc(&code) {
-                    Ok((svc_code, warnings)) => ok(json!({"svc_code": svc_code, "warnings": warnings})),
+                    Ok((svc_code, warnings)) => {
+                        ok(json!({"svc_code": svc_code, "warnings": warnings}))
+                    }
                     Err(warnings) => ok(json!({"svc_code": "", "warnings": warnings})),
                 })
                 .await
@@ -317,7 +352,9 @@ impl Tools {
                 let code = source(args, "code")?;
                 let format = opt_str(args, "format")?.unwrap_or_else(|| "tree".into());
                 if format != "tree" && format != "json" {
-                    return Err(fail(format!("argument `format` must be `tree` or `json`, found `{format}`")));
+                    return Err(fail(format!(
+                        "argument `format` must be `tree` or `json`, found `{format}`"
+                    )));
                 }
                 self.bounded(limit, move || {
                     let result = if format == "json" {
@@ -327,7 +364,10 @@ impl Tools {
                     };
                     match result {
                         Ok(ast) => ok(json!({"format": format, "ast": ast})),
-                        Err(e) => Answer { value: tool_error(&e), is_error: true },
+                        Err(e) => Answer {
+                            value: tool_error(&e),
+                            is_error: true,
+                        },
                     }
                 })
                 .await
@@ -341,7 +381,12 @@ impl Tools {
                 }
                 let t = Duration::from_secs(secs.unsigned_abs()).min(COMPILER_TIMEOUT);
                 self.bounded(t, move || {
-                    let run = lang::embed::run_snippet("snippet.svc", &code, entrypoint.as_deref(), &snippet_limits(t));
+                    let run = lang::embed::run_snippet(
+                        "snippet.svc",
+                        &code,
+                        entrypoint.as_deref(),
+                        &snippet_limits(t),
+                    );
                     ok(run_json(&run))
                 })
                 .await
@@ -350,7 +395,9 @@ impl Tools {
                 let code = source(args, "code")?;
                 let format = opt_str(args, "format")?.unwrap_or_else(|| "dot".into());
                 if format != "dot" && format != "json" {
-                    return Err(fail(format!("argument `format` must be `dot` or `json`, found `{format}`")));
+                    return Err(fail(format!(
+                        "argument `format` must be `dot` or `json`, found `{format}`"
+                    )));
                 }
                 let depth = opt_int(args, "depth", -1)?;
                 let bfs = opt_bool(args, "bfs", true)?;
@@ -359,12 +406,19 @@ impl Tools {
                     depth: u64::try_from(depth).ok(),
                     bfs,
                     node_limit: clamp(opt_int(args, "node_limit", 512)?),
-                    edge_limit: usize::try_from(opt_int(args, "edge_limit", 512)?.clamp(0, 10_000)).unwrap_or(0),
+                    edge_limit: usize::try_from(opt_int(args, "edge_limit", 512)?.clamp(0, 10_000))
+                        .unwrap_or(0),
                 };
                 self.bounded(limit, move || {
-                    let run = lang::embed::run_snippet("snippet.svc", &code, None, &snippet_limits(COMPILER_TIMEOUT));
+                    let run = lang::embed::run_snippet(
+                        "snippet.svc",
+                        &code,
+                        None,
+                        &snippet_limits(COMPILER_TIMEOUT),
+                    );
                     let graph = super::graph::render(&run.anchors, run.root, &q, format == "dot");
-                    let mut out = json!({"graph": graph, "format": format, "program_output": run.stdout});
+                    let mut out =
+                        json!({"graph": graph, "format": format, "program_output": run.stdout});
                     if let Some(e) = run.error {
                         out["error"] = json!(e);
                     }
@@ -378,7 +432,9 @@ impl Tools {
                     return Err(fail("input too large: the limit is 100 KB"));
                 }
                 let e = content::explain(&msg);
-                ok(json!({"title": e.title, "explanation": e.explanation, "suggestion": e.suggestion, "example": e.example, "docs_uri": e.docs_uri}))
+                ok(
+                    json!({"title": e.title, "explanation": e.explanation, "suggestion": e.suggestion, "example": e.example, "docs_uri": e.docs_uri}),
+                )
             }
             "list_examples" => {
                 let category = opt_str(args, "category")?;
@@ -399,20 +455,33 @@ impl Tools {
                         "files": e.files.iter().map(|f| json!({"path": f.path, "source": f.source})).collect::<Vec<_>>(),
                     })),
                     None => {
-                        let known: Vec<&str> = content::examples().iter().map(|e| e.category).collect();
-                        fail(format!("unknown example `{name}`; known: {}", known.join(", ")))
+                        let known: Vec<&str> =
+                            content::examples().iter().map(|e| e.category).collect();
+                        fail(format!(
+                            "unknown example `{name}`; known: {}",
+                            known.join(", ")
+                        ))
                     }
                 }
             }
             "search_docs" => {
                 let query = req_str(args, "query")?;
                 let limit = opt_int(args, "limit", 5)?.clamp(1, 50);
-                ok(super::search::search(&self.config, &query, usize::try_from(limit).unwrap_or(5)))
+                ok(super::search::search(
+                    &self.config,
+                    &query,
+                    usize::try_from(limit).unwrap_or(5),
+                ))
             }
-            "understand_svc_and_platform" => ok(json!({"knowledge_map": super::search::knowledge_map(&self.config)})),
+            "understand_svc_and_platform" => {
+                ok(json!({"knowledge_map": super::search::knowledge_map(&self.config)}))
+            }
             "get_resource" => {
                 let uri = req_str(args, "uri")?;
-                match catalog::resources(&self.config).into_iter().find(|r| r.uri == uri) {
+                match catalog::resources(&self.config)
+                    .into_iter()
+                    .find(|r| r.uri == uri)
+                {
                     Some(r) => ok(json!({"uri": uri, "content": r.body})),
                     None => Answer {
                         value: json!({"uri": uri, "error": format!("unknown resource `{uri}`")}),
@@ -436,15 +505,31 @@ impl Tools {
                         for i in items {
                             match i {
                                 Json::String(s) => out.push(s.clone()),
-                                other => return Err(fail(format!("argument `args` must be a list of strings, found {}", kind_of(other)))),
+                                other => {
+                                    return Err(fail(format!(
+                                        "argument `args` must be a list of strings, found {}",
+                                        kind_of(other)
+                                    )));
+                                }
                             }
                         }
                         out
                     }
-                    Some(other) => return Err(fail(format!("argument `args` must be a list of strings, found {}", kind_of(other)))),
+                    Some(other) => {
+                        return Err(fail(format!(
+                            "argument `args` must be a list of strings, found {}",
+                            kind_of(other)
+                        )));
+                    }
                 };
                 let secs = opt_int(args, "timeout", 30)?.clamp(1, 300);
-                let v = super::commands::execute(&command, &list, Duration::from_secs(secs.unsigned_abs()), &self.config.project_root).await;
+                let v = super::commands::execute(
+                    &command,
+                    &list,
+                    Duration::from_secs(secs.unsigned_abs()),
+                    &self.config.project_root,
+                )
+                .await;
                 ok(v)
             }
             other => fail(format!("unknown tool `{other}`")),

@@ -12,7 +12,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/mcp").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/integration/mcp")
+        .join(name)
 }
 
 /// A project directory with a program for `execute_command` to check.
@@ -44,7 +46,15 @@ impl McpServer {
         let port = free_port();
         let child = svc()
             .current_dir(dir)
-            .args(["mcp", "--transport", transport, "--host", "127.0.0.1", "--port", &port.to_string()])
+            .args([
+                "mcp",
+                "--transport",
+                transport,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+            ])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -52,7 +62,10 @@ impl McpServer {
             .expect("spawn svc mcp");
         let deadline = Instant::now() + Duration::from_secs(30);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "svc mcp did not listen on {port}");
+            assert!(
+                Instant::now() < deadline,
+                "svc mcp did not listen on {port}"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         McpServer { child, port }
@@ -72,10 +85,19 @@ impl Drop for McpServer {
 
 fn client(scenario: &str, transport: &str, target: &str, dir: &Path) {
     let (ok, text) = python(
-        &[script("client.py").to_str().expect("utf-8 path"), scenario, transport, target, dir.to_str().expect("utf-8 path")],
+        &[
+            script("client.py").to_str().expect("utf-8 path"),
+            scenario,
+            transport,
+            target,
+            dir.to_str().expect("utf-8 path"),
+        ],
         dir,
     );
-    assert!(ok && text.contains(&format!("ok {scenario}")), "{scenario} over {transport}:\n{text}");
+    assert!(
+        ok && text.contains(&format!("ok {scenario}")),
+        "{scenario} over {transport}:\n{text}"
+    );
 }
 
 fn binary() -> String {
@@ -103,13 +125,26 @@ fn streamable_http_every_tool_prompt_and_resource() {
 }
 
 #[test]
+fn the_sdk_client_in_its_default_mode_falls_back_to_the_handshake() {
+    let dir = project();
+    client("auto", "stdio", &binary(), dir.path());
+    let server = McpServer::start(dir.path(), "streamable-http");
+    client("auto", "streamable-http", &server.url("/mcp"), dir.path());
+}
+
+#[test]
 fn a_slow_call_does_not_block_others_on_any_transport() {
     let dir = project();
     client("concurrency", "stdio", &binary(), dir.path());
     let sse = McpServer::start(dir.path(), "sse");
     client("concurrency", "sse", &sse.url("/sse"), dir.path());
     let http = McpServer::start(dir.path(), "streamable-http");
-    client("concurrency", "streamable-http", &http.url("/mcp"), dir.path());
+    client(
+        "concurrency",
+        "streamable-http",
+        &http.url("/mcp"),
+        dir.path(),
+    );
 }
 
 #[test]
@@ -129,7 +164,14 @@ fn switches_of_svc_toml_remove_tools_and_resources() {
 fn sse_json_rpc_envelope() {
     let dir = project();
     let server = McpServer::start(dir.path(), "sse");
-    let (ok, text) = python(&[script("raw.py").to_str().expect("utf-8"), "sse", &server.url("")], dir.path());
+    let (ok, text) = python(
+        &[
+            script("raw.py").to_str().expect("utf-8"),
+            "sse",
+            &server.url(""),
+        ],
+        dir.path(),
+    );
     assert!(ok && text.contains("ok"), "{text}");
 }
 
@@ -137,7 +179,14 @@ fn sse_json_rpc_envelope() {
 fn streamable_http_json_rpc_envelope() {
     let dir = project();
     let server = McpServer::start(dir.path(), "streamable-http");
-    let (ok, text) = python(&[script("raw.py").to_str().expect("utf-8"), "streamable-http", &server.url("")], dir.path());
+    let (ok, text) = python(
+        &[
+            script("raw.py").to_str().expect("utf-8"),
+            "streamable-http",
+            &server.url(""),
+        ],
+        dir.path(),
+    );
     assert!(ok && text.contains("ok"), "{text}");
 }
 
@@ -165,10 +214,16 @@ fn stdio_json_rpc_envelope() {
     assert_eq!(a["error"]["code"], -32700, "{a}");
     assert!(a["id"].is_null());
     let a = ask(r#"{"jsonrpc":"2.0","id":"x","method":"no/such"}"#);
-    assert_eq!((a["id"].as_str(), a["error"]["code"].as_i64()), (Some("x"), Some(-32601)), "{a}");
+    assert_eq!(
+        (a["id"].as_str(), a["error"]["code"].as_i64()),
+        (Some("x"), Some(-32601)),
+        "{a}"
+    );
     let a = ask(r#"{"jsonrpc":"1.0","id":2,"method":"ping"}"#);
     assert_eq!(a["error"]["code"], -32600, "{a}");
-    let a = ask(r#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#);
+    let a = ask(
+        r#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+    );
     assert_eq!(a["result"]["serverInfo"]["name"], "svc", "{a}");
     // A notification is not answered: the next line answers the ping after it.
     let a = ask(concat!(
@@ -176,20 +231,41 @@ fn stdio_json_rpc_envelope() {
         "\n",
         r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#
     ));
-    assert_eq!(a, serde_json::json!({"jsonrpc": "2.0", "id": 4, "result": {}}));
+    assert_eq!(
+        a,
+        serde_json::json!({"jsonrpc": "2.0", "id": 4, "result": {}})
+    );
     let a = ask(r#"{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{}}"#);
-    assert_eq!((a["id"].as_i64(), a["error"]["code"].as_i64()), (Some(5), Some(-32602)), "{a}");
+    assert_eq!(
+        (a["id"].as_i64(), a["error"]["code"].as_i64()),
+        (Some(5), Some(-32602)),
+        "{a}"
+    );
     let a = ask(concat!(
         r#"[{"jsonrpc":"2.0","id":6,"method":"prompts/list"},"#,
         r#"{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"svc://guide/pitfalls"}},"#,
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"},"#,
         r#"{"jsonrpc":"2.0","id":8,"method":"resources/read","params":{"uri":"svc://nope"}}]"#
     ));
-    let items = a.as_array().unwrap_or_else(|| panic!("a batch answers with an array: {a}"));
+    let items = a
+        .as_array()
+        .unwrap_or_else(|| panic!("a batch answers with an array: {a}"));
     assert_eq!(items.len(), 3, "{a}");
-    let by_id = |id: i64| items.iter().find(|i| i["id"] == id).unwrap_or_else(|| panic!("id {id} in {a}"));
-    assert_eq!(by_id(6)["result"]["prompts"].as_array().map(Vec::len), Some(9));
-    assert!(by_id(7)["result"]["contents"][0]["text"].as_str().is_some_and(|t| !t.is_empty()));
+    let by_id = |id: i64| {
+        items
+            .iter()
+            .find(|i| i["id"] == id)
+            .unwrap_or_else(|| panic!("id {id} in {a}"))
+    };
+    assert_eq!(
+        by_id(6)["result"]["prompts"].as_array().map(Vec::len),
+        Some(9)
+    );
+    assert!(
+        by_id(7)["result"]["contents"][0]["text"]
+            .as_str()
+            .is_some_and(|t| !t.is_empty())
+    );
     assert!(by_id(8)["error"]["code"].is_i64(), "{a}");
     let a = ask("[]");
     assert_eq!(a["error"]["code"], -32600, "{a}");
@@ -198,7 +274,10 @@ fn stdio_json_rpc_envelope() {
     drop(input);
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut output, &mut rest).expect("read");
-    assert!(rest.contains(r#""stdout":"9\n""#), "answered before exit: {rest}");
+    assert!(
+        rest.contains(r#""stdout":"9\n""#),
+        "answered before exit: {rest}"
+    );
     let status = child.wait().expect("wait");
     assert!(status.success(), "{status}");
 }
@@ -209,15 +288,37 @@ fn inspect_prints_every_resource_tool_and_prompt() {
     let out = svc_in(dir.path(), &["mcp", "--inspect"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    for want in ["Tools (18):", "Prompts (9):", "svc://grammar/spec", "svc://grammar/tokens", "svc://guide/pitfalls", "validate_svc", "execute_command", "write_module(name, purpose, has_impl?)"] {
+    for want in [
+        "Tools (18):",
+        "Prompts (9):",
+        "svc://grammar/spec",
+        "svc://grammar/tokens",
+        "svc://guide/pitfalls",
+        "validate_svc",
+        "execute_command",
+        "write_module(name, purpose, has_impl?)",
+    ] {
         assert!(text.contains(want), "{want} in:\n{text}");
     }
-    assert!(!text.contains("get_ast"), "get_ast is off by default:\n{text}");
+    assert!(
+        !text.contains("get_ast"),
+        "get_ast is off by default:\n{text}"
+    );
 
-    std::fs::write(dir.path().join("svc.toml"), "[mcp]\nexpose_docs = false\nenable_ast = true\n").expect("write");
+    std::fs::write(
+        dir.path().join("svc.toml"),
+        "[mcp]\nexpose_docs = false\nenable_ast = true\n",
+    )
+    .expect("write");
     let text = stdout(&svc_in(dir.path(), &["mcp", "--inspect"]));
-    assert!(text.contains("get_ast") && !text.contains("search_docs"), "{text}");
-    assert!(!text.contains("svc://docs/") && text.contains("svc://guide/pitfalls"), "{text}");
+    assert!(
+        text.contains("get_ast") && !text.contains("search_docs"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("svc://docs/") && text.contains("svc://guide/pitfalls"),
+        "{text}"
+    );
 
     std::fs::write(dir.path().join("svc.toml"), "[mcp]\nport = \"many\"\n").expect("write");
     let out = svc_in(dir.path(), &["mcp", "--inspect"]);
@@ -233,7 +334,18 @@ fn a_taken_port_is_a_clean_failure() {
     let dir = project();
     let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
     let port = listener.local_addr().expect("addr").port().to_string();
-    let out = svc_in(dir.path(), &["mcp", "--transport", "sse", "--host", "127.0.0.1", "--port", &port]);
+    let out = svc_in(
+        dir.path(),
+        &[
+            "mcp",
+            "--transport",
+            "sse",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port,
+        ],
+    );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("error"), "{}", stderr(&out));
 }

@@ -75,11 +75,15 @@ pub fn lint_source(src: &str, auto_fix: bool) -> LintReport {
 }
 
 pub fn svc_to_python(_src: &str) -> Result<String, Vec<String>> {
-    Err(vec!["translation to Python is not available in this build".into()])
+    Err(vec![
+        "translation to Python is not available in this build".into(),
+    ])
 }
 
 pub fn svc_to_js(_src: &str) -> Result<String, Vec<String>> {
-    Err(vec!["translation to JavaScript is not available in this build".into()])
+    Err(vec![
+        "translation to JavaScript is not available in this build".into(),
+    ])
 }
 
 pub fn ast_tree(src: &str) -> Result<String, ToolError> {

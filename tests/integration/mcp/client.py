@@ -4,7 +4,8 @@ Usage: client.py SCENARIO TRANSPORT TARGET [WORKDIR]
   TRANSPORT stdio: TARGET is the svc binary (started as `svc mcp` in WORKDIR)
   TRANSPORT sse: TARGET is http://127.0.0.1:PORT/sse
   TRANSPORT streamable-http: TARGET is http://127.0.0.1:PORT/mcp
-Scenarios: full (every tool, prompt and resource), switches (the [mcp] switches of the
+Scenarios: full (every tool, prompt and resource), auto (the high-level `Client`,
+stdio or streamable-http only), switches (the [mcp] switches of the
 svc.toml in WORKDIR), concurrency (a slow call does not block a quick one).
 Prints `ok SCENARIO` and exits 0, or prints the failed check and exits 1.
 """
@@ -310,9 +311,29 @@ async def concurrency(s):
 SCENARIOS = {"full": full, "switches": switches, "concurrency": concurrency}
 
 
+async def auto(transport, target, workdir):
+    """The SDK's high-level `Client` in its default mode: it probes `server/discover`
+    and falls back to the `initialize` handshake."""
+    from mcp import Client
+
+    server = StdioServerParameters(command=target, args=["mcp"], cwd=workdir) if transport == "stdio" else target
+    async with Client(server) as c:
+        tools = [t.name for t in (await c.list_tools()).tools]
+        check("run_svc" in tools and len(tools) == 18, f"tools {tools}")
+        r = dump(await c.call_tool("run_svc", {"code": "with entry { print(4); }"}))
+        check(r["structuredContent"]["stdout"] == "4\n", f"run_svc {r}")
+        check(len((await c.list_prompts()).prompts) == 9, "prompts")
+        text = dump(await c.read_resource("svc://guide/pitfalls"))["contents"][0]["text"]
+        check(text.strip(), "pitfalls readable")
+
+
 async def main():
     scenario, transport, target = sys.argv[1], sys.argv[2], sys.argv[3]
     workdir = sys.argv[4] if len(sys.argv) > 4 else None
+    if scenario == "auto":
+        await auto(transport, target, workdir)
+        print("ok auto")
+        return
     fn = SCENARIOS[scenario]
 
     async def run(read, write):
