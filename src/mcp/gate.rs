@@ -258,7 +258,7 @@ impl Gate {
             let mut lines = tokio::io::BufReader::new(client_read).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 let Some(gate) = weak.upgrade() else { break };
-                gate.from_server(&line);
+                gate.on_server_line(&line);
             }
         });
         gate
@@ -270,7 +270,7 @@ impl Gate {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn from_server(&self, line: &str) {
+    fn on_server_line(&self, line: &str) {
         let Ok(v) = serde_json::from_str::<Json>(line) else {
             let _ = self.out.send(line.to_string());
             return;
