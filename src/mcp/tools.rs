@@ -431,7 +431,7 @@ impl Tools {
                 if msg.len() > MAX_INPUT_BYTES {
                     return Err(fail("input too large: the limit is 100 KB"));
                 }
-                let e = content::explain(&msg);
+                let e: content::Explanation = content::explain(&msg);
                 ok(
                     json!({"title": e.title, "explanation": e.explanation, "suggestion": e.suggestion, "example": e.example, "docs_uri": e.docs_uri}),
                 )

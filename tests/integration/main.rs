@@ -15,7 +15,9 @@
 //! cluster commands against a stand-in `kubectl`) and `sv` (service-to-service calls
 //! between two and three `svc start` processes) and `docdb` (the document-database tier
 //! with replicas sharing a real SecantusDB, and `svc db`),
-//! `admin` (the admin API, the bootstrap admin and the portal page), `admin_portal` (the
+//! `admin` (the admin API, the bootstrap admin and the portal page), `mcp_content` (the
+//! pages and example apps bundled for `svc mcp`: code blocks pass `svc check`, examples
+//! run and serve), `admin_portal` (the
 //! portal in headless Chromium over the DevTools protocol) and `sso` (single
 //! sign-on against a real OpenID Connect provider, npm `oidc-provider`).
 
@@ -32,6 +34,7 @@ mod identity;
 mod invalidation;
 mod kvstore;
 mod mcp;
+mod mcp_content;
 mod platform;
 mod server;
 mod sso;
