@@ -30,6 +30,37 @@ pub enum Command {
     Start(StartArgs),
     Db(DbArgs),
     Scale(ScaleArgs),
+    Mcp(McpArgs),
+}
+
+/// The tool-protocol server.
+#[derive(Debug, Args)]
+#[command(
+    about = "Serve svc tools, prompts and documentation to AI clients (MCP server)",
+    long_about = "Start the tool-protocol (MCP, JSON-RPC 2.0) server: 19 tools on svc's own \
+                  parser, checker, formatter and interpreter (validate_svc, run_svc, \
+                  graph_visualize, ...), 9 prompts, and the svc documentation as read-only \
+                  `svc://` resources.\n\n\
+                  Transports: stdio (default; one session on standard input/output), sse \
+                  (GET /sse event stream + POST /messages/?session_id=...), streamable-http \
+                  (POST /mcp). Defaults come from [mcp] in ./svc.toml; these flags win.\n\n\
+                  Exit status: 0 when the server stops (stdio: end of input) or after \
+                  --inspect; 1 when the port cannot be bound or svc.toml is invalid; 2 on a \
+                  usage error."
+)]
+pub struct McpArgs {
+    /// Transport (default: [mcp] transport, else stdio)
+    #[arg(long, value_enum)]
+    pub transport: Option<crate::mcp::config::Transport>,
+    /// Port of the sse and streamable-http transports (default: [mcp] port, else 3001)
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Address to bind (default: [mcp] host, else 127.0.0.1)
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Print every resource, tool and prompt, then exit
+    #[arg(long)]
+    pub inspect: bool,
 }
 
 /// Operator commands on the graph store.
@@ -290,6 +321,14 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Check(args) => check(&args),
         Command::Start(args) => start(&args),
         Command::Db(args) => crate::db::run(&args),
+        Command::Mcp(args) => crate::mcp::run(
+            crate::mcp::Overrides {
+                transport: args.transport,
+                port: args.port,
+                host: args.host,
+            },
+            args.inspect,
+        ),
         Command::Scale(args) => match args.command {
             ScaleCommand::Status { entry, target } => crate::deploy::status(&entry, target),
             ScaleCommand::Destroy { entry, target, yes } => {

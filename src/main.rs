@@ -7,11 +7,10 @@ mod deploy;
 mod docs;
 mod events;
 mod identity;
-mod metrics;
-// The docs branch's placeholder of `svc mcp`: the content is used by the mcp helper's server.
-#[allow(dead_code, unused_imports)]
 mod mcp;
+mod metrics;
 mod openapi;
+mod py2svc;
 mod server;
 mod storage;
 mod sv;

@@ -33,6 +33,7 @@ mod hardening_server;
 mod identity;
 mod invalidation;
 mod kvstore;
+mod mcp;
 mod mcp_content;
 mod platform;
 mod server;
