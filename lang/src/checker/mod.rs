@@ -36,6 +36,8 @@
 
 mod calls;
 mod collect;
+/// Direct sub-expressions of an expression (shared with the interpreter's generator scan).
+pub(crate) use collect::children as expr_children;
 mod decls;
 mod imports;
 mod names;

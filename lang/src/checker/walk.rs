@@ -210,6 +210,18 @@ impl<'a> Cx<'a, '_> {
                 self.opt_block(orelse);
                 self.opt_block(finally);
             }
+            StmtKind::Switch { subject, cases } => {
+                self.expr(subject);
+                // `break` leaves a `switch` (C-style fall-through otherwise).
+                self.ctx.loops += 1;
+                for c in cases {
+                    if let Some(p) = &c.value {
+                        self.pattern(p);
+                    }
+                    self.block(&c.body);
+                }
+                self.ctx.loops -= 1;
+            }
             StmtKind::Match { subject, cases } => {
                 self.expr(subject);
                 for c in cases {

@@ -88,7 +88,8 @@ impl Interp<'_> {
                 }
                 Ok(Value::dict(d))
             }
-            E::ListComp { elt, gens } | E::GenExp { elt, gens } => {
+            E::GenExp { elt, gens } => self.gen_expression(e, elt, gens, ctx),
+            E::ListComp { elt, gens } => {
                 let mut out = Vec::new();
                 let scope = Scope::new_ref(Some(ctx.scope.clone()));
                 let cctx = Ctx {
@@ -218,6 +219,11 @@ impl Interp<'_> {
                 Ok(self.make_lambda(e, params, ret.as_deref(), body, ctx))
             }
             E::Cast { expr, .. } => self.eval(expr, ctx),
+            E::Yield { .. } => Err(self.err(
+                "SyntaxError",
+                "`yield` is only supported as a statement or the right side of an assignment \
+                 in a function body",
+            )),
             E::Pipe { op, left, right } => {
                 let (f, x) = match op {
                     ast::PipeOp::Forward | ast::PipeOp::AtomicForward => (right, left),
@@ -619,6 +625,7 @@ impl Interp<'_> {
                     return self.call_function(&f, this, args, kwargs, None);
                 }
             }
+            Value::Generator(g) => return self.gen_method(g, name, args),
             Value::Super(s) => {
                 let (this, class) = (&s.0, &s.1);
                 for base in class.mro.iter() {
