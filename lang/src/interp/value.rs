@@ -714,6 +714,7 @@ pub fn identity(v: &Value) -> Option<usize> {
         Value::EnumMember(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Module(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Iter(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::Generator(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Anchor(h) => *h as usize,
         _ => return None,
     })
