@@ -724,6 +724,9 @@ pub enum ExprKind {
         right: Box<Expr>,
     },
     Await(Box<Expr>),
+    /// `&x`: the anchor named by a jid string (`&"…"`, like `jobj`), or `x` itself when
+    /// it already is a node, edge or object.
+    Ref(Box<Expr>),
     /// `yield v` / `yield` / `yield from it`; only a statement or the right side of an
     /// assignment (the generator machine in `interp/generator.rs` runs those).
     Yield {

@@ -313,7 +313,7 @@ pub(crate) fn children<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
             f(key);
             f(value);
         }
-        ExprKind::Starred(x) | ExprKind::Await(x) => f(x),
+        ExprKind::Starred(x) | ExprKind::Await(x) | ExprKind::Ref(x) => f(x),
         ExprKind::Yield { value, .. } => {
             if let Some(x) = value {
                 f(x);

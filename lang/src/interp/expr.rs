@@ -219,6 +219,20 @@ impl Interp<'_> {
                 Ok(self.make_lambda(e, params, ret.as_deref(), body, ctx))
             }
             E::Cast { expr, .. } => self.eval(expr, ctx),
+            E::Ref(x) => {
+                let v = self.eval(x, ctx)?;
+                match v {
+                    Value::Instance(_) | Value::Anchor(_) => Ok(v),
+                    Value::Str(_) => self.call_osp_builtin("jobj", vec![v], Vec::new()),
+                    other => {
+                        let t = self.type_name_of(&other);
+                        Err(self.err(
+                            "TypeError",
+                            format!("'&' needs a jid string or a node, edge or object, not '{t}'"),
+                        ))
+                    }
+                }
+            }
             E::Yield { .. } => Err(self.err(
                 "SyntaxError",
                 "`yield` is only supported as a statement or the right side of an assignment \

@@ -190,6 +190,11 @@ impl<'a> Parser<'a> {
                     start,
                 )
             }
+            T::Amp => {
+                self.bump();
+                let operand = self.binary(BP_POW + 1);
+                self.expr_at(ExprKind::Ref(bx(operand)), start)
+            }
             _ => self.unary_postfix(),
         };
         while let Some(op) = self.infix(min) {
