@@ -859,30 +859,7 @@ impl Interp<'_> {
                 }
                 Ok(Value::None)
             }
-            "printgraph" => {
-                let start = match arg0.or_else(|| kw("nd")) {
-                    Some(Value::Anchor(h)) => h,
-                    _ => self.root_handle()?,
-                };
-                let format = match kw("format") {
-                    Some(Value::Str(s)) => s.to_string(),
-                    _ => "dot".to_string(),
-                };
-                let depth = match kw("depth") {
-                    Some(Value::Int(d)) => d,
-                    _ => -1,
-                };
-                let node_limit = match kw("node_limit") {
-                    Some(Value::Int(d)) => d.max(0) as usize,
-                    _ => 512,
-                };
-                let edge_limit = match kw("edge_limit") {
-                    Some(Value::Int(d)) => d.max(0) as usize,
-                    _ => 512,
-                };
-                let s = self.printgraph(start, depth, node_limit, edge_limit, &format)?;
-                Ok(Value::str(&s))
-            }
+            "printgraph" => self.printgraph_call(args, kwargs),
             // Server metadata decorators: return a decorator that leaves its target as is.
             "restspec" | "schedule" => Ok(Value::Builtin(Rc::from("__identity__"))),
             _ => Err(self.err("NameError", format!("name '{name}' is not defined"))),
@@ -976,88 +953,6 @@ impl Interp<'_> {
             }
         }
         Ok(Value::Bool(removed))
-    }
-
-    /// DOT (or JSON) text of the graph reachable from `start`.
-    fn printgraph(
-        &mut self,
-        start: Handle,
-        depth: i64,
-        node_limit: usize,
-        edge_limit: usize,
-        format: &str,
-    ) -> R<String> {
-        let mut nodes = vec![start];
-        let mut seen = FxHashMap::default();
-        seen.insert(start, ());
-        let mut edges: Vec<(Handle, Handle, Handle)> = Vec::new();
-        let mut frontier = vec![start];
-        let mut level = 0;
-        let op = ast::EdgeOp {
-            dir: EdgeDir::Out,
-            edge_type: None,
-            conds: vec![],
-            span: crate::span::Span::DUMMY,
-        };
-        let ctx = Ctx {
-            scope: self.builtins.clone(),
-            this: None,
-            here: None,
-            visitor: None,
-            class: None,
-            file: 0,
-            func: Rc::from("printgraph"),
-        };
-        while !frontier.is_empty() && (depth < 0 || level < depth) {
-            let mut next = Vec::new();
-            for &n in &frontier {
-                for (e, m) in self.hop(&[n], &op, None, &ctx)? {
-                    if edges.len() < edge_limit {
-                        edges.push((e, n, m));
-                    }
-                    if seen.insert(m, ()).is_none() && nodes.len() < node_limit {
-                        nodes.push(m);
-                        next.push(m);
-                    }
-                }
-            }
-            frontier = next;
-            level += 1;
-        }
-        let mut out = String::new();
-        if format == "json" {
-            let mut ns = Vec::new();
-            for &n in &nodes {
-                let label = self.repr(&Value::Anchor(n))?;
-                ns.push(serde_json::json!({"id": crate::host::format_id(self.graph.slot(n).id), "label": label}));
-            }
-            let mut es = Vec::new();
-            for &(e, s, t) in &edges {
-                let label = self.repr(&Value::Anchor(e))?;
-                es.push(serde_json::json!({
-                    "from": crate::host::format_id(self.graph.slot(s).id),
-                    "to": crate::host::format_id(self.graph.slot(t).id),
-                    "label": label,
-                }));
-            }
-            return Ok(serde_json::json!({"nodes": ns, "edges": es}).to_string());
-        }
-        out.push_str("digraph {\n");
-        let index: FxHashMap<Handle, usize> =
-            nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
-        for (i, &n) in nodes.iter().enumerate() {
-            let label = self.repr(&Value::Anchor(n))?.replace('"', "\\\"");
-            out.push_str(&format!("{i} [label=\"{label}\"];\n"));
-        }
-        for &(e, s, t) in &edges {
-            let (Some(a), Some(b)) = (index.get(&s), index.get(&t)) else {
-                continue;
-            };
-            let label = self.repr(&Value::Anchor(e))?.replace('"', "\\\"");
-            out.push_str(&format!("{a} -> {b} [label=\"{label}\"];\n"));
-        }
-        out.push_str("}\n");
-        Ok(out)
     }
 }
 

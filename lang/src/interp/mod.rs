@@ -24,6 +24,7 @@ mod modules;
 mod ops;
 mod pattern;
 mod persist;
+mod printgraph;
 pub(crate) mod serve_support;
 mod setup;
 mod stmt;
