@@ -237,8 +237,8 @@ impl Interp<'_> {
                     continue;
                 }
                 edges.push((e, s, t));
-                if !index.contains_key(&m) {
-                    index.insert(m, order.len());
+                if let std::collections::hash_map::Entry::Vacant(slot) = index.entry(m) {
+                    slot.insert(order.len());
                     order.push(m);
                     let more = self.graph_edges_of(m, q, &ctx)?;
                     stack.push((m, d + 1, more, 0));
