@@ -315,6 +315,14 @@ pub struct MatchCase {
     pub span: Span,
 }
 
+/// One `case v:` (or `default:` when `value` is `None`) of a `switch`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwitchCase {
+    pub value: Option<Expr>,
+    pub body: Vec<Stmt>,
+    pub span: Span,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum StmtKind {
     /// `;` on its own.
@@ -374,6 +382,12 @@ pub enum StmtKind {
     Match {
         subject: Expr,
         cases: Vec<MatchCase>,
+    },
+    /// `switch x { case v: ... default: ... }`: C-style, execution falls through the
+    /// following cases until a `break` (jaclang 0.16.7 behaviour).
+    Switch {
+        subject: Expr,
+        cases: Vec<SwitchCase>,
     },
     Return(Option<Expr>),
     Raise {
@@ -710,6 +724,15 @@ pub enum ExprKind {
         right: Box<Expr>,
     },
     Await(Box<Expr>),
+    /// `&x`: the anchor named by a jid string (`&"…"`, like `jobj`), or `x` itself when
+    /// it already is a node, edge or object.
+    Ref(Box<Expr>),
+    /// `yield v` / `yield` / `yield from it`; only a statement or the right side of an
+    /// assignment (the generator machine in `interp/generator.rs` runs those).
+    Yield {
+        value: Option<Box<Expr>>,
+        from: bool,
+    },
 
     // --- object-spatial ---
     /// `a spawn b` in either order; the interpreter decides which side is the walker.

@@ -12,6 +12,7 @@ mod edge;
 mod expr;
 mod item;
 mod stmt;
+mod switch;
 #[cfg(test)]
 mod tests;
 

@@ -120,6 +120,15 @@ pub(super) fn stmt<'a>(s: &'a Stmt, out: &mut Binds<'a>) {
             opt_block(orelse, out);
             opt_block(finally, out);
         }
+        StmtKind::Switch { subject, cases } => {
+            expr(subject, out);
+            for c in cases {
+                if let Some(p) = &c.value {
+                    pattern(p, out);
+                }
+                block(&c.body, out);
+            }
+        }
         StmtKind::Match { subject, cases } => {
             expr(subject, out);
             for c in cases {
@@ -260,7 +269,7 @@ pub(super) fn expr<'a>(e: &'a Expr, out: &mut Binds<'a>) {
 /// Call `f` on each direct sub-expression of `e`. Comprehension targets are included;
 /// lambda parameters' defaults are, the lambda's body is not; type expressions of casts,
 /// filters and edge hops are included.
-pub(super) fn children<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
+pub(crate) fn children<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
     match &e.kind {
         ExprKind::None
         | ExprKind::Bool(_)
@@ -304,7 +313,12 @@ pub(super) fn children<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
             f(key);
             f(value);
         }
-        ExprKind::Starred(x) | ExprKind::Await(x) => f(x),
+        ExprKind::Starred(x) | ExprKind::Await(x) | ExprKind::Ref(x) => f(x),
+        ExprKind::Yield { value, .. } => {
+            if let Some(x) = value {
+                f(x);
+            }
+        }
         ExprKind::Attr { obj, .. } => f(obj),
         ExprKind::Index { obj, index, .. } => {
             f(obj);

@@ -214,6 +214,11 @@ impl<'a> Cx<'a, '_> {
                         self.nested_globs(&c.body);
                     }
                 }
+                StmtKind::Switch { cases, .. } => {
+                    for c in cases {
+                        self.nested_globs(&c.body);
+                    }
+                }
                 StmtKind::Visit {
                     orelse: Some(b), ..
                 } => self.nested_globs(b),

@@ -391,6 +391,11 @@ fn glob_names(stmts: &[Stmt], out: &mut Exports) {
                     glob_names(&c.body, out);
                 }
             }
+            StmtKind::Switch { cases, .. } => {
+                for c in cases {
+                    glob_names(&c.body, out);
+                }
+            }
             StmtKind::Visit {
                 orelse: Some(b), ..
             } => glob_names(b, out),

@@ -24,6 +24,8 @@
 //! | E2027 | error    | typed endpoint clause `: A --> B` on something other than an edge |
 //! | E2028 | error    | edge endpoint that is not a node type |
 //! | E2030 | error    | `m.name` or `import from m { name }` where `m` is a built-in stdlib module without `name` |
+//! | E2029 | error    | `yield` outside a function (module level, entry block, lambda) |
+//! | E2031 | error    | `yield` nested inside a larger expression |
 //!
 //! Scoping follows Jac (Python rules without `global`/`nonlocal`): module globals are the
 //! declarations plus every name assigned at module level or in a `with entry` block;
@@ -37,6 +39,8 @@
 
 mod calls;
 mod collect;
+/// Direct sub-expressions of an expression (shared with the interpreter's generator scan).
+pub(crate) use collect::children as expr_children;
 mod decls;
 mod imports;
 mod names;

@@ -125,7 +125,8 @@ impl<'a> Cx<'a, '_> {
     fn stmt(&mut self, s: &'a Stmt) {
         match &s.kind {
             StmtKind::Empty | StmtKind::Error => {}
-            StmtKind::Expr(e) | StmtKind::Report(e) => self.expr(e),
+            StmtKind::Expr(e) => self.yield_or_expr(e),
+            StmtKind::Report(e) => self.expr(e),
             StmtKind::Assign { targets, ty, value } => {
                 for t in targets {
                     self.target(t);
@@ -133,7 +134,7 @@ impl<'a> Cx<'a, '_> {
                 if let Some(t) = ty {
                     self.annotation(t);
                 }
-                self.expr(value);
+                self.yield_or_expr(value);
                 if let Some(t) = ty
                     && targets.len() == 1
                 {
@@ -209,6 +210,18 @@ impl<'a> Cx<'a, '_> {
                 }
                 self.opt_block(orelse);
                 self.opt_block(finally);
+            }
+            StmtKind::Switch { subject, cases } => {
+                self.expr(subject);
+                // `break` leaves a `switch` (C-style fall-through otherwise).
+                self.ctx.loops += 1;
+                for c in cases {
+                    if let Some(p) = &c.value {
+                        self.pattern(p);
+                    }
+                    self.block(&c.body);
+                }
+                self.ctx.loops -= 1;
             }
             StmtKind::Match { subject, cases } => {
                 self.expr(subject);
@@ -358,8 +371,39 @@ impl<'a> Cx<'a, '_> {
         }
     }
 
+    /// An expression statement or assignment value: the places `yield` may stand.
+    fn yield_or_expr(&mut self, e: &'a Expr) {
+        match &e.kind {
+            ExprKind::Yield { value, .. } => {
+                if matches!(
+                    self.ctx.kind,
+                    CtxKind::Module | CtxKind::ClassBody | CtxKind::Lambda | CtxKind::Test
+                ) {
+                    self.error(
+                        Code::E2029,
+                        "`yield` outside of a function",
+                        keyword(e.span, "yield"),
+                    );
+                }
+                if let Some(v) = value {
+                    self.expr(v);
+                }
+            }
+            _ => self.expr(e),
+        }
+    }
+
     pub(super) fn expr(&mut self, e: &'a Expr) {
         match &e.kind {
+            ExprKind::Yield { .. } => {
+                self.error(
+                    Code::E2031,
+                    "`yield` inside an expression: write it as a statement (`yield v;`) or as \
+                     the right side of an assignment (`x = yield v;`)",
+                    keyword(e.span, "yield"),
+                );
+                self.yield_or_expr(e);
+            }
             ExprKind::Name(n) => {
                 self.use_name(n, e.span, Mode::Runtime);
             }

@@ -98,6 +98,14 @@ diagnostic_codes! {
     E2007: true, "`break` or `continue` outside of a loop",
         "`break` and `continue` need an enclosing loop.",
         "with entry { break; }";
+    E2029: true, "`yield` outside of a function",
+        "`yield` makes the function it is in a generator; it is not allowed at module level, \
+         in an entry block or in a lambda.",
+        "with entry { yield 1; }";
+    E2031: true, "`yield` inside an expression",
+        "svc runs `yield` as a statement (`yield v;`, `yield from it;`) or as the right side \
+         of an assignment (`x = yield v;`); nested in a larger expression it is refused.",
+        "def g { print(yield 1); }";
     E2008: false, "walker statement outside of an ability",
         "`visit`, `report`, `skip` and `disengage` need a running walker.",
         "def f() { disengage; }";

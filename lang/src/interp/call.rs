@@ -74,6 +74,9 @@ impl Interp<'_> {
         };
         let body = match &*func.body.borrow() {
             FuncBody::Block(b) => b.clone(),
+            FuncBody::Generator(code) => {
+                return Ok(self.make_generator(func.name.clone(), code.clone(), ctx));
+            }
             FuncBody::Missing => {
                 return Err(self.err(
                     "NotImplementedError",
@@ -86,6 +89,15 @@ impl Interp<'_> {
             match &body[0].kind {
                 StmtKind::Expr(e) => self.eval(e, &ctx).map(Flow::Return),
                 _ => self.exec_block(&body, &ctx),
+            }
+        } else if let Some((last, init)) = body.split_last()
+            && let StmtKind::Expr(e) = &last.kind
+            && last.span.end == e.span.end
+        {
+            // A trailing expression without `;` is the function's value.
+            match self.exec_block(init, &ctx) {
+                Ok(Flow::Normal) => self.eval(e, &ctx).map(Flow::Return),
+                other => other,
             }
         } else {
             self.exec_block(&body, &ctx)

@@ -274,7 +274,7 @@ impl Interp<'_> {
             })
         });
         let body = match &ab.body {
-            Some(b) => FuncBody::Block(Rc::from(b.as_slice())),
+            Some(b) => super::generator::func_body(Rc::from(b.as_slice())),
             None => FuncBody::Missing,
         };
         Rc::new(Function {
@@ -301,7 +301,7 @@ impl Interp<'_> {
 
     /// `impl Target.member { body }`: fill in a declared member's body.
     pub(super) fn apply_impl(&mut self, imp: &ast::ImplBlock, ctx: &Ctx) -> R<()> {
-        let body = FuncBody::Block(Rc::from(imp.body.as_slice()));
+        let body = super::generator::func_body(Rc::from(imp.body.as_slice()));
         let names: Vec<&str> = imp.target.iter().map(|n| &*n.name).collect();
         let Some((first, rest)) = names.split_first() else {
             return Ok(());
@@ -344,7 +344,10 @@ impl Interp<'_> {
             }
             let f = class.methods.borrow().get(*n).cloned();
             match f {
-                Some(f) => *f.body.borrow_mut() = FuncBody::Block(Rc::from(imp.body.as_slice())),
+                Some(f) => {
+                    *f.body.borrow_mut() =
+                        super::generator::func_body(Rc::from(imp.body.as_slice()))
+                }
                 None => {
                     // Anonymous or undeclared: declare it as a method now.
                     let ability = ast::Ability {

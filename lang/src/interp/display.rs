@@ -192,6 +192,9 @@ impl Interp<'_> {
             }
             Value::Iter(_) => out.push_str("<iterator>"),
             Value::Super(_) => out.push_str("<super>"),
+            Value::Generator(g) => {
+                let _ = write!(out, "<generator object {}>", g.name);
+            }
             Value::Instance(i) => {
                 if i.class.is_exception() {
                     let args = match i.get_extra("args") {

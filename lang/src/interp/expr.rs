@@ -88,7 +88,8 @@ impl Interp<'_> {
                 }
                 Ok(Value::dict(d))
             }
-            E::ListComp { elt, gens } | E::GenExp { elt, gens } => {
+            E::GenExp { elt, gens } => self.gen_expression(e, elt, gens, ctx),
+            E::ListComp { elt, gens } => {
                 let mut out = Vec::new();
                 let scope = Scope::new_ref(Some(ctx.scope.clone()));
                 let cctx = Ctx {
@@ -218,6 +219,25 @@ impl Interp<'_> {
                 Ok(self.make_lambda(e, params, ret.as_deref(), body, ctx))
             }
             E::Cast { expr, .. } => self.eval(expr, ctx),
+            E::Ref(x) => {
+                let v = self.eval(x, ctx)?;
+                match v {
+                    Value::Instance(_) | Value::Anchor(_) => Ok(v),
+                    Value::Str(_) => self.call_osp_builtin("jobj", vec![v], Vec::new()),
+                    other => {
+                        let t = self.type_name_of(&other);
+                        Err(self.err(
+                            "TypeError",
+                            format!("'&' needs a jid string or a node, edge or object, not '{t}'"),
+                        ))
+                    }
+                }
+            }
+            E::Yield { .. } => Err(self.err(
+                "SyntaxError",
+                "`yield` is only supported as a statement or the right side of an assignment \
+                 in a function body",
+            )),
             E::Pipe { op, left, right } => {
                 let (f, x) = match op {
                     ast::PipeOp::Forward | ast::PipeOp::AtomicForward => (right, left),
@@ -622,6 +642,7 @@ impl Interp<'_> {
                     return self.call_function(&f, this, args, kwargs, None);
                 }
             }
+            Value::Generator(g) => return self.gen_method(g, name, args),
             Value::Super(s) => {
                 let (this, class) = (&s.0, &s.1);
                 for base in class.mro.iter() {
@@ -844,30 +865,7 @@ impl Interp<'_> {
                 }
                 Ok(Value::None)
             }
-            "printgraph" => {
-                let start = match arg0.or_else(|| kw("nd")) {
-                    Some(Value::Anchor(h)) => h,
-                    _ => self.root_handle()?,
-                };
-                let format = match kw("format") {
-                    Some(Value::Str(s)) => s.to_string(),
-                    _ => "dot".to_string(),
-                };
-                let depth = match kw("depth") {
-                    Some(Value::Int(d)) => d,
-                    _ => -1,
-                };
-                let node_limit = match kw("node_limit") {
-                    Some(Value::Int(d)) => d.max(0) as usize,
-                    _ => 512,
-                };
-                let edge_limit = match kw("edge_limit") {
-                    Some(Value::Int(d)) => d.max(0) as usize,
-                    _ => 512,
-                };
-                let s = self.printgraph(start, depth, node_limit, edge_limit, &format)?;
-                Ok(Value::str(&s))
-            }
+            "printgraph" => self.printgraph_call(args, kwargs),
             // Server metadata decorators: return a decorator that leaves its target as is.
             "restspec" | "schedule" => Ok(Value::Builtin(Rc::from("__identity__"))),
             _ => Err(self.err("NameError", format!("name '{name}' is not defined"))),
@@ -961,88 +959,6 @@ impl Interp<'_> {
             }
         }
         Ok(Value::Bool(removed))
-    }
-
-    /// DOT (or JSON) text of the graph reachable from `start`.
-    fn printgraph(
-        &mut self,
-        start: Handle,
-        depth: i64,
-        node_limit: usize,
-        edge_limit: usize,
-        format: &str,
-    ) -> R<String> {
-        let mut nodes = vec![start];
-        let mut seen = FxHashMap::default();
-        seen.insert(start, ());
-        let mut edges: Vec<(Handle, Handle, Handle)> = Vec::new();
-        let mut frontier = vec![start];
-        let mut level = 0;
-        let op = ast::EdgeOp {
-            dir: EdgeDir::Out,
-            edge_type: None,
-            conds: vec![],
-            span: crate::span::Span::DUMMY,
-        };
-        let ctx = Ctx {
-            scope: self.builtins.clone(),
-            this: None,
-            here: None,
-            visitor: None,
-            class: None,
-            file: 0,
-            func: Rc::from("printgraph"),
-        };
-        while !frontier.is_empty() && (depth < 0 || level < depth) {
-            let mut next = Vec::new();
-            for &n in &frontier {
-                for (e, m) in self.hop(&[n], &op, None, &ctx)? {
-                    if edges.len() < edge_limit {
-                        edges.push((e, n, m));
-                    }
-                    if seen.insert(m, ()).is_none() && nodes.len() < node_limit {
-                        nodes.push(m);
-                        next.push(m);
-                    }
-                }
-            }
-            frontier = next;
-            level += 1;
-        }
-        let mut out = String::new();
-        if format == "json" {
-            let mut ns = Vec::new();
-            for &n in &nodes {
-                let label = self.repr(&Value::Anchor(n))?;
-                ns.push(serde_json::json!({"id": crate::host::format_id(self.graph.slot(n).id), "label": label}));
-            }
-            let mut es = Vec::new();
-            for &(e, s, t) in &edges {
-                let label = self.repr(&Value::Anchor(e))?;
-                es.push(serde_json::json!({
-                    "from": crate::host::format_id(self.graph.slot(s).id),
-                    "to": crate::host::format_id(self.graph.slot(t).id),
-                    "label": label,
-                }));
-            }
-            return Ok(serde_json::json!({"nodes": ns, "edges": es}).to_string());
-        }
-        out.push_str("digraph {\n");
-        let index: FxHashMap<Handle, usize> =
-            nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
-        for (i, &n) in nodes.iter().enumerate() {
-            let label = self.repr(&Value::Anchor(n))?.replace('"', "\\\"");
-            out.push_str(&format!("{i} [label=\"{label}\"];\n"));
-        }
-        for &(e, s, t) in &edges {
-            let (Some(a), Some(b)) = (index.get(&s), index.get(&t)) else {
-                continue;
-            };
-            let label = self.repr(&Value::Anchor(e))?.replace('"', "\\\"");
-            out.push_str(&format!("{a} -> {b} [label=\"{label}\"];\n"));
-        }
-        out.push_str("}\n");
-        Ok(out)
     }
 }
 

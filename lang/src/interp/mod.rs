@@ -16,12 +16,15 @@ mod decl;
 mod display;
 pub mod events;
 mod expr;
+mod generator;
 pub mod graph;
 mod graph_view;
 pub mod kvstore;
 mod modules;
 mod ops;
+mod pattern;
 mod persist;
+mod printgraph;
 pub(crate) mod serve_support;
 mod setup;
 pub mod stdlib;
@@ -161,6 +164,8 @@ struct FnTemplate {
         Option<Rc<ast::Expr>>,
     )>,
     body: Rc<[ast::Stmt]>,
+    /// The compiled body when it holds `yield` (a generator function).
+    generator: Option<Rc<generator::GenCode>>,
     ret: Option<Rc<ast::Expr>>,
     span: Span,
 }

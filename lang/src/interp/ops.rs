@@ -811,6 +811,7 @@ impl Interp<'_> {
                 out
             }
             Value::Iter(it) => it.borrow_mut().by_ref().collect(),
+            Value::Generator(g) => self.gen_collect(g)?,
             Value::Class(c) if c.kind == ClassKind::Enum => c
                 .members
                 .borrow()
@@ -853,6 +854,7 @@ impl Interp<'_> {
             Value::Set(_) => "set",
             Value::Range(..) => "range",
             Value::Class(_) => "type",
+            Value::Generator(_) => "generator",
             _ => "function",
         };
         self.builtin_classes

@@ -35,6 +35,7 @@ impl Interp<'_> {
             "type",
             "NoneType",
             "function",
+            "generator",
             "frozenset",
             "bytes",
         ] {

@@ -129,6 +129,10 @@ impl Interp<'_> {
                             None => break,
                         }
                     }
+                } else if let Value::Generator(g) = &it {
+                    if let Some(flow) = self.exec_for_generator(g, target, body, ctx)? {
+                        return Ok(flow);
+                    }
                 } else {
                     let items = self.iterate(&it)?;
                     for item in items {
@@ -179,6 +183,7 @@ impl Interp<'_> {
                 finally,
             } => self.exec_try(body, handlers, orelse.as_deref(), finally.as_deref(), ctx),
             StmtKind::Match { subject, cases } => self.exec_match(subject, cases, ctx),
+            StmtKind::Switch { subject, cases } => self.exec_switch(subject, cases, ctx),
             StmtKind::Return(v) => {
                 let v = match v {
                     Some(e) => self.eval(e, ctx)?,
@@ -369,6 +374,10 @@ impl Interp<'_> {
                         })
                         .unwrap_or_default(),
                     body: Rc::from(ab.body.clone().unwrap_or_default().as_slice()),
+                    generator: ab
+                        .body
+                        .as_deref()
+                        .and_then(super::generator::compile_if_generator),
                     ret: ab
                         .signature
                         .as_ref()
@@ -401,7 +410,10 @@ impl Interp<'_> {
                     ty: ty.clone(),
                 })
                 .collect(),
-            body: std::cell::RefCell::new(FuncBody::Block(t.body.clone())),
+            body: std::cell::RefCell::new(match &t.generator {
+                Some(code) if !is_lambda => FuncBody::Generator(code.clone()),
+                _ => FuncBody::Block(t.body.clone()),
+            }),
             closure: ctx.scope.clone(),
             owner: std::cell::RefCell::new(ctx.class.as_ref().map(Rc::downgrade)),
             is_static: false,
@@ -444,6 +456,7 @@ impl Interp<'_> {
                         })
                         .collect(),
                     body: Rc::from(body),
+                    generator: None,
                     ret: ret.cloned().map(Rc::new),
                     span: e.span,
                 });
@@ -552,66 +565,6 @@ impl Interp<'_> {
             }
         }
         Ok(Flow::Normal)
-    }
-
-    pub(super) fn match_pattern(&mut self, p: &ast::Expr, v: &Value, ctx: &Ctx) -> R<bool> {
-        use ast::ExprKind as E;
-        match &p.kind {
-            E::Name(n) if &**n == "_" => Ok(true),
-            E::Name(n) => {
-                scope_set(&ctx.scope, n, v.clone());
-                Ok(true)
-            }
-            E::BoolOp { .. }
-            | E::Binary {
-                op: ast::BinOp::BitOr,
-                ..
-            } => {
-                if let E::Binary { left, right, .. } = &p.kind {
-                    return Ok(
-                        self.match_pattern(left, v, ctx)? || self.match_pattern(right, v, ctx)?
-                    );
-                }
-                let pv = self.eval(p, ctx)?;
-                self.py_eq(&pv, v)
-            }
-            E::List(items) | E::Tuple(items) => {
-                let Ok(vals) = self.iterate(v) else {
-                    return Ok(false);
-                };
-                if matches!(v, Value::Str(_)) {
-                    return Ok(false);
-                }
-                if vals.len() != items.len() {
-                    return Ok(false);
-                }
-                for (pi, vi) in items.iter().zip(vals.iter()) {
-                    if !self.match_pattern(pi, vi, ctx)? {
-                        return Ok(false);
-                    }
-                }
-                Ok(true)
-            }
-            E::Call { func, args } => {
-                let cls = self.eval(func, ctx)?;
-                if !self.isinstance(v, &cls)? {
-                    return Ok(false);
-                }
-                for a in args {
-                    if let ast::Arg::Keyword(n, pe) = a {
-                        let fv = self.get_attr(v, &n.name)?;
-                        if !self.match_pattern(pe, &fv, ctx)? {
-                            return Ok(false);
-                        }
-                    }
-                }
-                Ok(true)
-            }
-            _ => {
-                let pv = self.eval(p, ctx)?;
-                self.py_eq(&pv, v)
-            }
-        }
     }
 
     // -----------------------------------------------------------------------------------

@@ -118,6 +118,8 @@ pub enum Value {
     Iter(Rc<RefCell<std::vec::IntoIter<Value>>>),
     /// `super` bound to an instance and the class whose parent to search.
     Super(Rc<(Value, Rc<Class>)>),
+    /// A generator object (a call of a function whose body holds `yield`).
+    Generator(Rc<super::generator::Generator>),
 }
 
 impl fmt::Debug for Value {
@@ -184,6 +186,7 @@ impl Value {
             Value::Module(_) => "module",
             Value::Iter(_) => "iterator",
             Value::Super(_) => "super",
+            Value::Generator(_) => "generator",
         }
     }
 
@@ -472,6 +475,8 @@ pub struct ParamDef {
 #[derive(Debug)]
 pub enum FuncBody {
     Block(Rc<[ast::Stmt]>),
+    /// A body with `yield`, compiled for the generator machine (`interp/generator.rs`).
+    Generator(Rc<super::generator::GenCode>),
     /// Declared without a body and never implemented.
     Missing,
 }
@@ -709,6 +714,7 @@ pub fn identity(v: &Value) -> Option<usize> {
         Value::EnumMember(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Module(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Iter(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::Generator(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Anchor(h) => *h as usize,
         _ => return None,
     })

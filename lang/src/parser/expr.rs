@@ -98,6 +98,9 @@ impl<'a> Parser<'a> {
         if self.peek() == T::KwLambda {
             return self.lambda();
         }
+        if self.peek() == T::KwYield {
+            return self.yield_expr();
+        }
         let start = self.start();
         let e = self.walrus();
         if self.peek() == T::KwIf {
@@ -186,6 +189,11 @@ impl<'a> Parser<'a> {
                     },
                     start,
                 )
+            }
+            T::Amp => {
+                self.bump();
+                let operand = self.binary(BP_POW + 1);
+                self.expr_at(ExprKind::Ref(bx(operand)), start)
             }
             _ => self.unary_postfix(),
         };
@@ -815,15 +823,28 @@ impl<'a> Parser<'a> {
         e
     }
 
+    /// `yield`, `yield v`, `yield from it`.
+    fn yield_expr(&mut self) -> Expr {
+        let start = self.start();
+        self.bump(); // yield
+        let from = self.eat(T::KwFrom);
+        let value = if !from
+            && matches!(
+                self.peek(),
+                T::Semi | T::RBrace | T::RParen | T::RBracket | T::Comma | T::Eof
+            ) {
+            None
+        } else {
+            Some(bx(self.expr()))
+        };
+        self.expr_at(ExprKind::Yield { value, from }, start)
+    }
+
     fn paren(&mut self) -> Expr {
         let start = self.start();
         self.bump(); // (
         if self.eat(T::RParen) {
             return self.expr_at(ExprKind::Tuple(Vec::new()), start);
-        }
-        if self.peek() == T::KwYield {
-            let s = self.span();
-            self.error(Code::E0001, "`yield` is not supported", s);
         }
         let first = self.expr();
         if self.peek() == T::KwFor {

@@ -188,12 +188,6 @@ impl<'a> Parser<'a> {
                 let body = self.block();
                 StmtKind::TypedContext { ty, body }
             }
-            T::KwYield => {
-                let s = self.span();
-                self.error(Code::E0001, "`yield` is not supported", s);
-                self.sync_stmt();
-                StmtKind::Error
-            }
             T::KwHas => {
                 let s = self.span();
                 self.error(
@@ -216,6 +210,7 @@ impl<'a> Parser<'a> {
                 self.sync_stmt();
                 StmtKind::Error
             }
+            T::Name if self.at_soft("switch") && self.switch_follows() => self.switch_stmt(),
             T::Name
                 if (self.at_soft("global") || self.at_soft("nonlocal"))
                     && self.peek_at(1) == T::Name =>

@@ -258,6 +258,14 @@ fn sx(e: &Expr) -> String {
             format!("({o} {} {})", sx(left), sx(right))
         }
         K::Await(x) => format!("(await {})", sx(x)),
+        K::Ref(x) => format!("(& {})", sx(x)),
+        K::Yield { value, from } => {
+            format!(
+                "(yield{} {})",
+                if *from { "-from" } else { "" },
+                optb(value)
+            )
+        }
         K::Spawn { left, right } => format!("(spawn {} {})", sx(left), sx(right)),
         K::Connect { left, right, op } => {
             let mut o = format!("connect-{}", dir(op.dir));
@@ -413,6 +421,15 @@ fn sxs(s: &Stmt) -> String {
                 c.guard.as_ref().map_or(String::new(), |g| format!(" if {}", sx(g))),
                 block(&c.body)
             )))
+        ),
+        S::Switch { subject, cases } => format!(
+            "(switch {} {})",
+            sx(subject),
+            join(
+                cases
+                    .iter()
+                    .map(|c| format!("(case {} {})", opt(&c.value), block(&c.body)))
+            )
         ),
         S::Return(v) => format!("(return {})", opt(v)),
         S::Raise { exc, cause } => format!("(raise {} {})", opt(exc), opt(cause)),
@@ -927,6 +944,20 @@ fn walker_statements() {
         st("res = root spawn ListUsers(limit=10);"),
         "(= res (spawn #root (call ListUsers (kw limit 10))))"
     );
+}
+
+#[test]
+fn yield_switch_and_ref() {
+    assert_eq!(st("yield x + 1;"), "(yield (+ x 1))");
+    assert_eq!(st("v = yield;"), "(= v (yield _))");
+    assert_eq!(st("r = yield from g();"), "(= r (yield-from (call g)))");
+    assert_eq!(
+        st("switch x { case 1: a(); default: b(); }"),
+        "(switch x (case 1 {(call a)}) (case _ {(call b)}))"
+    );
+    assert_eq!(st("switch = 2;"), "(= switch 2)");
+    assert_eq!(ex("&j.k"), "(& (. j k))");
+    assert_eq!(ex("a & b"), "(& a b)");
 }
 
 #[test]

@@ -145,7 +145,7 @@ pub(super) fn call(
         "iter" => {
             let v = one(it, "iter", args, &kwargs)?;
             match v {
-                Value::Iter(_) => v,
+                Value::Iter(_) | Value::Generator(_) => v,
                 other => make_iter(it.iterate(&other)?),
             }
         }
@@ -842,6 +842,7 @@ fn issubclass(it: &mut Interp, a: &Value, t: &Value) -> R<bool> {
 
 fn next(it: &mut Interp, v: &Value, default: Option<Value>) -> R<Value> {
     match v {
+        Value::Generator(g) => it.gen_next(g, default),
         Value::Iter(i) => {
             let n = i.borrow_mut().next();
             match (n, default) {

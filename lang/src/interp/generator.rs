@@ -1,0 +1,1075 @@
+//! Generators: functions whose body holds `yield` / `yield from`.
+//!
+//! The interpreter is a tree walker, so a generator body cannot simply pause in the middle
+//! of `exec_block`. Instead, when a function is declared its body is scanned once; a body
+//! with a `yield` is compiled into a flat list of [`Op`]s (a small statement machine).
+//! Statements without a `yield` stay whole (`Op::Stmt`, run by the ordinary `exec_stmt`);
+//! only the `if`/`elif`/`else`, `while`, `for`, iter-`for` and `forever` statements that
+//! contain a `yield` are lowered to jumps, so a suspended generator is just a program
+//! counter, its frame scope and one iterator slot per lowered `for` / `yield from`.
+//! Resuming runs ops in a loop: no native recursion in proportion to the data; nesting of
+//! `yield from` chains counts against the call-depth limit like calls do.
+//!
+//! Limits (reported when the generator function is called): `yield` only as a statement
+//! (`yield v;`, `yield from it;`) or as the right side of an assignment
+//! (`x = yield v;`); a `yield` inside `try`, `match`, `switch` or a typed context block is
+//! not lowered.
+
+use super::*;
+use crate::span::Span;
+
+/// The compiled body of a generator function.
+#[derive(Debug)]
+pub struct GenCode {
+    /// The ops, or why the body could not be compiled (raised when it is called).
+    ops: Result<Vec<Op>, (Span, String)>,
+    /// Iterator slots (one per lowered `for` and `yield from`).
+    slots: usize,
+}
+
+#[derive(Debug)]
+enum Op {
+    /// A statement without `yield`; `Flow::Break`/`Continue` from it jump to the enclosing
+    /// lowered loop's end/continue point.
+    Stmt {
+        stmt: ast::Stmt,
+        brk: Option<usize>,
+        cont: Option<usize>,
+    },
+    /// Suspend with the value (None for a bare `yield`).
+    Yield(Option<ast::Expr>),
+    /// Bind the value passed to `send()` (None for `next()`) to the targets.
+    Receive(Vec<ast::Expr>),
+    YieldFromStart {
+        iter: ast::Expr,
+        slot: usize,
+    },
+    /// Pass one item of the delegate through; stays on this op until it is exhausted,
+    /// then binds its return value to the targets.
+    YieldFromNext {
+        slot: usize,
+        targets: Vec<ast::Expr>,
+    },
+    JumpIfNot(ast::Expr, usize),
+    Jump(usize),
+    ForStart {
+        iter: ast::Expr,
+        slot: usize,
+    },
+    ForNext {
+        slot: usize,
+        target: ast::Expr,
+        done: usize,
+    },
+    /// Enter a protected region: an exception raised until the matching `TryExit` jumps
+    /// to the given op (the `except` dispatch or the `finally` of the error path).
+    TryEnter(usize),
+    TryExit,
+    /// Match the caught exception against the handlers and run the first that fits
+    /// (handler bodies hold no `yield`); no match re-raises.
+    Except(Vec<ast::ExceptHandler>),
+    /// Raise the exception a `finally` of the error path was entered with.
+    Reraise,
+}
+
+/// A running or suspended generator object.
+pub struct Generator {
+    pub name: Rc<str>,
+    code: Rc<GenCode>,
+    state: RefCell<GenRun>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Fresh,
+    Suspended,
+    Running,
+    Done,
+}
+
+struct GenRun {
+    /// The frame; dropped when the generator finishes.
+    ctx: Option<Ctx>,
+    frame: Frame,
+    status: Status,
+}
+
+/// Where a suspended generator stands.
+#[derive(Default)]
+struct Frame {
+    pc: usize,
+    slots: Vec<Option<GenIter>>,
+    /// Open `try` regions, innermost last: the op an exception jumps to.
+    handlers: Vec<usize>,
+    /// The exception being dispatched to `except` or carried through `finally`.
+    exc: Option<Box<PyErr>>,
+}
+
+/// What a lowered `for` or `yield from` iterates.
+enum GenIter {
+    Range(i64, i64, i64),
+    Items(std::vec::IntoIter<Value>),
+    Shared(Rc<RefCell<std::vec::IntoIter<Value>>>),
+    Gen(Rc<Generator>),
+}
+
+/// One step of a generator.
+pub enum GenStep {
+    Yielded(Value),
+    /// Finished, with the `return` value (StopIteration.value).
+    Returned(Value),
+}
+
+use std::cell::RefCell;
+
+/// The body of a declared function: a generator's compiled ops when it holds a `yield`.
+pub(super) fn func_body(body: Rc<[ast::Stmt]>) -> FuncBody {
+    match compile_if_generator(&body) {
+        Some(code) => FuncBody::Generator(code),
+        None => FuncBody::Block(body),
+    }
+}
+
+/// Compile `body` when it contains a `yield` (outside nested functions and lambdas).
+pub(super) fn compile_if_generator(body: &[ast::Stmt]) -> Option<Rc<GenCode>> {
+    if !body.iter().any(stmt_has_yield) {
+        return None;
+    }
+    let mut c = Compiler {
+        ops: Vec::new(),
+        slots: 0,
+        loops: Vec::new(),
+    };
+    let ops = c.block(body).map(|()| c.ops);
+    Some(Rc::new(GenCode {
+        ops,
+        slots: c.slots,
+    }))
+}
+
+fn expr_has_yield(e: &ast::Expr) -> bool {
+    if matches!(e.kind, ast::ExprKind::Yield { .. }) {
+        return true;
+    }
+    let mut found = false;
+    crate::checker::expr_children(e, &mut |c| {
+        if !found && expr_has_yield(c) {
+            found = true;
+        }
+    });
+    found
+}
+
+fn block_has_yield(b: &[ast::Stmt]) -> bool {
+    b.iter().any(stmt_has_yield)
+}
+
+fn opt_block_has_yield(b: &Option<Vec<ast::Stmt>>) -> bool {
+    b.as_deref().is_some_and(block_has_yield)
+}
+
+/// Does the statement hold a `yield` of the function it is in (nested declarations have
+/// their own bodies and do not count)?
+pub(super) fn stmt_has_yield(s: &ast::Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Expr(e) | StmtKind::Report(e) | StmtKind::Delete(e) => expr_has_yield(e),
+        StmtKind::Assign { targets, value, .. } => {
+            expr_has_yield(value) || targets.iter().any(expr_has_yield)
+        }
+        StmtKind::AugAssign { target, value, .. } => {
+            expr_has_yield(target) || expr_has_yield(value)
+        }
+        StmtKind::If {
+            cond,
+            body,
+            elifs,
+            orelse,
+        } => {
+            expr_has_yield(cond)
+                || block_has_yield(body)
+                || elifs
+                    .iter()
+                    .any(|(c, b)| expr_has_yield(c) || block_has_yield(b))
+                || opt_block_has_yield(orelse)
+        }
+        StmtKind::While { cond, body, orelse } => {
+            expr_has_yield(cond) || block_has_yield(body) || opt_block_has_yield(orelse)
+        }
+        StmtKind::For {
+            target,
+            iter,
+            body,
+            orelse,
+        } => {
+            expr_has_yield(target)
+                || expr_has_yield(iter)
+                || block_has_yield(body)
+                || opt_block_has_yield(orelse)
+        }
+        StmtKind::IterFor {
+            init,
+            cond,
+            step,
+            body,
+            orelse,
+        } => {
+            stmt_has_yield(init)
+                || expr_has_yield(cond)
+                || stmt_has_yield(step)
+                || block_has_yield(body)
+                || opt_block_has_yield(orelse)
+        }
+        StmtKind::Forever { body } | StmtKind::TypedContext { body, .. } => block_has_yield(body),
+        StmtKind::Try {
+            body,
+            handlers,
+            orelse,
+            finally,
+        } => {
+            block_has_yield(body)
+                || handlers.iter().any(|h| block_has_yield(&h.body))
+                || opt_block_has_yield(orelse)
+                || opt_block_has_yield(finally)
+        }
+        StmtKind::Match { subject, cases } => {
+            expr_has_yield(subject)
+                || cases.iter().any(|c| {
+                    block_has_yield(&c.body) || c.guard.as_ref().is_some_and(expr_has_yield)
+                })
+        }
+        StmtKind::Switch { subject, cases } => {
+            expr_has_yield(subject) || cases.iter().any(|c| block_has_yield(&c.body))
+        }
+        StmtKind::Return(Some(e)) => expr_has_yield(e),
+        StmtKind::Raise { exc, cause } => {
+            exc.as_ref().is_some_and(expr_has_yield) || cause.as_ref().is_some_and(expr_has_yield)
+        }
+        StmtKind::Assert { cond, msg } => {
+            expr_has_yield(cond) || msg.as_ref().is_some_and(expr_has_yield)
+        }
+        StmtKind::Visit { target, orelse, .. } => {
+            expr_has_yield(target) || opt_block_has_yield(orelse)
+        }
+        _ => false,
+    }
+}
+
+/// Does control leave `stmts` by `return` (anywhere) or by `break`/`continue` that is not
+/// inside a loop (or `switch`) of its own?
+fn leaves_block(stmts: &[ast::Stmt], in_loop: bool) -> bool {
+    stmts.iter().any(|s| match &s.kind {
+        StmtKind::Return(_) => true,
+        StmtKind::Break | StmtKind::Continue => !in_loop,
+        StmtKind::If {
+            body,
+            elifs,
+            orelse,
+            ..
+        } => {
+            leaves_block(body, in_loop)
+                || elifs.iter().any(|(_, b)| leaves_block(b, in_loop))
+                || orelse.as_deref().is_some_and(|b| leaves_block(b, in_loop))
+        }
+        StmtKind::While { body, orelse, .. }
+        | StmtKind::For { body, orelse, .. }
+        | StmtKind::IterFor { body, orelse, .. } => {
+            leaves_block(body, true) || orelse.as_deref().is_some_and(|b| leaves_block(b, in_loop))
+        }
+        StmtKind::Forever { body } => leaves_block(body, true),
+        StmtKind::TypedContext { body, .. } => leaves_block(body, in_loop),
+        StmtKind::Try {
+            body,
+            handlers,
+            orelse,
+            finally,
+        } => {
+            leaves_block(body, in_loop)
+                || handlers.iter().any(|h| leaves_block(&h.body, in_loop))
+                || [orelse, finally]
+                    .into_iter()
+                    .flatten()
+                    .any(|b| leaves_block(b, in_loop))
+        }
+        StmtKind::Match { cases, .. } => cases.iter().any(|c| leaves_block(&c.body, in_loop)),
+        StmtKind::Switch { cases, .. } => cases.iter().any(|c| leaves_block(&c.body, true)),
+        _ => false,
+    })
+}
+
+const UNSUPPORTED: &str = "svc runs `yield` as a statement or as the right side of an \
+                           assignment, inside `if`/`while`/`for`/`forever` blocks";
+
+struct LoopPatch {
+    breaks: Vec<usize>,
+    conts: Vec<usize>,
+}
+
+struct Compiler {
+    ops: Vec<Op>,
+    slots: usize,
+    loops: Vec<LoopPatch>,
+}
+
+type CResult = Result<(), (Span, String)>;
+
+impl Compiler {
+    fn push(&mut self, op: Op) -> usize {
+        self.ops.push(op);
+        self.ops.len() - 1
+    }
+
+    fn slot(&mut self) -> usize {
+        self.slots += 1;
+        self.slots - 1
+    }
+
+    fn block(&mut self, stmts: &[ast::Stmt]) -> CResult {
+        stmts.iter().try_for_each(|s| self.stmt(s))
+    }
+
+    fn set_target(&mut self, at: usize, to: usize, is_break: bool) {
+        match &mut self.ops[at] {
+            Op::Jump(t) | Op::JumpIfNot(_, t) | Op::TryEnter(t) => *t = to,
+            Op::ForNext { done, .. } => *done = to,
+            Op::Stmt { brk, cont, .. } => {
+                if is_break {
+                    *brk = Some(to);
+                } else {
+                    *cont = Some(to);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn close_loop(&mut self, cont_to: usize, break_to: usize) {
+        if let Some(l) = self.loops.pop() {
+            for b in l.breaks {
+                self.set_target(b, break_to, true);
+            }
+            for c in l.conts {
+                self.set_target(c, cont_to, false);
+            }
+        }
+    }
+
+    /// `yield v` / `yield from it`, binding what comes back to `targets`.
+    fn yield_op(&mut self, value: Option<&ast::Expr>, from: bool, targets: &[ast::Expr]) {
+        if from {
+            let slot = self.slot();
+            let iter = value
+                .cloned()
+                .unwrap_or_else(|| ast::Expr::error(Span::DUMMY));
+            self.push(Op::YieldFromStart { iter, slot });
+            self.push(Op::YieldFromNext {
+                slot,
+                targets: targets.to_vec(),
+            });
+        } else {
+            self.push(Op::Yield(value.cloned()));
+            if !targets.is_empty() {
+                self.push(Op::Receive(targets.to_vec()));
+            }
+        }
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt) -> CResult {
+        if !stmt_has_yield(s) {
+            let in_loop = !self.loops.is_empty();
+            match s.kind {
+                StmtKind::Break | StmtKind::Continue if in_loop => {
+                    let i = self.push(Op::Jump(usize::MAX));
+                    if let Some(l) = self.loops.last_mut() {
+                        if matches!(s.kind, StmtKind::Break) {
+                            l.breaks.push(i);
+                        } else {
+                            l.conts.push(i);
+                        }
+                    }
+                }
+                _ => {
+                    let i = self.push(Op::Stmt {
+                        stmt: s.clone(),
+                        brk: None,
+                        cont: None,
+                    });
+                    if let Some(l) = self.loops.last_mut() {
+                        l.breaks.push(i);
+                        l.conts.push(i);
+                    }
+                }
+            }
+            return Ok(());
+        }
+        let unsupported = |what: &str| Err((s.span, format!("`yield` {what}: {UNSUPPORTED}")));
+        match &s.kind {
+            StmtKind::Expr(e) => match &e.kind {
+                ast::ExprKind::Yield { value, from }
+                    if !value.as_deref().is_some_and(expr_has_yield) =>
+                {
+                    self.yield_op(value.as_deref(), *from, &[]);
+                    Ok(())
+                }
+                _ => unsupported("inside an expression"),
+            },
+            StmtKind::Assign { targets, value, .. } => match &value.kind {
+                ast::ExprKind::Yield { value, from }
+                    if !value.as_deref().is_some_and(expr_has_yield)
+                        && !targets.iter().any(expr_has_yield) =>
+                {
+                    self.yield_op(value.as_deref(), *from, targets);
+                    Ok(())
+                }
+                _ => unsupported("inside an expression"),
+            },
+            StmtKind::If {
+                cond,
+                body,
+                elifs,
+                orelse,
+            } => {
+                if expr_has_yield(cond) || elifs.iter().any(|(c, _)| expr_has_yield(c)) {
+                    return unsupported("in a condition");
+                }
+                let mut ends = Vec::new();
+                let mut branches: Vec<(&ast::Expr, &Vec<ast::Stmt>)> = vec![(cond, body)];
+                branches.extend(elifs.iter().map(|(c, b)| (c, b)));
+                for (c, b) in branches {
+                    let j = self.push(Op::JumpIfNot(c.clone(), usize::MAX));
+                    self.block(b)?;
+                    ends.push(self.push(Op::Jump(usize::MAX)));
+                    let here = self.ops.len();
+                    self.set_target(j, here, true);
+                }
+                if let Some(b) = orelse {
+                    self.block(b)?;
+                }
+                let end = self.ops.len();
+                for e in ends {
+                    self.set_target(e, end, true);
+                }
+                Ok(())
+            }
+            StmtKind::While { cond, body, orelse } => {
+                if expr_has_yield(cond) {
+                    return unsupported("in a condition");
+                }
+                let top = self.ops.len();
+                let j = self.push(Op::JumpIfNot(cond.clone(), usize::MAX));
+                self.loop_body(body, top)?;
+                let else_at = self.ops.len();
+                self.set_target(j, else_at, true);
+                self.finish_loop(orelse, top)
+            }
+            StmtKind::Forever { body } => {
+                let top = self.ops.len();
+                self.loop_body(body, top)?;
+                self.finish_loop(&None, top)
+            }
+            StmtKind::For {
+                target,
+                iter,
+                body,
+                orelse,
+            } => {
+                if expr_has_yield(iter) || expr_has_yield(target) {
+                    return unsupported("in a `for` header");
+                }
+                let slot = self.slot();
+                self.push(Op::ForStart {
+                    iter: iter.clone(),
+                    slot,
+                });
+                let top = self.ops.len();
+                let n = self.push(Op::ForNext {
+                    slot,
+                    target: target.clone(),
+                    done: usize::MAX,
+                });
+                self.loop_body(body, top)?;
+                let else_at = self.ops.len();
+                self.set_target(n, else_at, true);
+                self.finish_loop(orelse, top)
+            }
+            StmtKind::IterFor {
+                init,
+                cond,
+                step,
+                body,
+                orelse,
+            } => {
+                if stmt_has_yield(init) || expr_has_yield(cond) || stmt_has_yield(step) {
+                    return unsupported("in a `for` header");
+                }
+                self.stmt(init)?;
+                let top = self.ops.len();
+                let j = self.push(Op::JumpIfNot(cond.clone(), usize::MAX));
+                self.loops.push(LoopPatch {
+                    breaks: Vec::new(),
+                    conts: Vec::new(),
+                });
+                self.block(body)?;
+                let step_at = self.ops.len();
+                // The step belongs to the loop header, not its body.
+                let l = self.loops.pop();
+                self.stmt(step)?;
+                if let Some(l) = l {
+                    self.loops.push(l);
+                }
+                self.push(Op::Jump(top));
+                let else_at = self.ops.len();
+                self.set_target(j, else_at, true);
+                let l = self.loops.pop();
+                if let Some(b) = orelse {
+                    self.block(b)?;
+                }
+                let end = self.ops.len();
+                if let Some(l) = l {
+                    for b in l.breaks {
+                        self.set_target(b, end, true);
+                    }
+                    for c in l.conts {
+                        self.set_target(c, step_at, false);
+                    }
+                }
+                Ok(())
+            }
+            StmtKind::Try {
+                body,
+                handlers,
+                orelse,
+                finally,
+            } => {
+                if handlers.iter().any(|h| block_has_yield(&h.body)) {
+                    return unsupported("inside an `except` block");
+                }
+                let parts = [Some(body), orelse.as_ref()];
+                if parts.into_iter().flatten().any(|b| leaves_block(b, false))
+                    || handlers.iter().any(|h| leaves_block(&h.body, false))
+                {
+                    return Err((
+                        s.span,
+                        "`return`, `break` or `continue` inside a `try` that holds `yield` is \
+                         not supported by svc's generator machine"
+                            .to_string(),
+                    ));
+                }
+                let outer = finally
+                    .as_ref()
+                    .map(|_| self.push(Op::TryEnter(usize::MAX)));
+                let inner = (!handlers.is_empty()).then(|| self.push(Op::TryEnter(usize::MAX)));
+                self.block(body)?;
+                if inner.is_some() {
+                    self.push(Op::TryExit);
+                }
+                if let Some(b) = orelse {
+                    self.block(b)?;
+                }
+                if let Some(i) = inner {
+                    let skip = self.push(Op::Jump(usize::MAX));
+                    let at = self.ops.len();
+                    self.set_target(i, at, true);
+                    self.push(Op::Except(handlers.clone()));
+                    let after = self.ops.len();
+                    self.set_target(skip, after, true);
+                }
+                if let (Some(o), Some(f)) = (outer, finally) {
+                    self.push(Op::TryExit);
+                    self.block(f)?;
+                    let skip = self.push(Op::Jump(usize::MAX));
+                    let at = self.ops.len();
+                    self.set_target(o, at, true);
+                    self.block(f)?;
+                    self.push(Op::Reraise);
+                    let after = self.ops.len();
+                    self.set_target(skip, after, true);
+                }
+                Ok(())
+            }
+            StmtKind::Match { .. } | StmtKind::Switch { .. } => {
+                unsupported("inside `match`/`switch`")
+            }
+            _ => unsupported("in this statement"),
+        }
+    }
+
+    /// A loop body followed by the jump back to `top`; the loop's patches stay open.
+    fn loop_body(&mut self, body: &[ast::Stmt], top: usize) -> CResult {
+        self.loops.push(LoopPatch {
+            breaks: Vec::new(),
+            conts: Vec::new(),
+        });
+        self.block(body)?;
+        self.push(Op::Jump(top));
+        Ok(())
+    }
+
+    /// The `else` block (not part of the loop), then patch `break` to after it.
+    fn finish_loop(&mut self, orelse: &Option<Vec<ast::Stmt>>, top: usize) -> CResult {
+        let l = self.loops.pop();
+        if let Some(b) = orelse {
+            self.block(b)?;
+        }
+        let end = self.ops.len();
+        if let Some(l) = l {
+            self.loops.push(l);
+            self.close_loop(top, end);
+        }
+        Ok(())
+    }
+}
+
+/// The name a generator expression's first iterable is bound to in its own scope (not
+/// a valid identifier, so no program can see it).
+const FIRST_ITER: &str = ".0";
+
+/// `(elt for t in it if c ...)` as the body `for t in .0 { if c { yield elt; } }`.
+fn genexp_body(elt: &ast::Expr, gens: &[ast::Comprehension], span: Span) -> Vec<ast::Stmt> {
+    let st = |kind| ast::Stmt { kind, span };
+    let mut inner = vec![st(StmtKind::Expr(ast::Expr::new(
+        ast::ExprKind::Yield {
+            value: Some(Box::new(elt.clone())),
+            from: false,
+        },
+        span,
+    )))];
+    for (i, g) in gens.iter().enumerate().rev() {
+        for c in g.conds.iter().rev() {
+            inner = vec![st(StmtKind::If {
+                cond: c.clone(),
+                body: inner,
+                elifs: Vec::new(),
+                orelse: None,
+            })];
+        }
+        let iter = if i == 0 {
+            ast::Expr::new(ast::ExprKind::Name(Rc::from(FIRST_ITER)), g.iter.span)
+        } else {
+            g.iter.clone()
+        };
+        inner = vec![st(StmtKind::For {
+            target: g.target.clone(),
+            iter,
+            body: inner,
+            orelse: None,
+        })];
+    }
+    inner
+}
+
+impl Interp<'_> {
+    /// A generator expression: lazy, like Python's (the first iterable is evaluated now,
+    /// the rest as items are pulled). Its compiled body is cached per source position.
+    pub(super) fn gen_expression(
+        &mut self,
+        e: &ast::Expr,
+        elt: &ast::Expr,
+        gens: &[ast::Comprehension],
+        ctx: &Ctx,
+    ) -> R<Value> {
+        let Some(first) = gens.first() else {
+            return Ok(Value::list(Vec::new()));
+        };
+        let key = (ctx.file, e.span.start);
+        let cached = self.fn_cache.borrow().get(&key).cloned();
+        let code = match cached.and_then(|t| t.generator.clone()) {
+            Some(code) => code,
+            None => {
+                let body: Rc<[ast::Stmt]> = Rc::from(genexp_body(elt, gens, e.span));
+                let Some(code) = compile_if_generator(&body) else {
+                    return Err(self.err("SyntaxError", "malformed generator expression"));
+                };
+                self.fn_cache.borrow_mut().insert(
+                    key,
+                    Rc::new(FnTemplate {
+                        name: Rc::from("<genexpr>"),
+                        params: Vec::new(),
+                        body,
+                        generator: Some(code.clone()),
+                        ret: None,
+                        span: e.span,
+                    }),
+                );
+                code
+            }
+        };
+        let it = self.eval(&first.iter, ctx)?;
+        let scope = Scope::new_ref(Some(ctx.scope.clone()));
+        scope_define(&scope, Rc::from(FIRST_ITER), it);
+        let gctx = Ctx {
+            scope,
+            ..ctx.clone()
+        };
+        Ok(self.make_generator(Rc::from("<genexpr>"), code, gctx))
+    }
+
+    /// Calling a generator function: bind the frame, run nothing yet.
+    pub(super) fn make_generator(&self, name: Rc<str>, code: Rc<GenCode>, ctx: Ctx) -> Value {
+        let slots = (0..code.slots).map(|_| None).collect();
+        Value::Generator(Rc::new(Generator {
+            name,
+            code,
+            state: RefCell::new(GenRun {
+                ctx: Some(ctx),
+                frame: Frame {
+                    slots,
+                    ..Frame::default()
+                },
+                status: Status::Fresh,
+            }),
+        }))
+    }
+
+    /// Run the generator to its next `yield` (or its end), passing `sent` in.
+    pub(crate) fn gen_resume(&mut self, g: &Rc<Generator>, sent: Value) -> R<GenStep> {
+        let (ctx, mut frame) = {
+            let mut st = g.state.borrow_mut();
+            match st.status {
+                Status::Running => {
+                    return Err(self.err("ValueError", "generator already executing"));
+                }
+                Status::Done => return Ok(GenStep::Returned(Value::None)),
+                Status::Fresh if !sent.is_none() => {
+                    return Err(self.err(
+                        "TypeError",
+                        "can't send non-None value to a just-started generator",
+                    ));
+                }
+                _ => {}
+            }
+            let Some(ctx) = st.ctx.clone() else {
+                return Ok(GenStep::Returned(Value::None));
+            };
+            st.status = Status::Running;
+            (ctx, std::mem::take(&mut st.frame))
+        };
+        let r = if self.depth >= self.limits.max_depth {
+            Err(self.err("RecursionError", "maximum recursion depth exceeded"))
+        } else {
+            self.depth += 1;
+            let r = self.gen_run(&g.code, &ctx, &mut frame, sent);
+            self.depth -= 1;
+            r
+        };
+        let mut st = g.state.borrow_mut();
+        match &r {
+            Ok(GenStep::Yielded(_)) => {
+                st.status = Status::Suspended;
+                st.frame = frame;
+            }
+            _ => {
+                st.status = Status::Done;
+                st.ctx = None;
+            }
+        }
+        r
+    }
+
+    fn gen_run(&mut self, code: &GenCode, ctx: &Ctx, frame: &mut Frame, sent: Value) -> R<GenStep> {
+        let ops = match &code.ops {
+            Ok(ops) => ops,
+            Err((_, msg)) => return Err(self.err("SyntaxError", msg.clone())),
+        };
+        let mut sent = Some(sent);
+        loop {
+            self.tick()?;
+            let Some(op) = ops.get(frame.pc) else {
+                return Ok(GenStep::Returned(Value::None));
+            };
+            match self.gen_op(op, ctx, frame, &mut sent) {
+                Ok(None) => {}
+                Ok(Some(step)) => return Ok(step),
+                Err(Interrupt::Exc(e)) => match frame.handlers.pop() {
+                    Some(to) => {
+                        frame.exc = Some(e);
+                        frame.pc = to;
+                    }
+                    None => return Err(Interrupt::Exc(e)),
+                },
+                Err(other) => return Err(other),
+            }
+        }
+    }
+
+    /// Run one op; `Some(step)` suspends or finishes the generator.
+    fn gen_op(
+        &mut self,
+        op: &Op,
+        ctx: &Ctx,
+        frame: &mut Frame,
+        sent: &mut Option<Value>,
+    ) -> R<Option<GenStep>> {
+        let pc = &mut frame.pc;
+        let slots = &mut frame.slots;
+        {
+            match op {
+                Op::Stmt { stmt, brk, cont } => match self.exec_stmt(stmt, ctx)? {
+                    Flow::Break => *pc = brk.unwrap_or(*pc + 1),
+                    Flow::Continue => *pc = cont.unwrap_or(*pc + 1),
+                    Flow::Return(v) => return Ok(Some(GenStep::Returned(v))),
+                    Flow::Normal | Flow::Skip | Flow::Disengage => *pc += 1,
+                },
+                Op::Yield(e) => {
+                    let v = match e {
+                        Some(e) => self.eval(e, ctx)?,
+                        None => Value::None,
+                    };
+                    *pc += 1;
+                    return Ok(Some(GenStep::Yielded(v)));
+                }
+                Op::Receive(targets) => {
+                    let v = sent.take().unwrap_or(Value::None);
+                    for t in targets {
+                        self.assign(t, v.clone(), ctx)?;
+                    }
+                    *pc += 1;
+                }
+                Op::YieldFromStart { iter, slot } | Op::ForStart { iter, slot } => {
+                    let v = self.eval(iter, ctx)?;
+                    slots[*slot] = Some(self.gen_iter(v)?);
+                    *sent = Some(Value::None);
+                    *pc += 1;
+                }
+                Op::YieldFromNext { slot, targets } => {
+                    let s = sent.take().unwrap_or(Value::None);
+                    let step = match &mut slots[*slot] {
+                        Some(it) => self.gen_iter_next(it, s)?,
+                        None => GenStep::Returned(Value::None),
+                    };
+                    match step {
+                        GenStep::Yielded(v) => return Ok(Some(GenStep::Yielded(v))),
+                        GenStep::Returned(r) => {
+                            slots[*slot] = None;
+                            for t in targets {
+                                self.assign(t, r.clone(), ctx)?;
+                            }
+                            *pc += 1;
+                        }
+                    }
+                }
+                Op::JumpIfNot(cond, to) => {
+                    let c = self.eval(cond, ctx)?;
+                    if self.truthy(&c)? {
+                        *pc += 1;
+                    } else {
+                        *pc = *to;
+                    }
+                }
+                Op::Jump(to) => {
+                    self.poll()?;
+                    *pc = *to;
+                }
+                Op::ForNext { slot, target, done } => {
+                    let step = match &mut slots[*slot] {
+                        Some(it) => self.gen_iter_next(it, Value::None)?,
+                        None => GenStep::Returned(Value::None),
+                    };
+                    match step {
+                        GenStep::Yielded(v) => {
+                            self.assign(target, v, ctx)?;
+                            *pc += 1;
+                        }
+                        GenStep::Returned(_) => {
+                            slots[*slot] = None;
+                            *pc = *done;
+                        }
+                    }
+                }
+                Op::TryEnter(to) => {
+                    frame.handlers.push(*to);
+                    frame.pc += 1;
+                }
+                Op::TryExit => {
+                    frame.handlers.pop();
+                    frame.pc += 1;
+                }
+                Op::Except(handlers) => {
+                    let Some(err) = frame.exc.take() else {
+                        frame.pc += 1;
+                        return Ok(None);
+                    };
+                    for h in handlers {
+                        let matches = match &h.ty {
+                            None => true,
+                            Some(t) => {
+                                let tv = self.eval(t, ctx)?;
+                                self.exc_matches(&err.value, &tv)?
+                            }
+                        };
+                        if matches {
+                            if let Some(n) = &h.name {
+                                scope_set(&ctx.scope, &n.name, err.value.clone());
+                            }
+                            self.handling.push(err.value.clone());
+                            let r = self.exec_block(&h.body, ctx);
+                            self.handling.pop();
+                            r?;
+                            frame.pc += 1;
+                            return Ok(None);
+                        }
+                    }
+                    return Err(Interrupt::Exc(err));
+                }
+                Op::Reraise => {
+                    return match frame.exc.take() {
+                        Some(e) => Err(Interrupt::Exc(e)),
+                        None => {
+                            frame.pc += 1;
+                            Ok(None)
+                        }
+                    };
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn gen_iter(&mut self, v: Value) -> R<GenIter> {
+        Ok(match v {
+            Value::Range(a, b, s) => GenIter::Range(a, b, s),
+            Value::Generator(g) => GenIter::Gen(g),
+            Value::Iter(i) => GenIter::Shared(i),
+            other => GenIter::Items(self.iterate(&other)?.into_iter()),
+        })
+    }
+
+    fn gen_iter_next(&mut self, it: &mut GenIter, sent: Value) -> R<GenStep> {
+        Ok(match it {
+            GenIter::Range(i, stop, step) => {
+                if (*step > 0 && *i < *stop) || (*step < 0 && *i > *stop) {
+                    let v = *i;
+                    match i.checked_add(*step) {
+                        Some(n) => *i = n,
+                        None => *stop = *i,
+                    }
+                    GenStep::Yielded(Value::Int(v))
+                } else {
+                    GenStep::Returned(Value::None)
+                }
+            }
+            GenIter::Items(items) => match items.next() {
+                Some(v) => GenStep::Yielded(v),
+                None => GenStep::Returned(Value::None),
+            },
+            GenIter::Shared(items) => match items.borrow_mut().next() {
+                Some(v) => GenStep::Yielded(v),
+                None => GenStep::Returned(Value::None),
+            },
+            GenIter::Gen(g) => {
+                let g = g.clone();
+                self.gen_resume(&g, sent)?
+            }
+        })
+    }
+
+    /// Drain a generator into a list (`list(g)`, `sum(g)`, ...), bounded by the
+    /// collection limit.
+    pub(crate) fn gen_collect(&mut self, g: &Rc<Generator>) -> R<Vec<Value>> {
+        let mut out = Vec::new();
+        loop {
+            match self.gen_resume(g, Value::None)? {
+                GenStep::Yielded(v) => {
+                    out.push(v);
+                    self.check_items(out.len())?;
+                }
+                GenStep::Returned(_) => return Ok(out),
+            }
+        }
+    }
+
+    /// `StopIteration(value)` for a finished generator.
+    pub(crate) fn stop_iteration(&self, value: Value) -> Interrupt {
+        let Some(c) = self.builtin_class("StopIteration") else {
+            return self.err("StopIteration", "");
+        };
+        let args = if value.is_none() {
+            Vec::new()
+        } else {
+            vec![value.clone()]
+        };
+        let exc = self.make_exception(c, args);
+        if let Value::Instance(i) = &exc {
+            i.set_extra(Rc::from("value"), value);
+        }
+        Interrupt::Exc(Box::new(PyErr {
+            value: exc,
+            trace: Vec::new(),
+            origin: None,
+        }))
+    }
+
+    /// `next(g[, default])`.
+    pub(crate) fn gen_next(&mut self, g: &Rc<Generator>, default: Option<Value>) -> R<Value> {
+        match self.gen_resume(g, Value::None)? {
+            GenStep::Yielded(v) => Ok(v),
+            GenStep::Returned(r) => match default {
+                Some(d) => Ok(d),
+                None => Err(self.stop_iteration(r)),
+            },
+        }
+    }
+
+    /// Methods of a generator object: `send`, `close`, `__next__`.
+    pub(crate) fn gen_method(
+        &mut self,
+        g: &Rc<Generator>,
+        name: &str,
+        args: Vec<Value>,
+    ) -> R<Value> {
+        match name {
+            "send" => {
+                let [v] = <[Value; 1]>::try_from(args).map_err(|a| {
+                    self.err(
+                        "TypeError",
+                        format!(
+                            "generator.send() takes exactly one argument ({} given)",
+                            a.len()
+                        ),
+                    )
+                })?;
+                match self.gen_resume(g, v)? {
+                    GenStep::Yielded(v) => Ok(v),
+                    GenStep::Returned(r) => Err(self.stop_iteration(r)),
+                }
+            }
+            "__next__" => self.gen_next(g, None),
+            "close" => {
+                let mut st = g.state.borrow_mut();
+                if st.status != Status::Running {
+                    st.status = Status::Done;
+                    st.ctx = None;
+                    st.frame = Frame::default();
+                }
+                Ok(Value::None)
+            }
+            _ => Err(self.err(
+                "AttributeError",
+                format!("'generator' object has no attribute '{name}'"),
+            )),
+        }
+    }
+
+    /// `for x in g { }` over a generator: pulls one item per iteration (an endless
+    /// generator with a `break` in the body is fine). `Some(flow)` ends the statement.
+    pub(super) fn exec_for_generator(
+        &mut self,
+        g: &Rc<Generator>,
+        target: &ast::Expr,
+        body: &[ast::Stmt],
+        ctx: &Ctx,
+    ) -> R<Option<Flow>> {
+        loop {
+            self.poll()?;
+            let v = match self.gen_resume(g, Value::None)? {
+                GenStep::Yielded(v) => v,
+                GenStep::Returned(_) => return Ok(None),
+            };
+            self.assign(target, v, ctx)?;
+            match self.exec_block(body, ctx)? {
+                Flow::Break => return Ok(Some(Flow::Normal)),
+                Flow::Continue | Flow::Normal => {}
+                other => return Ok(Some(other)),
+            }
+        }
+    }
+}

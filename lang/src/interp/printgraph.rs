@@ -1,0 +1,351 @@
+//! `printgraph(nd=root, depth=-1, traverse=False, edge_type=None, bfs=True,
+//! edge_limit=512, node_limit=512, file=None, format="dot")`: text of the graph around a
+//! node as Graphviz DOT, a Mermaid flowchart or JSON.
+//!
+//! Semantics (jaclang's): edges are followed in both directions (`traverse=True` follows
+//! outgoing edges only); `edge_type` is a list of edge type names to leave out; self
+//! loops are skipped; `depth` counts hops from `nd` (-1 = unbounded); `bfs=False` visits
+//! depth-first. The walk is iterative (a queue or an explicit stack), touches at most
+//! `node_limit` nodes and `edge_limit` edges (both capped at `MAX_LIMIT`), and each node
+//! is expanded once. svc has no file system for programs, so `file` is accepted and
+//! ignored; DOT carries labels but not jaclang's per-depth fill colours.
+
+use super::*;
+use crate::ast::EdgeDir;
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+
+/// Upper bound of `node_limit` / `edge_limit`, whatever the program asks.
+pub const MAX_LIMIT: usize = 100_000;
+
+/// The parsed arguments of one `printgraph` call.
+pub(super) struct GraphQuery {
+    pub start: Handle,
+    pub depth: i64,
+    pub outgoing_only: bool,
+    pub skip_types: Vec<String>,
+    pub bfs: bool,
+    pub edge_limit: usize,
+    pub node_limit: usize,
+    pub format: String,
+}
+
+impl Interp<'_> {
+    /// Read `printgraph`'s arguments (positional in declaration order, or by keyword).
+    pub(super) fn printgraph_call(
+        &mut self,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        const NAMES: [&str; 9] = [
+            "nd",
+            "depth",
+            "traverse",
+            "edge_type",
+            "bfs",
+            "edge_limit",
+            "node_limit",
+            "file",
+            "format",
+        ];
+        if args.len() > NAMES.len() {
+            return Err(self.err(
+                "TypeError",
+                format!(
+                    "printgraph() takes at most 9 arguments ({} given)",
+                    args.len()
+                ),
+            ));
+        }
+        let mut slots: [Option<Value>; 9] = Default::default();
+        for (i, a) in args.into_iter().enumerate() {
+            slots[i] = Some(a);
+        }
+        for (k, v) in kwargs {
+            let Some(i) = NAMES.iter().position(|n| **n == *k) else {
+                return Err(self.err(
+                    "TypeError",
+                    format!("printgraph() got an unexpected keyword argument '{k}'"),
+                ));
+            };
+            slots[i] = Some(v);
+        }
+        let [
+            nd,
+            depth,
+            traverse,
+            edge_type,
+            bfs,
+            edge_limit,
+            node_limit,
+            _file,
+            format,
+        ] = slots;
+        let start = match nd {
+            Some(Value::Anchor(h)) => h,
+            None | Some(Value::None) => self.root_handle()?,
+            Some(other) => {
+                let t = self.type_name_of(&other);
+                return Err(self.err(
+                    "TypeError",
+                    format!("printgraph() nd must be a node, not '{t}'"),
+                ));
+            }
+        };
+        let int = |v: Option<Value>, d: i64| match v {
+            Some(Value::Int(i)) => i,
+            Some(Value::Bool(b)) => i64::from(b),
+            _ => d,
+        };
+        let truthy = |v: Option<Value>, d: bool| match v {
+            Some(Value::Bool(b)) => b,
+            Some(Value::None) => false,
+            Some(Value::Int(i)) => i != 0,
+            Some(_) => true,
+            None => d,
+        };
+        let mut skip_types = Vec::new();
+        match edge_type {
+            None | Some(Value::None) => {}
+            Some(v) => {
+                for t in self.iterate(&v)? {
+                    match t {
+                        Value::Str(s) => skip_types.push(s.to_string()),
+                        Value::Class(c) => skip_types.push(c.name.to_string()),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let limit = |v: Option<Value>| int(v, 512).clamp(0, MAX_LIMIT as i64) as usize;
+        let q = GraphQuery {
+            start,
+            depth: int(depth, -1),
+            outgoing_only: truthy(traverse, false),
+            skip_types,
+            bfs: truthy(bfs, true),
+            edge_limit: limit(edge_limit),
+            node_limit: limit(node_limit),
+            format: match format {
+                Some(Value::Str(s)) => s.to_string(),
+                _ => "dot".to_string(),
+            },
+        };
+        let text = self.printgraph(&q)?;
+        Ok(Value::str(&text))
+    }
+
+    /// Edges of `n` in its edge-list order as (edge, source, target, other end).
+    fn graph_edges_of(
+        &mut self,
+        n: Handle,
+        q: &GraphQuery,
+        ctx: &Ctx,
+    ) -> R<Vec<(Handle, Handle, Handle, Handle)>> {
+        let op = ast::EdgeOp {
+            dir: EdgeDir::Any,
+            edge_type: None,
+            conds: vec![],
+            span: crate::span::Span::DUMMY,
+        };
+        let nid = self.graph.slot(n).id;
+        let mut out = Vec::new();
+        for (e, m) in self.hop(&[n], &op, None, ctx)? {
+            if m == n {
+                continue;
+            }
+            let incoming = self
+                .graph
+                .slot(e)
+                .ends
+                .is_some_and(|ends| ends.target == nid && ends.source != nid);
+            if q.outgoing_only && incoming {
+                continue;
+            }
+            let name = self.graph.slot(e).class.name.clone();
+            if q.skip_types.iter().any(|t| **t == *name) {
+                continue;
+            }
+            let (s, t) = if incoming { (m, n) } else { (n, m) };
+            out.push((e, s, t, m));
+        }
+        Ok(out)
+    }
+
+    /// Walk from `q.start`: breadth-first with a queue, or depth-first with an explicit
+    /// stack of (node, depth, its edges, next edge) frames. Nodes are numbered in the
+    /// order they are expanded; an edge is kept while fewer than `node_limit` nodes have
+    /// been expanded and fewer than `edge_limit` edges are kept.
+    fn printgraph(&mut self, q: &GraphQuery) -> R<String> {
+        let ctx = Ctx {
+            scope: self.builtins.clone(),
+            this: None,
+            here: None,
+            visitor: None,
+            class: None,
+            file: 0,
+            func: Rc::from("printgraph"),
+        };
+        let mut order: Vec<Handle> = Vec::new();
+        let mut index: FxHashMap<Handle, usize> = FxHashMap::default();
+        let mut edges: Vec<(Handle, Handle, Handle)> = Vec::new();
+        let mut seen_edges: FxHashMap<Handle, ()> = FxHashMap::default();
+        if q.bfs {
+            let mut queue: VecDeque<(Handle, i64)> = VecDeque::from([(q.start, 0)]);
+            while let Some((n, d)) = queue.pop_front() {
+                self.poll()?;
+                if index.contains_key(&n) {
+                    continue;
+                }
+                index.insert(n, order.len());
+                order.push(n);
+                if q.depth >= 0 && d >= q.depth {
+                    continue;
+                }
+                for (e, s, t, m) in self.graph_edges_of(n, q, &ctx)? {
+                    if edges.len() >= q.edge_limit || order.len() >= q.node_limit {
+                        break;
+                    }
+                    if seen_edges.insert(e, ()).is_some() {
+                        continue;
+                    }
+                    edges.push((e, s, t));
+                    queue.push_back((m, d + 1));
+                }
+            }
+        } else {
+            type Frame = (Handle, i64, Vec<(Handle, Handle, Handle, Handle)>, usize);
+            let mut stack: Vec<Frame> = Vec::new();
+            index.insert(q.start, 0);
+            order.push(q.start);
+            let first = self.graph_edges_of(q.start, q, &ctx)?;
+            stack.push((q.start, 0, first, 0));
+            while let Some(top) = stack.last_mut() {
+                self.poll()?;
+                let (_, d, found, next) = top;
+                let d = *d;
+                if (q.depth >= 0 && d >= q.depth) || *next >= found.len() {
+                    stack.pop();
+                    continue;
+                }
+                let (e, s, t, m) = found[*next];
+                *next += 1;
+                if edges.len() >= q.edge_limit || order.len() >= q.node_limit {
+                    continue;
+                }
+                if seen_edges.insert(e, ()).is_some() {
+                    continue;
+                }
+                edges.push((e, s, t));
+                if let std::collections::hash_map::Entry::Vacant(slot) = index.entry(m) {
+                    slot.insert(order.len());
+                    order.push(m);
+                    let more = self.graph_edges_of(m, q, &ctx)?;
+                    stack.push((m, d + 1, more, 0));
+                }
+            }
+        }
+        self.render_graph(q, &order, &index, &edges)
+    }
+
+    fn render_graph(
+        &mut self,
+        q: &GraphQuery,
+        nodes: &[Handle],
+        index: &FxHashMap<Handle, usize>,
+        edges: &[(Handle, Handle, Handle)],
+    ) -> R<String> {
+        let mut node_labels = Vec::with_capacity(nodes.len());
+        for &n in nodes {
+            node_labels.push(self.repr(&Value::Anchor(n))?);
+        }
+        let mut edge_labels = Vec::with_capacity(edges.len());
+        for &(e, _, _) in edges {
+            let generic = &*self.graph.slot(e).class.name == "GenericEdge";
+            edge_labels.push(if generic {
+                String::new()
+            } else {
+                self.repr(&Value::Anchor(e))?
+            });
+        }
+        let pos = |h: &Handle| index.get(h).copied().unwrap_or(0);
+        let mut out = String::new();
+        match q.format.as_str() {
+            "json" => {
+                let ns: Vec<_> = nodes
+                    .iter()
+                    .zip(&node_labels)
+                    .map(|(&n, label)| {
+                        serde_json::json!({
+                            "id": crate::host::format_id(self.graph.slot(n).id),
+                            "label": label,
+                        })
+                    })
+                    .collect();
+                let es: Vec<_> = edges
+                    .iter()
+                    .zip(&edge_labels)
+                    .map(|(&(_, s, t), label)| {
+                        let mut e = serde_json::json!({
+                            "from": crate::host::format_id(self.graph.slot(s).id),
+                            "to": crate::host::format_id(self.graph.slot(t).id),
+                        });
+                        if !label.is_empty() {
+                            e["label"] = serde_json::Value::from(label.as_str());
+                        }
+                        e
+                    })
+                    .collect();
+                return Ok(
+                    serde_json::json!({"version": "1.0", "nodes": ns, "edges": es}).to_string(),
+                );
+            }
+            "mermaid" => {
+                out.push_str("flowchart LR\n");
+                for (&(_, s, t), label) in edges.iter().zip(&edge_labels) {
+                    if label.is_empty() {
+                        let _ = writeln!(out, "{} -->{}", pos(&s), pos(&t));
+                    } else {
+                        let _ = writeln!(out, "{} -->|\"{}\"| {}", pos(&s), html(label), pos(&t));
+                    }
+                }
+                for (i, label) in node_labels.iter().enumerate() {
+                    let _ = writeln!(out, "{i}[\"{}\"]", html(label));
+                }
+            }
+            _ => {
+                out.push_str("digraph {\n");
+                for (&(_, s, t), label) in edges.iter().zip(&edge_labels) {
+                    let _ = writeln!(
+                        out,
+                        "{} -> {} [label=\"{}\"];",
+                        pos(&s),
+                        pos(&t),
+                        html(label)
+                    );
+                }
+                for (i, label) in node_labels.iter().enumerate() {
+                    let _ = writeln!(out, "{i} [label=\"{}\"];", html(label));
+                }
+                out.push('}');
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// HTML-escape a label (`&`, `<`, `>`, `"`, `'`), so quotes never break the DOT string.
+fn html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#x27;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
