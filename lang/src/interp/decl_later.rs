@@ -1,0 +1,147 @@
+//! The later parts of the object model: custom `def init(...)` constructors and the
+//! generated initializer `super.init(...)` falls back to, Python-style `class` bodies
+//! (explicit `self`, class-level attributes), typed enums and property accessors.
+
+use super::*;
+
+impl Interp<'_> {
+    /// Build an instance of `c` (node, edge, obj, walker) with each field at its
+    /// default, then run the user's `init` on it with the call's arguments. As in Jac,
+    /// the generated initializer and `postinit` do not run (a field without a default
+    /// that `init` leaves unset reads as `None`).
+    pub(super) fn construct_with_init(
+        &mut self,
+        c: &Rc<Class>,
+        init: &Rc<Function>,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        let dctx = self.class_ctx(c);
+        let mut fields = Vec::with_capacity(c.fields.len());
+        for f in &c.fields {
+            let v = match (&f.default, f.postinit) {
+                (Some(d), false) => self.eval(d, &dctx)?,
+                _ => Value::None,
+            };
+            fields.push(v);
+        }
+        let v = self.new_object(c, fields);
+        self.call_function(init, Some(v.clone()), args, kwargs, None)?;
+        Ok(v)
+    }
+
+    /// A context for evaluating a class's field defaults.
+    fn class_ctx(&self, c: &Rc<Class>) -> Ctx {
+        let scope = c
+            .scope
+            .borrow()
+            .clone()
+            .unwrap_or_else(|| self.builtins.clone());
+        Ctx {
+            scope,
+            this: None,
+            here: None,
+            visitor: None,
+            class: Some(c.clone()),
+            file: c.file,
+            func: c.name.clone(),
+        }
+    }
+
+    /// A fresh node/edge anchor or object of `c` with these field values.
+    pub(super) fn new_object(&mut self, c: &Rc<Class>, fields: Vec<Value>) -> Value {
+        match c.arch_kind() {
+            Some(ArchKind::Node) | Some(ArchKind::Edge) => {
+                let h = self
+                    .graph
+                    .new_anchor(c.clone(), fields, self.host.user_root());
+                Value::Anchor(h)
+            }
+            _ => Value::Instance(Rc::new(Instance {
+                class: c.clone(),
+                fields: std::cell::RefCell::new(fields),
+                extra: Default::default(),
+                id: next_id(),
+            })),
+        }
+    }
+
+    /// `super.init(args)` when no base declares `init`: the generated initializer of
+    /// `base` run on the existing object `this` (its fields from the arguments, in field
+    /// order, then `postinit`, found from `this`'s own class as Python does).
+    pub(super) fn generated_init(
+        &mut self,
+        base: &Rc<Class>,
+        this: &Value,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        let init_fields: Vec<usize> = (0..base.fields.len())
+            .filter(|&i| !base.fields[i].postinit && !base.fields[i].is_static)
+            .collect();
+        let qual = format!("{}.__init__", base.name);
+        if args.len() > init_fields.len() {
+            return Err(self.err(
+                "TypeError",
+                format!(
+                    "{qual}() takes {} positional argument{} but {} were given",
+                    init_fields.len() + 1,
+                    if init_fields.len() == 0 { "" } else { "s" },
+                    args.len() + 1
+                ),
+            ));
+        }
+        let mut values: Vec<Option<Value>> = vec![None; base.fields.len()];
+        for (slot, a) in init_fields.iter().zip(args) {
+            values[*slot] = Some(a);
+        }
+        for (k, v) in kwargs {
+            match base.field_index.get(&k) {
+                Some(&i) if init_fields.contains(&i) => {
+                    if values[i].is_some() {
+                        return Err(self.err(
+                            "TypeError",
+                            format!("{qual}() got multiple values for argument '{k}'"),
+                        ));
+                    }
+                    values[i] = Some(v);
+                }
+                _ => {
+                    return Err(self.err(
+                        "TypeError",
+                        format!("{qual}() got an unexpected keyword argument '{k}'"),
+                    ));
+                }
+            }
+        }
+        let dctx = self.class_ctx(base);
+        for (i, v) in values.into_iter().enumerate() {
+            let f = &base.fields[i];
+            if f.is_static {
+                continue;
+            }
+            let v = match v {
+                Some(v) => v,
+                None if f.postinit => continue,
+                None => match &f.default {
+                    Some(d) => self.eval(d, &dctx)?,
+                    None => {
+                        return Err(self.err(
+                            "TypeError",
+                            format!(
+                                "{qual}() missing 1 required positional argument: '{}'",
+                                f.name
+                            ),
+                        ));
+                    }
+                },
+            };
+            self.set_attr(this, &f.name.clone(), v)?;
+        }
+        let own = self.class_of(this);
+        if let Some(post) = own.find_method("postinit") {
+            self.call_function(&post, Some(this.clone()), vec![], vec![], None)?;
+        }
+        Ok(Value::None)
+    }
+}
