@@ -191,11 +191,12 @@ impl Interp<'_> {
         ctx: &Ctx,
         module: &Rc<str>,
     ) -> R<Rc<Class>> {
+        let bases = self.eval_bases(&e.bases, ctx)?;
         let class = Rc::new(Class {
             name: e.name.name.clone(),
             kind: ClassKind::Enum,
             module: module.clone(),
-            bases: Vec::new(),
+            bases,
             mro: Vec::new(),
             fields: Vec::new(),
             field_index: Default::default(),
@@ -212,32 +213,26 @@ impl Interp<'_> {
             span: e.name.span,
             file: ctx.file,
         });
-        let mut auto = 1i64;
-        for m in &e.members {
-            let v = match &m.value {
-                Some(x) => self.eval(x, ctx)?,
-                None => Value::Int(auto),
-            };
-            if let Value::Int(i) = v {
-                auto = i + 1;
-            }
-            let member = Rc::new(EnumMember {
-                class: class.clone(),
-                name: m.name.name.clone(),
-                value: v,
-            });
-            class.members.borrow_mut().push(member.clone());
-            class
-                .statics
-                .borrow_mut()
-                .insert(m.name.name.clone(), Value::EnumMember(member));
-        }
+        let members: Vec<(&ast::Name, Option<&ast::Expr>)> = e
+            .members
+            .iter()
+            .map(|m| (&m.name, m.value.as_ref()))
+            .collect();
+        self.add_enum_members(&class, &members, ctx)?;
         for x in &e.extra {
             if let Member::Ability(ab) = x {
                 let f = self.make_function_from_ability(ab, ctx, Some(&class));
                 if let Some(n) = &ab.name {
                     class.methods.borrow_mut().insert(n.name.clone(), f);
                 }
+            }
+        }
+        // `with entry { }` inside an enum body runs when the enum is declared.
+        for x in &e.extra {
+            if let Member::Entry(block) = x
+                && !block.is_exit
+            {
+                self.exec_block(&block.body, ctx)?;
             }
         }
         scope_define(&ctx.scope, e.name.name.clone(), Value::Class(class.clone()));
@@ -312,6 +307,11 @@ impl Interp<'_> {
             if let Some(Value::Func(f)) = target {
                 *f.body.borrow_mut() = body;
                 return Ok(());
+            }
+            if let Some(Value::Class(c)) = &target
+                && c.kind == ClassKind::Enum
+            {
+                return self.impl_enum_members(c, &imp.body, ctx);
             }
             let span = imp.target.first().map(|n| n.span).unwrap_or(imp.span);
             let _ = span;

@@ -145,3 +145,102 @@ impl Interp<'_> {
         Ok(Value::None)
     }
 }
+
+/// `int` or `str` when the enum was declared with that typed base (`enum X: int`),
+/// which makes its members behave as their values in `str()`, comparisons and
+/// arithmetic (Python's `IntEnum`/`StrEnum`).
+pub(super) fn enum_value_type(c: &Class) -> Option<&'static str> {
+    if c.kind != ClassKind::Enum {
+        return None;
+    }
+    c.bases.iter().find_map(|b| match (&*b.name, b.kind) {
+        ("int", ClassKind::Builtin) => Some("int"),
+        ("str", ClassKind::Builtin) => Some("str"),
+        ("float", ClassKind::Builtin) => Some("float"),
+        _ => None,
+    })
+}
+
+/// The operands with members of typed enums replaced by their values, if either is one.
+pub(super) fn typed_enum_operands(a: &Value, b: &Value) -> Option<(Value, Value)> {
+    let unwrap = |v: &Value| match v {
+        Value::EnumMember(m) if enum_value_type(&m.class).is_some() => Some(m.value.clone()),
+        _ => None,
+    };
+    match (unwrap(a), unwrap(b)) {
+        (None, None) => None,
+        (x, y) => Some((x.unwrap_or_else(|| a.clone()), y.unwrap_or_else(|| b.clone()))),
+    }
+}
+
+impl Interp<'_> {
+    /// Add members `NAME [= value]` to an enum (its body or an `impl Enum { }`); a
+    /// member without a value takes the last int value plus one (starting at 1).
+    pub(super) fn add_enum_members(
+        &mut self,
+        class: &Rc<Class>,
+        members: &[(&ast::Name, Option<&ast::Expr>)],
+        ctx: &Ctx,
+    ) -> R<()> {
+        let mut auto = class
+            .members
+            .borrow()
+            .iter()
+            .rev()
+            .find_map(|m| match m.value {
+                Value::Int(i) => Some(i.saturating_add(1)),
+                _ => None,
+            })
+            .unwrap_or(1);
+        for (name, value) in members {
+            let v = match value {
+                Some(x) => self.eval(x, ctx)?,
+                None => Value::Int(auto),
+            };
+            if let Value::Int(i) = v {
+                auto = i.saturating_add(1);
+            }
+            let member = Rc::new(EnumMember {
+                class: class.clone(),
+                name: name.name.clone(),
+                value: v,
+            });
+            class.members.borrow_mut().push(member.clone());
+            class
+                .statics
+                .borrow_mut()
+                .insert(name.name.clone(), Value::EnumMember(member));
+        }
+        Ok(())
+    }
+
+    /// `impl Color { RED = 1, GREEN = 2 }`: the body the parser made of the members.
+    pub(super) fn impl_enum_members(
+        &mut self,
+        class: &Rc<Class>,
+        body: &[ast::Stmt],
+        ctx: &Ctx,
+    ) -> R<()> {
+        let mut names: Vec<ast::Name> = Vec::new();
+        let mut values: Vec<Option<&ast::Expr>> = Vec::new();
+        for st in body {
+            let (target, value) = match &st.kind {
+                StmtKind::Assign { targets, value, .. } if targets.len() == 1 => {
+                    (&targets[0], Some(value))
+                }
+                StmtKind::Expr(e) => (e, None),
+                _ => continue,
+            };
+            if let ast::ExprKind::Name(n) = &target.kind {
+                names.push(ast::Name {
+                    name: n.clone(),
+                    span: target.span,
+                });
+                values.push(value);
+            }
+        }
+        let members: Vec<(&ast::Name, Option<&ast::Expr>)> =
+            names.iter().zip(values.iter().copied()).collect();
+        self.add_enum_members(class, &members, ctx)
+    }
+}

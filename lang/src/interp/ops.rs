@@ -1,6 +1,7 @@
 //! Operators and protocols with Python semantics: arithmetic (big ints, floor division,
 //! true division), comparison, truthiness, iteration, attributes and items.
 
+use super::decl_later::typed_enum_operands;
 use super::value::*;
 use super::{Interp, R};
 use crate::ast::{BinOp, CmpOp, UnaryOp};
@@ -95,6 +96,9 @@ impl Interp<'_> {
             if let Some(r) = r {
                 return Ok(Value::Int(r));
             }
+        }
+        if let Some((a, b)) = typed_enum_operands(a, b) {
+            return self.binary_op(op, &a, &b);
         }
         match op {
             BinOp::Add => match (a, b) {
@@ -476,6 +480,11 @@ impl Interp<'_> {
                 CmpOp::GtE => return Ok(x >= y),
                 _ => {}
             }
+        }
+        if !matches!(op, CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn)
+            && let Some((a, b)) = typed_enum_operands(a, b)
+        {
+            return self.compare(op, &a, &b);
         }
         match op {
             CmpOp::Eq => self.py_eq(a, b),
