@@ -164,6 +164,8 @@ pub struct Ability {
     pub decorators: Vec<Expr>,
     pub is_override: bool,
     pub is_static: bool,
+    /// `class def f { }`: a class method (`cls` is bound to the class).
+    pub is_class_method: bool,
     pub is_async: bool,
     pub access: Option<Access>,
     /// `None` for an anonymous ability `can with T entry { }`.

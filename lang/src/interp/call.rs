@@ -53,6 +53,12 @@ impl Interp<'_> {
             .as_ref()
             .and_then(std::rc::Weak::upgrade);
         self.bind_params(func, &scope, args, kwargs)?;
+        let this = if func.is_classmethod {
+            self.bind_cls(func, &scope, this);
+            None
+        } else {
+            this
+        };
         let (here, visitor) = walk_ctx.unwrap_or((None, None));
         // Lambdas and nested functions see `self`/`here`/`visitor` of where they were made.
         let (this, here, visitor) = match &func.captured {

@@ -168,6 +168,7 @@ impl Interp<'_> {
                         .insert(e.name.name.clone(), Value::Class(c));
                 }
                 Member::Impl(imp) => self.apply_impl(imp, ctx)?,
+                Member::Stmt(st) => self.class_body_stmt(&class, st, ctx)?,
                 _ => {}
             }
         }
@@ -261,6 +262,7 @@ impl Interp<'_> {
                     .collect()
             })
             .unwrap_or_default();
+        let params = decl_later::drop_explicit_receiver(ab, owner, params);
         let name: Rc<str> = ab.name.as_ref().map(|n| n.name.clone()).unwrap_or_else(|| {
             Rc::from(if ab.event.as_ref().is_some_and(|e| e.is_exit) {
                 "<exit>"
@@ -270,6 +272,9 @@ impl Interp<'_> {
         });
         let body = match &ab.body {
             Some(b) => FuncBody::Block(Rc::from(b.as_slice())),
+            // An `abst` method called anyway does nothing and returns None (as in
+            // jaclang, whose archetypes are not abstract base classes).
+            None if ab.is_abstract => FuncBody::Block(Rc::from([])),
             None => FuncBody::Missing,
         };
         Rc::new(Function {
@@ -279,6 +284,7 @@ impl Interp<'_> {
             closure: ctx.scope.clone(),
             owner: std::cell::RefCell::new(owner.map(Rc::downgrade)),
             is_static: ab.is_static,
+            is_classmethod: ab.is_class_method,
             is_lambda: false,
             captured: None,
             defaults: Default::default(),
@@ -355,6 +361,7 @@ impl Interp<'_> {
                         decorators: Vec::new(),
                         is_override: false,
                         is_static: false,
+                        is_class_method: false,
                         is_async: false,
                         access: None,
                         name: Some(ast::Name {

@@ -244,3 +244,76 @@ impl Interp<'_> {
         self.add_enum_members(class, &members, ctx)
     }
 }
+
+/// In a Python-style `class`, methods spell their receiver (`def f(self: P)`, `class
+/// def g(cls)`); the interpreter passes it itself, so the explicit first parameter is
+/// dropped from the bound list.
+pub(super) fn drop_explicit_receiver(
+    ab: &ast::Ability,
+    owner: Option<&Rc<Class>>,
+    mut params: Vec<ParamDef>,
+) -> Vec<ParamDef> {
+    let in_class = owner.is_some_and(|c| c.arch_kind() == Some(ArchKind::Class));
+    if !in_class || (ab.is_static && !ab.is_class_method) {
+        return params;
+    }
+    let receiver = if ab.is_class_method { "cls" } else { "self" };
+    if params
+        .first()
+        .is_some_and(|p| p.kind == ast::ParamKind::Normal && &*p.name == receiver)
+    {
+        params.remove(0);
+    }
+    params
+}
+
+impl Interp<'_> {
+    /// Bind `cls` in a class method's frame: the class it was called on, the class of
+    /// the instance it was called on, else the declaring class.
+    pub(super) fn bind_cls(&mut self, func: &Function, scope: &ScopeRef, this: Option<Value>) {
+        let cls = match this {
+            Some(Value::Class(c)) => Some(c),
+            Some(v) => Some(self.class_of(&v)),
+            None => func
+                .owner
+                .borrow()
+                .as_ref()
+                .and_then(std::rc::Weak::upgrade),
+        };
+        if let Some(c) = cls {
+            scope
+                .borrow_mut()
+                .vars
+                .insert(Rc::from("cls"), Value::Class(c));
+        }
+    }
+}
+
+impl Interp<'_> {
+    /// A statement directly in a `class` body: `name = value` / `name: T = value`
+    /// defines a class attribute (read through the class or its instances).
+    pub(super) fn class_body_stmt(
+        &mut self,
+        class: &Rc<Class>,
+        st: &ast::Stmt,
+        ctx: &Ctx,
+    ) -> R<()> {
+        match &st.kind {
+            StmtKind::Assign { targets, value, .. } => {
+                let v = self.eval(value, ctx)?;
+                for t in targets {
+                    if let ast::ExprKind::Name(n) = &t.kind {
+                        class.statics.borrow_mut().insert(n.clone(), v.clone());
+                    }
+                }
+            }
+            StmtKind::Declare { target, .. } => {
+                if let ast::ExprKind::Name(n) = &target.kind {
+                    class.statics.borrow_mut().insert(n.clone(), Value::None);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}

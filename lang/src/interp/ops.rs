@@ -951,6 +951,9 @@ impl Interp<'_> {
                     return Ok(s);
                 }
                 if let Some(f) = c.find_method(name) {
+                    if f.is_classmethod {
+                        return Ok(Value::Bound(Rc::new((v.clone(), f))));
+                    }
                     return Ok(Value::Func(f));
                 }
                 if c.kind == ClassKind::Builtin && builtins::has_method(v, name) {

@@ -34,13 +34,14 @@ impl Interp<'_> {
             .as_ref()
             .and_then(std::rc::Weak::upgrade);
         match owner {
-            Some(c) if !func.is_lambda => {
+            Some(c) if !func.is_lambda && func.captured.is_none() => {
                 let n = match &*func.name {
                     "init" => "__init__",
                     "postinit" => "__post_init__",
                     other => other,
                 };
-                (format!("{}.{n}", c.name), usize::from(!func.is_static))
+                let implicit = !func.is_static || func.is_classmethod;
+                (format!("{}.{n}", c.name), usize::from(implicit))
             }
             _ => (func.name.to_string(), 0),
         }

@@ -502,7 +502,13 @@ impl<'a> Parser<'a> {
                 self.bump();
                 (Vec::new(), false)
             }
-            T::LBrace => (self.members(), true),
+            T::LBrace => {
+                // A Python-style `class` body may hold plain statements (class attributes).
+                let outer = std::mem::replace(&mut self.in_class, kind == ArchKind::Class);
+                let members = self.members();
+                self.in_class = outer;
+                (members, true)
+            }
             _ => {
                 self.err_expected("`{` or `;`");
                 self.sync_stmt();
@@ -617,6 +623,7 @@ impl<'a> Parser<'a> {
             T::KwAsync if is_arch_kw(k1) => {
                 Member::Archetype(self.archetype(start, decorators, doc))
             }
+            T::KwClass if k1 == T::KwDef => Member::Ability(self.ability(start, decorators, doc)),
             _ if is_arch_kw(k) => Member::Archetype(self.archetype(start, decorators, doc)),
             T::KwEnum => Member::Enum(self.enum_decl(start, decorators)),
             T::KwAsync | T::KwDef | T::KwCan | T::KwOverride | T::KwStatic => {
@@ -634,7 +641,7 @@ impl<'a> Parser<'a> {
                     StmtKind::Expr(e) => matches!(e.kind, ExprKind::Str(_)),
                     _ => false,
                 };
-                if !harmless {
+                if !harmless && !self.in_class {
                     self.error(
                         Code::E0001,
                         "statements are not allowed directly in an archetype body: put them in a \
@@ -700,10 +707,12 @@ impl<'a> Parser<'a> {
 
     fn ability(&mut self, start: u32, decorators: Vec<Expr>, doc: Option<String>) -> Ability {
         let (mut is_override, mut is_static, mut is_async) = (false, false, false);
+        let mut is_class_method = false;
         loop {
             match self.peek() {
                 T::KwOverride => is_override = true,
                 T::KwStatic => is_static = true,
+                T::KwClass if self.peek_at(1) == T::KwDef => is_class_method = true,
                 T::KwAsync => is_async = true,
                 _ => break,
             }
@@ -721,6 +730,7 @@ impl<'a> Parser<'a> {
                     decorators,
                     is_override,
                     is_static,
+                    is_class_method,
                     is_async,
                     access: None,
                     name: None,
@@ -793,6 +803,13 @@ impl<'a> Parser<'a> {
                 self.end_stmt(false);
                 None
             }
+            // `abs`: the older spelling of `abst`.
+            T::Name if self.at_soft("abs") && self.peek_at(1) == T::Semi => {
+                self.bump();
+                is_abstract = true;
+                self.end_stmt(false);
+                None
+            }
             _ => {
                 self.err_expected("`{` or `;`");
                 self.sync_stmt();
@@ -804,6 +821,7 @@ impl<'a> Parser<'a> {
             decorators,
             is_override,
             is_static,
+            is_class_method,
             is_async,
             access,
             name,
