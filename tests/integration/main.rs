@@ -15,7 +15,7 @@
 //! cluster commands against a stand-in `kubectl`) and `sv` (service-to-service calls
 //! between two and three `svc start` processes) and `docdb` (the document-database tier
 //! with replicas sharing a real SecantusDB, and `svc db`),
-//! `admin` (the admin API, the bootstrap admin and the portal page), `admin_portal` (the
+//! `lang_decl` (annex files and `svc test`), `admin` (the admin API, the bootstrap admin and the portal page), `admin_portal` (the
 //! portal in headless Chromium over the DevTools protocol) and `sso` (single
 //! sign-on against a real OpenID Connect provider, npm `oidc-provider`).
 
@@ -31,6 +31,7 @@ mod hardening_server;
 mod identity;
 mod invalidation;
 mod kvstore;
+mod lang_decl;
 mod platform;
 mod server;
 mod sso;

@@ -9,6 +9,7 @@
 //! flow and resource limits are separate types: `Interrupt` (exceptions and limits, the
 //! `Err` side) and `Flow` (break/continue/return/skip/disengage, the `Ok` side).
 
+pub mod annex;
 mod bounds;
 pub mod builtins;
 mod call;
