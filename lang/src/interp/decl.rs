@@ -55,6 +55,9 @@ impl Interp<'_> {
         for m in &a.members {
             if let Member::Has(h) = m {
                 for v in &h.vars {
+                    if v.accessors.is_some() {
+                        continue;
+                    }
                     if h.is_static {
                         statics.push((v.name.name.clone(), v.default.clone().map(Rc::new)));
                         continue;
@@ -169,6 +172,7 @@ impl Interp<'_> {
                 }
                 Member::Impl(imp) => self.apply_impl(imp, ctx)?,
                 Member::Stmt(st) => self.class_body_stmt(&class, st, ctx)?,
+                Member::Has(h) => self.declare_properties(&class, h, ctx),
                 _ => {}
             }
         }

@@ -317,3 +317,62 @@ impl Interp<'_> {
         Ok(())
     }
 }
+
+/// The method a property's getter is stored as.
+pub(super) fn getter_name(field: &str) -> String {
+    format!("<get {field}>")
+}
+
+/// The method a property's setter is stored as.
+pub(super) fn setter_name(field: &str) -> String {
+    format!("<set {field}>")
+}
+
+impl Interp<'_> {
+    /// `has v: T { getter { } setter(x: T) { } }`: the accessors become methods under
+    /// names no program can spell; reading `obj.v` calls the getter, assigning calls
+    /// the setter. A property is not a stored field (not in the constructor, `str()`
+    /// or the store).
+    pub(super) fn declare_properties(&mut self, class: &Rc<Class>, h: &ast::HasDecl, ctx: &Ctx) {
+        for v in &h.vars {
+            let Some(acc) = &v.accessors else { continue };
+            let mk = |name: String, params: Vec<ast::Param>, body: &Vec<ast::Stmt>| ast::Ability {
+                kind: ast::AbilityKind::Def,
+                decorators: Vec::new(),
+                is_override: false,
+                is_static: false,
+                is_class_method: false,
+                is_async: false,
+                access: h.access,
+                name: Some(ast::Name {
+                    name: Rc::from(name.as_str()),
+                    span: v.name.span,
+                }),
+                signature: Some(ast::Signature {
+                    params,
+                    ret: None,
+                    span: v.span,
+                }),
+                event: None,
+                body: Some(body.clone()),
+                is_abstract: false,
+                doc: None,
+                span: v.span,
+            };
+            if let Some(body) = &acc.getter {
+                let name = getter_name(&v.name.name);
+                let f = self.make_function_from_ability(&mk(name.clone(), vec![], body), ctx, Some(class));
+                class.methods.borrow_mut().insert(Rc::from(name.as_str()), f);
+            }
+            if let Some((param, body)) = &acc.setter {
+                let name = setter_name(&v.name.name);
+                let f = self.make_function_from_ability(
+                    &mk(name.clone(), vec![param.clone()], body),
+                    ctx,
+                    Some(class),
+                );
+                class.methods.borrow_mut().insert(Rc::from(name.as_str()), f);
+            }
+        }
+    }
+}

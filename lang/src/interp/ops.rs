@@ -907,6 +907,9 @@ impl Interp<'_> {
                 if let Some(s) = class.find_static(name) {
                     return Ok(s);
                 }
+                if let Some(g) = class.find_method(&super::decl_later::getter_name(name)) {
+                    return self.call_function(&g, Some(v.clone()), vec![], vec![], None);
+                }
                 if name == "shared" && class.kind == ClassKind::Root {
                     return Ok(Value::Anchor(self.shared_root_handle()?));
                 }
@@ -929,6 +932,9 @@ impl Interp<'_> {
                 }
                 if let Some(s) = inst.class.find_static(name) {
                     return Ok(s);
+                }
+                if let Some(g) = inst.class.find_method(&super::decl_later::getter_name(name)) {
+                    return self.call_function(&g, Some(v.clone()), vec![], vec![], None);
                 }
                 if let Some(m) = self.storage_attr(v, name) {
                     return Ok(m);
@@ -1017,6 +1023,11 @@ impl Interp<'_> {
                     self.graph.mark_dirty(h);
                     return Ok(());
                 }
+                let class = self.graph.slot(h).class.clone();
+                if let Some(s) = class.find_method(&super::decl_later::setter_name(name)) {
+                    self.call_function(&s, Some(v.clone()), vec![value], vec![], None)?;
+                    return Ok(());
+                }
                 Err(self.err(
                     "AttributeError",
                     format!(
@@ -1028,6 +1039,10 @@ impl Interp<'_> {
             Value::Instance(inst) => {
                 if let Some(i) = inst.class.field_slot(name) {
                     inst.fields.borrow_mut()[i] = value;
+                } else if let Some(s) =
+                    inst.class.find_method(&super::decl_later::setter_name(name))
+                {
+                    self.call_function(&s, Some(v.clone()), vec![value], vec![], None)?;
                 } else {
                     inst.set_extra(Rc::from(name), value);
                 }

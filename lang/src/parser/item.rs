@@ -670,7 +670,10 @@ impl<'a> Parser<'a> {
             };
             let mut default = None;
             let mut postinit = false;
-            if self.eat(T::Assign) {
+            let mut accessors = None;
+            if self.peek() == T::LBrace {
+                accessors = Some(Box::new(self.accessors()));
+            } else if self.eat(T::Assign) {
                 default = Some(self.expr());
             } else if self.eat(T::KwPostinit) {
                 postinit = true;
@@ -690,19 +693,73 @@ impl<'a> Parser<'a> {
                 ty,
                 default,
                 postinit,
+                accessors,
                 span: self.sp(vstart),
             });
             if !self.eat(T::Comma) {
                 break;
             }
         }
-        self.end_stmt(false);
+        // A property's `{ getter .. }` block ends the declaration (a `;` is optional).
+        if vars.last().is_some_and(|v| v.accessors.is_some()) {
+            self.eat(T::Semi);
+        } else {
+            self.end_stmt(false);
+        }
         HasDecl {
             is_static,
             access,
             vars,
             span: self.sp(start),
         }
+    }
+
+    /// `{ getter { ... } setter(x: T) { ... } }` after a field's type, at the `{`.
+    fn accessors(&mut self) -> crate::ast::Accessors {
+        let open = self.bump().span;
+        let mut acc = crate::ast::Accessors {
+            getter: None,
+            setter: None,
+        };
+        loop {
+            while self.eat(T::Semi) {}
+            if matches!(self.peek(), T::RBrace | T::Eof) {
+                break;
+            }
+            if self.at_soft("getter") {
+                self.bump();
+                if self.peek() == T::LParen && self.peek_at(1) == T::RParen {
+                    self.bump();
+                    self.bump();
+                }
+                acc.getter = Some(self.block());
+            } else if self.at_soft("setter") {
+                self.bump();
+                let param = if self.peek() == T::LParen {
+                    self.param_list().into_iter().next()
+                } else {
+                    None
+                };
+                let param = param.unwrap_or_else(|| {
+                    let s = self.span();
+                    self.error(Code::E0001, "a setter takes one parameter: `setter(v: T) { }`", s);
+                    Param {
+                        kind: ParamKind::Normal,
+                        name: self.error_name(),
+                        ty: None,
+                        default: None,
+                        span: s,
+                    }
+                });
+                let body = self.block();
+                acc.setter = Some((param, body));
+            } else {
+                self.err_expected("`getter { ... }` or `setter(v: T) { ... }`");
+                self.sync_stmt();
+            }
+        }
+        self.close_brace(open);
+        acc
     }
 
     fn ability(&mut self, start: u32, decorators: Vec<Expr>, doc: Option<String>) -> Ability {
