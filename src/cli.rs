@@ -454,8 +454,12 @@ fn test(args: &TestArgs) -> Result<ExitCode> {
             }
         }
     };
-    let outcome =
-        lang::testrun::test_file(&args.file, &mut host, &lang::RunOptions::default(), &mut report);
+    let outcome = lang::testrun::test_file(
+        &args.file,
+        &mut host,
+        &lang::RunOptions::default(),
+        &mut report,
+    );
     let _ = std::io::stdout().flush();
     if let Some(error) = &outcome.error {
         eprint_block(error);

@@ -8,7 +8,10 @@ const SHOP: &str = "obj Cart {\n    has items: list = [];\n    def add(x: str);\
 /// `shop.svc` with its bodies spread over every annex layout.
 fn shop_with_annexes(dir: &TempDir) {
     dir.write("shop.svc", SHOP);
-    dir.write("shop.impl.svc", "impl Cart.add(x: str) { self.items.append(x); }\n");
+    dir.write(
+        "shop.impl.svc",
+        "impl Cart.add(x: str) { self.items.append(x); }\n",
+    );
     dir.write(
         "shop.extra.impl.svc",
         "impl Cart.total -> int { return sum([len(i) for i in self.items]); }\n",
@@ -38,10 +41,17 @@ fn annex_files_in_every_layout_give_the_bodies() {
 fn an_annex_of_another_module_is_not_loaded() {
     let dir = TempDir::new("annex_other");
     dir.write("shop.svc", SHOP);
-    dir.write("shopping.impl.svc", "impl Cart.add(x: str) { print(\"wrong\"); }\n");
+    dir.write(
+        "shopping.impl.svc",
+        "impl Cart.add(x: str) { print(\"wrong\"); }\n",
+    );
     let out = svc_in(dir.path(), &["run", "--no-store", "shop.svc"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("'add' has no body"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("'add' has no body"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -51,7 +61,10 @@ fn svc_test_runs_tests_and_reports_failures() {
         "calc.svc",
         "def add(a: int, b: int) -> int { return a + b; }\nnode Item {}\ntest \"adds\" { assert add(1, 2) == 3; }\ntest \"fails\" { assert add(1, 2) == 4, \"bad sum\"; }\ntest \"fresh graph\" { root ++> Item(); assert len([root -->]) == 1; }\ntest \"fresh graph again\" { root ++> Item(); assert len([root -->]) == 1; }\nwith entry:__main__ { print(\"main only\"); }\n",
     );
-    dir.write("calc.test.svc", "test \"from annex\" { assert add(2, 2) == 4; }\n");
+    dir.write(
+        "calc.test.svc",
+        "test \"from annex\" { assert add(2, 2) == 4; }\n",
+    );
     let out = svc_in(dir.path(), &["test", "calc.svc"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let text = stdout(&out);

@@ -37,7 +37,11 @@ pub fn annex_paths(host: &mut dyn Host, path: &Path, suffix: &str) -> Vec<PathBu
     let shared_folder = dir.join(kind);
     let prefix = format!("{base}.");
     let mut out = Vec::new();
-    for (d, any_name) in [(&dir, false), (&module_folder, true), (&shared_folder, false)] {
+    for (d, any_name) in [
+        (&dir, false),
+        (&module_folder, true),
+        (&shared_folder, false),
+    ] {
         for name in host.list_dir(d) {
             if name.ends_with(suffix) && (any_name || name.starts_with(&prefix)) {
                 out.push(d.join(name));

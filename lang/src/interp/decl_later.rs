@@ -169,7 +169,10 @@ pub(super) fn typed_enum_operands(a: &Value, b: &Value) -> Option<(Value, Value)
     };
     match (unwrap(a), unwrap(b)) {
         (None, None) => None,
-        (x, y) => Some((x.unwrap_or_else(|| a.clone()), y.unwrap_or_else(|| b.clone()))),
+        (x, y) => Some((
+            x.unwrap_or_else(|| a.clone()),
+            y.unwrap_or_else(|| b.clone()),
+        )),
     }
 }
 
@@ -361,8 +364,15 @@ impl Interp<'_> {
             };
             if let Some(body) = &acc.getter {
                 let name = getter_name(&v.name.name);
-                let f = self.make_function_from_ability(&mk(name.clone(), vec![], body), ctx, Some(class));
-                class.methods.borrow_mut().insert(Rc::from(name.as_str()), f);
+                let f = self.make_function_from_ability(
+                    &mk(name.clone(), vec![], body),
+                    ctx,
+                    Some(class),
+                );
+                class
+                    .methods
+                    .borrow_mut()
+                    .insert(Rc::from(name.as_str()), f);
             }
             if let Some((param, body)) = &acc.setter {
                 let name = setter_name(&v.name.name);
@@ -371,7 +381,10 @@ impl Interp<'_> {
                     ctx,
                     Some(class),
                 );
-                class.methods.borrow_mut().insert(Rc::from(name.as_str()), f);
+                class
+                    .methods
+                    .borrow_mut()
+                    .insert(Rc::from(name.as_str()), f);
             }
         }
     }

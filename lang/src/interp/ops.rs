@@ -933,7 +933,10 @@ impl Interp<'_> {
                 if let Some(s) = inst.class.find_static(name) {
                     return Ok(s);
                 }
-                if let Some(g) = inst.class.find_method(&super::decl_later::getter_name(name)) {
+                if let Some(g) = inst
+                    .class
+                    .find_method(&super::decl_later::getter_name(name))
+                {
                     return self.call_function(&g, Some(v.clone()), vec![], vec![], None);
                 }
                 if let Some(m) = self.storage_attr(v, name) {
@@ -1039,8 +1042,9 @@ impl Interp<'_> {
             Value::Instance(inst) => {
                 if let Some(i) = inst.class.field_slot(name) {
                     inst.fields.borrow_mut()[i] = value;
-                } else if let Some(s) =
-                    inst.class.find_method(&super::decl_later::setter_name(name))
+                } else if let Some(s) = inst
+                    .class
+                    .find_method(&super::decl_later::setter_name(name))
                 {
                     self.call_function(&s, Some(v.clone()), vec![value], vec![], None)?;
                 } else {

@@ -125,9 +125,43 @@ impl<'a> Parser<'a> {
             | T::KwInclude
             | T::KwWith => true,
             T::Name => {
-                self.at_test_block() || (self.at_soft("sv") && self.peek_at(1) == T::KwImport)
+                self.at_test_block()
+                    || self.at_type_alias()
+                    || (self.at_soft("sv") && self.peek_at(1) == T::KwImport)
             }
             _ => false,
+        }
+    }
+
+    /// `type Alias = T;` / `type Alias[T] = ...;`
+    fn at_type_alias(&self) -> bool {
+        self.at_soft("type")
+            && self.peek_at(1) == T::Name
+            && matches!(self.peek_at(2), T::Assign | T::LBracket)
+    }
+
+    /// `type Alias = T;`: binds `Alias` to the type expression's value, as a `glob`
+    /// would (type parameters are erased).
+    fn type_alias(&mut self) -> Glob {
+        let start = self.start();
+        self.bump(); // type
+        let vstart = self.start();
+        let name = self.expect_name("an alias name");
+        if self.peek() == T::LBracket {
+            self.skip_type_params();
+        }
+        self.expect(T::Assign);
+        let value = self.type_expr();
+        self.end_stmt(false);
+        Glob {
+            access: None,
+            vars: vec![GlobVar {
+                name,
+                ty: None,
+                value: Some(value),
+                span: self.sp(vstart),
+            }],
+            span: self.sp(start),
         }
     }
 
@@ -453,6 +487,9 @@ impl<'a> Parser<'a> {
             T::Name if decorators.is_empty() && self.at_test_block() => {
                 Item::Test(self.test_block())
             }
+            T::Name if decorators.is_empty() && self.at_type_alias() => {
+                Item::Glob(self.type_alias())
+            }
             _ => {
                 self.err_expected("a declaration");
                 self.sync_stmt();
@@ -742,7 +779,11 @@ impl<'a> Parser<'a> {
                 };
                 let param = param.unwrap_or_else(|| {
                     let s = self.span();
-                    self.error(Code::E0001, "a setter takes one parameter: `setter(v: T) { }`", s);
+                    self.error(
+                        Code::E0001,
+                        "a setter takes one parameter: `setter(v: T) { }`",
+                        s,
+                    );
                     Param {
                         kind: ParamKind::Normal,
                         name: self.error_name(),
@@ -808,6 +849,10 @@ impl<'a> Parser<'a> {
         } else {
             None
         };
+        // Generic parameters `def first[T](xs: list[T]) -> T`: erased.
+        if name.is_some() && self.peek() == T::LBracket {
+            self.skip_type_params();
+        }
         let mut signature = None;
         let mut event = None;
         match kind {
