@@ -86,7 +86,7 @@ impl Interp<'_> {
                 format!(
                     "{qual}() takes {} positional argument{} but {} were given",
                     init_fields.len() + 1,
-                    if init_fields.len() == 0 { "" } else { "s" },
+                    if init_fields.is_empty() { "" } else { "s" },
                     args.len() + 1
                 ),
             ));
