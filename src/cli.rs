@@ -27,6 +27,7 @@ pub struct Cli {
 pub enum Command {
     Run(RunArgs),
     Check(CheckArgs),
+    Test(TestArgs),
     Start(StartArgs),
     Db(DbArgs),
     Scale(ScaleArgs),
@@ -219,6 +220,22 @@ pub struct CheckArgs {
     pub file: PathBuf,
 }
 
+/// Run the `test` blocks of a file.
+#[derive(Debug, Args)]
+#[command(
+    about = "Run the test blocks of a .svc file",
+    long_about = "Load FILE.svc (its `with entry` blocks run, `with entry:__main__` does not) and \
+                  run each `test \"name\" { }` block on its own fresh in-memory graph; nothing \
+                  is read from or written to the store. Prints `PASS name` or `FAIL name` with \
+                  the failing assertion, then `N passed, M failed`.\n\n\
+                  Exit status: 0 when every test passes; 1 when one fails or the file does not \
+                  load; 2 on a usage error."
+)]
+pub struct TestArgs {
+    /// The file whose tests to run (`.svc`)
+    pub file: PathBuf,
+}
+
 /// Serve an app over HTTP.
 #[derive(Debug, Args)]
 #[command(
@@ -319,6 +336,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run(&args),
         Command::Check(args) => check(&args),
+        Command::Test(args) => test(&args),
         Command::Start(args) => start(&args),
         Command::Db(args) => crate::db::run(&args),
         Command::Mcp(args) => crate::mcp::run(
@@ -455,6 +473,48 @@ fn check(args: &CheckArgs) -> Result<ExitCode> {
     }
     let _ = writeln!(std::io::stdout(), "ok: {}", args.file.display());
     Ok(ExitCode::SUCCESS)
+}
+
+fn test(args: &TestArgs) -> Result<ExitCode> {
+    ensure_readable(&args.file)?;
+    let mut host = lang::host::MemoryHost::new();
+    host.echo = true;
+    let mut report = |r: &lang::testrun::TestResult| {
+        let mut out = std::io::stdout();
+        match &r.failure {
+            None => {
+                let _ = writeln!(out, "PASS {}", r.name);
+            }
+            Some(f) => {
+                let _ = writeln!(out, "FAIL {}", r.name);
+                for line in f.lines() {
+                    let _ = writeln!(out, "    {line}");
+                }
+            }
+        }
+    };
+    let outcome = lang::testrun::test_file(
+        &args.file,
+        &mut host,
+        &lang::RunOptions::default(),
+        &mut report,
+    );
+    let _ = std::io::stdout().flush();
+    if let Some(error) = &outcome.error {
+        eprint_block(error);
+        return Ok(ExitCode::from(1));
+    }
+    let failed = outcome.failed();
+    let _ = writeln!(
+        std::io::stdout(),
+        "{} passed, {failed} failed",
+        outcome.results.len() - failed
+    );
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// The store `svc start` would serve for an app whose entry is `file`: `[scale.database]

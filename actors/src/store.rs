@@ -1199,6 +1199,10 @@ impl Host for RunHost {
         }
     }
 
+    fn list_dir(&mut self, dir: &Path) -> Vec<String> {
+        lang::host::list_dir_names(dir)
+    }
+
     fn read_module(&mut self, path: &Path) -> Option<String> {
         std::fs::read_to_string(path).ok()
     }

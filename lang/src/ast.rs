@@ -146,7 +146,17 @@ pub struct HasVar {
     pub default: Option<Expr>,
     /// `has x: T postinit;`: set in `postinit`, not a constructor parameter.
     pub postinit: bool,
+    /// `has v: T { getter { } setter(x: T) { } }`: a property, not a stored field.
+    pub accessors: Option<Box<Accessors>>,
     pub span: Span,
+}
+
+/// The accessor bodies of a property field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Accessors {
+    pub getter: Option<Vec<Stmt>>,
+    /// The setter's parameter and body.
+    pub setter: Option<(Param, Vec<Stmt>)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -164,6 +174,8 @@ pub struct Ability {
     pub decorators: Vec<Expr>,
     pub is_override: bool,
     pub is_static: bool,
+    /// `class def f { }`: a class method (`cls` is bound to the class).
+    pub is_class_method: bool,
     pub is_async: bool,
     pub access: Option<Access>,
     /// `None` for an anonymous ability `can with T entry { }`.

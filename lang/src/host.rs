@@ -197,6 +197,12 @@ pub trait Host {
         None
     }
 
+    /// The file names in a directory (for finding annex files such as
+    /// `mod.impl.svc`); empty when it does not exist or the host has no files.
+    fn list_dir(&mut self, _dir: &std::path::Path) -> Vec<String> {
+        Vec::new()
+    }
+
     /// The identity of a module file, so two import paths naming one file load it once:
     /// its canonical path (`None` if it cannot be resolved, e.g. the file is missing).
     fn module_key(&mut self, path: &std::path::Path) -> Option<std::path::PathBuf> {
@@ -331,4 +337,22 @@ impl Host for MemoryHost {
     fn read_module(&mut self, path: &std::path::Path) -> Option<String> {
         std::fs::read_to_string(path).ok()
     }
+
+    fn list_dir(&mut self, dir: &std::path::Path) -> Vec<String> {
+        list_dir_names(dir)
+    }
+}
+
+/// The names of the files in `dir`, sorted (for hosts that read the file system).
+pub fn list_dir_names(dir: &std::path::Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    names
 }

@@ -19,5 +19,6 @@ pub mod parser;
 pub mod pyfmt;
 pub mod serve;
 pub mod span;
+pub mod testrun;
 pub mod tools;
 pub use driver::{CheckOutcome, Limits, RunOptions, RunOutcome, check_file, run_file};

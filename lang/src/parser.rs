@@ -69,6 +69,8 @@ pub(crate) struct Parser<'a> {
     /// Token index of the last reported error, to avoid cascades at one spot.
     last_err: usize,
     names: HashMap<&'a str, Rc<str>>,
+    /// Inside the body of a Python-style `class` (statements are class attributes).
+    in_class: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -96,6 +98,7 @@ impl<'a> Parser<'a> {
             too_deep: false,
             last_err: usize::MAX,
             names: HashMap::new(),
+            in_class: false,
         }
     }
 

@@ -169,6 +169,10 @@ impl Host for ServeHost<'_> {
         tracing::debug!(target: "svc::stdout", trace_id = self.trace_id, "{text}");
     }
 
+    fn list_dir(&mut self, dir: &Path) -> Vec<String> {
+        lang::host::list_dir_names(dir)
+    }
+
     fn read_module(&mut self, path: &Path) -> Option<String> {
         std::fs::read_to_string(path).ok()
     }
@@ -283,6 +287,10 @@ impl Host for LoadHost<'_> {
         args: &[serde_json::Value],
     ) -> Option<Result<serde_json::Value, HostError>> {
         crate::kvstore::call(name, args, None)
+    }
+
+    fn list_dir(&mut self, dir: &Path) -> Vec<String> {
+        lang::host::list_dir_names(dir)
     }
 
     fn read_module(&mut self, path: &Path) -> Option<String> {

@@ -91,6 +91,10 @@ impl<'a> Cx<'a, '_> {
             let Member::Has(h) = m else { continue };
             for v in &h.vars {
                 let name: &'a str = &v.name.name;
+                // A property (`has v: T { getter .. }`) is not a constructor field.
+                if v.accessors.is_some() {
+                    continue;
+                }
                 if h.is_static {
                     out.statics.push(name);
                     continue;

@@ -374,7 +374,14 @@ impl<'a> Cx<'a, '_> {
                 arch: owner.or(self.ctx.arch),
                 ret,
             };
+            // `class def` binds `cls` (the class it is called on).
+            if ab.is_class_method {
+                self.push_scope(ScopeKind::Function, ["cls"].into_iter().collect());
+            }
             self.function(params, body, ctx, false);
+            if ab.is_class_method {
+                self.pop_scope();
+            }
         }
     }
 

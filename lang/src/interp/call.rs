@@ -53,6 +53,12 @@ impl Interp<'_> {
             .as_ref()
             .and_then(std::rc::Weak::upgrade);
         self.bind_params(func, &scope, args, kwargs)?;
+        let this = if func.is_classmethod {
+            self.bind_cls(func, &scope, this);
+            None
+        } else {
+            this
+        };
         let (here, visitor) = walk_ctx.unwrap_or((None, None));
         // Lambdas and nested functions see `self`/`here`/`visitor` of where they were made.
         let (this, here, visitor) = match &func.captured {
@@ -170,118 +176,8 @@ impl Interp<'_> {
             }
             return Ok(());
         }
-        let mut args = args.into_iter();
-        let mut kw_only = false;
-        let mut bound: Vec<bool> = Vec::with_capacity(func.params.len());
-        let mut varkw: Option<Rc<str>> = None;
-        for p in &func.params {
-            match p.kind {
-                K::Normal => {
-                    if !kw_only && let Some(a) = args.next() {
-                        s.vars.insert(p.name.clone(), a);
-                        bound.push(true);
-                    } else {
-                        bound.push(false);
-                    }
-                }
-                K::VarArgs => {
-                    let rest: Vec<Value> = args.by_ref().collect();
-                    s.vars.insert(p.name.clone(), Value::tuple(rest));
-                    kw_only = true;
-                    bound.push(true);
-                }
-                K::KwOnlyMarker => {
-                    kw_only = true;
-                    bound.push(true);
-                }
-                K::PosOnlyMarker => bound.push(true),
-                K::KwArgs => {
-                    varkw = Some(p.name.clone());
-                    bound.push(true);
-                }
-            }
-        }
-        let extra: Vec<Value> = args.collect();
-        if !extra.is_empty() {
-            let n = func.params.iter().filter(|p| p.kind == K::Normal).count();
-            drop(s);
-            return Err(self.err(
-                "TypeError",
-                format!(
-                    "{}() takes {} positional argument{} but {} were given",
-                    func.name,
-                    n,
-                    if n == 1 { "" } else { "s" },
-                    n + extra.len()
-                ),
-            ));
-        }
-        let mut kwdict = Dict::default();
-        for (k, v) in kwargs {
-            match func
-                .params
-                .iter()
-                .position(|p| p.name == k && p.kind == K::Normal)
-            {
-                Some(i) => {
-                    if bound[i] {
-                        drop(s);
-                        return Err(self.err(
-                            "TypeError",
-                            format!("{}() got multiple values for argument '{}'", func.name, k),
-                        ));
-                    }
-                    s.vars.insert(k, v);
-                    bound[i] = true;
-                }
-                None => {
-                    if varkw.is_some() {
-                        kwdict.insert(HashKey(Value::Str(k)), v);
-                    } else {
-                        drop(s);
-                        return Err(self.err(
-                            "TypeError",
-                            format!("{}() got an unexpected keyword argument '{}'", func.name, k),
-                        ));
-                    }
-                }
-            }
-        }
-        if let Some(n) = varkw {
-            s.vars.insert(n, Value::dict(kwdict));
-        }
         drop(s);
-        // Defaults, evaluated in the function's closure scope.
-        for (i, p) in func.params.iter().enumerate() {
-            if bound[i] || p.kind != K::Normal {
-                continue;
-            }
-            match &p.default {
-                Some(d) => {
-                    let ctx = Ctx {
-                        scope: func.closure.clone(),
-                        this: None,
-                        here: None,
-                        visitor: None,
-                        class: None,
-                        file: func.file,
-                        func: func.name.clone(),
-                    };
-                    let v = self.eval(d, &ctx)?;
-                    scope.borrow_mut().vars.insert(p.name.clone(), v);
-                }
-                None => {
-                    return Err(self.err(
-                        "TypeError",
-                        format!(
-                            "{}() missing 1 required positional argument: '{}'",
-                            func.name, p.name
-                        ),
-                    ));
-                }
-            }
-        }
-        Ok(())
+        self.bind_params_general(func, scope, args, kwargs)
     }
 
     /// Instantiate a class: archetypes, builtin types and exceptions.
@@ -321,6 +217,9 @@ impl Interp<'_> {
         args: Vec<Value>,
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> R<Value> {
+        if let Some(init) = c.find_method("init") {
+            return self.construct_with_init(c, &init, args, kwargs);
+        }
         let n = c.fields.len();
         let mut values: Vec<Option<Value>> = vec![None; n];
         let init_fields: Vec<usize> = (0..n)

@@ -55,6 +55,9 @@ impl Interp<'_> {
         for m in &a.members {
             if let Member::Has(h) = m {
                 for v in &h.vars {
+                    if v.accessors.is_some() {
+                        continue;
+                    }
                     if h.is_static {
                         statics.push((v.name.name.clone(), v.default.clone().map(Rc::new)));
                         continue;
@@ -168,6 +171,8 @@ impl Interp<'_> {
                         .insert(e.name.name.clone(), Value::Class(c));
                 }
                 Member::Impl(imp) => self.apply_impl(imp, ctx)?,
+                Member::Stmt(st) => self.class_body_stmt(&class, st, ctx)?,
+                Member::Has(h) => self.declare_properties(&class, h, ctx),
                 _ => {}
             }
         }
@@ -191,11 +196,12 @@ impl Interp<'_> {
         ctx: &Ctx,
         module: &Rc<str>,
     ) -> R<Rc<Class>> {
+        let bases = self.eval_bases(&e.bases, ctx)?;
         let class = Rc::new(Class {
             name: e.name.name.clone(),
             kind: ClassKind::Enum,
             module: module.clone(),
-            bases: Vec::new(),
+            bases,
             mro: Vec::new(),
             fields: Vec::new(),
             field_index: Default::default(),
@@ -212,32 +218,26 @@ impl Interp<'_> {
             span: e.name.span,
             file: ctx.file,
         });
-        let mut auto = 1i64;
-        for m in &e.members {
-            let v = match &m.value {
-                Some(x) => self.eval(x, ctx)?,
-                None => Value::Int(auto),
-            };
-            if let Value::Int(i) = v {
-                auto = i + 1;
-            }
-            let member = Rc::new(EnumMember {
-                class: class.clone(),
-                name: m.name.name.clone(),
-                value: v,
-            });
-            class.members.borrow_mut().push(member.clone());
-            class
-                .statics
-                .borrow_mut()
-                .insert(m.name.name.clone(), Value::EnumMember(member));
-        }
+        let members: Vec<(&ast::Name, Option<&ast::Expr>)> = e
+            .members
+            .iter()
+            .map(|m| (&m.name, m.value.as_ref()))
+            .collect();
+        self.add_enum_members(&class, &members, ctx)?;
         for x in &e.extra {
             if let Member::Ability(ab) = x {
                 let f = self.make_function_from_ability(ab, ctx, Some(&class));
                 if let Some(n) = &ab.name {
                     class.methods.borrow_mut().insert(n.name.clone(), f);
                 }
+            }
+        }
+        // `with entry { }` inside an enum body runs when the enum is declared.
+        for x in &e.extra {
+            if let Member::Entry(block) = x
+                && !block.is_exit
+            {
+                self.exec_block(&block.body, ctx)?;
             }
         }
         scope_define(&ctx.scope, e.name.name.clone(), Value::Class(class.clone()));
@@ -266,6 +266,7 @@ impl Interp<'_> {
                     .collect()
             })
             .unwrap_or_default();
+        let params = decl_later::drop_explicit_receiver(ab, owner, params);
         let name: Rc<str> = ab.name.as_ref().map(|n| n.name.clone()).unwrap_or_else(|| {
             Rc::from(if ab.event.as_ref().is_some_and(|e| e.is_exit) {
                 "<exit>"
@@ -275,6 +276,9 @@ impl Interp<'_> {
         });
         let body = match &ab.body {
             Some(b) => super::generator::func_body(Rc::from(b.as_slice())),
+            // An `abst` method called anyway does nothing and returns None (as in
+            // jaclang, whose archetypes are not abstract base classes).
+            None if ab.is_abstract => FuncBody::Block(Rc::from([])),
             None => FuncBody::Missing,
         };
         Rc::new(Function {
@@ -284,6 +288,7 @@ impl Interp<'_> {
             closure: ctx.scope.clone(),
             owner: std::cell::RefCell::new(owner.map(Rc::downgrade)),
             is_static: ab.is_static,
+            is_classmethod: ab.is_class_method,
             is_lambda: false,
             captured: None,
             defaults: Default::default(),
@@ -312,6 +317,11 @@ impl Interp<'_> {
             if let Some(Value::Func(f)) = target {
                 *f.body.borrow_mut() = body;
                 return Ok(());
+            }
+            if let Some(Value::Class(c)) = &target
+                && c.kind == ClassKind::Enum
+            {
+                return self.impl_enum_members(c, &imp.body, ctx);
             }
             let span = imp.target.first().map(|n| n.span).unwrap_or(imp.span);
             let _ = span;
@@ -358,6 +368,7 @@ impl Interp<'_> {
                         decorators: Vec::new(),
                         is_override: false,
                         is_static: false,
+                        is_class_method: false,
                         is_async: false,
                         access: None,
                         name: Some(ast::Name {

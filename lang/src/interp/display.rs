@@ -10,6 +10,10 @@ impl Interp<'_> {
     pub fn to_str(&mut self, v: &Value) -> R<String> {
         match v {
             Value::Str(s) => Ok(s.to_string()),
+            Value::EnumMember(m) if super::decl_later::enum_value_type(&m.class).is_some() => {
+                let v = m.value.clone();
+                self.to_str(&v)
+            }
             Value::EnumMember(m) => Ok(format!("{}.{}", m.class.name, m.name)),
             Value::Instance(i) if i.class.is_exception() => {
                 if let Some(f) = i.class.find_method("__str__") {

@@ -650,7 +650,13 @@ impl Interp<'_> {
                         return self.call_function(&f, Some(this.clone()), args, kwargs, None);
                     }
                 }
-                if name == "init" || name == "__init__" || name == "postinit" {
+                if name == "init" || name == "__init__" {
+                    if let Some(base) = class.bases.first().cloned() {
+                        return self.generated_init(&base, this, args, kwargs);
+                    }
+                    return Ok(Value::None);
+                }
+                if name == "postinit" {
                     return Ok(Value::None);
                 }
                 return Err(self.err(

@@ -9,10 +9,12 @@
 //! flow and resource limits are separate types: `Interrupt` (exceptions and limits, the
 //! `Err` side) and `Flow` (break/continue/return/skip/disengage, the `Ok` side).
 
+pub mod annex;
 mod bounds;
 pub mod builtins;
 mod call;
 mod decl;
+mod decl_later;
 mod display;
 pub mod events;
 mod expr;
@@ -22,6 +24,7 @@ mod graph_view;
 pub mod kvstore;
 mod modules;
 mod ops;
+mod params;
 mod pattern;
 mod persist;
 mod printgraph;

@@ -61,6 +61,7 @@ impl Interp<'_> {
         };
         // Pass 1: imports and declarations (classes, functions, impls).
         self.declare_items(&module.items, &ctx, path, &name)?;
+        self.load_impl_annexes(path, &ctx, &name)?;
         // Pass 2: globs and entry blocks in file order.
         for item in &module.items {
             match item {

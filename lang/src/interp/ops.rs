@@ -1,6 +1,7 @@
 //! Operators and protocols with Python semantics: arithmetic (big ints, floor division,
 //! true division), comparison, truthiness, iteration, attributes and items.
 
+use super::decl_later::typed_enum_operands;
 use super::value::*;
 use super::{Interp, R};
 use crate::ast::{BinOp, CmpOp, UnaryOp};
@@ -95,6 +96,9 @@ impl Interp<'_> {
             if let Some(r) = r {
                 return Ok(Value::Int(r));
             }
+        }
+        if let Some((a, b)) = typed_enum_operands(a, b) {
+            return self.binary_op(op, &a, &b);
         }
         match op {
             BinOp::Add => match (a, b) {
@@ -481,6 +485,11 @@ impl Interp<'_> {
                 CmpOp::GtE => return Ok(x >= y),
                 _ => {}
             }
+        }
+        if !matches!(op, CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn)
+            && let Some((a, b)) = typed_enum_operands(a, b)
+        {
+            return self.compare(op, &a, &b);
         }
         match op {
             CmpOp::Eq => self.py_eq(a, b),
@@ -911,6 +920,9 @@ impl Interp<'_> {
                 if let Some(s) = class.find_static(name) {
                     return Ok(s);
                 }
+                if let Some(g) = class.find_method(&super::decl_later::getter_name(name)) {
+                    return self.call_function(&g, Some(v.clone()), vec![], vec![], None);
+                }
                 if name == "shared" && class.kind == ClassKind::Root {
                     return Ok(Value::Anchor(self.shared_root_handle()?));
                 }
@@ -937,6 +949,12 @@ impl Interp<'_> {
                 if let Some(s) = inst.class.find_static(name) {
                     return Ok(s);
                 }
+                if let Some(g) = inst
+                    .class
+                    .find_method(&super::decl_later::getter_name(name))
+                {
+                    return self.call_function(&g, Some(v.clone()), vec![], vec![], None);
+                }
                 if let Some(m) = self.storage_attr(v, name) {
                     return Ok(m);
                 }
@@ -961,6 +979,9 @@ impl Interp<'_> {
                     return Ok(s);
                 }
                 if let Some(f) = c.find_method(name) {
+                    if f.is_classmethod {
+                        return Ok(Value::Bound(Rc::new((v.clone(), f))));
+                    }
                     return Ok(Value::Func(f));
                 }
                 if c.kind == ClassKind::Builtin && builtins::has_method(v, name) {
@@ -1031,6 +1052,11 @@ impl Interp<'_> {
                     self.graph.mark_dirty(h);
                     return Ok(());
                 }
+                let class = self.graph.slot(h).class.clone();
+                if let Some(s) = class.find_method(&super::decl_later::setter_name(name)) {
+                    self.call_function(&s, Some(v.clone()), vec![value], vec![], None)?;
+                    return Ok(());
+                }
                 Err(self.err(
                     "AttributeError",
                     format!(
@@ -1042,6 +1068,11 @@ impl Interp<'_> {
             Value::Instance(inst) => {
                 if let Some(i) = inst.class.field_slot(name) {
                     inst.fields.borrow_mut()[i] = value;
+                } else if let Some(s) = inst
+                    .class
+                    .find_method(&super::decl_later::setter_name(name))
+                {
+                    self.call_function(&s, Some(v.clone()), vec![value], vec![], None)?;
                 } else {
                     inst.set_extra(Rc::from(name), value);
                 }

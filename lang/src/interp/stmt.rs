@@ -417,6 +417,7 @@ impl Interp<'_> {
             closure: ctx.scope.clone(),
             owner: std::cell::RefCell::new(ctx.class.as_ref().map(Rc::downgrade)),
             is_static: false,
+            is_classmethod: false,
             is_lambda,
             captured: Some((ctx.this.clone(), ctx.here.clone(), ctx.visitor.clone())),
             defaults: Default::default(),

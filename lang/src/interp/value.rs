@@ -490,6 +490,8 @@ pub struct Function {
     /// Class the function is a method of (for `super` and implicit `self`).
     pub owner: RefCell<Option<std::rc::Weak<Class>>>,
     pub is_static: bool,
+    /// `class def`: called with `cls` bound to the class it is called on.
+    pub is_classmethod: bool,
     pub is_lambda: bool,
     /// `self`, `here` and `visitor` of the frame a lambda or nested def was made in.
     pub captured: Option<(Option<Value>, Option<Value>, Option<Value>)>,

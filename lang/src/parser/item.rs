@@ -125,9 +125,43 @@ impl<'a> Parser<'a> {
             | T::KwInclude
             | T::KwWith => true,
             T::Name => {
-                self.at_test_block() || (self.at_soft("sv") && self.peek_at(1) == T::KwImport)
+                self.at_test_block()
+                    || self.at_type_alias()
+                    || (self.at_soft("sv") && self.peek_at(1) == T::KwImport)
             }
             _ => false,
+        }
+    }
+
+    /// `type Alias = T;` / `type Alias[T] = ...;`
+    fn at_type_alias(&self) -> bool {
+        self.at_soft("type")
+            && self.peek_at(1) == T::Name
+            && matches!(self.peek_at(2), T::Assign | T::LBracket)
+    }
+
+    /// `type Alias = T;`: binds `Alias` to the type expression's value, as a `glob`
+    /// would (type parameters are erased).
+    fn type_alias(&mut self) -> Glob {
+        let start = self.start();
+        self.bump(); // type
+        let vstart = self.start();
+        let name = self.expect_name("an alias name");
+        if self.peek() == T::LBracket {
+            self.skip_type_params();
+        }
+        self.expect(T::Assign);
+        let value = self.type_expr();
+        self.end_stmt(false);
+        Glob {
+            access: None,
+            vars: vec![GlobVar {
+                name,
+                ty: None,
+                value: Some(value),
+                span: self.sp(vstart),
+            }],
+            span: self.sp(start),
         }
     }
 
@@ -453,6 +487,9 @@ impl<'a> Parser<'a> {
             T::Name if decorators.is_empty() && self.at_test_block() => {
                 Item::Test(self.test_block())
             }
+            T::Name if decorators.is_empty() && self.at_type_alias() => {
+                Item::Glob(self.type_alias())
+            }
             _ => {
                 self.err_expected("a declaration");
                 self.sync_stmt();
@@ -502,7 +539,13 @@ impl<'a> Parser<'a> {
                 self.bump();
                 (Vec::new(), false)
             }
-            T::LBrace => (self.members(), true),
+            T::LBrace => {
+                // A Python-style `class` body may hold plain statements (class attributes).
+                let outer = std::mem::replace(&mut self.in_class, kind == ArchKind::Class);
+                let members = self.members();
+                self.in_class = outer;
+                (members, true)
+            }
             _ => {
                 self.err_expected("`{` or `;`");
                 self.sync_stmt();
@@ -617,6 +660,7 @@ impl<'a> Parser<'a> {
             T::KwAsync if is_arch_kw(k1) => {
                 Member::Archetype(self.archetype(start, decorators, doc))
             }
+            T::KwClass if k1 == T::KwDef => Member::Ability(self.ability(start, decorators, doc)),
             _ if is_arch_kw(k) => Member::Archetype(self.archetype(start, decorators, doc)),
             T::KwEnum => Member::Enum(self.enum_decl(start, decorators)),
             T::KwAsync | T::KwDef | T::KwCan | T::KwOverride | T::KwStatic => {
@@ -634,7 +678,7 @@ impl<'a> Parser<'a> {
                     StmtKind::Expr(e) => matches!(e.kind, ExprKind::Str(_)),
                     _ => false,
                 };
-                if !harmless {
+                if !harmless && !self.in_class {
                     self.error(
                         Code::E0001,
                         "statements are not allowed directly in an archetype body: put them in a \
@@ -663,7 +707,10 @@ impl<'a> Parser<'a> {
             };
             let mut default = None;
             let mut postinit = false;
-            if self.eat(T::Assign) {
+            let mut accessors = None;
+            if self.peek() == T::LBrace {
+                accessors = Some(Box::new(self.accessors()));
+            } else if self.eat(T::Assign) {
                 default = Some(self.expr());
             } else if self.eat(T::KwPostinit) {
                 postinit = true;
@@ -683,13 +730,19 @@ impl<'a> Parser<'a> {
                 ty,
                 default,
                 postinit,
+                accessors,
                 span: self.sp(vstart),
             });
             if !self.eat(T::Comma) {
                 break;
             }
         }
-        self.end_stmt(false);
+        // A property's `{ getter .. }` block ends the declaration (a `;` is optional).
+        if vars.last().is_some_and(|v| v.accessors.is_some()) {
+            self.eat(T::Semi);
+        } else {
+            self.end_stmt(false);
+        }
         HasDecl {
             is_static,
             access,
@@ -698,12 +751,66 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// `{ getter { ... } setter(x: T) { ... } }` after a field's type, at the `{`.
+    fn accessors(&mut self) -> crate::ast::Accessors {
+        let open = self.bump().span;
+        let mut acc = crate::ast::Accessors {
+            getter: None,
+            setter: None,
+        };
+        loop {
+            while self.eat(T::Semi) {}
+            if matches!(self.peek(), T::RBrace | T::Eof) {
+                break;
+            }
+            if self.at_soft("getter") {
+                self.bump();
+                if self.peek() == T::LParen && self.peek_at(1) == T::RParen {
+                    self.bump();
+                    self.bump();
+                }
+                acc.getter = Some(self.block());
+            } else if self.at_soft("setter") {
+                self.bump();
+                let param = if self.peek() == T::LParen {
+                    self.param_list().into_iter().next()
+                } else {
+                    None
+                };
+                let param = param.unwrap_or_else(|| {
+                    let s = self.span();
+                    self.error(
+                        Code::E0001,
+                        "a setter takes one parameter: `setter(v: T) { }`",
+                        s,
+                    );
+                    Param {
+                        kind: ParamKind::Normal,
+                        name: self.error_name(),
+                        ty: None,
+                        default: None,
+                        span: s,
+                    }
+                });
+                let body = self.block();
+                acc.setter = Some((param, body));
+            } else {
+                self.err_expected("`getter { ... }` or `setter(v: T) { ... }`");
+                self.sync_stmt();
+            }
+        }
+        self.close_brace(open);
+        acc
+    }
+
     fn ability(&mut self, start: u32, decorators: Vec<Expr>, doc: Option<String>) -> Ability {
         let (mut is_override, mut is_static, mut is_async) = (false, false, false);
+        let mut is_class_method = false;
         loop {
             match self.peek() {
                 T::KwOverride => is_override = true,
                 T::KwStatic => is_static = true,
+                T::KwClass if self.peek_at(1) == T::KwDef => is_class_method = true,
                 T::KwAsync => is_async = true,
                 _ => break,
             }
@@ -721,6 +828,7 @@ impl<'a> Parser<'a> {
                     decorators,
                     is_override,
                     is_static,
+                    is_class_method,
                     is_async,
                     access: None,
                     name: None,
@@ -741,6 +849,10 @@ impl<'a> Parser<'a> {
         } else {
             None
         };
+        // Generic parameters `def first[T](xs: list[T]) -> T`: erased.
+        if name.is_some() && self.peek() == T::LBracket {
+            self.skip_type_params();
+        }
         let mut signature = None;
         let mut event = None;
         match kind {
@@ -793,6 +905,13 @@ impl<'a> Parser<'a> {
                 self.end_stmt(false);
                 None
             }
+            // `abs`: the older spelling of `abst`.
+            T::Name if self.at_soft("abs") && self.peek_at(1) == T::Semi => {
+                self.bump();
+                is_abstract = true;
+                self.end_stmt(false);
+                None
+            }
             _ => {
                 self.err_expected("`{` or `;`");
                 self.sync_stmt();
@@ -804,6 +923,7 @@ impl<'a> Parser<'a> {
             decorators,
             is_override,
             is_static,
+            is_class_method,
             is_async,
             access,
             name,

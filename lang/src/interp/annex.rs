@@ -1,0 +1,101 @@
+//! Annex files: a module's code split over several files, as Jac apps do. For a module
+//! `dir/mod.svc` the implementation annexes are, in this order (each directory sorted
+//! by name):
+//! - `dir/mod.impl.svc` and `dir/mod.<tag>.impl.svc` (any file `mod.*.impl.svc`),
+//! - every `*.impl.svc` in the module folder `dir/mod.impl/`,
+//! - `dir/impl/mod.impl.svc` and `dir/impl/mod.<tag>.impl.svc` (the shared folder);
+//!
+//! and the tests annexes the same with `.test.svc` (`dir/mod.test/`, `dir/test/`).
+//! Declarations of an implementation annex join the module after its own (so `impl`
+//! blocks there fill in abilities declared in `mod.svc`); `svc test` runs the test
+//! blocks of the tests annexes after the module's own. Files are listed and read only
+//! through the `Host`.
+
+use super::*;
+
+/// Implementation annexes end with this.
+pub const IMPL_SUFFIX: &str = ".impl.svc";
+/// Tests annexes end with this.
+pub const TEST_SUFFIX: &str = ".test.svc";
+
+/// The annex files of the module at `path` ending with `suffix`, in load order.
+pub fn annex_paths(host: &mut dyn Host, path: &Path, suffix: &str) -> Vec<PathBuf> {
+    let Some(file) = path.file_name().and_then(|f| f.to_str()) else {
+        return Vec::new();
+    };
+    // An annex has no annexes of its own.
+    if !file.ends_with(".svc") || file.ends_with(IMPL_SUFFIX) || file.ends_with(TEST_SUFFIX) {
+        return Vec::new();
+    }
+    let base = &file[..file.len() - ".svc".len()];
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let kind = &suffix[1..suffix.len() - ".svc".len()]; // "impl" or "test"
+    let module_folder = dir.join(format!("{base}.{kind}"));
+    let shared_folder = dir.join(kind);
+    let prefix = format!("{base}.");
+    let mut out = Vec::new();
+    for (d, any_name) in [
+        (&dir, false),
+        (&module_folder, true),
+        (&shared_folder, false),
+    ] {
+        for name in host.list_dir(d) {
+            if name.ends_with(suffix) && (any_name || name.starts_with(&prefix)) {
+                out.push(d.join(name));
+            }
+        }
+    }
+    out
+}
+
+/// A parsed annex file: its file id in the interpreter and its tree.
+pub struct Annex {
+    pub file: u32,
+    pub module: ast::Module,
+}
+
+impl Interp<'_> {
+    /// Read and parse the annexes of `path` ending with `suffix`; a syntax error in one
+    /// is a `SyntaxError` naming it.
+    pub fn parse_annexes(&mut self, path: &Path, suffix: &str) -> R<Vec<Annex>> {
+        let mut out = Vec::new();
+        for p in annex_paths(self.host, path, suffix) {
+            let Some(text) = self.host.read_module(&p) else {
+                continue;
+            };
+            let parsed = crate::parser::parse(&text);
+            let sf = SourceFile::new(p.display().to_string(), text);
+            if let Some(d) = parsed.diagnostics.iter().find(|d| d.is_error()) {
+                let rendered = d.render(&sf);
+                return Err(self.err("SyntaxError", rendered.trim_end().to_string()));
+            }
+            let file = self.add_file(sf);
+            out.push(Annex {
+                file,
+                module: parsed.module,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Declare the implementation annexes of the module at `path` into its scope
+    /// (`ctx`), after the module's own declarations, and run their globs.
+    pub(super) fn load_impl_annexes(&mut self, path: &Path, ctx: &Ctx, name: &Rc<str>) -> R<()> {
+        for annex in self.parse_annexes(path, IMPL_SUFFIX)? {
+            let actx = Ctx {
+                file: annex.file,
+                ..ctx.clone()
+            };
+            self.declare_items(&annex.module.items, &actx, path, name)?;
+            for item in &annex.module.items {
+                if let Item::Glob(g) = item {
+                    self.exec_glob(g, &actx)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

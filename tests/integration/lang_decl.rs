@@ -1,0 +1,91 @@
+//! The later declaration rows of the language through the CLI: annex files in every
+//! layout (`svc run`), and `svc test` (test blocks, the tests annex, summary, exit code).
+
+use crate::{TempDir, stderr, stdout, svc_in};
+
+const SHOP: &str = "obj Cart {\n    has items: list = [];\n    def add(x: str);\n    def total -> int;\n    def describe -> str;\n}\nwalker Checkout {\n    can start with Root entry;\n}\ndef tax(x: int) -> int;\nwith entry {\n    c = Cart();\n    c.add(\"a\");\n    c.add(\"bb\");\n    print(c.total(), c.describe(), tax(10));\n    root spawn Checkout();\n}\n";
+
+/// `shop.svc` with its bodies spread over every annex layout.
+fn shop_with_annexes(dir: &TempDir) {
+    dir.write("shop.svc", SHOP);
+    dir.write(
+        "shop.impl.svc",
+        "impl Cart.add(x: str) { self.items.append(x); }\n",
+    );
+    dir.write(
+        "shop.extra.impl.svc",
+        "impl Cart.total -> int { return sum([len(i) for i in self.items]); }\n",
+    );
+    std::fs::create_dir_all(dir.path().join("shop.impl")).expect("mkdir");
+    dir.write(
+        "shop.impl/walkers.impl.svc",
+        "impl Checkout.start with Root entry { print(\"checkout at root\"); }\n",
+    );
+    std::fs::create_dir_all(dir.path().join("impl")).expect("mkdir");
+    dir.write(
+        "impl/shop.impl.svc",
+        "impl Cart.describe -> str { return f\"Cart of {len(self.items)}\"; }\nimpl tax(x: int) -> int { return x // 10; }\n",
+    );
+}
+
+#[test]
+fn annex_files_in_every_layout_give_the_bodies() {
+    let dir = TempDir::new("annex");
+    shop_with_annexes(&dir);
+    let out = svc_in(dir.path(), &["run", "--no-store", "shop.svc"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "3 Cart of 2 1\ncheckout at root\n");
+}
+
+#[test]
+fn an_annex_of_another_module_is_not_loaded() {
+    let dir = TempDir::new("annex_other");
+    dir.write("shop.svc", SHOP);
+    dir.write(
+        "shopping.impl.svc",
+        "impl Cart.add(x: str) { print(\"wrong\"); }\n",
+    );
+    let out = svc_in(dir.path(), &["run", "--no-store", "shop.svc"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("'add' has no body"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn svc_test_runs_tests_and_reports_failures() {
+    let dir = TempDir::new("svc_test");
+    dir.write(
+        "calc.svc",
+        "def add(a: int, b: int) -> int { return a + b; }\nnode Item {}\ntest \"adds\" { assert add(1, 2) == 3; }\ntest \"fails\" { assert add(1, 2) == 4, \"bad sum\"; }\ntest \"fresh graph\" { root ++> Item(); assert len([root -->]) == 1; }\ntest \"fresh graph again\" { root ++> Item(); assert len([root -->]) == 1; }\nwith entry:__main__ { print(\"main only\"); }\n",
+    );
+    dir.write(
+        "calc.test.svc",
+        "test \"from annex\" { assert add(2, 2) == 4; }\n",
+    );
+    let out = svc_in(dir.path(), &["test", "calc.svc"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("PASS adds\n"), "{text}");
+    assert!(text.contains("FAIL fails\n"), "{text}");
+    assert!(text.contains("AssertionError: bad sum"), "{text}");
+    assert!(text.contains("PASS fresh graph again\n"), "{text}");
+    assert!(text.contains("PASS from annex\n"), "{text}");
+    assert!(text.ends_with("4 passed, 1 failed\n"), "{text}");
+    assert!(!text.contains("main only"), "{text}");
+    // `svc run` never runs test blocks.
+    let run = svc_in(dir.path(), &["run", "--no-store", "calc.svc"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert_eq!(stdout(&run), "main only\n");
+}
+
+#[test]
+fn svc_test_exits_0_when_all_pass() {
+    let dir = TempDir::new("svc_test_ok");
+    dir.write("ok.svc", "test \"one\" { assert 1 + 1 == 2; }\n");
+    let out = svc_in(dir.path(), &["test", "ok.svc"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "PASS one\n1 passed, 0 failed\n");
+}
