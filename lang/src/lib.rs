@@ -18,4 +18,5 @@ pub mod parser;
 pub mod pyfmt;
 pub mod serve;
 pub mod span;
+pub mod tools;
 pub use driver::{CheckOutcome, Limits, RunOptions, RunOutcome, check_file, run_file};

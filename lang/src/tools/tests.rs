@@ -1,0 +1,63 @@
+//! Unit tests of the compiler tools, over small snippets and every `.svc` file under
+//! `tests/fixtures/` and `examples/`.
+
+use super::*;
+use std::path::{Path, PathBuf};
+
+fn svc_files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut out = Vec::new();
+    let mut dirs = vec![root.join("tests/fixtures"), root.join("examples")];
+    while let Some(d) = dirs.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "svc") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    assert!(out.len() > 50, "fixtures not found");
+    out
+}
+
+/// The module's Debug form with every span removed: equal for the same tree.
+fn shape(src: &str) -> String {
+    let m = crate::parser::parse(src).module;
+    let d = format!("{m:?}");
+    let mut out = String::with_capacity(d.len());
+    let mut rest = d.as_str();
+    while let Some(i) = rest.find("Span {") {
+        out.push_str(&rest[..i]);
+        let j = rest[i..].find('}').map_or(rest.len(), |j| i + j + 1);
+        rest = &rest[j..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn parses_clean(src: &str) -> bool {
+    !crate::parser::parse(src).diagnostics.iter().any(|d| d.is_error())
+}
+
+#[test]
+fn format_fixtures_same_tree_idempotent_comments_kept() {
+    let mut checked = 0;
+    for p in svc_files() {
+        let src = std::fs::read_to_string(&p).expect("read fixture");
+        if !parses_clean(&src) {
+            assert!(format_source(&src).is_err(), "{}: formatted broken code", p.display());
+            continue;
+        }
+        let once = format_source(&src).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        assert_eq!(shape(&src), shape(&once), "{}: tree changed:\n{once}", p.display());
+        let twice = format_source(&once).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        assert_eq!(once, twice, "{}: not idempotent", p.display());
+        assert_eq!(format::comments(&src), format::comments(&once), "{}: comments", p.display());
+        checked += 1;
+    }
+    assert!(checked > 50);
+}
