@@ -93,6 +93,8 @@ struct Frame {
     outer: usize,
     /// Offset of the opening token (so a block can tell `{}` from `{ ... }`).
     open_tok: usize,
+    /// The block of a `match`: `case` lines at `inner`, their statements one deeper.
+    is_match: bool,
 }
 
 /// One piece of the text between two tokens.
@@ -320,8 +322,39 @@ impl<'a> Formatter<'a> {
         )
     }
 
+    /// Whether the block `{` at token `i` belongs to a `match` statement.
+    fn opens_match(&self, i: usize) -> bool {
+        let mut depth = 0i32;
+        let mut j = i;
+        while j > 0 && i - j < 256 {
+            j -= 1;
+            match self.kind(j) {
+                T::RParen | T::RBracket | T::RBrace => depth += 1,
+                T::LParen | T::LBracket | T::LBracketQ | T::LBrace if depth > 0 => depth -= 1,
+                T::Semi | T::LBrace | T::Colon if depth == 0 => return false,
+                T::KwMatch if depth == 0 => return true,
+                _ => {}
+            }
+        }
+        false
+    }
+
+    fn is_case(&self, i: usize) -> bool {
+        self.kind(i) == T::Name && self.text(i) == "case"
+    }
+
     fn indent_for(&self, i: usize) -> usize {
-        let base = self.stmt_indent();
+        let mut base = self.stmt_indent();
+        if let Some(f) = self.frames.last()
+            && f.is_match
+            && !self.is_case(i)
+            && self.kind(i) != T::RBrace
+        {
+            base += 1;
+            if i > 0 && self.kind(i - 1) == T::Colon {
+                return base;
+            }
+        }
         if self.continues(i) { base + 1 } else { base }
     }
 
@@ -362,6 +395,7 @@ impl<'a> Formatter<'a> {
                         inner: self.line_indent + 1,
                         outer: self.line_indent,
                         open_tok: i,
+                        is_match: false,
                     });
                 }
                 T::LBrace => {
@@ -371,6 +405,7 @@ impl<'a> Formatter<'a> {
                             inner: self.line_indent + 1,
                             outer: self.line_indent,
                             open_tok: i,
+                            is_match: false,
                         }
                     } else {
                         let base = if self.at_block_level() {
@@ -383,6 +418,7 @@ impl<'a> Formatter<'a> {
                             inner: base + 1,
                             outer: base,
                             open_tok: i,
+                            is_match: self.opens_match(i),
                         }
                     };
                     self.frames.push(frame);
@@ -613,6 +649,13 @@ impl<'a> Formatter<'a> {
             return false;
         }
         if matches!(k, T::ArrowRP2 | T::ArrowLP2 | T::CArrowRP2 | T::CArrowLP2) {
+            return false;
+        }
+        // Null-safe index `x?[i]`.
+        if k == T::Question && self.toks.get(i + 1).is_some_and(|t| t.kind == T::LBracket) {
+            return false;
+        }
+        if pk == T::Question && k == T::LBracket {
             return false;
         }
         // Filters attach to what they filter.

@@ -10,7 +10,7 @@
 
 mod ast_dump;
 mod format;
-mod grammar;
+pub mod grammar;
 mod lint;
 mod to_js;
 mod to_py;

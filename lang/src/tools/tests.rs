@@ -61,3 +61,45 @@ fn format_fixtures_same_tree_idempotent_comments_kept() {
     }
     assert!(checked > 50);
 }
+
+#[test]
+fn token_table_covers_every_lexer_keyword_and_punctuation() {
+    // The lexer's keyword table, read from its source so a new keyword cannot be missed.
+    let lexer_src = include_str!("../lexer.rs");
+    let kw_fn = &lexer_src[lexer_src.find("pub fn keyword(").expect("keyword fn")..];
+    let kw_fn = &kw_fn[..kw_fn.find("_ => return None").expect("end of keyword fn")];
+    let table = grammar_tokens();
+    let spec = grammar_spec();
+    let mut n = 0;
+    for line in kw_fn.lines() {
+        let Some(rest) = line.trim().strip_prefix('"') else { continue };
+        let word = &rest[..rest.find('"').expect("closing quote")];
+        n += 1;
+        assert!(table.contains(&format!("`{word}`")), "token table lacks keyword `{word}`");
+        assert!(spec.contains(&format!("\"{word}\"")), "grammar never mentions `{word}`");
+    }
+    assert!(n > 50, "keywords not found in lexer.rs");
+    // Every fixed spelling of `TokenKind::text` is in the table.
+    let text_fn = &lexer_src[lexer_src.find("pub fn text(self)").expect("text fn")..];
+    let text_fn = &text_fn[..text_fn.find("pub fn describe").expect("end of text fn")];
+    for line in text_fn.lines() {
+        let Some((_, rhs)) = line.split_once("=> \"") else { continue };
+        let spelling = &rhs[..rhs.rfind('"').expect("closing quote")];
+        let shown = spelling.replace('|', "\\|");
+        assert!(table.contains(&format!("`{shown}`")), "token table lacks `{spelling}`");
+    }
+    for row in grammar::TOKENS {
+        if row.kind.is_keyword() {
+            let t = row.kind.text().expect("keyword text");
+            assert_eq!(crate::lexer::keyword(t), Some(row.kind), "{t}");
+        }
+    }
+}
+
+#[test]
+fn grammar_spec_has_the_main_rules() {
+    let g = grammar_spec();
+    for rule in ["module", "archetype", "ability", "statement", "expression", "edge_ref", "connect_op", "filter"] {
+        assert!(g.contains(&format!("\n{rule} ")), "rule {rule}");
+    }
+}
