@@ -103,3 +103,55 @@ fn grammar_spec_has_the_main_rules() {
         assert!(g.contains(&format!("\n{rule} ")), "rule {rule}");
     }
 }
+
+fn codes(src: &str) -> Vec<String> {
+    lint_source(src, false).violations.into_iter().map(|v| v.code).collect()
+}
+
+#[test]
+fn lint_finds_each_rule() {
+    let src = "import from m { a, b };\ndef f(list: int) -> int {\n    x = 1;\n    y = a;\n    return y;\n    print(y);\n}\nwith entry {\n    if f(1) == None {\n        print(f(1))\n    }\n}\n";
+    let c = codes(src);
+    for code in ["L001", "L002", "L003", "L004", "L005", "L006"] {
+        assert!(c.iter().any(|x| x == code), "{code} missing in {c:?}");
+    }
+    let fixed = lint_source(src, true);
+    assert!(fixed.changed);
+    let fixed_code = fixed.fixed_code.expect("fixed");
+    assert!(fixed_code.contains("print(f(1));"), "{fixed_code}");
+    assert!(!codes(&fixed_code).iter().any(|x| x == "L005" || x == "L007"));
+}
+
+#[test]
+fn lint_reports_compiler_errors_with_severity_error() {
+    let r = lint_source("with entry { x = ; }", true);
+    assert!(r.violations.iter().any(|v| v.severity == "error" && v.code.starts_with('E')));
+    assert!(r.violations.iter().all(|v| v.severity == "error"));
+    assert!(r.fixed_code.is_none() && !r.changed);
+    let r = lint_source("with entry { print(undefined_name); }", false);
+    assert!(r.violations.iter().any(|v| v.severity == "error"), "{:?}", r.violations);
+}
+
+#[test]
+fn lint_is_quiet_on_clean_code() {
+    let src = "def add(a: int, b: int) -> int {\n    total = a + b;\n    return total;\n}\n\nwith entry {\n    print(add(1, 2));\n}\n";
+    let r = lint_source(src, true);
+    assert!(r.violations.is_empty(), "{:?}", r.violations);
+    assert!(!r.changed);
+}
+
+#[test]
+fn lint_every_fixture_without_panicking() {
+    for p in svc_files() {
+        let src = std::fs::read_to_string(&p).expect("read fixture");
+        let r = lint_source(&src, true);
+        if std::env::var_os("SVC_LINT_DUMP").is_some() {
+            for v in r.violations.iter().filter(|v| v.code.starts_with('L')) {
+                eprintln!("{}:{}:{}: {} {}", p.display(), v.line, v.col, v.code, v.message);
+            }
+        }
+        if let Some(fixed) = &r.fixed_code {
+            assert!(parses_clean(fixed), "{}: fix broke the code", p.display());
+        }
+    }
+}
