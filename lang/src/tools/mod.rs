@@ -23,7 +23,7 @@ pub use format::format_source;
 pub use grammar::{grammar_spec, grammar_tokens};
 pub use lint::{LINT_RULES, lint_source};
 pub use to_js::svc_to_js;
-pub use to_py::svc_to_python;
+pub use to_py::{svc_to_python, svc_to_python_with_warnings};
 
 use crate::diag::Diagnostic;
 use crate::span::SourceFile;

@@ -155,3 +155,84 @@ fn lint_every_fixture_without_panicking() {
         }
     }
 }
+
+/// Run `cmd` with `input` on stdin; `None` when the program is not installed.
+fn run_checker(cmd: &str, args: &[&str], input: &str) -> Option<(bool, String)> {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(cmd)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .ok()?;
+    child.stdin.take()?.write_all(input.as_bytes()).ok()?;
+    let out = child.wait_with_output().ok()?;
+    Some((out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned()))
+}
+
+/// Check many programs with one checker process: programs are sent NUL-separated and
+/// the checker prints the indexes of the invalid ones.
+fn batch_check(cmd: &str, args: &[&str], programs: &[String]) -> Option<Vec<usize>> {
+    let input = programs.join("\0");
+    let (ok, err) = run_checker(cmd, args, &input)?;
+    assert!(ok, "checker failed: {err}");
+    Some(
+        err.split_whitespace()
+            .filter_map(|w| w.strip_prefix("BAD:"))
+            .filter_map(|n| n.parse().ok())
+            .collect(),
+    )
+}
+
+fn translated_fixtures(f: fn(&str) -> Result<String, Vec<String>>) -> (Vec<PathBuf>, Vec<String>) {
+    let mut paths = Vec::new();
+    let mut programs = Vec::new();
+    for p in svc_files() {
+        let src = std::fs::read_to_string(&p).expect("read fixture");
+        if !parses_clean(&src) {
+            assert!(f(&src).is_err());
+            continue;
+        }
+        let code = f(&src).unwrap_or_else(|w| panic!("{}: {w:?}", p.display()));
+        paths.push(p);
+        programs.push(code);
+    }
+    assert!(programs.len() > 50);
+    (paths, programs)
+}
+
+#[test]
+fn python_translation_of_every_fixture_is_valid_python() {
+    let (paths, programs) = translated_fixtures(svc_to_python);
+    let script = "import ast,sys\nfor i, p in enumerate(sys.stdin.read().split('\\0')):\n    try:\n        ast.parse(p)\n    except SyntaxError as e:\n        print(f'BAD:{i} {e}', file=sys.stderr)\n";
+    let Some(bad) = batch_check("python3", &["-c", script], &programs) else {
+        eprintln!("python3 not installed: translation not checked");
+        return;
+    };
+    if let Some(&i) = bad.first() {
+        panic!("{}: invalid Python:\n{}", paths[i].display(), programs[i]);
+    }
+}
+
+#[test]
+fn python_translation_runs_objects_and_functions() {
+    let src = "obj Point {\n    has x: int, y: int = 0;\n    def norm2() -> int { return self.x * self.x + self.y * self.y; }\n}\n\ndef total(ps: list) -> int {\n    s = 0;\n    for p in ps { s += p.norm2(); }\n    return s;\n}\n\nwith entry {\n    ps = [Point(x=1, y=2), Point(3)];\n    print(f\"total={total(ps)}\", total(ps) |> str);\n}\n";
+    let py = svc_to_python(src).expect("translates");
+    assert!(py.contains("@dataclass") && py.contains("class Point:"), "{py}");
+    if let Some((ok, err)) = run_checker("python3", &["-"], &py) {
+        assert!(ok, "{err}\n{py}");
+    }
+    let (_, warnings) = svc_to_python_with_warnings(src).expect("translates");
+    assert!(warnings.is_empty(), "{warnings:?}");
+}
+
+#[test]
+fn python_translation_warns_on_object_spatial_code() {
+    let src = "node N { has v: int = 0; }\nwalker W {\n    can go with N entry { visit [-->]; report here.v; }\n}\nwith entry { root ++> N(); root spawn W(); }\n";
+    let (py, warnings) = svc_to_python_with_warnings(src).expect("translates");
+    assert!(warnings.iter().any(|w| w.contains("visit")), "{warnings:?}");
+    assert!(warnings.iter().any(|w| w.contains("spawn")), "{warnings:?}");
+    assert!(py.contains("class N:"));
+    assert!(svc_to_python("with entry { x = ; }").is_err());
+}
