@@ -22,7 +22,7 @@ pub use ast_dump::{ast_json, ast_tree};
 pub use format::format_source;
 pub use grammar::{grammar_spec, grammar_tokens};
 pub use lint::{LINT_RULES, lint_source};
-pub use to_js::svc_to_js;
+pub use to_js::{svc_to_js, svc_to_js_with_warnings};
 pub use to_py::{svc_to_python, svc_to_python_with_warnings};
 
 use crate::diag::Diagnostic;

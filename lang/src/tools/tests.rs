@@ -236,3 +236,44 @@ fn python_translation_warns_on_object_spatial_code() {
     assert!(py.contains("class N:"));
     assert!(svc_to_python("with entry { x = ; }").is_err());
 }
+
+#[test]
+fn js_translation_of_every_fixture_is_valid_javascript() {
+    let (paths, programs) = translated_fixtures(svc_to_js);
+    let script = "const vm = require('vm'); let d = ''; process.stdin.on('data', (c) => d += c); process.stdin.on('end', () => { d.split('\\0').forEach((p, i) => { try { new vm.Script(p); } catch (e) { console.error('BAD:' + i + ' ' + e.message); } }); });";
+    let Some(bad) = batch_check("node", &["-e", script], &programs) else {
+        eprintln!("node not installed: translation not checked");
+        return;
+    };
+    if let Some(&i) = bad.first() {
+        panic!("{}: invalid JavaScript:\n{}", paths[i].display(), programs[i]);
+    }
+}
+
+#[test]
+fn js_translation_runs_objects_and_functions() {
+    let src = "obj Point {\n    has x: int, y: int = 0;\n    def norm2() -> int { return self.x * self.x + self.y * self.y; }\n}\n\ndef total(ps: list) -> int {\n    s = 0;\n    for p in ps { s += p.norm2(); }\n    return s;\n}\n\nwith entry {\n    ps = [Point(y=2, x=1), Point(3)];\n    print(f\"total={total(ps)}\", [p.x for p in ps if p.y > 0]);\n}\n";
+    let (js, warnings) = svc_to_js_with_warnings(src).expect("translates");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert!(js.contains("class Point {") && js.contains("function total(ps)"), "{js}");
+    let path = std::env::temp_dir().join(format!("svc-to-js-{}.js", std::process::id()));
+    std::fs::write(&path, &js).expect("write js");
+    let check = std::process::Command::new("node").arg("--check").arg(&path).output();
+    let run = std::process::Command::new("node").arg(&path).output();
+    let _ = std::fs::remove_file(&path);
+    let (Ok(check), Ok(run)) = (check, run) else {
+        eprintln!("node not installed: translation not run");
+        return;
+    };
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "total=14 [1]\n", "{js}");
+}
+
+#[test]
+fn js_translation_stubs_nodes_and_walkers() {
+    let src = "node N { has v: int = 0; def double() -> int { return self.v * 2; } }\nwalker W {\n    can go with N entry { visit [-->]; }\n}\nwith entry { root ++> N(); }\n";
+    let (js, warnings) = svc_to_js_with_warnings(src).expect("translates");
+    assert!(js.contains("class N {") && js.contains("class W {") && js.contains("go(here)"), "{js}");
+    assert!(warnings.iter().any(|w| w.contains("stub")), "{warnings:?}");
+    assert!(svc_to_js("obj {").is_err());
+}
