@@ -15,6 +15,7 @@
 //! cluster commands against a stand-in `kubectl`) and `sv` (service-to-service calls
 //! between two and three `svc start` processes) and `docdb` (the document-database tier
 //! with replicas sharing a real SecantusDB, and `svc db`),
+//! `format` (`svc format` and `--check`),
 //! `admin` (the admin API, the bootstrap admin and the portal page), `admin_portal` (the
 //! portal in headless Chromium over the DevTools protocol) and `sso` (single
 //! sign-on against a real OpenID Connect provider, npm `oidc-provider`).
@@ -26,6 +27,7 @@ mod deploy;
 mod docdb;
 mod events;
 mod fixtures;
+mod format;
 mod hardening;
 mod hardening_server;
 mod identity;

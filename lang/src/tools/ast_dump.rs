@@ -30,6 +30,10 @@ fn parse_tree(src: &str) -> Result<(TNode, Vec<String>), ToolError> {
 
 /// The syntax tree as indented text: `Kind label  [line:col-line:col]` per node.
 pub fn ast_tree(src: &str) -> Result<String, ToolError> {
+    super::on_big_stack(|| ast_tree_on_stack(src))
+}
+
+fn ast_tree_on_stack(src: &str) -> Result<String, ToolError> {
     let (tree, errors) = parse_tree(src)?;
     let file = crate::span::SourceFile::new("", src);
     let mut out = String::new();
@@ -74,6 +78,10 @@ pub fn ast_tree(src: &str) -> Result<String, ToolError> {
 /// end_line, end_col}, "children": [...]}` under `{"ast": ..., "errors": [...],
 /// "node_count", "truncated"}`.
 pub fn ast_json(src: &str) -> Result<Value, ToolError> {
+    super::on_big_stack(|| ast_json_on_stack(src))
+}
+
+fn ast_json_on_stack(src: &str) -> Result<Value, ToolError> {
     let (tree, errors) = parse_tree(src)?;
     let file = crate::span::SourceFile::new("", src);
     let mut total = 0usize;

@@ -24,6 +24,10 @@ const INDENT: &str = "    ";
 
 /// Format svc source: idempotent, keeps every comment, output parses to the same tree.
 pub fn format_source(src: &str) -> Result<String, ToolError> {
+    super::on_big_stack(|| format_source_on_stack(src))
+}
+
+fn format_source_on_stack(src: &str) -> Result<String, ToolError> {
     let module = parse_clean(src)?;
     let lexed = lexer::lex(src);
     let inline = inline_braces(&module).map_err(|e| e.locate(src))?;

@@ -60,6 +60,10 @@ impl Finder<'_> {
 
 /// Lint `src`; with `auto_fix`, also return the fixed code.
 pub fn lint_source(src: &str, auto_fix: bool) -> LintReport {
+    super::on_big_stack(|| lint_source_on_stack(src, auto_fix))
+}
+
+fn lint_source_on_stack(src: &str, auto_fix: bool) -> LintReport {
     let mut f = Finder {
         src,
         out: Vec::new(),

@@ -92,6 +92,38 @@ pub struct LintReport {
     pub changed: bool,
 }
 
+/// Stack of the thread every public tool runs on (reserved, not committed): the parser's
+/// tree of a long operator chain is as deep as the chain, and building, walking and
+/// dropping it recurses, so the tools do not depend on their caller's stack size (an
+/// async executor's worker has 2 MiB).
+const TOOL_STACK_BYTES: usize = 256 << 20;
+
+/// Run `f` on a scoped thread with [`TOOL_STACK_BYTES`] of stack (inline if no thread
+/// can be started).
+pub(crate) fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    let slot = std::sync::Mutex::new(Some(f));
+    let take = || slot.lock().ok().and_then(|mut g| g.take());
+    let ran = std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new()
+            .name("svc-tools".into())
+            .stack_size(TOOL_STACK_BYTES)
+            .spawn_scoped(scope, || take().map(|f| f()));
+        match spawned.map(|h| h.join()) {
+            Ok(Ok(v)) => v,
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            Err(_) => None,
+        }
+    });
+    match ran {
+        Some(v) => v,
+        // No thread could be started: run here.
+        None => match take() {
+            Some(f) => f(),
+            None => std::process::abort(),
+        },
+    }
+}
+
 /// 1-based line and column (in characters) of a byte offset.
 pub(crate) fn line_col(src: &str, offset: u32) -> (u32, u32) {
     let file = SourceFile::new("", src);

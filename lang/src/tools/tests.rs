@@ -277,3 +277,48 @@ fn js_translation_stubs_nodes_and_walkers() {
     assert!(warnings.iter().any(|w| w.contains("stub")), "{warnings:?}");
     assert!(svc_to_js("obj {").is_err());
 }
+
+#[test]
+fn deep_operator_chains_are_bounded() {
+    // Under the tools' depth cap: every tool answers (on a default 2 MiB test thread).
+    let ok = format!("with entry {{\n    x = 1{};\n    print(x);\n}}\n", " + 1".repeat(350));
+    assert!(format_source(&ok).is_ok());
+    assert!(ast_tree(&ok).is_ok() && ast_json(&ok).is_ok());
+    assert!(svc_to_python(&ok).is_ok() && svc_to_js(&ok).is_ok());
+    let _ = lint_source(&ok, true);
+    // Far over it: a clear error, never a stack overflow. The parser's own tree for such
+    // a chain is as deep as the chain (and dropping it recurses), so this runs on a thread
+    // with the interpreter's stack, as hosts run the tools.
+    let worker = std::thread::Builder::new()
+        .stack_size(crate::driver::INTERPRETER_STACK_BYTES)
+        .spawn(|| {
+            let deep = format!("with entry {{ x = 1{}; }}\n", " + 1".repeat(20_000));
+            let err = format_source(&deep).expect_err("too deep");
+            assert!(err.message.contains("nested more than"), "{err}");
+            assert!(ast_json(&deep).is_err() && svc_to_python(&deep).is_err() && svc_to_js(&deep).is_err());
+            let lint = lint_source(&deep, true);
+            assert!(lint.violations.iter().any(|v| v.severity == "error"));
+        })
+        .expect("spawn");
+    worker.join().expect("deep chain handled");
+}
+
+#[test]
+fn ast_dumps_name_kinds_and_spans() {
+    let src = "node N { has v: int = 1; }\nwith entry { root ++> N(); }\n";
+    let tree = ast_tree(src).expect("tree");
+    assert!(tree.contains("Archetype node N  [1:1-1:27]"), "{tree}");
+    assert!(tree.contains("HasVar v"), "{tree}");
+    assert!(tree.contains("Connect out"), "{tree}");
+    let json = ast_json(src).expect("json");
+    assert_eq!(json["ast"]["kind"], "Module");
+    assert_eq!(json["ast"]["children"][0]["kind"], "Archetype");
+    assert_eq!(json["ast"]["children"][0]["span"]["line"], 1);
+    assert_eq!(json["truncated"], false);
+    let broken = ast_json("with entry { x = ; }").expect("dumped with errors");
+    assert!(!broken["errors"].as_array().expect("errors").is_empty());
+    let big = format!("with entry {{ x = [{}]; }}\n", "1, ".repeat(6000));
+    let json = ast_json(&big).expect("json");
+    assert_eq!(json["truncated"], true);
+    assert!(ast_tree(&big).expect("tree").contains("more nodes"));
+}

@@ -57,6 +57,10 @@ pub fn svc_to_js(src: &str) -> Result<String, Vec<String>> {
 
 /// Translate and also return the warnings (they are appended to the code as comments too).
 pub fn svc_to_js_with_warnings(src: &str) -> Result<(String, Vec<String>), Vec<String>> {
+    super::on_big_stack(|| svc_to_js_with_warnings_on_stack(src))
+}
+
+fn svc_to_js_with_warnings_on_stack(src: &str) -> Result<(String, Vec<String>), Vec<String>> {
     let module = parse_clean(src).map_err(|e| vec![e.to_string()])?;
     module_tree(&module).map_err(|e| vec![e.locate(src).to_string()])?;
     let mut t = Js {

@@ -24,6 +24,10 @@ const MAX_WARNINGS: usize = 200;
 
 /// Translate svc source to Python; `Err` holds the reasons when no valid Python results.
 pub fn svc_to_python(src: &str) -> Result<String, Vec<String>> {
+    super::on_big_stack(|| svc_to_python_on_stack(src))
+}
+
+fn svc_to_python_on_stack(src: &str) -> Result<String, Vec<String>> {
     let module = parse_clean(src).map_err(|e| vec![e.to_string()])?;
     module_tree(&module).map_err(|e| vec![e.locate(src).to_string()])?;
     let mut t = Py {
