@@ -15,6 +15,7 @@
 //! conversion refuses expressions nested more than [`MAX_DEPTH`] levels.
 
 use rustpython_parser::ast::{self, Constant, Expr, Ranged as _, Stmt};
+use rustpython_parser::text_size::TextRange;
 use rustpython_parser::{Parse as _, ast::ConversionFlag};
 use std::fmt::Write as _;
 
@@ -132,7 +133,7 @@ struct Tr<'a> {
 }
 
 impl Tr<'_> {
-    fn warn(&mut self, at: impl ast::Ranged, msg: impl Into<String>) {
+    fn warn(&mut self, at: TextRange, msg: impl Into<String>) {
         if self.warnings.len() >= 200 {
             return;
         }
@@ -253,8 +254,8 @@ impl Tr<'_> {
         for a in all {
             out.push(one(self, a));
         }
-        if !args.posonlyargs.is_empty() {
-            self.warn(args.range(), "positional-only markers are dropped");
+        if let Some(first) = args.posonlyargs.first() {
+            self.warn(first.def.range, "positional-only markers are dropped");
         }
         if let Some(v) = &args.vararg {
             let mut p = format!("*{}", name(v.arg.as_str()));
@@ -437,8 +438,7 @@ impl Tr<'_> {
                 self.warn(f.range(), format!("`{}.__init__` is kept as `def init`; its fields need defaults in svc", c.name));
                 for fld in fields.iter_mut() {
                     if !fld.contains(" = ") && fld.starts_with("has ") {
-                        fld.truncate(fld.len() - 1);
-                        fld.push_str(" = None;");
+                        *fld = with_zero_default(fld);
                     }
                 }
             }
@@ -948,6 +948,24 @@ fn self_store(s: &Stmt) -> Option<(&str, &Expr, Option<&Expr>)> {
     Some((attr.attr.as_str(), value, ann))
 }
 
+/// `has x: T;` with a default the type accepts (`T | None = None` for other types).
+fn with_zero_default(field: &str) -> String {
+    let decl = field.trim_end_matches(';');
+    let ty = decl.rsplit(": ").next().unwrap_or("");
+    let zero = match ty {
+        "int" => "0",
+        "float" => "0.0",
+        "str" => "\"\"",
+        "bool" => "False",
+        "list" => "[]",
+        "dict" => "{}",
+        "set" => "set()",
+        "tuple" => "()",
+        _ => return format!("{decl} | None = None;"),
+    };
+    format!("{decl} = {zero};")
+}
+
 /// A field type from a value, when the code gives none.
 fn infer_type(v: &Expr) -> &'static str {
     match v {
@@ -1062,7 +1080,7 @@ if __name__ == "__main__":
 
     #[test]
     fn deep_python_nesting_is_refused_not_a_crash() {
-        let deep = format!("x = {}1{}\n", "(".repeat(5000), ")".repeat(5000));
+        let deep = format!("x = {}1{}\n", "[".repeat(5000), "]".repeat(5000));
         let r = py_to_svc(&deep);
         assert!(r.is_err(), "{r:?}");
         let chain = format!("x = 1{}\n", " + 1".repeat(20000));

@@ -761,7 +761,8 @@ fn is_value_end(k: T) -> bool {
     )
 }
 
-/// The comments of `src` in order (text trimmed), for tests and the linter.
+/// The comments of `src` in order (text trimmed), for tests.
+#[cfg(test)]
 pub(crate) fn comments(src: &str) -> Vec<String> {
     let lexed = lexer::lex(src);
     let mut out = Vec::new();
