@@ -113,7 +113,10 @@ fn format_one(file: &Path) -> Result<Option<String>, String> {
 
 /// Replace `file` by writing a sibling temporary file and renaming it over the original.
 fn write_atomically(file: &Path, text: &str) -> std::io::Result<()> {
-    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = file.with_file_name(format!(".{name}.svc-format-{}", std::process::id()));
     std::fs::write(&tmp, text)?;
     if let Ok(meta) = std::fs::metadata(file) {

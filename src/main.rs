@@ -7,14 +7,14 @@ mod deploy;
 mod docs;
 mod events;
 mod format;
+mod identity;
+mod metrics;
+mod openapi;
 #[allow(
     dead_code,
     reason = "py_to_svc is called by the `svc mcp` tool server (issue 13), built on another branch"
 )]
 mod py2svc;
-mod identity;
-mod metrics;
-mod openapi;
 mod server;
 mod storage;
 mod sv;

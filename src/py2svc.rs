@@ -185,7 +185,8 @@ impl Tr<'_> {
                     self.stmts(&i.body);
                     self.line("}");
                 }
-                Stmt::Expr(e) if matches!(&*e.value, Expr::Constant(c) if matches!(c.value, Constant::Str(_))) => {
+                Stmt::Expr(e) if matches!(&*e.value, Expr::Constant(c) if matches!(c.value, Constant::Str(_))) =>
+                {
                     // A bare string at module level: kept as a comment-free docstring-like line.
                     self.flush_entry(&mut pending);
                 }
@@ -248,7 +249,10 @@ impl Tr<'_> {
             p
         };
         let mut all = args.posonlyargs.iter().chain(args.args.iter()).peekable();
-        if skip_self && let Some(first) = all.peek() && matches!(first.def.arg.as_str(), "self" | "cls") {
+        if skip_self
+            && let Some(first) = all.peek()
+            && matches!(first.def.arg.as_str(), "self" | "cls")
+        {
             all.next();
         }
         for a in all {
@@ -286,7 +290,10 @@ impl Tr<'_> {
             match d {
                 Expr::Name(n) if n.id.as_str() == "staticmethod" => is_static = true,
                 Expr::Name(n) if matches!(n.id.as_str(), "classmethod" | "property") => {
-                    self.warn(d.range(), format!("`@{}` has no svc form and is dropped", n.id));
+                    self.warn(
+                        d.range(),
+                        format!("`@{}` has no svc form and is dropped", n.id),
+                    );
                 }
                 _ => {
                     let e = self.expr(d);
@@ -374,7 +381,11 @@ impl Tr<'_> {
                 Stmt::AnnAssign(a) => {
                     if let Expr::Name(n) = &*a.target {
                         let ty = self.expr(&a.annotation);
-                        let v = a.value.as_ref().map(|v| format!(" = {}", self.expr(v))).unwrap_or_default();
+                        let v = a
+                            .value
+                            .as_ref()
+                            .map(|v| format!(" = {}", self.expr(v)))
+                            .unwrap_or_default();
                         known.push(n.id.to_string());
                         fields.push(format!("has {}: {ty}{v};", name(n.id.as_str())));
                     }
@@ -399,7 +410,8 @@ impl Tr<'_> {
         let mut keep_init = false;
         if let Some(f) = init {
             let params: Vec<&ast::ArgWithDefault> = f.args.args.iter().skip(1).collect();
-            let mut pure = f.args.vararg.is_none() && f.args.kwarg.is_none() && f.args.kwonlyargs.is_empty();
+            let mut pure =
+                f.args.vararg.is_none() && f.args.kwarg.is_none() && f.args.kwonlyargs.is_empty();
             let mut stored: Vec<String> = Vec::new();
             for s in &f.body {
                 let Some((field, value, ann)) = self_store(s) else {
@@ -408,7 +420,9 @@ impl Tr<'_> {
                     }
                     continue;
                 };
-                let param = params.iter().find(|p| matches!(value, Expr::Name(n) if n.id.as_str() == p.def.arg.as_str()));
+                let param = params.iter().find(
+                    |p| matches!(value, Expr::Name(n) if n.id.as_str() == p.def.arg.as_str()),
+                );
                 if param.is_none() {
                     pure = false;
                 }
@@ -421,7 +435,9 @@ impl Tr<'_> {
                     (Some(a), _) | (None, Some(a)) => self.expr(a),
                     (None, None) => infer_type(value).to_string(),
                 };
-                let default = param.and_then(|p| p.default.as_deref()).map(|d| format!(" = {}", self.expr(d)));
+                let default = param
+                    .and_then(|p| p.default.as_deref())
+                    .map(|d| format!(" = {}", self.expr(d)));
                 let default = match default {
                     Some(d) => d,
                     None if param.is_some() => String::new(),
@@ -432,10 +448,19 @@ impl Tr<'_> {
             // The generated constructor takes the fields in order: only equivalent when the
             // parameters are exactly the stored fields in the same order.
             let order_same = params.len() == stored.len()
-                && params.iter().zip(&stored).all(|(p, s)| p.def.arg.as_str() == s);
+                && params
+                    .iter()
+                    .zip(&stored)
+                    .all(|(p, s)| p.def.arg.as_str() == s);
             keep_init = !(pure && order_same);
             if keep_init {
-                self.warn(f.range(), format!("`{}.__init__` is kept as `def init`; its fields need defaults in svc", c.name));
+                self.warn(
+                    f.range(),
+                    format!(
+                        "`{}.__init__` is kept as `def init`; its fields need defaults in svc",
+                        c.name
+                    ),
+                );
                 for fld in fields.iter_mut() {
                     if !fld.contains(" = ") && fld.starts_with("has ") {
                         *fld = with_zero_default(fld);
@@ -449,12 +474,31 @@ impl Tr<'_> {
         for s in body {
             match s {
                 Stmt::FunctionDef(f) if f.name.as_str() == "__init__" && !keep_init => {}
-                Stmt::FunctionDef(f) => self.function(f.name.as_str(), &f.args, &f.body, &f.decorator_list, f.returns.as_deref(), false, true),
-                Stmt::AsyncFunctionDef(f) => self.function(f.name.as_str(), &f.args, &f.body, &f.decorator_list, f.returns.as_deref(), true, true),
+                Stmt::FunctionDef(f) => self.function(
+                    f.name.as_str(),
+                    &f.args,
+                    &f.body,
+                    &f.decorator_list,
+                    f.returns.as_deref(),
+                    false,
+                    true,
+                ),
+                Stmt::AsyncFunctionDef(f) => self.function(
+                    f.name.as_str(),
+                    &f.args,
+                    &f.body,
+                    &f.decorator_list,
+                    f.returns.as_deref(),
+                    true,
+                    true,
+                ),
                 Stmt::AnnAssign(_) | Stmt::Assign(_) | Stmt::Pass(_) => {}
                 Stmt::ClassDef(inner) => self.class(inner),
                 Stmt::Expr(e) if matches!(&*e.value, Expr::Constant(_)) => {}
-                other => self.warn(other.range(), "a statement in a class body is not translated"),
+                other => self.warn(
+                    other.range(),
+                    "a statement in a class body is not translated",
+                ),
             }
         }
         self.line("}");
@@ -462,8 +506,24 @@ impl Tr<'_> {
 
     fn stmt_inner(&mut self, s: &Stmt) {
         match s {
-            Stmt::FunctionDef(f) => self.function(f.name.as_str(), &f.args, &f.body, &f.decorator_list, f.returns.as_deref(), false, false),
-            Stmt::AsyncFunctionDef(f) => self.function(f.name.as_str(), &f.args, &f.body, &f.decorator_list, f.returns.as_deref(), true, false),
+            Stmt::FunctionDef(f) => self.function(
+                f.name.as_str(),
+                &f.args,
+                &f.body,
+                &f.decorator_list,
+                f.returns.as_deref(),
+                false,
+                false,
+            ),
+            Stmt::AsyncFunctionDef(f) => self.function(
+                f.name.as_str(),
+                &f.args,
+                &f.body,
+                &f.decorator_list,
+                f.returns.as_deref(),
+                true,
+                false,
+            ),
             Stmt::ClassDef(c) => self.class(c),
             Stmt::Return(r) => {
                 let text = match &r.value {
@@ -502,7 +562,11 @@ impl Tr<'_> {
                 self.orelse(&f.orelse);
             }
             Stmt::AsyncFor(f) => {
-                let head = format!("async for {} in {} ", self.target(&f.target), self.expr(&f.iter));
+                let head = format!(
+                    "async for {} in {} ",
+                    self.target(&f.target),
+                    self.expr(&f.iter)
+                );
                 self.out.push_str(&head);
                 self.block(&f.body);
                 self.orelse(&f.orelse);
@@ -528,11 +592,17 @@ impl Tr<'_> {
                 self.orelse(orelse);
             }
             Stmt::With(w) => {
-                self.warn(w.range(), "`with` (context managers) has no svc form: the body runs without it");
+                self.warn(
+                    w.range(),
+                    "`with` (context managers) has no svc form: the body runs without it",
+                );
                 self.stmts(&w.body);
             }
             Stmt::AsyncWith(w) => {
-                self.warn(w.range(), "`async with` has no svc form: the body runs without it");
+                self.warn(
+                    w.range(),
+                    "`async with` has no svc form: the body runs without it",
+                );
                 self.stmts(&w.body);
             }
             Stmt::Match(m) => {
@@ -560,7 +630,13 @@ impl Tr<'_> {
             }
             Stmt::Import(i) => {
                 for a in &i.names {
-                    self.warn(a.range(), format!("`import {}`: svc resolves `.svc` modules beside the file", a.name));
+                    self.warn(
+                        a.range(),
+                        format!(
+                            "`import {}`: svc resolves `.svc` modules beside the file",
+                            a.name
+                        ),
+                    );
                     let text = match &a.asname {
                         Some(n) => format!("import {} as {};", a.name, name(n.as_str())),
                         None => format!("import {};", a.name),
@@ -582,11 +658,20 @@ impl Tr<'_> {
                 if names.iter().any(|n| n == "*") {
                     self.line(&format!("include {dots}{module};"));
                 } else {
-                    self.line(&format!("import from {dots}{module} {{ {} }};", names.join(", ")));
+                    self.line(&format!(
+                        "import from {dots}{module} {{ {} }};",
+                        names.join(", ")
+                    ));
                 }
             }
-            Stmt::Global(g) => self.warn(g.range(), "`global` is dropped: assignment in svc rebinds the nearest enclosing name"),
-            Stmt::Nonlocal(g) => self.warn(g.range(), "`nonlocal` is dropped: assignment in svc rebinds the nearest enclosing name"),
+            Stmt::Global(g) => self.warn(
+                g.range(),
+                "`global` is dropped: assignment in svc rebinds the nearest enclosing name",
+            ),
+            Stmt::Nonlocal(g) => self.warn(
+                g.range(),
+                "`nonlocal` is dropped: assignment in svc rebinds the nearest enclosing name",
+            ),
             Stmt::Expr(e) => {
                 if matches!(&*e.value, Expr::Yield(_) | Expr::YieldFrom(_)) {
                     self.warn(e.range(), "generators (`yield`) are not supported in svc");
@@ -612,7 +697,13 @@ impl Tr<'_> {
         }
     }
 
-    fn try_stmt(&mut self, body: &[Stmt], handlers: &[ast::ExceptHandler], orelse: &[Stmt], finalbody: &[Stmt]) {
+    fn try_stmt(
+        &mut self,
+        body: &[Stmt],
+        handlers: &[ast::ExceptHandler],
+        orelse: &[Stmt],
+        finalbody: &[Stmt],
+    ) {
         self.out.push_str("try ");
         self.block(body);
         for h in handlers {
@@ -675,7 +766,12 @@ impl Tr<'_> {
         let mut s = String::new();
         for g in gens {
             let kw = if g.is_async { " async for" } else { " for" };
-            let _ = write!(s, "{kw} {} in {}", self.expr(&g.target), self.paren(&g.iter));
+            let _ = write!(
+                s,
+                "{kw} {} in {}",
+                self.expr(&g.target),
+                self.paren(&g.iter)
+            );
             for c in &g.ifs {
                 let _ = write!(s, " if {}", self.paren(c));
             }
@@ -741,7 +837,12 @@ impl Tr<'_> {
                 parts.join(op)
             }
             Expr::NamedExpr(n) => format!("({} := {})", self.expr(&n.target), self.expr(&n.value)),
-            Expr::BinOp(b) => format!("{} {} {}", self.paren(&b.left), operator(b.op), self.paren(&b.right)),
+            Expr::BinOp(b) => format!(
+                "{} {} {}",
+                self.paren(&b.left),
+                operator(b.op),
+                self.paren(&b.right)
+            ),
             Expr::UnaryOp(u) => {
                 let o = self.paren(&u.operand);
                 match u.op {
@@ -756,7 +857,12 @@ impl Tr<'_> {
                 let body = self.expr(&l.body);
                 format!("lambda ({}) {{ return {body}; }}", params.join(", "))
             }
-            Expr::IfExp(i) => format!("{} if {} else {}", self.paren(&i.body), self.paren(&i.test), self.paren(&i.orelse)),
+            Expr::IfExp(i) => format!(
+                "{} if {} else {}",
+                self.paren(&i.body),
+                self.paren(&i.test),
+                self.paren(&i.orelse)
+            ),
             Expr::Dict(d) => {
                 let items: Vec<String> = d
                     .keys
@@ -775,8 +881,15 @@ impl Tr<'_> {
             }
             Expr::ListComp(c) => format!("[{}{}]", self.expr(&c.elt), self.comps(&c.generators)),
             Expr::SetComp(c) => format!("{{{}{}}}", self.expr(&c.elt), self.comps(&c.generators)),
-            Expr::GeneratorExp(c) => format!("({}{})", self.expr(&c.elt), self.comps(&c.generators)),
-            Expr::DictComp(c) => format!("{{{}: {}{}}}", self.expr(&c.key), self.expr(&c.value), self.comps(&c.generators)),
+            Expr::GeneratorExp(c) => {
+                format!("({}{})", self.expr(&c.elt), self.comps(&c.generators))
+            }
+            Expr::DictComp(c) => format!(
+                "{{{}: {}{}}}",
+                self.expr(&c.key),
+                self.expr(&c.value),
+                self.comps(&c.generators)
+            ),
             Expr::Await(a) => format!("await {}", self.paren(&a.value)),
             Expr::Yield(_) | Expr::YieldFrom(_) => {
                 self.warn(e.range(), "generators (`yield`) are not supported in svc");
@@ -877,7 +990,10 @@ impl Tr<'_> {
                 if f.is_finite() {
                     lang::pyfmt::float_repr(*f)
                 } else {
-                    self.warn(at.range(), "a non-finite float constant becomes `float(\"inf\")`");
+                    self.warn(
+                        at.range(),
+                        "a non-finite float constant becomes `float(\"inf\")`",
+                    );
                     "float(\"inf\")".into()
                 }
             }
@@ -941,7 +1057,9 @@ fn self_store(s: &Stmt) -> Option<(&str, &Expr, Option<&Expr>)> {
         Stmt::AnnAssign(a) => (&*a.target, a.value.as_deref()?, Some(&*a.annotation)),
         _ => return None,
     };
-    let Expr::Attribute(attr) = target else { return None };
+    let Expr::Attribute(attr) = target else {
+        return None;
+    };
     if !matches!(&*attr.value, Expr::Name(n) if n.id.as_str() == "self") {
         return None;
     }
@@ -1065,13 +1183,21 @@ if __name__ == "__main__":
         assert!(code.contains("def total(items: list) -> int {"), "{code}");
         assert!(code.contains("with entry:__main__ {"), "{code}");
         let errors = check_errors(&code);
-        assert!(errors.is_empty(), "{errors:?}\n{code}\nwarnings: {warnings:?}");
+        assert!(
+            errors.is_empty(),
+            "{errors:?}\n{code}\nwarnings: {warnings:?}"
+        );
     }
 
     #[test]
     fn untranslatable_python_gives_warnings_and_syntax_errors_fail() {
-        let (code, warnings) = py_to_svc("def g():\n    global x\n    with open('f') as fh:\n        x = 1\n").expect("translates");
-        assert!(warnings.iter().any(|w| w.contains("global")), "{warnings:?}");
+        let (code, warnings) =
+            py_to_svc("def g():\n    global x\n    with open('f') as fh:\n        x = 1\n")
+                .expect("translates");
+        assert!(
+            warnings.iter().any(|w| w.contains("global")),
+            "{warnings:?}"
+        );
         assert!(warnings.iter().any(|w| w.contains("with")), "{warnings:?}");
         assert!(code.contains("def g()"), "{code}");
         let err = py_to_svc("def (:\n").expect_err("syntax error");

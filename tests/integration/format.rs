@@ -2,7 +2,8 @@
 
 use crate::{TempDir, stderr, stdout, svc_in};
 
-const MESSY: &str = "# keep me\nnode   Item{has name:str;}\nwith entry {x=1;   print( x ) ;  # trailing\n}\n";
+const MESSY: &str =
+    "# keep me\nnode   Item{has name:str;}\nwith entry {x=1;   print( x ) ;  # trailing\n}\n";
 const TIDY: &str = "# keep me\nnode Item {\n    has name: str;\n}\nwith entry {\n    x = 1;\n    print(x);  # trailing\n}\n";
 
 #[test]
@@ -11,12 +12,20 @@ fn format_rewrites_files_and_keeps_comments() {
     let file = dir.write("main.svc", MESSY);
     let out = svc_in(dir.path(), &["format", "main.svc"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains("reformatted: main.svc"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("reformatted: main.svc"),
+        "{}",
+        stdout(&out)
+    );
     assert_eq!(std::fs::read_to_string(&file).expect("read"), TIDY);
     // Formatting again changes nothing.
     let out = svc_in(dir.path(), &["format", "main.svc"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains("0 file(s) reformatted, 1 unchanged"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("0 file(s) reformatted, 1 unchanged"),
+        "{}",
+        stdout(&out)
+    );
     // And the program still runs the same.
     let run = svc_in(dir.path(), &["run", "--no-store", "main.svc"]);
     assert_eq!(stdout(&run), "1\n", "{}", stderr(&run));
@@ -45,8 +54,14 @@ fn format_walks_directories_and_reports_broken_files() {
     let out = svc_in(dir.path(), &["format", "."]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let err = stderr(&out);
-    assert!(err.contains("broken.svc") && err.contains("syntax error"), "{err}");
-    assert_eq!(std::fs::read_to_string(dir.path().join("ok.svc")).expect("read"), TIDY);
+    assert!(
+        err.contains("broken.svc") && err.contains("syntax error"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("ok.svc")).expect("read"),
+        TIDY
+    );
     assert_eq!(
         std::fs::read_to_string(dir.path().join("broken.svc")).expect("read"),
         "with entry { x = ; }\n"

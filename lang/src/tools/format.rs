@@ -60,14 +60,15 @@ const IMPORT_BIT: u32 = 1 << 31;
 
 fn verify_same_tokens(src: &str, before: &Lexed, out: &str) -> Result<(), ToolError> {
     let after = lexer::lex(out);
-    let same = before.tokens.len() == after.tokens.len()
-        && before.tokens.iter().zip(&after.tokens).all(|(a, b)| {
-            a.kind == b.kind || matches!((a.kind, b.kind), (T::Str(_), T::Str(_)))
-        })
-        && before.tokens.iter().zip(&after.tokens).all(|(a, b)| {
-            src.get(a.span.start as usize..a.span.end as usize)
-                == out.get(b.span.start as usize..b.span.end as usize)
-        });
+    let same =
+        before.tokens.len() == after.tokens.len()
+            && before.tokens.iter().zip(&after.tokens).all(|(a, b)| {
+                a.kind == b.kind || matches!((a.kind, b.kind), (T::Str(_), T::Str(_)))
+            })
+            && before.tokens.iter().zip(&after.tokens).all(|(a, b)| {
+                src.get(a.span.start as usize..a.span.end as usize)
+                    == out.get(b.span.start as usize..b.span.end as usize)
+            });
     if same {
         Ok(())
     } else {
@@ -366,7 +367,10 @@ impl<'a> Formatter<'a> {
         let mut prev_end = 0usize;
         for i in 0..self.toks.len() {
             let tok = self.toks[i];
-            let gap = self.src.get(prev_end..tok.span.start as usize).unwrap_or("");
+            let gap = self
+                .src
+                .get(prev_end..tok.span.start as usize)
+                .unwrap_or("");
             prev_end = tok.span.end as usize;
             let kind = tok.kind;
             // A closer leaves its frame before its line's indent is chosen.
@@ -375,7 +379,11 @@ impl<'a> Formatter<'a> {
             } else {
                 None
             };
-            let sep = if i == 0 { Sep::SoftTight } else { self.sep(i - 1, i, closer_frame) };
+            let sep = if i == 0 {
+                Sep::SoftTight
+            } else {
+                self.sep(i - 1, i, closer_frame)
+            };
             self.trivia_and_sep(gap, sep, i, closer_frame);
             if kind == T::Eof {
                 break;
@@ -458,7 +466,7 @@ impl<'a> Formatter<'a> {
                 Trivia::Comment { text, block } => {
                     let own_line = first && !wrote_comment || nl_before > 0 || need_newline;
                     if own_line {
-                        let blank = nl_before >= 2 && !(after_open && !wrote_comment);
+                        let blank = nl_before >= 2 && (wrote_comment || !after_open);
                         self.newline(blank && !first);
                         let indent = match closer {
                             Some(f) => f.inner,
@@ -486,10 +494,10 @@ impl<'a> Formatter<'a> {
         };
         if line_break {
             self.newline(nl_before >= 2 && blank_allowed);
-        } else if matches!(sep, Sep::Space | Sep::SoftSpace) || wrote_comment {
-            if !self.at_line_start {
-                self.out.push(' ');
-            }
+        } else if (matches!(sep, Sep::Space | Sep::SoftSpace) || wrote_comment)
+            && !self.at_line_start
+        {
+            self.out.push(' ');
         }
     }
 
@@ -721,7 +729,8 @@ impl<'a> Formatter<'a> {
             self.kind(j),
             T::Minus | T::Plus | T::Tilde | T::Star | T::DoubleStar
         ) && (j == 0 || self.is_unary_context(j - 1))
-            && !(self.kind(j) == T::Star && self.toks.get(j + 1).is_some_and(|t| t.kind == T::Comma))
+            && !(self.kind(j) == T::Star
+                && self.toks.get(j + 1).is_some_and(|t| t.kind == T::Comma))
     }
 
     fn is_decorator_at(&self, j: usize) -> bool {
@@ -730,8 +739,14 @@ impl<'a> Formatter<'a> {
 
     fn starts_line(&self, j: usize) -> bool {
         let start = self.toks[j].span.start as usize;
-        let prev_end = if j == 0 { 0 } else { self.toks[j - 1].span.end as usize };
-        self.src.get(prev_end..start).is_some_and(|g| g.contains('\n'))
+        let prev_end = if j == 0 {
+            0
+        } else {
+            self.toks[j - 1].span.end as usize
+        };
+        self.src
+            .get(prev_end..start)
+            .is_some_and(|g| g.contains('\n'))
     }
 }
 

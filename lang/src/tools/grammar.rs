@@ -162,11 +162,7 @@ const OPEN_TOKENS: &[(&str, &str, &str)] = &[
         "name",
         "identifier `[A-Za-z_][A-Za-z0-9_]*` (Unicode letters allowed); `` `kw `` escapes a keyword; soft keywords `case`, `to`, `by`, `test`, `sv`, `global`, `nonlocal`, `pub`, `priv`, `protect` are names",
     ),
-    (
-        "Int",
-        "literal",
-        "`123`, `1_000`, `0x1f`, `0o17`, `0b101`",
-    ),
+    ("Int", "literal", "`123`, `1_000`, `0x1f`, `0o17`, `0b101`"),
     ("Float", "literal", "`1.5`, `1e-3`, `2.`, `.5`"),
     (
         "Str",

@@ -27,7 +27,11 @@ use std::collections::{HashMap, HashSet};
 pub const LINT_RULES: &[(&str, &str, bool)] = &[
     ("L001", "unused variable", false),
     ("L002", "unused import", false),
-    ("L003", "name shadows a builtin or a module-level declaration", false),
+    (
+        "L003",
+        "name shadows a builtin or a module-level declaration",
+        false,
+    ),
     ("L004", "unreachable code", false),
     ("L005", "missing `;` after a trailing expression", true),
     ("L006", "comparison with None by `==`/`!=`", false),
@@ -136,7 +140,8 @@ fn lint_source_on_stack(src: &str, auto_fix: bool) -> LintReport {
 
 fn finish(mut f: Finder<'_>, fixed: Option<(String, bool)>) -> LintReport {
     f.out.sort_by_key(|(off, v)| (*off, v.code.clone()));
-    f.out.dedup_by(|a, b| a.0 == b.0 && a.1.code == b.1.code && a.1.message == b.1.message);
+    f.out
+        .dedup_by(|a, b| a.0 == b.0 && a.1.code == b.1.code && a.1.message == b.1.message);
     f.out.truncate(MAX_VIOLATIONS);
     let (fixed_code, changed) = match fixed {
         Some((t, c)) => (Some(t), c),
@@ -156,7 +161,9 @@ fn missing_semicolons(src: &str, tree: &TNode, out: &mut Vec<u32>) {
         if n.kind != "Block" {
             return;
         }
-        let Some(last) = n.children.last() else { return };
+        let Some(last) = n.children.last() else {
+            return;
+        };
         if last.kind != "ExprStmt" {
             return;
         }
@@ -238,67 +245,70 @@ fn rules(f: &mut Finder<'_>, _module: &Module, tree: &TNode) {
     // Per function: L001 unused variables and L003 shadowing. A name counts as used when
     // the top-level item holding the function reads it (closures rebind outer names).
     for item in &tree.children {
-    let mut item_reads: HashMap<String, u32> = HashMap::new();
-    collect_reads(item, &mut item_reads);
-    item.each(|n| {
-        if !matches!(n.kind, "Ability" | "Lambda" | "EntryBlock" | "Impl" | "TestBlock") {
-            return;
-        }
-        let module_level_block = n.kind == "EntryBlock";
-        let mut assigned: Vec<(&str, Span)> = Vec::new();
-        for c in &n.children {
-            if c.kind == "Param"
-                && let Some(l) = &c.label
-            {
-                let name = l.trim_start_matches('*');
-                if name != "self" && (is_builtin(name) || top_level.contains(name)) {
+        let mut item_reads: HashMap<String, u32> = HashMap::new();
+        collect_reads(item, &mut item_reads);
+        item.each(|n| {
+            if !matches!(
+                n.kind,
+                "Ability" | "Lambda" | "EntryBlock" | "Impl" | "TestBlock"
+            ) {
+                return;
+            }
+            let module_level_block = n.kind == "EntryBlock";
+            let mut assigned: Vec<(&str, Span)> = Vec::new();
+            for c in &n.children {
+                if c.kind == "Param"
+                    && let Some(l) = &c.label
+                {
+                    let name = l.trim_start_matches('*');
+                    if name != "self" && (is_builtin(name) || top_level.contains(name)) {
+                        f.push(
+                            c.span.start,
+                            "L003",
+                            "warning",
+                            format!("parameter `{name}` shadows {}", what(name)),
+                        );
+                    }
+                }
+            }
+            if let Some(body) = n.children.iter().find(|c| c.kind == "Block") {
+                own_assignments(body, &mut assigned);
+            }
+            let mut seen = HashSet::new();
+            for (name, span) in assigned {
+                if !seen.insert(name) {
+                    continue;
+                }
+                if top_level.contains(name) {
+                    // Assignment rebinds the module-level name (Jac has no `global`).
+                    continue;
+                }
+                if is_builtin(name) {
                     f.push(
-                        c.span.start,
+                        span.start,
                         "L003",
                         "warning",
-                        format!("parameter `{name}` shadows {}", what(name)),
+                        format!("local `{name}` shadows {}", what(name)),
+                    );
+                }
+                if name.starts_with('_') {
+                    continue;
+                }
+                let used = if module_level_block {
+                    reads.contains_key(name)
+                } else {
+                    item_reads.contains_key(name)
+                };
+                if !used {
+                    f.push(
+                        span.start,
+                        "L001",
+                        "warning",
+                        format!("`{name}` is assigned but never used"),
                     );
                 }
             }
-        }
-        if let Some(body) = n.children.iter().find(|c| c.kind == "Block") {
-            own_assignments(body, &mut assigned);
-        }
-        let mut seen = HashSet::new();
-        for (name, span) in assigned {
-            if !seen.insert(name) {
-                continue;
-            }
-            if top_level.contains(name) {
-                // Assignment rebinds the module-level name (Jac has no `global`).
-                continue;
-            }
-            if is_builtin(name) {
-                f.push(
-                    span.start,
-                    "L003",
-                    "warning",
-                    format!("local `{name}` shadows {}", what(name)),
-                );
-            }
-            if name.starts_with('_') {
-                continue;
-            }
-            let used = if module_level_block {
-                reads.contains_key(name)
-            } else {
-                item_reads.contains_key(name)
-            };
-            if !used {
-                f.push(
-                    span.start,
-                    "L001",
-                    "warning",
-                    format!("`{name}` is assigned but never used"),
-                );
-            }
-        }
-    });
+        });
     }
 
     // L004 unreachable code, L006 `== None`.
@@ -315,7 +325,10 @@ fn rules(f: &mut Finder<'_>, _module: &Module, tree: &TNode) {
                     );
                     break;
                 }
-                if matches!(c.kind, "Return" | "Raise" | "Break" | "Continue" | "Disengage") {
+                if matches!(
+                    c.kind,
+                    "Return" | "Raise" | "Break" | "Continue" | "Disengage"
+                ) {
                     stop = true;
                 }
             }
@@ -323,8 +336,7 @@ fn rules(f: &mut Finder<'_>, _module: &Module, tree: &TNode) {
         if n.kind == "Compare"
             && let Some(l) = &n.label
             && (l == "==" || l == "!=")
-            && n
-                .children
+            && n.children
                 .iter()
                 .any(|c| c.kind == "Constant" && c.label.as_deref() == Some("None"))
         {
@@ -352,24 +364,26 @@ fn what(name: &str) -> &'static str {
 fn collect_reads(n: &TNode, reads: &mut HashMap<String, u32>) {
     let mut stack = vec![(n, false)];
     while let Some((node, in_target)) = stack.pop() {
-        if node.kind == "Name" && !in_target {
-            if let Some(l) = &node.label {
-                *reads.entry(l.clone()).or_default() += 1;
-            }
-        }
-        if node.kind == "FString" || node.kind == "Str" {
-            // Names used only inside f-strings are Name nodes already; plain strings hold none.
+        if node.kind == "Name"
+            && !in_target
+            && let Some(l) = &node.label
+        {
+            *reads.entry(l.clone()).or_default() += 1;
         }
         for c in &node.children {
             let target = match (node.kind, c.role) {
-                ("Assign" | "For" | "Declare", Some("target")) => c.kind == "Name" || c.kind == "Tuple" || c.kind == "List",
+                ("Assign" | "For" | "Declare", Some("target")) => {
+                    c.kind == "Name" || c.kind == "Tuple" || c.kind == "List"
+                }
                 ("Comprehension", Some("target")) => true,
                 ("Tuple" | "List", _) if in_target => true,
                 ("Import", _) | ("Archetype", _) | ("Enum", _) | ("HasDecl", _) => false,
                 _ => false,
             };
             // Import names, parameters and declarations are not reads.
-            if matches!(node.kind, "Import" | "GlobVar" | "HasVar" | "EnumMember") && c.kind == "Name" {
+            if matches!(node.kind, "Import" | "GlobVar" | "HasVar" | "EnumMember")
+                && c.kind == "Name"
+            {
                 continue;
             }
             stack.push((c, target));

@@ -12,11 +12,11 @@ mod ast_dump;
 mod format;
 pub mod grammar;
 mod lint;
+#[cfg(test)]
+mod tests;
 mod to_js;
 mod to_py;
 pub mod tree;
-#[cfg(test)]
-mod tests;
 
 pub use ast_dump::{ast_json, ast_tree};
 pub use format::format_source;

@@ -9,7 +9,9 @@ fn svc_files() -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut dirs = vec![root.join("tests/fixtures"), root.join("examples")];
     while let Some(d) = dirs.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -40,7 +42,10 @@ fn shape(src: &str) -> String {
 }
 
 fn parses_clean(src: &str) -> bool {
-    !crate::parser::parse(src).diagnostics.iter().any(|d| d.is_error())
+    !crate::parser::parse(src)
+        .diagnostics
+        .iter()
+        .any(|d| d.is_error())
 }
 
 #[test]
@@ -49,14 +54,28 @@ fn format_fixtures_same_tree_idempotent_comments_kept() {
     for p in svc_files() {
         let src = std::fs::read_to_string(&p).expect("read fixture");
         if !parses_clean(&src) {
-            assert!(format_source(&src).is_err(), "{}: formatted broken code", p.display());
+            assert!(
+                format_source(&src).is_err(),
+                "{}: formatted broken code",
+                p.display()
+            );
             continue;
         }
         let once = format_source(&src).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-        assert_eq!(shape(&src), shape(&once), "{}: tree changed:\n{once}", p.display());
+        assert_eq!(
+            shape(&src),
+            shape(&once),
+            "{}: tree changed:\n{once}",
+            p.display()
+        );
         let twice = format_source(&once).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
         assert_eq!(once, twice, "{}: not idempotent", p.display());
-        assert_eq!(format::comments(&src), format::comments(&once), "{}: comments", p.display());
+        assert_eq!(
+            format::comments(&src),
+            format::comments(&once),
+            "{}: comments",
+            p.display()
+        );
         checked += 1;
     }
     assert!(checked > 50);
@@ -72,21 +91,34 @@ fn token_table_covers_every_lexer_keyword_and_punctuation() {
     let spec = grammar_spec();
     let mut n = 0;
     for line in kw_fn.lines() {
-        let Some(rest) = line.trim().strip_prefix('"') else { continue };
+        let Some(rest) = line.trim().strip_prefix('"') else {
+            continue;
+        };
         let word = &rest[..rest.find('"').expect("closing quote")];
         n += 1;
-        assert!(table.contains(&format!("`{word}`")), "token table lacks keyword `{word}`");
-        assert!(spec.contains(&format!("\"{word}\"")), "grammar never mentions `{word}`");
+        assert!(
+            table.contains(&format!("`{word}`")),
+            "token table lacks keyword `{word}`"
+        );
+        assert!(
+            spec.contains(&format!("\"{word}\"")),
+            "grammar never mentions `{word}`"
+        );
     }
     assert!(n > 50, "keywords not found in lexer.rs");
     // Every fixed spelling of `TokenKind::text` is in the table.
     let text_fn = &lexer_src[lexer_src.find("pub fn text(self)").expect("text fn")..];
     let text_fn = &text_fn[..text_fn.find("pub fn describe").expect("end of text fn")];
     for line in text_fn.lines() {
-        let Some((_, rhs)) = line.split_once("=> \"") else { continue };
+        let Some((_, rhs)) = line.split_once("=> \"") else {
+            continue;
+        };
         let spelling = &rhs[..rhs.rfind('"').expect("closing quote")];
         let shown = spelling.replace('|', "\\|");
-        assert!(table.contains(&format!("`{shown}`")), "token table lacks `{spelling}`");
+        assert!(
+            table.contains(&format!("`{shown}`")),
+            "token table lacks `{spelling}`"
+        );
     }
     for row in grammar::TOKENS {
         if row.kind.is_keyword() {
@@ -99,13 +131,26 @@ fn token_table_covers_every_lexer_keyword_and_punctuation() {
 #[test]
 fn grammar_spec_has_the_main_rules() {
     let g = grammar_spec();
-    for rule in ["module", "archetype", "ability", "statement", "expression", "edge_ref", "connect_op", "filter"] {
+    for rule in [
+        "module",
+        "archetype",
+        "ability",
+        "statement",
+        "expression",
+        "edge_ref",
+        "connect_op",
+        "filter",
+    ] {
         assert!(g.contains(&format!("\n{rule} ")), "rule {rule}");
     }
 }
 
 fn codes(src: &str) -> Vec<String> {
-    lint_source(src, false).violations.into_iter().map(|v| v.code).collect()
+    lint_source(src, false)
+        .violations
+        .into_iter()
+        .map(|v| v.code)
+        .collect()
 }
 
 #[test]
@@ -119,17 +164,29 @@ fn lint_finds_each_rule() {
     assert!(fixed.changed);
     let fixed_code = fixed.fixed_code.expect("fixed");
     assert!(fixed_code.contains("print(f(1));"), "{fixed_code}");
-    assert!(!codes(&fixed_code).iter().any(|x| x == "L005" || x == "L007"));
+    assert!(
+        !codes(&fixed_code)
+            .iter()
+            .any(|x| x == "L005" || x == "L007")
+    );
 }
 
 #[test]
 fn lint_reports_compiler_errors_with_severity_error() {
     let r = lint_source("with entry { x = ; }", true);
-    assert!(r.violations.iter().any(|v| v.severity == "error" && v.code.starts_with('E')));
+    assert!(
+        r.violations
+            .iter()
+            .any(|v| v.severity == "error" && v.code.starts_with('E'))
+    );
     assert!(r.violations.iter().all(|v| v.severity == "error"));
     assert!(r.fixed_code.is_none() && !r.changed);
     let r = lint_source("with entry { print(undefined_name); }", false);
-    assert!(r.violations.iter().any(|v| v.severity == "error"), "{:?}", r.violations);
+    assert!(
+        r.violations.iter().any(|v| v.severity == "error"),
+        "{:?}",
+        r.violations
+    );
 }
 
 #[test]
@@ -147,7 +204,14 @@ fn lint_every_fixture_without_panicking() {
         let r = lint_source(&src, true);
         if std::env::var_os("SVC_LINT_DUMP").is_some() {
             for v in r.violations.iter().filter(|v| v.code.starts_with('L')) {
-                eprintln!("{}:{}:{}: {} {}", p.display(), v.line, v.col, v.code, v.message);
+                eprintln!(
+                    "{}:{}:{}: {} {}",
+                    p.display(),
+                    v.line,
+                    v.col,
+                    v.code,
+                    v.message
+                );
             }
         }
         if let Some(fixed) = &r.fixed_code {
@@ -168,7 +232,10 @@ fn run_checker(cmd: &str, args: &[&str], input: &str) -> Option<(bool, String)> 
         .ok()?;
     child.stdin.take()?.write_all(input.as_bytes()).ok()?;
     let out = child.wait_with_output().ok()?;
-    Some((out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned()))
+    Some((
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
 }
 
 /// Check many programs with one checker process: programs are sent NUL-separated and
@@ -219,7 +286,10 @@ fn python_translation_of_every_fixture_is_valid_python() {
 fn python_translation_runs_objects_and_functions() {
     let src = "obj Point {\n    has x: int, y: int = 0;\n    def norm2() -> int { return self.x * self.x + self.y * self.y; }\n}\n\ndef total(ps: list) -> int {\n    s = 0;\n    for p in ps { s += p.norm2(); }\n    return s;\n}\n\nwith entry {\n    ps = [Point(x=1, y=2), Point(3)];\n    print(f\"total={total(ps)}\", total(ps) |> str);\n}\n";
     let py = svc_to_python(src).expect("translates");
-    assert!(py.contains("@dataclass") && py.contains("class Point:"), "{py}");
+    assert!(
+        py.contains("@dataclass") && py.contains("class Point:"),
+        "{py}"
+    );
     if let Some((ok, err)) = run_checker("python3", &["-"], &py) {
         assert!(ok, "{err}\n{py}");
     }
@@ -246,7 +316,11 @@ fn js_translation_of_every_fixture_is_valid_javascript() {
         return;
     };
     if let Some(&i) = bad.first() {
-        panic!("{}: invalid JavaScript:\n{}", paths[i].display(), programs[i]);
+        panic!(
+            "{}: invalid JavaScript:\n{}",
+            paths[i].display(),
+            programs[i]
+        );
     }
 }
 
@@ -255,25 +329,42 @@ fn js_translation_runs_objects_and_functions() {
     let src = "obj Point {\n    has x: int, y: int = 0;\n    def norm2() -> int { return self.x * self.x + self.y * self.y; }\n}\n\ndef total(ps: list) -> int {\n    s = 0;\n    for p in ps { s += p.norm2(); }\n    return s;\n}\n\nwith entry {\n    ps = [Point(y=2, x=1), Point(3)];\n    print(f\"total={total(ps)}\", [p.x for p in ps if p.y > 0]);\n}\n";
     let (js, warnings) = svc_to_js_with_warnings(src).expect("translates");
     assert!(warnings.is_empty(), "{warnings:?}");
-    assert!(js.contains("class Point {") && js.contains("function total(ps)"), "{js}");
+    assert!(
+        js.contains("class Point {") && js.contains("function total(ps)"),
+        "{js}"
+    );
     let path = std::env::temp_dir().join(format!("svc-to-js-{}.js", std::process::id()));
     std::fs::write(&path, &js).expect("write js");
-    let check = std::process::Command::new("node").arg("--check").arg(&path).output();
+    let check = std::process::Command::new("node")
+        .arg("--check")
+        .arg(&path)
+        .output();
     let run = std::process::Command::new("node").arg(&path).output();
     let _ = std::fs::remove_file(&path);
     let (Ok(check), Ok(run)) = (check, run) else {
         eprintln!("node not installed: translation not run");
         return;
     };
-    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
-    assert_eq!(String::from_utf8_lossy(&run.stdout), "total=14 [1]\n", "{js}");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        "total=14 [1]\n",
+        "{js}"
+    );
 }
 
 #[test]
 fn js_translation_stubs_nodes_and_walkers() {
     let src = "node N { has v: int = 0; def double() -> int { return self.v * 2; } }\nwalker W {\n    can go with N entry { visit [-->]; }\n}\nwith entry { root ++> N(); }\n";
     let (js, warnings) = svc_to_js_with_warnings(src).expect("translates");
-    assert!(js.contains("class N {") && js.contains("class W {") && js.contains("go(here)"), "{js}");
+    assert!(
+        js.contains("class N {") && js.contains("class W {") && js.contains("go(here)"),
+        "{js}"
+    );
     assert!(warnings.iter().any(|w| w.contains("stub")), "{warnings:?}");
     assert!(svc_to_js("obj {").is_err());
 }
@@ -281,7 +372,10 @@ fn js_translation_stubs_nodes_and_walkers() {
 #[test]
 fn deep_operator_chains_are_bounded() {
     // Under the tools' depth cap: every tool answers (on a default 2 MiB test thread).
-    let ok = format!("with entry {{\n    x = 1{};\n    print(x);\n}}\n", " + 1".repeat(350));
+    let ok = format!(
+        "with entry {{\n    x = 1{};\n    print(x);\n}}\n",
+        " + 1".repeat(350)
+    );
     assert!(format_source(&ok).is_ok());
     assert!(ast_tree(&ok).is_ok() && ast_json(&ok).is_ok());
     assert!(svc_to_python(&ok).is_ok() && svc_to_js(&ok).is_ok());
@@ -295,7 +389,11 @@ fn deep_operator_chains_are_bounded() {
             let deep = format!("with entry {{ x = 1{}; }}\n", " + 1".repeat(20_000));
             let err = format_source(&deep).expect_err("too deep");
             assert!(err.message.contains("nested more than"), "{err}");
-            assert!(ast_json(&deep).is_err() && svc_to_python(&deep).is_err() && svc_to_js(&deep).is_err());
+            assert!(
+                ast_json(&deep).is_err()
+                    && svc_to_python(&deep).is_err()
+                    && svc_to_js(&deep).is_err()
+            );
             let lint = lint_source(&deep, true);
             assert!(lint.violations.iter().any(|v| v.severity == "error"));
         })

@@ -20,34 +20,114 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 const MAX_WARNINGS: usize = 200;
 
 const JS_RESERVED: &[&str] = &[
-    "new", "var", "function", "let", "const", "this", "switch", "case", "default", "typeof",
-    "instanceof", "void", "delete", "do", "catch", "throw", "extends", "export", "interface",
-    "package", "private", "protected", "public", "arguments", "eval", "yield", "enum", "null",
-    "true", "false", "undefined", "implements", "debugger", "super", "class", "import",
+    "new",
+    "var",
+    "function",
+    "let",
+    "const",
+    "this",
+    "switch",
+    "case",
+    "default",
+    "typeof",
+    "instanceof",
+    "void",
+    "delete",
+    "do",
+    "catch",
+    "throw",
+    "extends",
+    "export",
+    "interface",
+    "package",
+    "private",
+    "protected",
+    "public",
+    "arguments",
+    "eval",
+    "yield",
+    "enum",
+    "null",
+    "true",
+    "false",
+    "undefined",
+    "implements",
+    "debugger",
+    "super",
+    "class",
+    "import",
 ];
 
 /// The prelude: helper name and its definition (emitted when the code uses the name).
 const PRELUDE: &[(&str, &str)] = &[
-    ("__str", "function __str(v) { if (v === null || v === undefined) return \"None\"; if (v === true) return \"True\"; if (v === false) return \"False\"; if (Array.isArray(v)) return \"[\" + v.map(__repr).join(\", \") + \"]\"; return String(v); }"),
-    ("__repr", "function __repr(v) { return typeof v === \"string\" ? \"'\" + v + \"'\" : __str(v); }"),
-    ("print", "function print(...a) { console.log(a.map(__str).join(\" \")); }"),
-    ("len", "function len(v) { return v instanceof Map || v instanceof Set ? v.size : (typeof v === \"object\" && !Array.isArray(v) ? Object.keys(v).length : v.length); }"),
-    ("range", "function range(a, b, s = 1) { if (b === undefined) { b = a; a = 0; } const r = []; for (let i = a; s > 0 ? i < b : i > b; i += s) r.push(i); return r; }"),
+    (
+        "__str",
+        "function __str(v) { if (v === null || v === undefined) return \"None\"; if (v === true) return \"True\"; if (v === false) return \"False\"; if (Array.isArray(v)) return \"[\" + v.map(__repr).join(\", \") + \"]\"; return String(v); }",
+    ),
+    (
+        "__repr",
+        "function __repr(v) { return typeof v === \"string\" ? \"'\" + v + \"'\" : __str(v); }",
+    ),
+    (
+        "print",
+        "function print(...a) { console.log(a.map(__str).join(\" \")); }",
+    ),
+    (
+        "len",
+        "function len(v) { return v instanceof Map || v instanceof Set ? v.size : (typeof v === \"object\" && !Array.isArray(v) ? Object.keys(v).length : v.length); }",
+    ),
+    (
+        "range",
+        "function range(a, b, s = 1) { if (b === undefined) { b = a; a = 0; } const r = []; for (let i = a; s > 0 ? i < b : i > b; i += s) r.push(i); return r; }",
+    ),
     ("str", "function str(v) { return __str(v); }"),
     ("int", "function int(v) { return Math.trunc(Number(v)); }"),
     ("float", "function float(v) { return Number(v); }"),
-    ("bool", "function bool(v) { return Array.isArray(v) ? v.length > 0 : Boolean(v); }"),
+    (
+        "bool",
+        "function bool(v) { return Array.isArray(v) ? v.length > 0 : Boolean(v); }",
+    ),
     ("abs", "function abs(v) { return Math.abs(v); }"),
-    ("min", "function min(...a) { return Math.min(...(a.length === 1 ? a[0] : a)); }"),
-    ("max", "function max(...a) { return Math.max(...(a.length === 1 ? a[0] : a)); }"),
-    ("sum", "function sum(v) { let t = 0; for (const x of v) t += x; return t; }"),
-    ("sorted", "function sorted(v) { return Array.from(v).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)); }"),
-    ("list", "function list(v) { return v === undefined ? [] : Array.from(v); }"),
-    ("enumerate", "function enumerate(v, start = 0) { return Array.from(v).map((x, i) => [i + start, x]); }"),
-    ("zip", "function zip(...a) { const n = Math.min(...a.map((x) => x.length)); return range(n).map((i) => a.map((x) => x[i])); }"),
-    ("isinstance", "function isinstance(v, t) { return v instanceof t; }"),
-    ("__in", "function __in(x, c) { if (typeof c === \"string\" || Array.isArray(c)) return c.includes(x); if (c instanceof Map || c instanceof Set) return c.has(x); return Object.prototype.hasOwnProperty.call(c, x); }"),
-    ("__exc", "function __exc(name, ...args) { return Object.assign(new Error(args.map(__str).join(\", \")), { name }); }"),
+    (
+        "min",
+        "function min(...a) { return Math.min(...(a.length === 1 ? a[0] : a)); }",
+    ),
+    (
+        "max",
+        "function max(...a) { return Math.max(...(a.length === 1 ? a[0] : a)); }",
+    ),
+    (
+        "sum",
+        "function sum(v) { let t = 0; for (const x of v) t += x; return t; }",
+    ),
+    (
+        "sorted",
+        "function sorted(v) { return Array.from(v).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)); }",
+    ),
+    (
+        "list",
+        "function list(v) { return v === undefined ? [] : Array.from(v); }",
+    ),
+    (
+        "enumerate",
+        "function enumerate(v, start = 0) { return Array.from(v).map((x, i) => [i + start, x]); }",
+    ),
+    (
+        "zip",
+        "function zip(...a) { const n = Math.min(...a.map((x) => x.length)); return range(n).map((i) => a.map((x) => x[i])); }",
+    ),
+    (
+        "isinstance",
+        "function isinstance(v, t) { return v instanceof t; }",
+    ),
+    (
+        "__in",
+        "function __in(x, c) { if (typeof c === \"string\" || Array.isArray(c)) return c.includes(x); if (c instanceof Map || c instanceof Set) return c.has(x); return Object.prototype.hasOwnProperty.call(c, x); }",
+    ),
+    (
+        "__exc",
+        "function __exc(name, ...args) { return Object.assign(new Error(args.map(__str).join(\", \")), { name }); }",
+    ),
 ];
 
 /// Translate svc source to JavaScript; `Err` holds the reasons when no valid JS results.
@@ -83,7 +163,9 @@ fn svc_to_js_with_warnings_on_stack(src: &str) -> Result<(String, Vec<String>), 
     if t.dropped > 0 {
         warnings.push(format!("… and {} more warnings", t.dropped));
     }
-    let mut out = String::from("// Translated from svc by `svc_to_js`; object-spatial code is not translated.\n\"use strict\";\n");
+    let mut out = String::from(
+        "// Translated from svc by `svc_to_js`; object-spatial code is not translated.\n\"use strict\";\n",
+    );
     // Helpers the code uses, and the helpers those use.
     let mut need: BTreeSet<&str> = BTreeSet::new();
     for (n, _) in PRELUDE {
@@ -91,7 +173,11 @@ fn svc_to_js_with_warnings_on_stack(src: &str) -> Result<(String, Vec<String>), 
             need.insert(n);
         }
     }
-    for (dep, users) in [("__str", &["print", "str", "__repr", "__exc"][..]), ("__repr", &["__str"][..]), ("range", &["zip"][..])] {
+    for (dep, users) in [
+        ("__str", &["print", "str", "__repr", "__exc"][..]),
+        ("__repr", &["__str"][..]),
+        ("range", &["zip"][..]),
+    ] {
         if users.iter().any(|u| need.contains(u)) {
             need.insert(dep);
         }
@@ -175,7 +261,8 @@ impl<'a> Js<'a> {
                 Item::Ability(a) => {
                     if let (Some(n), Some(sig)) = (&a.name, &a.signature) {
                         self.declared.insert(n.name.to_string());
-                        self.functions.insert(n.name.to_string(), param_names(&sig.params));
+                        self.functions
+                            .insert(n.name.to_string(), param_names(&sig.params));
                     }
                 }
                 Item::Impl(i) => {
@@ -197,7 +284,10 @@ impl<'a> Js<'a> {
         top_vars.retain(|v| !self.declared.contains(v));
         self.declared.extend(top_vars.iter().cloned());
         if !top_vars.is_empty() {
-            out.push_str(&format!("let {};\n", top_vars.iter().cloned().collect::<Vec<_>>().join(", ")));
+            out.push_str(&format!(
+                "let {};\n",
+                top_vars.iter().cloned().collect::<Vec<_>>().join(", ")
+            ));
         }
         for it in &m.items {
             self.item(it, 0, &mut out);
@@ -223,7 +313,8 @@ impl<'a> Js<'a> {
             }
         }
         self.declared.insert(a.name.name.to_string());
-        self.classes.insert(a.name.name.to_string(), init.unwrap_or(fields));
+        self.classes
+            .insert(a.name.name.to_string(), init.unwrap_or(fields));
     }
 
     fn item(&mut self, it: &Item, level: usize, out: &mut String) {
@@ -237,14 +328,24 @@ impl<'a> Js<'a> {
             && level == 0
             && !self.emitted.insert(n.name.to_string())
         {
-            self.warn(span, format!("`{}` is declared twice; the later declaration is not translated", n.name));
+            self.warn(
+                span,
+                format!(
+                    "`{}` is declared twice; the later declaration is not translated",
+                    n.name
+                ),
+            );
             return;
         }
         match it {
             Item::Import(i) => {
                 let path = |p: &ModPath| {
                     let parts: Vec<&str> = p.parts.iter().map(|n| &*n.name).collect();
-                    let up = if p.dots > 1 { "../".repeat((p.dots - 1).min(16) as usize) } else { "./".into() };
+                    let up = if p.dots > 1 {
+                        "../".repeat((p.dots - 1).min(16) as usize)
+                    } else {
+                        "./".into()
+                    };
                     js_str(&format!("{up}{}", parts.join("/")))
                 };
                 if let Some(from) = &i.from {
@@ -256,7 +357,12 @@ impl<'a> Js<'a> {
                             None => name(&it.name.name),
                         })
                         .collect();
-                    out.push_str(&format!("{}const {{ {} }} = require({});\n", ind(level), names.join(", "), path(from)));
+                    out.push_str(&format!(
+                        "{}const {{ {} }} = require({});\n",
+                        ind(level),
+                        names.join(", "),
+                        path(from)
+                    ));
                 } else {
                     for (p, alias) in &i.modules {
                         let local = alias.as_ref().map_or_else(
@@ -266,7 +372,11 @@ impl<'a> Js<'a> {
                         if i.kind == ImportKind::Include {
                             self.warn(i.span, "`include` becomes a module object import");
                         }
-                        out.push_str(&format!("{}const {local} = require({});\n", ind(level), path(p)));
+                        out.push_str(&format!(
+                            "{}const {local} = require({});\n",
+                            ind(level),
+                            path(p)
+                        ));
                     }
                 }
             }
@@ -303,7 +413,11 @@ impl<'a> Js<'a> {
             Item::Glob(g) => {
                 for v in &g.vars {
                     let value = v.value.as_ref().map_or("null".into(), |e| self.expr(e));
-                    out.push_str(&format!("{}{} = {value};\n", ind(level), name(&v.name.name)));
+                    out.push_str(&format!(
+                        "{}{} = {value};\n",
+                        ind(level),
+                        name(&v.name.name)
+                    ));
                 }
             }
             Item::Impl(_) => {}
@@ -330,7 +444,13 @@ impl<'a> Js<'a> {
         let cname = name(&a.name.name);
         let base = a.bases.first().map(|b| self.expr(b));
         if a.bases.len() > 1 {
-            self.warn(a.span, format!("`{}` has several bases; JavaScript keeps the first", a.name.name));
+            self.warn(
+                a.span,
+                format!(
+                    "`{}` has several bases; JavaScript keeps the first",
+                    a.name.name
+                ),
+            );
         }
         match &base {
             Some(b) => out.push_str(&format!("{}class {cname} extends {b} {{\n", ind(level))),
@@ -355,16 +475,36 @@ impl<'a> Js<'a> {
         for (v, is_static) in &fields {
             if *is_static {
                 let value = v.default.as_ref().map_or("null".into(), |e| self.expr(e));
-                out.push_str(&format!("{}static {} = {value};\n", ind(l1), name(&v.name.name)));
+                out.push_str(&format!(
+                    "{}static {} = {value};\n",
+                    ind(l1),
+                    name(&v.name.name)
+                ));
             }
         }
         match init {
             Some(ab) => {
                 let key = format!("{}.init", a.name.name);
-                let body = ab.body.as_deref().or_else(|| self.impls.get(&key).map(|i| i.body.as_slice())).unwrap_or(&[]);
-                let params = ab.signature.as_ref().map(|s| self.params(&s.params)).unwrap_or_default();
-                out.push_str(&format!("{}constructor({}) {{\n", ind(l1), params.join(", ")));
-                let pn: Vec<String> = ab.signature.as_ref().map(|s| param_names(&s.params)).unwrap_or_default();
+                let body = ab
+                    .body
+                    .as_deref()
+                    .or_else(|| self.impls.get(&key).map(|i| i.body.as_slice()))
+                    .unwrap_or(&[]);
+                let params = ab
+                    .signature
+                    .as_ref()
+                    .map(|s| self.params(&s.params))
+                    .unwrap_or_default();
+                out.push_str(&format!(
+                    "{}constructor({}) {{\n",
+                    ind(l1),
+                    params.join(", ")
+                ));
+                let pn: Vec<String> = ab
+                    .signature
+                    .as_ref()
+                    .map(|s| param_names(&s.params))
+                    .unwrap_or_default();
                 self.fn_body(body, &pn, l1 + 1, out);
                 out.push_str(&format!("{}}}\n", ind(l1)));
             }
@@ -389,7 +529,11 @@ impl<'a> Js<'a> {
                     }
                     assigns.push(format!("this.{n} = {n};"));
                 }
-                out.push_str(&format!("{}constructor({}) {{\n", ind(l1), params.join(", ")));
+                out.push_str(&format!(
+                    "{}constructor({}) {{\n",
+                    ind(l1),
+                    params.join(", ")
+                ));
                 if base.is_some() {
                     out.push_str(&format!("{}super();\n", ind(l1 + 1)));
                 }
@@ -403,15 +547,26 @@ impl<'a> Js<'a> {
             match m {
                 Member::Ability(ab) if ab.name.as_ref().is_some_and(|n| &*n.name == "init") => {}
                 Member::Ability(ab) if ab.kind == AbilityKind::Can => {
-                    let n = ab.name.as_ref().map_or_else(|| format!("ability_{}", ab.span.start), |n| name(&n.name));
-                    out.push_str(&format!("{}{n}(here) {{\n{}// event ability: not translated\n{}}}\n", ind(l1), ind(l1 + 1), ind(l1)));
+                    let n = ab
+                        .name
+                        .as_ref()
+                        .map_or_else(|| format!("ability_{}", ab.span.start), |n| name(&n.name));
+                    out.push_str(&format!(
+                        "{}{n}(here) {{\n{}// event ability: not translated\n{}}}\n",
+                        ind(l1),
+                        ind(l1 + 1),
+                        ind(l1)
+                    ));
                 }
                 Member::Ability(ab) => self.function(ab, l1, Some(&a.name.name), out),
                 Member::Archetype(inner) => {
                     self.warn(inner.span, "a nested archetype is not translated");
                 }
                 Member::Enum(e) => self.warn(e.span, "a nested enum is not translated"),
-                Member::Entry(e) => self.warn(e.span, "a `with entry` block inside an archetype is not translated"),
+                Member::Entry(e) => self.warn(
+                    e.span,
+                    "a `with entry` block inside an archetype is not translated",
+                ),
                 _ => {}
             }
         }
@@ -448,7 +603,10 @@ impl<'a> Js<'a> {
             return;
         };
         if a.kind == AbilityKind::Can {
-            self.warn(a.span, format!("event ability `{}` is not translated", n.name));
+            self.warn(
+                a.span,
+                format!("event ability `{}` is not translated", n.name),
+            );
             return;
         }
         let key = match owner {
@@ -470,11 +628,19 @@ impl<'a> Js<'a> {
             (false, _, true) => "async function ",
             (false, _, false) => "function ",
         };
-        out.push_str(&format!("{}{kw}{}({}) {{\n", ind(level), name(&n.name), params.join(", ")));
+        out.push_str(&format!(
+            "{}{kw}{}({}) {{\n",
+            ind(level),
+            name(&n.name),
+            params.join(", ")
+        ));
         let body = a.body.as_deref().or(imp.map(|i| i.body.as_slice()));
         match body {
             Some(b) => self.fn_body(b, &pnames, level + 1, out),
-            None => out.push_str(&format!("{}throw new Error(\"not implemented\");\n", ind(level + 1))),
+            None => out.push_str(&format!(
+                "{}throw new Error(\"not implemented\");\n",
+                ind(level + 1)
+            )),
         }
         out.push_str(&format!("{}}}\n", ind(level)));
         if owner.is_none() {
@@ -506,7 +672,11 @@ impl<'a> Js<'a> {
         }
         locals.remove("self");
         if !locals.is_empty() {
-            out.push_str(&format!("{}let {};\n", ind(level), locals.into_iter().collect::<Vec<_>>().join(", ")));
+            out.push_str(&format!(
+                "{}let {};\n",
+                ind(level),
+                locals.into_iter().collect::<Vec<_>>().join(", ")
+            ));
         }
         self.stmts(body, level, out);
     }
@@ -556,7 +726,12 @@ impl<'a> Js<'a> {
                 };
                 Self::line(out, level, &text);
             }
-            StmtKind::If { cond, body, elifs, orelse } => {
+            StmtKind::If {
+                cond,
+                body,
+                elifs,
+                orelse,
+            } => {
                 let c = self.expr(cond);
                 out.push_str(&format!("{}if ({c}) ", ind(level)));
                 self.block(body, level, out);
@@ -580,7 +755,12 @@ impl<'a> Js<'a> {
                     self.warn(s.span, "the `else` of a loop is not translated");
                 }
             }
-            StmtKind::For { target, iter, body, orelse } => {
+            StmtKind::For {
+                target,
+                iter,
+                body,
+                orelse,
+            } => {
                 let t = self.target(target);
                 let it = self.expr(iter);
                 out.push_str(&format!("{}for ({t} of {it}) ", ind(level)));
@@ -590,7 +770,13 @@ impl<'a> Js<'a> {
                     self.warn(s.span, "the `else` of a loop is not translated");
                 }
             }
-            StmtKind::IterFor { init, cond, step, body, .. } => {
+            StmtKind::IterFor {
+                init,
+                cond,
+                step,
+                body,
+                ..
+            } => {
                 let mut i = String::new();
                 self.stmt(init, 0, &mut i);
                 let mut st = String::new();
@@ -610,7 +796,12 @@ impl<'a> Js<'a> {
                 self.loop_block(body, level, out);
                 out.push('\n');
             }
-            StmtKind::Try { body, handlers, orelse, finally } => {
+            StmtKind::Try {
+                body,
+                handlers,
+                orelse,
+                finally,
+            } => {
                 out.push_str(&format!("{}try ", ind(level)));
                 self.block(body, level, out);
                 if !handlers.is_empty() {
@@ -629,7 +820,10 @@ impl<'a> Js<'a> {
                                 parts.iter().map(|p| self.expr(p)).collect()
                             }
                         };
-                        let all = names.is_empty() || names.iter().any(|n| n == "Exception" || n == "BaseException");
+                        let all = names.is_empty()
+                            || names
+                                .iter()
+                                .any(|n| n == "Exception" || n == "BaseException");
                         let cond = names
                             .iter()
                             .map(|n| format!("__e?.name === {} || __e instanceof Object && __e.constructor?.name === {}", js_str(n), js_str(n)))
@@ -683,7 +877,10 @@ impl<'a> Js<'a> {
                     let cond = match &c.pattern.kind {
                         ExprKind::Name(n) if &**n == "_" => "true".to_string(),
                         ExprKind::Name(_) => {
-                            self.warn(c.span, "a capture pattern is translated as an equality test");
+                            self.warn(
+                                c.span,
+                                "a capture pattern is translated as an equality test",
+                            );
                             format!("{m} === {}", self.expr(&c.pattern))
                         }
                         _ => format!("{m} === {}", self.expr(&c.pattern)),
@@ -723,8 +920,14 @@ impl<'a> Js<'a> {
             StmtKind::Assert { cond, msg } => {
                 self.used.insert("__exc".into());
                 let c = self.expr(cond);
-                let m = msg.as_ref().map_or(String::new(), |m| format!(", {}", self.expr(m)));
-                Self::line(out, level, &format!("if (!({c})) throw __exc(\"AssertionError\"{m});"));
+                let m = msg
+                    .as_ref()
+                    .map_or(String::new(), |m| format!(", {}", self.expr(m)));
+                Self::line(
+                    out,
+                    level,
+                    &format!("if (!({c})) throw __exc(\"AssertionError\"{m});"),
+                );
             }
             StmtKind::Delete(e) => match &e.kind {
                 ExprKind::Index { .. } | ExprKind::Attr { .. } => {
@@ -736,13 +939,19 @@ impl<'a> Js<'a> {
                 }
             },
             StmtKind::Break | StmtKind::Continue if self.loops == 0 => {
-                self.warn(s.span, "`break`/`continue` outside a loop is not translated");
+                self.warn(
+                    s.span,
+                    "`break`/`continue` outside a loop is not translated",
+                );
                 Self::line(out, level, "/* break or continue outside a loop */");
             }
             StmtKind::Break => Self::line(out, level, "break;"),
             StmtKind::Continue => Self::line(out, level, "continue;"),
             StmtKind::Skip | StmtKind::Disengage => {
-                self.warn(s.span, "`skip`/`disengage` (walker control) becomes `return`");
+                self.warn(
+                    s.span,
+                    "`skip`/`disengage` (walker control) becomes `return`",
+                );
                 Self::line(out, level, "return;");
             }
             StmtKind::Visit { .. } => {
@@ -755,7 +964,10 @@ impl<'a> Js<'a> {
                 Self::line(out, level, &format!("console.log({e});"));
             }
             StmtKind::TypedContext { body, .. } => {
-                self.warn(s.span, "a typed context block `->T { }` runs its body unconditionally");
+                self.warn(
+                    s.span,
+                    "a typed context block `->T { }` runs its body unconditionally",
+                );
                 self.stmts(body, level, out);
             }
             StmtKind::Item(it) => match &**it {
@@ -779,7 +991,9 @@ impl<'a> Js<'a> {
             self.used.insert("__exc".into());
             let mut v = vec![js_str(n)];
             v.extend(args.iter().map(|a| match a {
-                Arg::Positional(x) | Arg::Keyword(_, x) | Arg::Star(x) | Arg::DoubleStar(x) => self.expr(x),
+                Arg::Positional(x) | Arg::Keyword(_, x) | Arg::Star(x) | Arg::DoubleStar(x) => {
+                    self.expr(x)
+                }
             }));
             return format!("__exc({})", v.join(", "));
         }
@@ -800,7 +1014,9 @@ impl<'a> Js<'a> {
                 let mut items = Vec::new();
                 for (i, x) in v.iter().enumerate() {
                     match &x.kind {
-                        ExprKind::Starred(inner) if i == last => items.push(format!("...{}", self.target(inner))),
+                        ExprKind::Starred(inner) if i == last => {
+                            items.push(format!("...{}", self.target(inner)))
+                        }
                         ExprKind::Starred(inner) => {
                             self.warn(x.span, "a starred target before the last position takes one item in JavaScript");
                             items.push(self.target(inner));
@@ -819,7 +1035,12 @@ impl<'a> Js<'a> {
         if is_atomic(e) { s } else { format!("({s})") }
     }
 
-    fn call_args(&mut self, callee: Option<&[String]>, args: &[Arg], span: crate::span::Span) -> String {
+    fn call_args(
+        &mut self,
+        callee: Option<&[String]>,
+        args: &[Arg],
+        span: crate::span::Span,
+    ) -> String {
         let mut pos: Vec<String> = Vec::new();
         let mut kws: Vec<(String, String)> = Vec::new();
         for a in args {
@@ -848,15 +1069,24 @@ impl<'a> Js<'a> {
                             slots[i] = Some(v);
                         }
                         None => {
-                            self.warn(span, format!("keyword argument `{k}` matches no parameter; dropped"));
+                            self.warn(
+                                span,
+                                format!("keyword argument `{k}` matches no parameter; dropped"),
+                            );
                         }
                     }
                 }
-                let v: Vec<String> = slots.into_iter().map(|s| s.unwrap_or_else(|| "undefined".into())).collect();
+                let v: Vec<String> = slots
+                    .into_iter()
+                    .map(|s| s.unwrap_or_else(|| "undefined".into()))
+                    .collect();
                 v.join(", ")
             }
             None => {
-                let obj: Vec<String> = kws.iter().map(|(k, v)| format!("{}: {v}", js_str(k))).collect();
+                let obj: Vec<String> = kws
+                    .iter()
+                    .map(|(k, v)| format!("{}: {v}", js_str(k)))
+                    .collect();
                 pos.push(format!("{{ {} }}", obj.join(", ")));
                 pos.join(", ")
             }
@@ -897,7 +1127,12 @@ impl<'a> Js<'a> {
                         }
                     }
                 }
-                FStringPart::Expr { expr, spec, debug_text, .. } => {
+                FStringPart::Expr {
+                    expr,
+                    spec,
+                    debug_text,
+                    ..
+                } => {
                     if spec.is_some() {
                         self.warn(span, "f-string format specs are not translated");
                     }
@@ -945,7 +1180,10 @@ impl<'a> Js<'a> {
                 SpecialRef::PostInit => "postinit_".into(),
                 other => {
                     let n = super::tree::special(*other);
-                    self.warn(e.span, format!("`{n}` (object-spatial reference) becomes `null`"));
+                    self.warn(
+                        e.span,
+                        format!("`{n}` (object-spatial reference) becomes `null`"),
+                    );
                     "null".into()
                 }
             },
@@ -986,7 +1224,11 @@ impl<'a> Js<'a> {
                 format!("Object.fromEntries({})", self.comprehension(&el, gens))
             }
             ExprKind::Starred(v) => format!("...{}", self.paren(v)),
-            ExprKind::Attr { obj, name: n, null_safe } => {
+            ExprKind::Attr {
+                obj,
+                name: n,
+                null_safe,
+            } => {
                 let o = self.paren(obj);
                 let dot = if *null_safe { "?." } else { "." };
                 let member = match &*n.name {
@@ -1000,7 +1242,11 @@ impl<'a> Js<'a> {
                 };
                 format!("{o}{dot}{member}")
             }
-            ExprKind::Index { obj, index, null_safe } => {
+            ExprKind::Index {
+                obj,
+                index,
+                null_safe,
+            } => {
                 let o = self.paren(obj);
                 let q = if *null_safe { "?." } else { "" };
                 match &index.kind {
@@ -1017,7 +1263,9 @@ impl<'a> Js<'a> {
                             None => format!("{o}{q}.slice({l})"),
                         }
                     }
-                    ExprKind::Unary { op: UnaryOp::Neg, .. } => {
+                    ExprKind::Unary {
+                        op: UnaryOp::Neg, ..
+                    } => {
                         let i = self.expr(index);
                         format!("{o}{q}.at({i})")
                     }
@@ -1048,7 +1296,10 @@ impl<'a> Js<'a> {
                 match op {
                     BinOp::FloorDiv => format!("Math.floor({l} / {r})"),
                     BinOp::MatMul => {
-                        self.warn(e.span, "`@` (matrix multiplication) has no JavaScript counterpart");
+                        self.warn(
+                            e.span,
+                            "`@` (matrix multiplication) has no JavaScript counterpart",
+                        );
                         "null".into()
                     }
                     op => format!("{l} {} {r}", super::tree::binop(*op)),
@@ -1085,15 +1336,28 @@ impl<'a> Js<'a> {
                 parts.join(" && ")
             }
             ExprKind::Ternary { cond, then, orelse } => {
-                format!("{} ? {} : {}", self.paren(cond), self.paren(then), self.paren(orelse))
+                format!(
+                    "{} ? {} : {}",
+                    self.paren(cond),
+                    self.paren(then),
+                    self.paren(orelse)
+                )
             }
-            ExprKind::Walrus { name: n, value } => format!("({} = {})", name(&n.name), self.expr(value)),
+            ExprKind::Walrus { name: n, value } => {
+                format!("({} = {})", name(&n.name), self.expr(value))
+            }
             ExprKind::Lambda { params, body, .. } => {
                 let ps = self.params(params);
                 let pn = param_names(params);
                 let mut b = String::new();
                 self.fn_body(body, &pn, 1, &mut b);
-                if let [Stmt { kind: StmtKind::Expr(v), .. }] = body.as_slice() {
+                if let [
+                    Stmt {
+                        kind: StmtKind::Expr(v),
+                        ..
+                    },
+                ] = body.as_slice()
+                {
                     let v = self.expr(v);
                     return format!("(({}) => {v})", ps.join(", "));
                 }
@@ -1140,7 +1404,11 @@ impl<'a> Js<'a> {
                     };
                     conds.push(format!("_x.{f} {op} {v}"));
                 }
-                let cond = if conds.is_empty() { "true".into() } else { conds.join(" && ") };
+                let cond = if conds.is_empty() {
+                    "true".into()
+                } else {
+                    conds.join(" && ")
+                };
                 format!("Array.from({src}).filter((_x) => {cond})")
             }
             ExprKind::Spawn { .. }
@@ -1149,7 +1417,10 @@ impl<'a> Js<'a> {
             | ExprKind::EdgeRef(_)
             | ExprKind::Filter { .. }
             | ExprKind::AssignComp { .. } => {
-                self.warn(e.span, "object-spatial expression (spawn, edges, connect) becomes `null`");
+                self.warn(
+                    e.span,
+                    "object-spatial expression (spawn, edges, connect) becomes `null`",
+                );
                 "null".into()
             }
             ExprKind::Error => "null".into(),
@@ -1158,7 +1429,11 @@ impl<'a> Js<'a> {
 
     fn call(&mut self, func: &Expr, args: &[Arg], span: crate::span::Span) -> String {
         // `sep.join(xs)` → `xs.join(sep)`.
-        if let ExprKind::Attr { obj, name: n, null_safe: false } = &func.kind
+        if let ExprKind::Attr {
+            obj,
+            name: n,
+            null_safe: false,
+        } = &func.kind
             && &*n.name == "join"
             && let [Arg::Positional(xs)] = args
         {
@@ -1174,7 +1449,11 @@ impl<'a> Js<'a> {
         }
         if let ExprKind::Name(n) = &func.kind {
             if let Some(params) = self.classes.get(&**n).cloned() {
-                return format!("new {}({})", name(n), self.call_args(Some(&params), args, span));
+                return format!(
+                    "new {}({})",
+                    name(n),
+                    self.call_args(Some(&params), args, span)
+                );
             }
             if let Some(params) = self.functions.get(&**n).cloned() {
                 self.used.insert(n.to_string());
@@ -1201,7 +1480,12 @@ fn assigned_names(body: &[Stmt], out: &mut BTreeSet<String>) {
     while let Some(s) = stack.pop() {
         match &s.kind {
             StmtKind::Assign { targets, .. } => targets.iter().for_each(|t| target_names(t, out)),
-            StmtKind::For { target, body, orelse, .. } => {
+            StmtKind::For {
+                target,
+                body,
+                orelse,
+                ..
+            } => {
                 target_names(target, out);
                 stack.extend(body.iter());
                 stack.extend(orelse.iter().flatten());
@@ -1210,17 +1494,27 @@ fn assigned_names(body: &[Stmt], out: &mut BTreeSet<String>) {
                 stack.push(init);
                 stack.extend(body.iter());
             }
-            StmtKind::If { body, elifs, orelse, .. } => {
+            StmtKind::If {
+                body,
+                elifs,
+                orelse,
+                ..
+            } => {
                 stack.extend(body.iter());
                 for (_, b) in elifs {
                     stack.extend(b.iter());
                 }
                 stack.extend(orelse.iter().flatten());
             }
-            StmtKind::While { body, .. } | StmtKind::Forever { body } | StmtKind::TypedContext { body, .. } => {
-                stack.extend(body.iter())
-            }
-            StmtKind::Try { body, handlers, orelse, finally } => {
+            StmtKind::While { body, .. }
+            | StmtKind::Forever { body }
+            | StmtKind::TypedContext { body, .. } => stack.extend(body.iter()),
+            StmtKind::Try {
+                body,
+                handlers,
+                orelse,
+                finally,
+            } => {
                 stack.extend(body.iter());
                 for h in handlers {
                     if let Some(n) = &h.name {

@@ -106,7 +106,9 @@ pub(crate) fn py_str(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
             c => out.push(c),
         }
     }
@@ -153,13 +155,19 @@ impl<'a> Py<'a> {
         for it in &m.items {
             self.item(it, 0, None);
         }
-        let mut unused: Vec<(&String, &&ImplBlock)> =
-            self.impls.iter().filter(|(k, _)| !self.used_impls.contains(*k)).collect();
+        let mut unused: Vec<(&String, &&ImplBlock)> = self
+            .impls
+            .iter()
+            .filter(|(k, _)| !self.used_impls.contains(*k))
+            .collect();
         unused.sort_by_key(|(_, i)| i.span.start);
         let spans: Vec<(String, crate::span::Span)> =
             unused.iter().map(|(k, i)| ((*k).clone(), i.span)).collect();
         for (k, span) in spans {
-            self.warn(span, format!("`impl {k}` matches no declaration here and is not translated"));
+            self.warn(
+                span,
+                format!("`impl {k}` matches no declaration here and is not translated"),
+            );
         }
     }
 
@@ -171,7 +179,10 @@ impl<'a> Py<'a> {
             Item::Ability(a) => self.ability(a, level, owner),
             Item::Glob(g) => {
                 for v in &g.vars {
-                    let value = v.value.as_ref().map_or("None".to_string(), |e| self.expr(e));
+                    let value = v
+                        .value
+                        .as_ref()
+                        .map_or("None".to_string(), |e| self.expr(e));
                     let text = match &v.ty {
                         Some(t) => format!("{}: {} = {value}", name(&v.name.name), self.expr(t)),
                         None => format!("{} = {value}", name(&v.name.name)),
@@ -196,7 +207,11 @@ impl<'a> Py<'a> {
                 let n = t
                     .name
                     .as_ref()
-                    .map(|s| s.chars().map(|c| if c.is_alphanumeric() { c } else { '_' }).collect::<String>())
+                    .map(|s| {
+                        s.chars()
+                            .map(|c| if c.is_alphanumeric() { c } else { '_' })
+                            .collect::<String>()
+                    })
                     .unwrap_or_else(|| self.tmp.to_string());
                 self.line(level, &format!("def test_{n}():"));
                 self.block(&t.body, level + 1);
@@ -207,7 +222,10 @@ impl<'a> Py<'a> {
 
     fn import(&mut self, i: &Import, level: usize) {
         if i.remote {
-            self.warn(i.span, "`sv import` (service-to-service stubs) becomes a plain import");
+            self.warn(
+                i.span,
+                "`sv import` (service-to-service stubs) becomes a plain import",
+            );
         }
         let path = |p: &ModPath| {
             let parts: Vec<&str> = p.parts.iter().map(|n| &*n.name).collect();
@@ -281,7 +299,14 @@ impl<'a> Py<'a> {
             }
         }
         if !has_init {
-            self.line(level, if kw_only { "@dataclass(kw_only=True)" } else { "@dataclass" });
+            self.line(
+                level,
+                if kw_only {
+                    "@dataclass(kw_only=True)"
+                } else {
+                    "@dataclass"
+                },
+            );
         }
         let bases: Vec<String> = a.bases.iter().map(|b| self.expr(b)).collect();
         let head = if bases.is_empty() {
@@ -302,7 +327,10 @@ impl<'a> Py<'a> {
                             let value = v.default.as_ref().map_or("None".into(), |e| self.expr(e));
                             format!("{}: typing.ClassVar[{ty}] = {value}", name(&v.name.name))
                         } else if v.postinit {
-                            format!("{}: {ty} = field(init=False, default=None)", name(&v.name.name))
+                            format!(
+                                "{}: {ty} = field(init=False, default=None)",
+                                name(&v.name.name)
+                            )
                         } else {
                             match &v.default {
                                 None => format!("{}: {ty}", name(&v.name.name)),
@@ -311,7 +339,9 @@ impl<'a> Py<'a> {
                                     name(&v.name.name),
                                     self.expr(e)
                                 ),
-                                Some(e) => format!("{}: {ty} = {}", name(&v.name.name), self.expr(e)),
+                                Some(e) => {
+                                    format!("{}: {ty} = {}", name(&v.name.name), self.expr(e))
+                                }
                             }
                         };
                         self.line(level + 1, &text);
@@ -322,7 +352,10 @@ impl<'a> Py<'a> {
                 Member::Enum(e) => self.enum_decl(e, level + 1),
                 Member::Impl(_) => {}
                 Member::Entry(e) => {
-                    self.warn(e.span, "a `with entry` block inside an archetype is not translated");
+                    self.warn(
+                        e.span,
+                        "a `with entry` block inside an archetype is not translated",
+                    );
                 }
                 Member::Stmt(_) => {}
             }
@@ -339,11 +372,20 @@ impl<'a> Py<'a> {
             self.line(level + 1, "pass");
         }
         for m in &e.members {
-            let v = m.value.as_ref().map_or("enum.auto()".into(), |v| self.expr(v));
+            let v = m
+                .value
+                .as_ref()
+                .map_or("enum.auto()".into(), |v| self.expr(v));
             self.line(level + 1, &format!("{} = {v}", name(&m.name.name)));
         }
         if !e.extra.is_empty() {
-            self.warn(e.span, format!("members other than values in enum `{}` are not translated", e.name.name));
+            self.warn(
+                e.span,
+                format!(
+                    "members other than values in enum `{}` are not translated",
+                    e.name.name
+                ),
+            );
         }
         self.out.push('\n');
     }
@@ -524,7 +566,10 @@ impl<'a> Py<'a> {
                 orelse,
             } => {
                 if contains_continue(body) {
-                    self.warn(s.span, "`continue` in this loop would skip its step in the translated `while`");
+                    self.warn(
+                        s.span,
+                        "`continue` in this loop would skip its step in the translated `while`",
+                    );
                 }
                 self.stmt(init, level);
                 let c = self.expr(cond);
@@ -547,7 +592,9 @@ impl<'a> Py<'a> {
                 self.block(body, level + 1);
                 for h in handlers {
                     let head = match (&h.ty, &h.name) {
-                        (Some(t), Some(n)) => format!("except {} as {}:", self.expr(t), name(&n.name)),
+                        (Some(t), Some(n)) => {
+                            format!("except {} as {}:", self.expr(t), name(&n.name))
+                        }
                         (Some(t), None) => format!("except {}:", self.expr(t)),
                         (None, _) => "except Exception:".to_string(),
                     };
@@ -616,7 +663,10 @@ impl<'a> Py<'a> {
             StmtKind::Break => self.line(level, "break"),
             StmtKind::Continue => self.line(level, "continue"),
             StmtKind::Skip | StmtKind::Disengage => {
-                self.warn(s.span, "`skip`/`disengage` (walker control) becomes `return`");
+                self.warn(
+                    s.span,
+                    "`skip`/`disengage` (walker control) becomes `return`",
+                );
                 self.line(level, "return");
             }
             StmtKind::Visit { .. } => {
@@ -629,7 +679,10 @@ impl<'a> Py<'a> {
                 self.line(level, &format!("print({e})"));
             }
             StmtKind::TypedContext { body, .. } => {
-                self.warn(s.span, "a typed context block `->T { }` runs its body unconditionally");
+                self.warn(
+                    s.span,
+                    "a typed context block `->T { }` runs its body unconditionally",
+                );
                 self.stmts(body, level);
             }
             StmtKind::Item(it) => self.item(it, level, None),
@@ -665,7 +718,11 @@ impl<'a> Py<'a> {
     fn comps(&mut self, gens: &[Comprehension]) -> String {
         let mut s = String::new();
         for g in gens {
-            s.push_str(&format!(" for {} in {}", self.expr(&g.target), self.atom_or_paren(&g.iter)));
+            s.push_str(&format!(
+                " for {} in {}",
+                self.expr(&g.target),
+                self.atom_or_paren(&g.iter)
+            ));
             for c in &g.conds {
                 s.push_str(&format!(" if {}", self.atom_or_paren(c)));
             }
@@ -717,7 +774,10 @@ impl<'a> Py<'a> {
         let v = format!("_item{}", self.tmp);
         let mut conds = Vec::new();
         if let Some(t) = &f.ty {
-            let types = union_parts(t).iter().map(|t| self.expr(t)).collect::<Vec<_>>();
+            let types = union_parts(t)
+                .iter()
+                .map(|t| self.expr(t))
+                .collect::<Vec<_>>();
             conds.push(format!("isinstance({v}, ({},))", types.join(", ")));
         }
         for c in &f.conds {
@@ -764,7 +824,10 @@ impl<'a> Py<'a> {
                 SpecialRef::PostInit => "__post_init__".into(),
                 other => {
                     let n = super::tree::special(*other);
-                    self.warn(e.span, format!("`{n}` (object-spatial reference) has no Python counterpart"));
+                    self.warn(
+                        e.span,
+                        format!("`{n}` (object-spatial reference) has no Python counterpart"),
+                    );
                     n.to_string()
                 }
             },
@@ -798,13 +861,24 @@ impl<'a> Py<'a> {
                 format!("{{{}}}", v.join(", "))
             }
             ExprKind::ListComp { elt, gens } => format!("[{}{}]", self.expr(elt), self.comps(gens)),
-            ExprKind::SetComp { elt, gens } => format!("{{{}{}}}", self.expr(elt), self.comps(gens)),
+            ExprKind::SetComp { elt, gens } => {
+                format!("{{{}{}}}", self.expr(elt), self.comps(gens))
+            }
             ExprKind::GenExp { elt, gens } => format!("({}{})", self.expr(elt), self.comps(gens)),
             ExprKind::DictComp { key, value, gens } => {
-                format!("{{{}: {}{}}}", self.expr(key), self.expr(value), self.comps(gens))
+                format!(
+                    "{{{}: {}{}}}",
+                    self.expr(key),
+                    self.expr(value),
+                    self.comps(gens)
+                )
             }
             ExprKind::Starred(v) => format!("*{}", self.atom_or_paren(v)),
-            ExprKind::Attr { obj, name: n, null_safe } => {
+            ExprKind::Attr {
+                obj,
+                name: n,
+                null_safe,
+            } => {
                 let o = self.atom_or_paren(obj);
                 if *null_safe {
                     format!("(None if {o} is None else {o}.{})", name(&n.name))
@@ -812,7 +886,11 @@ impl<'a> Py<'a> {
                     format!("{o}.{}", name(&n.name))
                 }
             }
-            ExprKind::Index { obj, index, null_safe } => {
+            ExprKind::Index {
+                obj,
+                index,
+                null_safe,
+            } => {
                 let o = self.atom_or_paren(obj);
                 let i = match &index.kind {
                     ExprKind::Tuple(v) if !v.is_empty() => {
@@ -849,14 +927,23 @@ impl<'a> Py<'a> {
                 }
             }
             ExprKind::Binary { op, left, right } => {
-                format!("{} {} {}", self.atom_or_paren(left), binop(*op), self.atom_or_paren(right))
+                format!(
+                    "{} {} {}",
+                    self.atom_or_paren(left),
+                    binop(*op),
+                    self.atom_or_paren(right)
+                )
             }
             ExprKind::BoolOp { op, left, right } => {
                 let o = match op {
                     BoolOp::And => "and",
                     BoolOp::Or => "or",
                 };
-                format!("{} {o} {}", self.atom_or_paren(left), self.atom_or_paren(right))
+                format!(
+                    "{} {o} {}",
+                    self.atom_or_paren(left),
+                    self.atom_or_paren(right)
+                )
             }
             ExprKind::Compare { left, ops } => {
                 let mut s = self.atom_or_paren(left);
@@ -871,7 +958,9 @@ impl<'a> Py<'a> {
                 self.atom_or_paren(cond),
                 self.atom_or_paren(orelse)
             ),
-            ExprKind::Walrus { name: n, value } => format!("({} := {})", name(&n.name), self.expr(value)),
+            ExprKind::Walrus { name: n, value } => {
+                format!("({} := {})", name(&n.name), self.expr(value))
+            }
             ExprKind::Lambda { params, body, .. } => {
                 let ps: Vec<String> = params
                     .iter()
@@ -887,14 +976,18 @@ impl<'a> Py<'a> {
                     })
                     .collect();
                 let value = match body.as_slice() {
-                    [Stmt {
-                        kind: StmtKind::Return(Some(v)) | StmtKind::Expr(v),
-                        ..
-                    }] => self.expr(v),
-                    [Stmt {
-                        kind: StmtKind::Return(None),
-                        ..
-                    }]
+                    [
+                        Stmt {
+                            kind: StmtKind::Return(Some(v)) | StmtKind::Expr(v),
+                            ..
+                        },
+                    ] => self.expr(v),
+                    [
+                        Stmt {
+                            kind: StmtKind::Return(None),
+                            ..
+                        },
+                    ]
                     | [] => "None".into(),
                     _ => {
                         self.warn(e.span, "a lambda with several statements becomes `None`-returning; move it into a `def`");
@@ -907,7 +1000,9 @@ impl<'a> Py<'a> {
                     format!("(lambda {}: {value})", ps.join(", "))
                 }
             }
-            ExprKind::Cast { expr, ty } => format!("typing.cast({}, {})", self.expr(ty), self.expr(expr)),
+            ExprKind::Cast { expr, ty } => {
+                format!("typing.cast({}, {})", self.expr(ty), self.expr(expr))
+            }
             ExprKind::Pipe { op, left, right } => {
                 let (arg, func) = match op {
                     PipeOp::Forward | PipeOp::AtomicForward => (left, right),
@@ -933,7 +1028,10 @@ impl<'a> Py<'a> {
                     ExprKind::AssignComp { .. } => "an assign comprehension",
                     _ => "an edge reference",
                 };
-                self.warn(e.span, format!("{what} (object-spatial) is not translated; it becomes `None`"));
+                self.warn(
+                    e.span,
+                    format!("{what} (object-spatial) is not translated; it becomes `None`"),
+                );
                 "None".into()
             }
             ExprKind::Error => "None".into(),
@@ -961,8 +1059,14 @@ fn is_atomic(e: &Expr) -> bool {
             | ExprKind::SetComp { .. }
             | ExprKind::DictComp { .. }
             | ExprKind::GenExp { .. }
-            | ExprKind::Attr { null_safe: false, .. }
-            | ExprKind::Index { null_safe: false, .. }
+            | ExprKind::Attr {
+                null_safe: false,
+                ..
+            }
+            | ExprKind::Index {
+                null_safe: false,
+                ..
+            }
             | ExprKind::Call { .. }
             | ExprKind::Walrus { .. }
             | ExprKind::Lambda { .. }
@@ -1005,7 +1109,12 @@ pub(crate) fn union_parts(t: &Expr) -> Vec<&Expr> {
 fn contains_continue(body: &[Stmt]) -> bool {
     body.iter().any(|s| match &s.kind {
         StmtKind::Continue => true,
-        StmtKind::If { body, elifs, orelse, .. } => {
+        StmtKind::If {
+            body,
+            elifs,
+            orelse,
+            ..
+        } => {
             contains_continue(body)
                 || elifs.iter().any(|(_, b)| contains_continue(b))
                 || orelse.as_ref().is_some_and(|o| contains_continue(o))

@@ -56,7 +56,8 @@ pub fn module_tree(m: &Module) -> Result<TNode, ToolError> {
     let mut b = Builder { depth: 0 };
     let mut root = TNode::new("Module", m.span);
     if let Some(d) = &m.doc {
-        root.children.push(TNode::new("Docstring", m.span).label(short(d)));
+        root.children
+            .push(TNode::new("Docstring", m.span).label(short(d)));
     }
     for it in &m.items {
         root.children.push(b.item(it)?);
@@ -132,7 +133,12 @@ impl Builder {
         Ok(())
     }
 
-    fn opt_expr(&mut self, n: &mut TNode, e: &Option<Expr>, role: &'static str) -> Result<(), ToolError> {
+    fn opt_expr(
+        &mut self,
+        n: &mut TNode,
+        e: &Option<Expr>,
+        role: &'static str,
+    ) -> Result<(), ToolError> {
         if let Some(e) = e {
             n.children.push(with_role(self.expr(e)?, role));
         }
@@ -245,7 +251,8 @@ impl Builder {
 
     fn enum_decl(&mut self, e: &EnumDecl) -> Result<TNode, ToolError> {
         self.enter(e.span)?;
-        let mut n = TNode::new("Enum", e.span).label(format!("{}{}", access(e.access), e.name.name));
+        let mut n =
+            TNode::new("Enum", e.span).label(format!("{}{}", access(e.access), e.name.name));
         self.exprs(&mut n, &e.decorators, "decorator")?;
         self.exprs(&mut n, &e.bases, "base")?;
         for m in &e.members {
@@ -467,7 +474,8 @@ impl Builder {
                 n.children.push(with_role(self.expr(subject)?, "subject"));
                 for c in cases {
                     let mut cn = with_role(TNode::new("Case", c.span), "case");
-                    cn.children.push(with_role(self.expr(&c.pattern)?, "pattern"));
+                    cn.children
+                        .push(with_role(self.expr(&c.pattern)?, "pattern"));
                     self.opt_expr(&mut cn, &c.guard, "guard")?;
                     cn.children.push(self.block("body", &c.body, c.span)?);
                     n.children.push(cn);
@@ -575,7 +583,9 @@ impl Builder {
         let mut n;
         match &e.kind {
             ExprKind::None => n = TNode::new("Constant", sp).label("None"),
-            ExprKind::Bool(b) => n = TNode::new("Constant", sp).label(if *b { "True" } else { "False" }),
+            ExprKind::Bool(b) => {
+                n = TNode::new("Constant", sp).label(if *b { "True" } else { "False" })
+            }
             ExprKind::Int(i) => n = TNode::new("Int", sp).label(i.to_string()),
             ExprKind::BigInt(s) => n = TNode::new("Int", sp).label(s.clone()),
             ExprKind::Float(f) => n = TNode::new("Float", sp).label(crate::pyfmt::float_repr(*f)),
@@ -584,9 +594,9 @@ impl Builder {
                 n = TNode::new("FString", sp);
                 for p in parts {
                     match p {
-                        FStringPart::Literal(s) => {
-                            n.children.push(with_role(TNode::new("Str", sp).label(short(s)), "literal"))
-                        }
+                        FStringPart::Literal(s) => n
+                            .children
+                            .push(with_role(TNode::new("Str", sp).label(short(s)), "literal")),
                         FStringPart::Expr { expr, .. } => {
                             n.children.push(with_role(self.expr(expr)?, "value"))
                         }
@@ -620,7 +630,9 @@ impl Builder {
                     }
                 }
             }
-            ExprKind::ListComp { elt, gens } | ExprKind::SetComp { elt, gens } | ExprKind::GenExp { elt, gens } => {
+            ExprKind::ListComp { elt, gens }
+            | ExprKind::SetComp { elt, gens }
+            | ExprKind::GenExp { elt, gens } => {
                 let kind = match &e.kind {
                     ExprKind::ListComp { .. } => "ListComp",
                     ExprKind::SetComp { .. } => "SetComp",
@@ -640,11 +652,23 @@ impl Builder {
                 n = TNode::new("Starred", sp);
                 n.children.push(self.expr(v)?);
             }
-            ExprKind::Attr { obj, name, null_safe } => {
-                n = TNode::new("Attr", sp).label(format!("{}{}", if *null_safe { "?." } else { "." }, name.name));
+            ExprKind::Attr {
+                obj,
+                name,
+                null_safe,
+            } => {
+                n = TNode::new("Attr", sp).label(format!(
+                    "{}{}",
+                    if *null_safe { "?." } else { "." },
+                    name.name
+                ));
                 n.children.push(with_role(self.expr(obj)?, "obj"));
             }
-            ExprKind::Index { obj, index, null_safe } => {
+            ExprKind::Index {
+                obj,
+                index,
+                null_safe,
+            } => {
                 n = TNode::new("Index", sp);
                 if *null_safe {
                     n.label = Some("?".into());
@@ -667,7 +691,10 @@ impl Builder {
                     match a {
                         Arg::Positional(v) => n.children.push(with_role(self.expr(v)?, "arg")),
                         Arg::Keyword(k, v) => {
-                            let mut kn = with_role(TNode::new("Keyword", k.span.to(v.span)).label(&*k.name), "arg");
+                            let mut kn = with_role(
+                                TNode::new("Keyword", k.span.to(v.span)).label(&*k.name),
+                                "arg",
+                            );
                             kn.children.push(self.expr(v)?);
                             n.children.push(kn);
                         }
@@ -755,7 +782,10 @@ impl Builder {
                     n.children.push(with_role(self.expr(ed)?, "edge"));
                 }
                 for (k, v) in &op.assigns {
-                    let mut kn = with_role(TNode::new("Keyword", k.span.to(v.span)).label(&*k.name), "assign");
+                    let mut kn = with_role(
+                        TNode::new("Keyword", k.span.to(v.span)).label(&*k.name),
+                        "assign",
+                    );
                     kn.children.push(self.expr(v)?);
                     n.children.push(kn);
                 }
@@ -796,7 +826,10 @@ impl Builder {
                 n = TNode::new("AssignComp", sp);
                 n.children.push(with_role(self.expr(obj)?, "obj"));
                 for (k, v) in assigns {
-                    let mut kn = with_role(TNode::new("Keyword", k.span.to(v.span)).label(&*k.name), "assign");
+                    let mut kn = with_role(
+                        TNode::new("Keyword", k.span.to(v.span)).label(&*k.name),
+                        "assign",
+                    );
                     kn.children.push(self.expr(v)?);
                     n.children.push(kn);
                 }
@@ -810,7 +843,10 @@ impl Builder {
 fn modpath(p: &ModPath, role: &'static str) -> TNode {
     let parts: Vec<&str> = p.parts.iter().map(|n| &*n.name).collect();
     let dots = ".".repeat(p.dots.min(64) as usize);
-    with_role(TNode::new("ModPath", p.span).label(format!("{dots}{}", parts.join("."))), role)
+    with_role(
+        TNode::new("ModPath", p.span).label(format!("{dots}{}", parts.join("."))),
+        role,
+    )
 }
 
 /// The source spelling of a binary operator.
