@@ -6,6 +6,7 @@ mod db;
 mod deploy;
 mod docs;
 mod events;
+mod format;
 mod identity;
 mod mcp;
 mod metrics;

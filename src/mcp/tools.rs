@@ -334,17 +334,26 @@ impl Tools {
             }
             "svc_to_py" => {
                 let code = source(args, "code")?;
-                self.bounded(limit, move || match lang::tools::svc_to_python(&code) {
-                    Ok(python_code) => ok(json!({"python_code": python_code, "warnings": []})),
-                    Err(warnings) => ok(json!({"python_code": "", "warnings": warnings})),
-                })
+                self.bounded(
+                    limit,
+                    move || match lang::tools::svc_to_python_with_warnings(&code) {
+                        Ok((python_code, warnings)) => {
+                            ok(json!({"python_code": python_code, "warnings": warnings}))
+                        }
+                        Err(warnings) => ok(json!({"python_code": "", "warnings": warnings})),
+                    },
+                )
                 .await
             }
             "svc_to_js" => {
                 let code = source(args, "code")?;
-                self.bounded(limit, move || match lang::tools::svc_to_js(&code) {
-                    Ok(js_code) => ok(json!({"js_code": js_code, "warnings": []})),
-                    Err(warnings) => ok(json!({"js_code": "", "warnings": warnings})),
+                self.bounded(limit, move || {
+                    match lang::tools::svc_to_js_with_warnings(&code) {
+                        Ok((js_code, warnings)) => {
+                            ok(json!({"js_code": js_code, "warnings": warnings}))
+                        }
+                        Err(warnings) => ok(json!({"js_code": "", "warnings": warnings})),
+                    }
                 })
                 .await
             }

@@ -15,7 +15,7 @@
 //! cluster commands against a stand-in `kubectl`) and `sv` (service-to-service calls
 //! between two and three `svc start` processes) and `docdb` (the document-database tier
 //! with replicas sharing a real SecantusDB, and `svc db`),
-//! `lang_decl` (annex files and `svc test`), `admin` (the admin API, the bootstrap admin and the portal page), `mcp_content` (the
+//! `format` (`svc format` and `--check`), `lang_decl` (annex files and `svc test`), `admin` (the admin API, the bootstrap admin and the portal page), `mcp_content` (the
 //! pages and example apps bundled for `svc mcp`: code blocks pass `svc check`, examples
 //! run and serve), `admin_portal` (the
 //! portal in headless Chromium over the DevTools protocol) and `sso` (single
@@ -28,6 +28,7 @@ mod deploy;
 mod docdb;
 mod events;
 mod fixtures;
+mod format;
 mod hardening;
 mod hardening_server;
 mod identity;
