@@ -146,3 +146,46 @@ fn check_failing_file_exits_1_with_diagnostics() {
     assert!(err.contains("error["), "{err}");
     assert_eq!(stdout(&out), "");
 }
+
+/// A 60,000-operator chain (`1+1+...`) or postfix chain (`x.a.a.a...`) is refused with the
+/// nesting diagnostic by `svc run`, `svc check` and `svc format`; it used to overflow the
+/// stack of every pass that walks the tree. A 3,000-operator chain still runs.
+#[test]
+fn very_long_operator_chains_are_refused_not_crashed() {
+    let dir = TempDir::new("long-chain");
+    let long = format!(
+        "with entry {{ x = {}; print(x); }}\n",
+        vec!["1"; 60_000].join("+")
+    );
+    let postfix = format!(
+        "obj A {{ has a: int = 0; }}\nwith entry {{ x = A(); print(x{}); }}\n",
+        ".a".repeat(60_000)
+    );
+    for (name, text) in [("long.svc", &long), ("postfix.svc", &postfix)] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("write");
+        for cmd in [
+            &["run", "--no-store"][..],
+            &["check"][..],
+            &["format", "--check"][..],
+        ] {
+            let out = svc().args(cmd).arg(&path).output().expect("spawn svc");
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(1), "{cmd:?} {name}: {err}");
+            assert!(err.contains("nesting is too deep"), "{cmd:?} {name}: {err}");
+        }
+    }
+    let fine = dir.path().join("fine.svc");
+    std::fs::write(
+        &fine,
+        format!("with entry {{ print({}); }}\n", vec!["1"; 3_000].join("+")),
+    )
+    .expect("write");
+    let out = svc()
+        .args(["run", "--no-store"])
+        .arg(&fine)
+        .output()
+        .expect("spawn svc");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "3000\n");
+}

@@ -31,6 +31,11 @@ const BP_APIPE_FWD: u8 = 17;
 const BP_APIPE_BACK: u8 = 18;
 const BP_SPAWN: u8 = 19;
 
+/// Operators of one left-leaning chain (or links of one postfix chain) that count as one
+/// nesting level toward [`super::MAX_DEPTH`]: a chain may have up to
+/// `MAX_DEPTH * CHAIN_PER_LEVEL` (5,000) operators, a tree depth every pass handles.
+const CHAIN_PER_LEVEL: u32 = 25;
+
 /// The binary operator of an augmented assignment token (`+=` → `Add`).
 pub(super) fn aug_op(k: T) -> Option<BinOp> {
     Some(match k {
@@ -197,7 +202,19 @@ impl<'a> Parser<'a> {
             }
             _ => self.unary_postfix(),
         };
+        // A left-leaning chain (`1 + 2 + ... + n`) is parsed by this loop, not by
+        // recursion, but the tree it builds is as deep as the chain and every later pass
+        // walks it recursively: each CHAIN_PER_LEVEL operators count one nesting level.
+        let mut wraps = 0u32;
+        let mut levels = 0u32;
         while let Some(op) = self.infix(min) {
+            wraps += 1;
+            if wraps.is_multiple_of(CHAIN_PER_LEVEL) {
+                levels += 1;
+                if !self.enter() {
+                    break;
+                }
+            }
             lhs = match op {
                 Infix::Bin(op, rbp) => self.bin(lhs, op, rbp, start),
                 Infix::Pipe(op, rbp) => self.pipe(lhs, op, rbp, start),
@@ -240,6 +257,7 @@ impl<'a> Parser<'a> {
                 }
             };
         }
+        self.leave_weighted(levels);
         lhs
     }
 
@@ -384,7 +402,18 @@ impl<'a> Parser<'a> {
     pub(super) fn chain(&mut self) -> Expr {
         let start = self.start();
         let mut e = self.atom();
+        // As in `binary_inner`: a long postfix chain (`a.b.c...`, `f()()()...`) deepens the
+        // tree without recursing here, so it counts toward the nesting cap.
+        let mut links = 0u32;
+        let mut levels = 0u32;
         loop {
+            links += 1;
+            if links.is_multiple_of(CHAIN_PER_LEVEL) {
+                levels += 1;
+                if !self.enter() {
+                    break;
+                }
+            }
             e = match self.peek() {
                 T::Dot | T::QDot => {
                     let null_safe = self.bump().kind == T::QDot;
@@ -418,6 +447,7 @@ impl<'a> Parser<'a> {
                 _ => break,
             };
         }
+        self.leave_weighted(levels);
         e
     }
 
