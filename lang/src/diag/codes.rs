@@ -74,6 +74,10 @@ diagnostic_codes! {
     E0048: false, "removed `(?...)` filter form",
         "Edge filters are written `[?...]`, e.g. `[-->[?:T]]`.",
         "with entry { xs = [-->(?:T)]; }";
+    E0067: false, "reserved word as a field name",
+        "A backtick lets a keyword be used as a name, but a Python reserved word (`def`, \
+         `class`, `if`, ...) still cannot name a field of an archetype.",
+        "obj A { has `def: int = 1; }";
     E0101: false, "unterminated block comment",
         "A `#*` block comment has no closing `*#`.",
         "#* never closed";

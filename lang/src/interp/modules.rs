@@ -124,6 +124,18 @@ impl Interp<'_> {
                 }
             }
         }
+        // Decorators apply once every function of the module exists (a decorator is
+        // usually another def of the same module), innermost first, as in Python.
+        for item in items {
+            if let Item::Ability(ab) = item
+                && let Some(n) = &ab.name
+                && ab.decorators.iter().any(|d| !is_server_metadata(d))
+            {
+                let f = scope_get(&ctx.scope, &n.name).unwrap_or(Value::None);
+                let v = self.apply_decorators(&ab.decorators, f, ctx)?;
+                scope_define(&ctx.scope, n.name.clone(), v);
+            }
+        }
         for item in items {
             if let Item::Impl(imp) = item {
                 self.apply_impl(imp, ctx)?;
@@ -274,5 +286,35 @@ impl Interp<'_> {
         }
         let file = self.add_file(sf);
         self.exec_module(file_path, &parsed.module, file, false)
+    }
+}
+
+/// Decorators that are server metadata (`restspec`, `schedule`, `subscribe`): read by the
+/// server from the source, never called on the function.
+pub(super) fn is_server_metadata(d: &ast::Expr) -> bool {
+    let head = match &d.kind {
+        ast::ExprKind::Call { func, .. } => func,
+        _ => d,
+    };
+    matches!(&head.kind, ast::ExprKind::Name(n) if matches!(&**n, "restspec" | "schedule" | "subscribe"))
+}
+
+impl Interp<'_> {
+    /// `@d1 @d2 def f` binds `f = d1(d2(f))`; server metadata decorators are skipped.
+    pub(super) fn apply_decorators(
+        &mut self,
+        decorators: &[ast::Expr],
+        f: Value,
+        ctx: &Ctx,
+    ) -> R<Value> {
+        let mut v = f;
+        for d in decorators.iter().rev() {
+            if is_server_metadata(d) {
+                continue;
+            }
+            let dec = self.eval(d, ctx)?;
+            v = self.call_value(&dec, vec![v], Vec::new())?;
+        }
+        Ok(v)
     }
 }

@@ -293,7 +293,8 @@ impl Interp<'_> {
                 let key = (ctx.file, ab.span.start);
                 let f = self.closure_from_ability(key, ab, ctx);
                 if let Some(n) = &ab.name {
-                    scope_define(&ctx.scope, n.name.clone(), Value::Func(f));
+                    let v = self.apply_decorators(&ab.decorators, Value::Func(f), ctx)?;
+                    scope_define(&ctx.scope, n.name.clone(), v);
                 }
             }
             Item::Glob(g) => {

@@ -700,6 +700,17 @@ impl<'a> Parser<'a> {
         loop {
             let vstart = self.start();
             let name = self.expect_name("a field name");
+            if self.text(name.span).starts_with('`') && PY_RESERVED.contains(&&*name.name) {
+                self.error(
+                    Code::E0067,
+                    format!(
+                        "`{0}` is a reserved word and cannot name a field, even escaped: \
+                         rename it (e.g. `{0}_`)",
+                        name.name
+                    ),
+                    name.span,
+                );
+            }
             let ty = if self.expect(T::Colon) {
                 self.type_expr()
             } else {
@@ -1357,3 +1368,12 @@ impl<'a> Parser<'a> {
         }
     }
 }
+
+/// Python's reserved words: a field escaped with a backtick still may not use one (the
+/// generated object would not be valid), E0067.
+const PY_RESERVED: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];

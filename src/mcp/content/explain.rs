@@ -70,6 +70,12 @@ const CODE_HINTS: &[CodeHint] = &[
         fragments: &["filter form was removed"],
     },
     CodeHint {
+        code: "E0067",
+        docs_uri: "svc://docs/foundation",
+        suggestion: "Rename the field (for example `def_` or `kind`): a backtick lets a keyword be a variable name, but not a field named after a reserved word.",
+        fragments: &["is a reserved word and cannot name a field"],
+    },
+    CodeHint {
         code: "E0101",
         docs_uri: "svc://docs/foundation",
         suggestion: "Close the block comment with `*#`, or use `#` line comments.",
@@ -164,6 +170,24 @@ const CODE_HINTS: &[CodeHint] = &[
         docs_uri: "svc://docs/osp",
         suggestion: "Name node types on both sides of a typed edge: `edge Owns: Root --> Item {}` (the type `Root`, not the value `root`).",
         fragments: &["edge endpoints must be node types"],
+    },
+    CodeHint {
+        code: "E2029",
+        docs_uri: "svc://docs/functions-objects",
+        suggestion: "Move the `yield` into a `def`: a function with a `yield` is a generator; entry blocks and lambdas cannot yield.",
+        fragments: &["`yield` outside of a function"],
+    },
+    CodeHint {
+        code: "E2031",
+        docs_uri: "svc://docs/functions-objects",
+        suggestion: "Write `yield v;` as a statement or `x = yield v;` as an assignment, then use `x` in the larger expression.",
+        fragments: &["`yield` inside an expression"],
+    },
+    CodeHint {
+        code: "E2030",
+        docs_uri: "svc://docs/python-integration",
+        suggestion: "Use a name the built-in module provides (the message suggests the closest one); svc's math, random, json, time, datetime, uuid and re modules implement a fixed subset.",
+        fragments: &["has no attribute"],
     },
     CodeHint {
         code: "W2001",
