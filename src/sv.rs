@@ -78,19 +78,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// The environment variable naming `module`'s URL.
-pub fn env_var(module: &str) -> String {
-    let upper: String = module
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("SVC_SV_{upper}_URL")
-}
+pub use lang::names::sv_env_var as env_var;
 
 /// A failed call: `transport` failures are retried and count for the breaker.
 struct Failure {
@@ -242,11 +230,30 @@ impl Natives for SvNatives {
         args: &[Json],
         call: NativeCall<'_>,
     ) -> Option<Result<Json, HostError>> {
-        if name != "sv.call" {
-            return None;
+        let text = |i: usize| args.get(i).and_then(Json::as_str).unwrap_or_default();
+        match name {
+            "sv.call" => {
+                let request = args.first().cloned().unwrap_or(Json::Null);
+                Some(Ok(SvNatives::call(self, &request, call)))
+            }
+            "sv.register" => {
+                if let Err(e) = split_url(text(1)) {
+                    return Some(Err(HostError::Other(e)));
+                }
+                self.register(text(0), text(1));
+                Some(Ok(Json::Null))
+            }
+            "sv.unregister" => {
+                lock(&self.urls).remove(text(0));
+                Some(Ok(Json::Null))
+            }
+            "sv.resolve_url" => Some(
+                self.resolve_url(text(0))
+                    .map(Json::String)
+                    .map_err(HostError::Other),
+            ),
+            _ => None,
         }
-        let request = args.first().cloned().unwrap_or(Json::Null);
-        Some(Ok(SvNatives::call(self, &request, call)))
     }
 }
 

@@ -92,3 +92,33 @@ pub const EVENT_MODULES: &[&str] = &[
 
 /// The names those modules provide.
 pub const EVENT_NAMES: &[&str] = &["publish", "subscribe", "Event", "broker"];
+
+/// Import paths of the consumer-side controls of service-to-service calls: svc's own
+/// `sv_client` and the original's `jaclang.runtimelib` (which provides `sv_client`).
+pub const SV_CLIENT_MODULES: &[&str] = &["sv_client", "jaclang.runtimelib"];
+
+/// The functions of `sv_client` (spec "Service-to-service calls", point 8).
+pub const SV_CLIENT_NAMES: &[&str] = &[
+    "register",
+    "unregister",
+    "register_test_client",
+    "unregister_test_client",
+    "clear_test_clients",
+    "resolve_url",
+];
+
+/// The environment variable naming a provider's URL: `SVC_SV_<MODULE>_URL`, the module
+/// name upper-cased with every other character as `_`.
+pub fn sv_env_var(module: &str) -> String {
+    let upper: String = module
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("SVC_SV_{upper}_URL")
+}

@@ -260,3 +260,150 @@ fn providers_stop_when_their_consumer_is_killed() {
         "the provider outlived its killed consumer"
     );
 }
+
+const TYPED_PROVIDER: &str = r#"
+enum Color { RED = "red", GREEN = "green" }
+
+obj Point {
+    has x: int, y: int;
+
+    def norm1() -> int {
+        return abs(self.x) + abs(self.y);
+    }
+}
+
+obj Segment {
+    has a: Point, b: Point, color: Color = Color.RED;
+}
+
+def:pub mirror(p: Point) -> Point {
+    return Point(x=-p.x, y=-p.y);
+}
+
+def:pub span(a: Point, b: Point) -> Segment {
+    return Segment(a=a, b=b, color=Color.GREEN);
+}
+
+def:pub corners(n: int) -> list[Point] {
+    return [Point(x=i, y=i) for i in range(n)];
+}
+
+def:pub favourite() -> Color {
+    return Color.GREEN;
+}
+"#;
+
+/// Objects and enums cross the boundary (spec point 4): the consumer imports the types
+/// by name, passes instances as arguments, and gets instances back, nested fields and
+/// lists included, methods working.
+#[test]
+fn objects_and_enums_cross_the_boundary() {
+    let dir = TempDir::new("sv-types");
+    dir.write("provider.svc", TYPED_PROVIDER);
+    let provider = ServerGuard::start(dir.path(), &["provider.svc"]);
+    dir.write(
+        "script.svc",
+        r#"sv import from provider { Point, Segment, Color, mirror, span, corners, favourite }
+
+with entry {
+    m = mirror(Point(x=3, y=-4));
+    print(type(m).__name__, m.x, m.y, m.norm1());
+    s = span(Point(x=1, y=2), b=m);
+    print(type(s).__name__, type(s.a).__name__, s.b.x, s.color == Color.GREEN);
+    print([c.x for c in corners(3)], isinstance(corners(1)[0], Point));
+    print(favourite() == Color.GREEN, favourite().name);
+}
+"#,
+    );
+    let url = format!("http://127.0.0.1:{}", provider.port);
+    let out = crate::svc()
+        .current_dir(dir.path())
+        .args(["run", "script.svc"])
+        .env("SVC_SV_PROVIDER_URL", &url)
+        .output()
+        .expect("run svc");
+    assert_eq!(
+        stdout(&out),
+        "Point -3 4 7\nSegment Point -3 True\n[0, 1, 2] True\nTrue GREEN\n",
+        "{}",
+        stderr(&out)
+    );
+    let check = svc_in(dir.path(), &["check", "script.svc"]);
+    assert!(check.status.success(), "{}", stderr(&check));
+}
+
+/// The consumer-side controls (spec point 8): `register` / `unregister` /
+/// `resolve_url`, and test clients that route calls in process, under svc's
+/// `sv_client` module and the original's `jaclang.runtimelib` path.
+#[test]
+fn consumer_side_controls_route_calls() {
+    let dir = TempDir::new("sv-controls");
+    dir.write("provider.svc", PROVIDER);
+    let provider = ServerGuard::start(dir.path(), &["provider.svc"]);
+    let url = format!("http://127.0.0.1:{}", provider.port);
+    dir.write(
+        "script.svc",
+        &format!(
+            r#"import from jaclang.runtimelib {{ sv_client }}
+import from sv_client {{ register, unregister, resolve_url }}
+sv import from provider {{ add, Greet }}
+
+obj FakeProvider {{
+    has calls: list = [];
+
+    def post(path: str, body: dict) -> dict {{
+        self.calls.append(path);
+        if path == "/walker/Greet" {{
+            return {{"ok": True, "data": {{"result": {{"name": body["name"]}}, "reports": ["fake"]}}}};
+        }}
+        return {{"ok": True, "data": {{"result": body["a"] * 100 + body["b"]}}}};
+    }}
+}}
+
+with entry {{
+    try {{
+        resolve_url("provider");
+    }} except RuntimeError as e {{
+        print("unregistered:", "SVC_SV_PROVIDER_URL" in str(e));
+    }}
+    register("provider", "{url}");
+    print(resolve_url("provider") == "{url}", add(a=2, b=3));
+    fake = FakeProvider();
+    sv_client.register_test_client("provider", fake);
+    print(add(a=2, b=3), Greet(name="z").reports, fake.calls);
+    sv_client.clear_test_clients();
+    print(add(a=1, b=1));
+    unregister("provider");
+    try {{
+        add(a=1, b=1);
+    }} except RuntimeError as e {{
+        print(str(e).startswith("sv-to-sv RPC 'provider.add' failed:"));
+    }}
+    try {{
+        register("provider", "ftp://x");
+    }} except ValueError as e {{
+        print("refused");
+    }}
+}}
+"#
+        ),
+    );
+    let out = svc_in(dir.path(), &["run", "script.svc"]);
+    assert_eq!(
+        stdout(&out),
+        "unregistered: True\nTrue 5\n203 ['fake'] ['/function/add', '/walker/Greet']\n2\nTrue\nrefused\n",
+        "{}",
+        stderr(&out)
+    );
+    let check = svc_in(dir.path(), &["check", "script.svc"]);
+    assert!(check.status.success(), "{}", stderr(&check));
+    dir.write("bad.svc", "import from sv_client { registr }\n");
+    let check = svc_in(dir.path(), &["check", "bad.svc"]);
+    assert!(
+        stderr(&check).contains("cannot import name 'registr' from 'sv_client'")
+            || stdout(&check).contains("cannot import name 'registr' from 'sv_client'"),
+        "{}{}",
+        stdout(&check),
+        stderr(&check)
+    );
+}

@@ -8,7 +8,7 @@ use crate::ast::{Expr, ExprKind, Name};
 use crate::ast::{Import, ImportKind, Item, Member, ModPath, Module, Stmt, StmtKind};
 use crate::diag::Code;
 use crate::interp::stdlib;
-use crate::names::{EVENT_MODULES, EVENT_NAMES};
+use crate::names::{EVENT_MODULES, EVENT_NAMES, SV_CLIENT_MODULES, SV_CLIENT_NAMES};
 use crate::span::Span;
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -24,6 +24,8 @@ enum Resolved {
     Stdlib(&'static str),
     /// The event built-ins under one of the original's module paths (decisions.md).
     Events(String),
+    /// `sv_client` (or the original's `jaclang.runtimelib`, which holds it).
+    SvClient(&'static str),
     Svc(Rc<Exports>),
     Python(String),
     Missing {
@@ -62,6 +64,18 @@ impl<'a> Cx<'a, '_> {
                 Resolved::Stdlib(module) => {
                     for item in &imp.items {
                         self.check_stdlib_name(module, &item.name.name, item.name.span);
+                    }
+                }
+                Resolved::SvClient(module) => {
+                    let names = sv_client_names(module);
+                    for item in &imp.items {
+                        if !names.contains(&&*item.name.name) {
+                            self.error(
+                                Code::E2010,
+                                format!("cannot import name '{}' from '{module}'", item.name.name),
+                                item.name.span,
+                            );
+                        }
                     }
                 }
                 Resolved::Events(module) => {
@@ -114,6 +128,9 @@ impl<'a> Cx<'a, '_> {
                     Resolved::Http => self
                         .included
                         .extend(HTTP_NAMES.iter().map(|s| s.to_string())),
+                    Resolved::SvClient(m) => self
+                        .included
+                        .extend(sv_client_names(m).iter().map(|s| s.to_string())),
                     Resolved::Stdlib(m) => self
                         .included
                         .extend(stdlib::members(m).iter().map(|s| s.to_string())),
@@ -132,7 +149,11 @@ impl<'a> Cx<'a, '_> {
             }
             if !matches!(
                 res,
-                Resolved::Svc(_) | Resolved::Http | Resolved::Events(_) | Resolved::Stdlib(_)
+                Resolved::Svc(_)
+                    | Resolved::Http
+                    | Resolved::Events(_)
+                    | Resolved::Stdlib(_)
+                    | Resolved::SvClient(_)
             ) {
                 self.report_unresolved(res, mp);
             }
@@ -161,6 +182,7 @@ impl<'a> Cx<'a, '_> {
             Resolved::Http
             | Resolved::Stdlib(_)
             | Resolved::Events(_)
+            | Resolved::SvClient(_)
             | Resolved::Svc(_)
             | Resolved::Unknown => {}
         }
@@ -214,6 +236,11 @@ impl<'a> Cx<'a, '_> {
     fn not_found(&self, mp: &ModPath, rel: Vec<String>) -> Resolved {
         let first = mp.parts.first().map_or("", |p| &*p.name);
         if mp.dots == 0
+            && let Some(m) = SV_CLIENT_MODULES.iter().find(|m| **m == dotted(mp))
+        {
+            return Resolved::SvClient(m);
+        }
+        if mp.dots == 0
             && mp.parts.len() == 1
             && let Some(m) = stdlib::MODULES.iter().find(|m| **m == first)
         {
@@ -227,6 +254,15 @@ impl<'a> Cx<'a, '_> {
                 rel: rel.join("/"),
             }
         }
+    }
+}
+
+/// The names `import from <module>` may take from an sv-client module path.
+fn sv_client_names(module: &str) -> &'static [&'static str] {
+    if module == "sv_client" {
+        SV_CLIENT_NAMES
+    } else {
+        &["sv_client"]
     }
 }
 

@@ -714,6 +714,9 @@ impl Interp<'_> {
         if name.starts_with(super::sv::STUB_PREFIX) {
             return self.call_sv_stub(name, args, kwargs);
         }
+        if let Some(f) = name.strip_prefix(super::sv::CLIENT_PREFIX) {
+            return self.call_sv_client(f, args, kwargs);
+        }
         if super::OSP_BUILTINS.contains(&name) {
             return self.call_osp_builtin(name, args, kwargs);
         }

@@ -451,7 +451,7 @@ impl<'h> Interp<'h> {
 
 /// Modules built into svc (there is no Python underneath).
 fn builtin_module(name: &str) -> bool {
-    matches!(name, "http")
+    matches!(name, "http" | "sv_client")
 }
 
 /// The 128-bit id shown for an object or walker instance (`jid`, `_svc_id`): its

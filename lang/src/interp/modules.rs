@@ -207,6 +207,19 @@ impl Interp<'_> {
                 }
                 return Ok(());
             }
+            // `sv_client` and the original's `jaclang.runtimelib { sv_client }`; a local
+            // `sv_client.svc` still wins.
+            if from.dots == 0
+                && crate::names::SV_CLIENT_MODULES.contains(&dotted.as_str())
+                && self.host.read_module(&resolve(from)).is_none()
+            {
+                for item in &imp.items {
+                    let v = self.sv_client_member(&dotted, &item.name.name)?;
+                    let bind = item.alias.as_ref().unwrap_or(&item.name);
+                    scope_define(&ctx.scope, bind.name.clone(), v);
+                }
+                return Ok(());
+            }
             if from.dots == 0
                 && from.parts.len() == 1
                 && self.is_builtin_module(first, &resolve(from))

@@ -359,7 +359,7 @@ impl Interp<'_> {
     }
 
     /// The server's view of a type annotation.
-    fn type_info(&mut self, t: &ast::Expr, ctx: &Ctx) -> TypeInfo {
+    pub(super) fn type_info(&mut self, t: &ast::Expr, ctx: &Ctx) -> TypeInfo {
         match &t.kind {
             E::None => TypeInfo::None,
             E::Name(n) => match &**n {
@@ -1046,7 +1046,11 @@ impl Interp<'_> {
                             };
                             let fty = match class.fields[i].ty.clone() {
                                 Some(t) => {
-                                    let ctx = self.module_ctx(class.file);
+                                    // Field types name things in the declaring module.
+                                    let mut ctx = self.module_ctx(class.file);
+                                    if let Some(scope) = class.scope.borrow().clone() {
+                                        ctx.scope = scope;
+                                    }
                                     self.type_info(&t, &ctx)
                                 }
                                 None => TypeInfo::Any,

@@ -165,6 +165,15 @@ impl Interp<'_> {
             return self.stdlib_module(name);
         }
         let scope = Scope::new_ref(None);
+        if name == "sv_client" {
+            for f in crate::names::SV_CLIENT_NAMES {
+                scope_define(
+                    &scope,
+                    Rc::from(*f),
+                    Value::Builtin(Rc::from(format!("{}{f}", super::sv::CLIENT_PREFIX))),
+                );
+            }
+        }
         if name == "http" {
             let c = self.builtin_class("HTTPMethod").unwrap_or_else(|| {
                 self.install_enum(
