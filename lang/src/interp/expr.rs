@@ -247,10 +247,16 @@ impl Interp<'_> {
                 let fv = self.eval(f, ctx)?;
                 self.call_value(&fv, vec![xv], vec![])
             }
-            E::Await(inner) => self.eval(inner, ctx),
+            E::Await(inner) => {
+                let v = self.eval(inner, ctx)?;
+                self.await_value(v)
+            }
             E::Spawn { left, right } => {
                 let a = self.eval(left, ctx)?;
                 let b = self.eval(right, ctx)?;
+                if super::coroutine::is_async_walker(&a) || super::coroutine::is_async_walker(&b) {
+                    return Ok(super::coroutine::deferred_spawn(a, b));
+                }
                 self.spawn(a, b)
             }
             E::Connect { left, right, op } => self.eval_connect(left, right, op, ctx),
