@@ -3,8 +3,8 @@
 //! svc runs programs sequentially (one interpreter per call, no event loop), so a
 //! coroutine is a *pending* piece of work that runs to its end when it is awaited:
 //! calling an `async` function binds nothing and runs nothing, it returns a coroutine
-//! holding the callee and its arguments; `root spawn W()` of an `async walker` returns a
-//! coroutine holding the spawn; `await c` runs it now and gives its result, and a second
+//! holding the callee and its arguments (`root spawn W()` of an `async walker` runs at
+//! once, svc's earlier decision, and awaiting the walker returns it); `await c` runs it now and gives its result, and a second
 //! `await` of the same coroutine is CPython's `RuntimeError`. `asyncio.run(c)` awaits
 //! from synchronous code, `asyncio.sleep(d)` is a coroutine that sleeps (counting
 //! against the run's time limit like `time.sleep`), and `asyncio.gather(*aws)` awaits
@@ -39,8 +39,6 @@ enum State {
         args: Vec<Value>,
         kwargs: Vec<(Rc<str>, Value)>,
     },
-    /// A spawn of an `async walker`.
-    Spawn(Value, Value),
     /// `asyncio.sleep(delay, result)`.
     Sleep(Value, Value),
     /// `asyncio.gather(*aws)`.
@@ -57,24 +55,12 @@ fn make(name: &str, state: State) -> Value {
 }
 
 /// `v` is an `async walker` (its class or an instance).
-pub(super) fn is_async_walker(v: &Value) -> bool {
+fn is_async_walker(v: &Value) -> bool {
     match v {
         Value::Instance(i) => i.class.is_async && i.class.is_walker(),
         Value::Class(c) => c.is_async && c.is_walker(),
         _ => false,
     }
-}
-
-/// The coroutine of `a spawn b` where one side is an `async walker`.
-pub(super) fn deferred_spawn(a: Value, b: Value) -> Value {
-    let name = match (&a, &b) {
-        (Value::Instance(i), _) | (_, Value::Instance(i)) if i.class.is_walker() => {
-            i.class.name.clone()
-        }
-        (Value::Class(c), _) | (_, Value::Class(c)) => c.name.clone(),
-        _ => Rc::from("spawn"),
-    };
-    make(&name, State::Spawn(a, b))
 }
 
 /// `asyncio.sleep(delay, result)`.
@@ -109,6 +95,11 @@ impl Interp<'_> {
 
     /// `await v`: run a coroutine to its end and give its result.
     pub(super) fn await_value(&mut self, v: Value) -> R<Value> {
+        // `spawn` of an `async walker` runs at once (the issue-8 decision, fixture
+        // `walkers/async_forms`); awaiting the walker it gave is a no-op.
+        if is_async_walker(&v) {
+            return Ok(v);
+        }
         let Value::Coroutine(c) = &v else {
             let t = self.type_name_of(&v);
             return Err(self.err(
@@ -143,7 +134,6 @@ impl Interp<'_> {
                 self.run_async = false;
                 r
             }
-            State::Spawn(a, b) => self.spawn(a, b),
             State::Sleep(delay, result) => self.async_sleep(&delay).map(|()| result),
             State::Gather(aws) => {
                 let mut out = Vec::with_capacity(aws.len());

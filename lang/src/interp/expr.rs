@@ -254,9 +254,6 @@ impl Interp<'_> {
             E::Spawn { left, right } => {
                 let a = self.eval(left, ctx)?;
                 let b = self.eval(right, ctx)?;
-                if super::coroutine::is_async_walker(&a) || super::coroutine::is_async_walker(&b) {
-                    return Ok(super::coroutine::deferred_spawn(a, b));
-                }
                 self.spawn(a, b)
             }
             E::Connect { left, right, op } => self.eval_connect(left, right, op, ctx),
