@@ -310,6 +310,7 @@ impl<'a> Cx<'a, '_> {
                         loops: 0,
                         arch: owner,
                         ret: None,
+                        is_async: false,
                     };
                     self.function(&[], &e.body, ctx, true);
                 }
@@ -319,6 +320,7 @@ impl<'a> Cx<'a, '_> {
                         loops: 0,
                         arch: owner,
                         ret: None,
+                        is_async: false,
                     };
                     self.function(&[], std::slice::from_ref(s), ctx, true);
                 }
@@ -373,6 +375,7 @@ impl<'a> Cx<'a, '_> {
                 loops: 0,
                 arch: owner.or(self.ctx.arch),
                 ret,
+                is_async: ab.is_async,
             };
             // `class def` binds `cls` (the class it is called on).
             if ab.is_class_method {
@@ -674,6 +677,8 @@ impl<'a> Cx<'a, '_> {
             loops: 0,
             arch: arch.or(owner).or(self.ctx.arch),
             ret,
+            // An impl of an undeclared target is reported elsewhere; allow `await` in it.
+            is_async: decl.is_none_or(|d| d.is_async),
         };
         self.function(params, &imp.body, ctx, !known);
     }

@@ -26,6 +26,8 @@
 //! | E2030 | error    | `m.name` or `import from m { name }` where `m` is a built-in stdlib module without `name` |
 //! | E2029 | error    | `yield` outside a function (module level, entry block, lambda) |
 //! | E2031 | error    | `yield` nested inside a larger expression |
+//! | E2032 | error    | `await` outside an `async def` / `async can` |
+//! | E2033 | error    | `yield` in an `async` function (async generators are not supported) |
 //!
 //! Scoping follows Jac (Python rules without `global`/`nonlocal`): module globals are the
 //! declarations plus every name assigned at module level or in a `with entry` block;
@@ -120,6 +122,8 @@ struct FnCtx<'a> {
     arch: Option<&'a Archetype>,
     /// Declared return type of the current function.
     ret: Option<&'a Expr>,
+    /// `async def` / `async can` (where `await` is allowed).
+    is_async: bool,
 }
 
 impl FnCtx<'_> {
@@ -128,6 +132,7 @@ impl FnCtx<'_> {
         loops: 0,
         arch: None,
         ret: None,
+        is_async: false,
     };
 }
 

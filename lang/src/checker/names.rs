@@ -255,7 +255,6 @@ const PY_MODULES: &[&str] = &[
     "argparse",
     "array",
     "ast",
-    "asyncio",
     "base64",
     "binascii",
     "bisect",

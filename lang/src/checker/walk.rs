@@ -40,6 +40,7 @@ impl<'a> Cx<'a, '_> {
                     loops: 0,
                     arch: None,
                     ret: None,
+                    is_async: false,
                 };
                 self.function(&[], &t.body, ctx, false);
             }
@@ -385,6 +386,14 @@ impl<'a> Cx<'a, '_> {
                         keyword(e.span, "yield"),
                     );
                 }
+                if self.ctx.is_async {
+                    self.error(
+                        Code::E2033,
+                        "`yield` in an `async` function: async generators are not supported \
+                         by svc; drop `async` (a plain generator) or return a list",
+                        keyword(e.span, "yield"),
+                    );
+                }
                 if let Some(v) = value {
                     self.expr(v);
                 }
@@ -407,6 +416,17 @@ impl<'a> Cx<'a, '_> {
             ExprKind::Name(n) => {
                 self.use_name(n, e.span, Mode::Runtime);
             }
+            ExprKind::Await(inner) => {
+                if !self.ctx.is_async {
+                    self.error(
+                        Code::E2032,
+                        "`await` outside an async function: only an `async def` or \
+                         `async can` may await; from synchronous code use `asyncio.run(...)`",
+                        keyword(e.span, "await"),
+                    );
+                }
+                self.expr(inner);
+            }
             ExprKind::Special(s) => self.special(*s, e.span),
             ExprKind::ListComp { elt, gens }
             | ExprKind::SetComp { elt, gens }
@@ -422,6 +442,7 @@ impl<'a> Cx<'a, '_> {
                     loops: 0,
                     arch: self.ctx.arch,
                     ret: ret.as_deref(),
+                    is_async: false,
                 };
                 self.function(params, body, ctx, false);
             }

@@ -110,6 +110,15 @@ diagnostic_codes! {
         "svc runs `yield` as a statement (`yield v;`, `yield from it;`) or as the right side \
          of an assignment (`x = yield v;`); nested in a larger expression it is refused.",
         "def g { print(yield 1); }";
+    E2032: true, "`await` outside of an async function",
+        "`await` runs a coroutine to its end; it is allowed only in an `async def` or \
+         `async can` body. From synchronous code (a `with entry` block, a plain `def`) run \
+         the coroutine with `asyncio.run(...)`.",
+        "async def f() -> int { return 1; } with entry { x = await f(); }";
+    E2033: true, "`yield` in an async function",
+        "An `async def` with `yield` would be an async generator, which svc does not \
+         support. Drop `async` to make a plain generator, or collect the values in a list.",
+        "async def g() { yield 1; }";
     E2008: false, "walker statement outside of an ability",
         "`visit`, `report`, `skip` and `disengage` need a running walker.",
         "def f() { disengage; }";

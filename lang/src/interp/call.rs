@@ -42,6 +42,9 @@ impl Interp<'_> {
         kwargs: Vec<(Rc<str>, Value)>,
         walk_ctx: Option<(Option<Value>, Option<Value>)>,
     ) -> R<Value> {
+        if func.is_async && walk_ctx.is_none() && !std::mem::take(&mut self.run_async) {
+            return Ok(self.defer_call(func, this, args, kwargs));
+        }
         if self.depth >= self.limits.max_depth {
             return Err(self.err("RecursionError", "maximum recursion depth exceeded"));
         }

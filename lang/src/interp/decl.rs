@@ -114,6 +114,7 @@ impl Interp<'_> {
             stored: StoredNames::new(module, &a.name.name, &fingerprint),
             span: a.name.span,
             file: ctx.file,
+            is_async: a.is_async,
         });
         // Inherited abilities first, in slot order.
         let mut abilities: Vec<Rc<AbilityDef>> = Vec::new();
@@ -217,6 +218,7 @@ impl Interp<'_> {
             stored: StoredNames::new(module, &e.name.name, ""),
             span: e.name.span,
             file: ctx.file,
+            is_async: false,
         });
         let members: Vec<(&ast::Name, Option<&ast::Expr>)> = e
             .members
@@ -290,6 +292,7 @@ impl Interp<'_> {
             is_static: ab.is_static,
             is_classmethod: ab.is_class_method,
             is_lambda: false,
+            is_async: ab.is_async,
             captured: None,
             defaults: Default::default(),
             decorators: ab.decorators.iter().map(|d| Rc::new(d.clone())).collect(),

@@ -199,6 +199,9 @@ impl Interp<'_> {
             Value::Generator(g) => {
                 let _ = write!(out, "<generator object {}>", g.name);
             }
+            Value::Coroutine(c) => {
+                let _ = write!(out, "<coroutine object {}>", c.name);
+            }
             Value::Instance(i) => {
                 if i.class.is_exception() {
                     let args = match i.get_extra("args") {

@@ -247,7 +247,10 @@ impl Interp<'_> {
                 let fv = self.eval(f, ctx)?;
                 self.call_value(&fv, vec![xv], vec![])
             }
-            E::Await(inner) => self.eval(inner, ctx),
+            E::Await(inner) => {
+                let v = self.eval(inner, ctx)?;
+                self.await_value(v)
+            }
             E::Spawn { left, right } => {
                 let a = self.eval(left, ctx)?;
                 let b = self.eval(right, ctx)?;

@@ -686,6 +686,7 @@ impl Interp<'_> {
                         params: Vec::new(),
                         body,
                         generator: Some(code.clone()),
+                        is_async: false,
                         ret: None,
                         span: e.span,
                     }),

@@ -13,6 +13,7 @@ pub mod annex;
 mod bounds;
 pub mod builtins;
 mod call;
+mod coroutine;
 mod decl;
 mod decl_later;
 mod display;
@@ -154,6 +155,8 @@ pub struct Interp<'h> {
     next_base: Rc<std::cell::Cell<u64>>,
     /// Frame scopes of finished calls, ready for reuse.
     frame_pool: Vec<ScopeRef>,
+    /// Set by `await` just before it calls an `async` function: run the body now.
+    run_async: bool,
 }
 
 /// The parts of a function taken from the AST once and shared by every closure made
@@ -169,6 +172,7 @@ struct FnTemplate {
     body: Rc<[ast::Stmt]>,
     /// The compiled body when it holds `yield` (a generator function).
     generator: Option<Rc<generator::GenCode>>,
+    is_async: bool,
     ret: Option<Rc<ast::Expr>>,
     span: Span,
 }
@@ -343,6 +347,7 @@ impl<'h> Interp<'h> {
             pinned: p.pinned,
             next_base: p.next_base,
             frame_pool: Vec::new(),
+            run_async: false,
         };
         it.resolve_pinned();
         it

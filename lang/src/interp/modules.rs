@@ -126,14 +126,21 @@ impl Interp<'_> {
         }
         // Decorators apply once every function of the module exists (a decorator is
         // usually another def of the same module), innermost first, as in Python.
+        // Archetype decorators (`@d obj A {}` binds `A = d(A)`) apply in the same pass, in
+        // source order.
         for item in items {
-            if let Item::Ability(ab) = item
-                && let Some(n) = &ab.name
-                && ab.decorators.iter().any(|d| !is_server_metadata(d))
-            {
-                let f = scope_get(&ctx.scope, &n.name).unwrap_or(Value::None);
-                let v = self.apply_decorators(&ab.decorators, f, ctx)?;
-                scope_define(&ctx.scope, n.name.clone(), v);
+            let (name, decorators) = match item {
+                Item::Ability(ab) => match &ab.name {
+                    Some(n) => (n, &ab.decorators),
+                    None => continue,
+                },
+                Item::Archetype(a) => (&a.name, &a.decorators),
+                _ => continue,
+            };
+            if decorators.iter().any(|d| !is_server_metadata(d)) {
+                let f = scope_get(&ctx.scope, &name.name).unwrap_or(Value::None);
+                let v = self.apply_decorators(decorators, f, ctx)?;
+                scope_define(&ctx.scope, name.name.clone(), v);
             }
         }
         for item in items {

@@ -864,6 +864,7 @@ impl Interp<'_> {
             Value::Range(..) => "range",
             Value::Class(_) => "type",
             Value::Generator(_) => "generator",
+            Value::Coroutine(_) => "coroutine",
             _ => "function",
         };
         self.builtin_classes

@@ -36,6 +36,7 @@ impl Interp<'_> {
             "NoneType",
             "function",
             "generator",
+            "coroutine",
             "frozenset",
             "bytes",
         ] {

@@ -318,7 +318,8 @@ impl Interp<'_> {
             Item::Archetype(a) => {
                 let module = Rc::from("__main__");
                 let c = self.declare_archetype(a, ctx, &module)?;
-                scope_define(&ctx.scope, a.name.name.clone(), Value::Class(c));
+                let v = self.apply_decorators(&a.decorators, Value::Class(c), ctx)?;
+                scope_define(&ctx.scope, a.name.name.clone(), v);
             }
             Item::Enum(e) => {
                 let module = Rc::from("__main__");
@@ -379,6 +380,7 @@ impl Interp<'_> {
                         .body
                         .as_deref()
                         .and_then(super::generator::compile_if_generator),
+                    is_async: ab.is_async,
                     ret: ab
                         .signature
                         .as_ref()
@@ -420,6 +422,7 @@ impl Interp<'_> {
             is_static: false,
             is_classmethod: false,
             is_lambda,
+            is_async: t.is_async,
             captured: Some((ctx.this.clone(), ctx.here.clone(), ctx.visitor.clone())),
             defaults: Default::default(),
             decorators: Vec::new(),
@@ -459,6 +462,7 @@ impl Interp<'_> {
                         .collect(),
                     body: Rc::from(body),
                     generator: None,
+                    is_async: false,
                     ret: ret.cloned().map(Rc::new),
                     span: e.span,
                 });

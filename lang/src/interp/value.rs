@@ -120,6 +120,8 @@ pub enum Value {
     Super(Rc<(Value, Rc<Class>)>),
     /// A generator object (a call of a function whose body holds `yield`).
     Generator(Rc<super::generator::Generator>),
+    /// A coroutine: the pending call of an `async def` or spawn of an `async walker`.
+    Coroutine(Rc<super::coroutine::Coroutine>),
 }
 
 impl fmt::Debug for Value {
@@ -187,6 +189,7 @@ impl Value {
             Value::Iter(_) => "iterator",
             Value::Super(_) => "super",
             Value::Generator(_) => "generator",
+            Value::Coroutine(_) => "coroutine",
         }
     }
 
@@ -286,6 +289,8 @@ pub struct Class {
     /// The walker's own declaration span (for diagnostics).
     pub span: crate::span::Span,
     pub file: u32,
+    /// `async walker`: a spawn makes a coroutine.
+    pub is_async: bool,
 }
 
 impl Class {
@@ -316,6 +321,7 @@ impl Class {
             stored: StoredNames::new("builtins", name, ""),
             span: crate::span::Span::DUMMY,
             file: 0,
+            is_async: false,
         }
     }
 }
@@ -493,6 +499,8 @@ pub struct Function {
     /// `class def`: called with `cls` bound to the class it is called on.
     pub is_classmethod: bool,
     pub is_lambda: bool,
+    /// `async def` / `async can`: a call makes a coroutine (`interp/coroutine.rs`).
+    pub is_async: bool,
     /// `self`, `here` and `visitor` of the frame a lambda or nested def was made in.
     pub captured: Option<(Option<Value>, Option<Value>, Option<Value>)>,
     /// Evaluated default values, computed when the function is defined.
@@ -717,6 +725,7 @@ pub fn identity(v: &Value) -> Option<usize> {
         Value::Module(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Iter(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Generator(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::Coroutine(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Anchor(h) => *h as usize,
         _ => return None,
     })

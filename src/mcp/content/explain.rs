@@ -184,9 +184,21 @@ const CODE_HINTS: &[CodeHint] = &[
         fragments: &["`yield` inside an expression"],
     },
     CodeHint {
+        code: "E2032",
+        docs_uri: "svc://docs/functions-objects",
+        suggestion: "Mark the enclosing function `async def` (or the ability `async can`), or run the coroutine from synchronous code with `asyncio.run(coro)`.",
+        fragments: &["`await` outside an async function"],
+    },
+    CodeHint {
+        code: "E2033",
+        docs_uri: "svc://docs/functions-objects",
+        suggestion: "Drop `async` to make a plain generator, or build and return a list from the async function.",
+        fragments: &["async generators are not supported"],
+    },
+    CodeHint {
         code: "E2030",
         docs_uri: "svc://docs/python-integration",
-        suggestion: "Use a name the built-in module provides (the message suggests the closest one); svc's math, random, json, time, datetime, uuid and re modules implement a fixed subset.",
+        suggestion: "Use a name the built-in module provides (the message suggests the closest one); svc's math, random, json, time, datetime, uuid, re and asyncio modules implement a fixed subset.",
         fragments: &["has no attribute"],
     },
     CodeHint {

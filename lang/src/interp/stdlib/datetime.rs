@@ -46,6 +46,7 @@ pub const DATETIME_CLASS_FNS: &[&str] = &[
     "fromtimestamp",
     "utcfromtimestamp",
     "fromisoformat",
+    "strptime",
 ];
 pub const DATE_CLASS_FNS: &[&str] = &["today", "fromtimestamp", "fromisoformat"];
 
@@ -183,6 +184,25 @@ impl Interp<'_> {
             .borrow_mut()
             .insert(Rc::from("utc"), v.clone());
         v
+    }
+
+    /// `timezone.utc` (for `strptime`).
+    pub(super) fn stdlib_call_utc(&mut self) -> Value {
+        self.utc()
+    }
+
+    /// `timezone(timedelta(microseconds=us))` (for `strptime`).
+    pub(super) fn stdlib_fixed_offset(&mut self, us: i128) -> Value {
+        let off = self.make_td(us);
+        self.stdlib_instance("datetime.timezone", vec![off, Value::None])
+    }
+
+    /// A `datetime` from its eight fields, validated as the constructor does.
+    pub(super) fn checked_datetime(&mut self, fields: Vec<Value>) -> R<Value> {
+        let n: Vec<i64> = fields.iter().take(7).map(int_of).collect();
+        self.validate_ymd(n[0], n[1], n[2])?;
+        self.validate_time(n[3], n[4], n[5], n[6])?;
+        Ok(self.stdlib_instance("datetime.datetime", fields))
     }
 
     pub(super) fn datetime_class_attr(&mut self, key: &str, name: &str) -> Option<Value> {
@@ -549,6 +569,7 @@ impl Interp<'_> {
                 let tz = self.tz_arg(a.get(1))?;
                 self.dt_from_unix(unix_us, tz)
             }
+            "strptime" if !is_date => self.strptime_args(args, kwargs),
             "fromisoformat" => {
                 let a = self.stdlib_args(name, &["date_string"], 1, 1, args, kwargs)?;
                 let s = match a.get(0) {

@@ -14,11 +14,13 @@ use super::value::*;
 use super::{Interp, R};
 use std::rc::Rc;
 
+mod asyncio;
 mod datetime;
 mod json;
 mod math;
 mod random;
 mod re;
+mod strptime;
 mod time;
 mod uuid;
 
@@ -26,7 +28,9 @@ mod uuid;
 const MARK: &str = "@stdlib";
 
 /// The built-in standard-library modules.
-pub const MODULES: &[&str] = &["math", "random", "json", "time", "datetime", "uuid", "re"];
+pub const MODULES: &[&str] = &[
+    "math", "random", "json", "time", "datetime", "uuid", "re", "asyncio",
+];
 
 /// `name` is one of the built-in standard-library modules.
 pub fn is_module(name: &str) -> bool {
@@ -59,6 +63,7 @@ pub fn members(module: &str) -> &'static [&'static str] {
         "datetime" => datetime::NAMES,
         "uuid" => uuid::NAMES,
         "re" => re::NAMES,
+        "asyncio" => asyncio::NAMES,
         _ => &[],
     }
 }
@@ -270,6 +275,7 @@ impl Interp<'_> {
             "datetime" => self.call_datetime_fn(func, args, kwargs),
             "uuid" => self.call_uuid(func, args, kwargs),
             "re" => self.call_re(func, args, kwargs),
+            "asyncio" => self.call_asyncio(func, args, kwargs),
             _ => Err(self.err("NameError", format!("name '{name}' is not defined"))),
         }
     }
