@@ -50,12 +50,69 @@ impl Interp<'_> {
         }
         self.tick()?;
         let scope = self.frame_scope(&func.closure, func.params.len());
+        self.bind_params(func, &scope, args, kwargs)?;
+        self.run_frame(func, this, scope, walk_ctx)
+    }
+
+    /// `f(a, b)` or `obj.m(a, b)` with positional arguments only, to a function whose
+    /// parameters are all plain and exactly as many: the arguments are evaluated straight
+    /// into the new frame, without an argument vector. `None` (nothing evaluated) when the
+    /// call does not have that shape.
+    pub(super) fn call_plain(
+        &mut self,
+        func: &Rc<Function>,
+        this: Option<Value>,
+        args: &[ast::Arg],
+        ctx: &Ctx,
+    ) -> Option<R<Value>> {
+        if func.params.len() != args.len()
+            || func.is_classmethod
+            || !args.iter().all(|a| matches!(a, ast::Arg::Positional(_)))
+            || !func.params.iter().all(|p| p.kind == ast::ParamKind::Normal)
+        {
+            return None;
+        }
+        let scope = self.frame_scope(&func.closure, args.len());
+        for (p, a) in func.params.iter().zip(args) {
+            let ast::Arg::Positional(e) = a else {
+                continue;
+            };
+            match self.eval(e, ctx) {
+                Ok(v) => {
+                    scope.borrow_mut().vars.insert(p.name.clone(), v);
+                }
+                Err(err) => {
+                    self.recycle_frame(scope);
+                    return Some(Err(err));
+                }
+            }
+        }
+        if self.depth >= self.limits.max_depth {
+            self.recycle_frame(scope);
+            return Some(Err(
+                self.err("RecursionError", "maximum recursion depth exceeded")
+            ));
+        }
+        if let Err(e) = self.tick() {
+            self.recycle_frame(scope);
+            return Some(Err(e));
+        }
+        Some(self.run_frame(func, this, scope, None))
+    }
+
+    /// Run `func`'s body in `scope`, its frame with the parameters bound.
+    fn run_frame(
+        &mut self,
+        func: &Rc<Function>,
+        this: Option<Value>,
+        scope: ScopeRef,
+        walk_ctx: Option<(Option<Value>, Option<Value>)>,
+    ) -> R<Value> {
         let owner = func
             .owner
             .borrow()
             .as_ref()
             .and_then(std::rc::Weak::upgrade);
-        self.bind_params(func, &scope, args, kwargs)?;
         let this = if func.is_classmethod {
             self.bind_cls(func, &scope, this);
             None

@@ -39,10 +39,10 @@ impl Interp<'_> {
                 Err(_) => Err(self.err("ValueError", format!("invalid integer literal {digits}"))),
             },
             E::Float(f) => Ok(Value::Float(*f)),
-            E::Str(s) => Ok(Value::Str(s.clone())),
+            E::Str(s) => Ok(Value::Str(s.clone().into())),
             E::FString(parts) => {
                 let s = self.eval_fstring(parts, ctx)?;
-                Ok(Value::Str(Rc::from(s)))
+                Ok(Value::Str(PyStr::from(s)))
             }
             E::Ellipsis => Ok(Value::None),
             E::Name(n) => self.lookup(n, ctx),
@@ -463,6 +463,23 @@ impl Interp<'_> {
                     debug_text,
                 } => {
                     let v = self.eval(expr, ctx)?;
+                    // `{s}` and `{n}` alone: written straight into the result.
+                    if conversion.is_none() && spec.is_none() && debug_text.is_none() {
+                        match &v {
+                            Value::Str(s) => {
+                                self.check_str_len(out.len().saturating_add(s.len()))?;
+                                out.push_str(s);
+                                continue;
+                            }
+                            Value::Int(i) => {
+                                use std::fmt::Write;
+                                let _ = write!(out, "{i}");
+                                self.check_str_len(out.len())?;
+                                continue;
+                            }
+                            _ => {}
+                        }
+                    }
                     if let Some(t) = debug_text {
                         out.push_str(t);
                     }
@@ -479,7 +496,7 @@ impl Interp<'_> {
                     };
                     let piece = match conv {
                         Some(s) if spec_text.is_empty() => s,
-                        Some(s) => self.format_value(&Value::Str(Rc::from(s)), &spec_text)?,
+                        Some(s) => self.format_value(&Value::Str(PyStr::from(s)), &spec_text)?,
                         None if spec_text.is_empty() => self.to_str(&v)?,
                         None => self.format_value(&v, &spec_text)?,
                     };
@@ -555,7 +572,7 @@ impl Interp<'_> {
                         Value::Dict(d) => {
                             for (k, v) in d.borrow().iter() {
                                 match &k.0 {
-                                    Value::Str(s) => kw.push((s.clone(), v.clone())),
+                                    Value::Str(s) => kw.push((s.to_rc(), v.clone())),
                                     _ => {
                                         return Err(
                                             self.err("TypeError", "keywords must be strings")
@@ -590,6 +607,20 @@ impl Interp<'_> {
             if *null_safe && recv.is_none() {
                 return Ok(Value::None);
             }
+            // A declared (non-static) method of an object or node: no argument vector.
+            let method = match &recv {
+                Value::Instance(inst) if Self::stdlib_key(&recv).is_none() => {
+                    inst.class.find_method(&name.name)
+                }
+                Value::Anchor(h) => self.graph.slot(*h).class.find_method(&name.name),
+                _ => None,
+            };
+            if let Some(f) = method
+                && !f.is_static
+                && let Some(r) = self.call_plain(&f, Some(recv.clone()), args, ctx)
+            {
+                return r;
+            }
             let (pos, kw) = self.eval_args(args, ctx)?;
             return self.call_method_value(&recv, &name.name, pos, kw);
         }
@@ -600,6 +631,11 @@ impl Interp<'_> {
             return self.eval_special(ast::SpecialRef::Super, ctx);
         }
         let f = self.eval(func, ctx)?;
+        if let Value::Func(fun) = &f
+            && let Some(r) = self.call_plain(fun, None, args, ctx)
+        {
+            return r;
+        }
         let (pos, kw) = self.eval_args(args, ctx)?;
         self.call_value(&f, pos, kw)
     }

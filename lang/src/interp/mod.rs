@@ -29,6 +29,7 @@ mod params;
 mod pattern;
 mod persist;
 mod printgraph;
+mod pystr;
 pub(crate) mod serve_support;
 mod setup;
 pub mod stdlib;

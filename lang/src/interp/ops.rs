@@ -107,7 +107,7 @@ impl Interp<'_> {
                     let mut s = String::with_capacity(x.len() + y.len());
                     s.push_str(x);
                     s.push_str(y);
-                    Ok(Value::Str(Rc::from(s)))
+                    Ok(Value::Str(PyStr::from(s)))
                 }
                 (Value::List(x), Value::List(y)) => {
                     self.check_growth(x.borrow().len(), y.borrow().len())?;
@@ -136,7 +136,7 @@ impl Interp<'_> {
                 (Value::Str(s), n) | (n, Value::Str(s)) if is_intlike(n) => {
                     let count = self.repeat_count(n);
                     let k = self.check_repeat_str(s.len(), &count)?;
-                    Ok(Value::Str(Rc::from(s.repeat(k))))
+                    Ok(Value::Str(PyStr::from(s.repeat(k))))
                 }
                 (Value::List(l), n) | (n, Value::List(l)) if is_intlike(n) => {
                     let count = self.repeat_count(n);
@@ -430,7 +430,7 @@ impl Interp<'_> {
         }
         let max = self.max_string_bytes();
         match pyfmt::printf_format_bounded(fmt, pyfmt::PrintfArgs::Tuple(&pargs), max) {
-            Ok(s) => Ok(Value::Str(Rc::from(s))),
+            Ok(s) => Ok(Value::Str(PyStr::from(s))),
             Err(m) if pyfmt::error_kind(&m) == pyfmt::PyErrorKind::MemoryError => {
                 Err(self.err("MemoryError", m))
             }
@@ -802,7 +802,7 @@ impl Interp<'_> {
                     self.check_items(s.chars().count())?;
                 }
                 s.chars()
-                    .map(|c| Value::Str(Rc::from(c.encode_utf8(&mut [0; 4]) as &str)))
+                    .map(|c| Value::Str(PyStr::from(c.encode_utf8(&mut [0; 4]) as &str)))
                     .collect()
             }
             Value::Dict(d) => d.borrow().keys().map(|k| k.0.clone()).collect(),
@@ -971,7 +971,7 @@ impl Interp<'_> {
             }
             Value::Class(c) => {
                 if name == "__name__" {
-                    return Ok(Value::Str(c.name.clone()));
+                    return Ok(Value::Str(c.name.clone().into()));
                 }
                 if let Some(m) = self.stdlib_attr(v, name) {
                     return Ok(m);
@@ -993,7 +993,7 @@ impl Interp<'_> {
                 }
             }
             Value::EnumMember(m) => match name {
-                "name" => return Ok(Value::Str(m.name.clone())),
+                "name" => return Ok(Value::Str(m.name.clone().into())),
                 "value" => return Ok(m.value.clone()),
                 _ => {
                     if let Some(f) = m.class.find_method(name) {
@@ -1010,7 +1010,7 @@ impl Interp<'_> {
                     format!("module '{}' has no attribute '{name}'", m.name),
                 ));
             }
-            Value::Func(f) if name == "__name__" => return Ok(Value::Str(f.name.clone())),
+            Value::Func(f) if name == "__name__" => return Ok(Value::Str(f.name.clone().into())),
             Value::Float(f) if name == "real" => return Ok(Value::Float(*f)),
             Value::Float(_) if name == "imag" => return Ok(Value::Float(0.0)),
             other => {
@@ -1136,7 +1136,7 @@ impl Interp<'_> {
             Value::Str(s) => {
                 let n = s.chars().count();
                 let ix = self.index_of(n, i, "string")?;
-                Ok(Value::Str(Rc::from(
+                Ok(Value::Str(PyStr::from(
                     s.chars().nth(ix).map(|c| c.to_string()).unwrap_or_default(),
                 )))
             }
@@ -1250,7 +1250,7 @@ impl Interp<'_> {
             Value::Str(s) => {
                 let chars: Vec<char> = s.chars().collect();
                 let idx = pyfmt::slice_indices(chars.len() as i64, lo, hi, step);
-                Ok(Value::Str(Rc::from(
+                Ok(Value::Str(PyStr::from(
                     idx.into_iter().map(|i| chars[i]).collect::<String>(),
                 )))
             }
@@ -1398,7 +1398,7 @@ pub fn is_same(a: &Value, b: &Value) -> bool {
         (Value::None, Value::None) => true,
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Int(x), Value::Int(y)) => x == y,
-        (Value::Str(x), Value::Str(y)) => Rc::ptr_eq(x, y) || x == y,
+        (Value::Str(x), Value::Str(y)) => PyStr::ptr_eq(x, y) || x == y,
         (Value::Anchor(x), Value::Anchor(y)) => x == y,
         _ => match (identity(a), identity(b)) {
             (Some(x), Some(y)) => x == y,

@@ -140,7 +140,7 @@ impl Interp<'_> {
                     bound[i] = Some(v);
                 }
                 None if varkw.is_some() => {
-                    kwdict.insert(HashKey(Value::Str(k)), v);
+                    kwdict.insert(HashKey(Value::Str(k.into())), v);
                 }
                 None => {
                     let is_pos_only = params

@@ -713,6 +713,17 @@ impl Interp<'_> {
                     l.borrow_mut().extend(items);
                     return Ok(());
                 }
+                // `s += t` grows the bound string in place when it is the only reference.
+                let cur = match (&cur, &rhs) {
+                    (Value::Str(s), Value::Str(t)) if op == ast::BinOp::Add => {
+                        self.check_str_len(s.len().saturating_add(t.len()))?;
+                        match scope_append_str(&ctx.scope, n, cur, t) {
+                            Ok(()) => return Ok(()),
+                            Err(cur) => cur,
+                        }
+                    }
+                    _ => cur,
+                };
                 let nv = self.binary_op(op, &cur, &rhs)?;
                 scope_set(&ctx.scope, n, nv);
                 Ok(())

@@ -71,6 +71,8 @@ impl Hasher for FxHasher {
     }
 }
 
+pub use super::pystr::PyStr;
+
 pub type FxBuild = BuildHasherDefault<FxHasher>;
 pub type FxHashMap<K, V> = HashMap<K, V, FxBuild>;
 
@@ -91,7 +93,7 @@ pub enum Value {
     Int(i64),
     BigInt(Rc<BigInt>),
     Float(f64),
-    Str(Rc<str>),
+    Str(PyStr),
     List(Rc<RefCell<Vec<Value>>>),
     Tuple(Rc<Vec<Value>>),
     Dict(Rc<RefCell<Dict>>),
@@ -141,7 +143,7 @@ impl fmt::Debug for Value {
 
 impl Value {
     pub fn str(s: &str) -> Value {
-        Value::Str(Rc::from(s))
+        Value::Str(PyStr::from(s))
     }
 
     pub fn list(items: Vec<Value>) -> Value {
@@ -686,6 +688,37 @@ pub fn scope_set(scope: &ScopeRef, name: &Rc<str>, value: Value) {
         cur = b.parent.clone();
     }
     scope.borrow_mut().vars.insert(name.clone(), value);
+}
+
+/// `name += tail` on a string binding without copying the string: when the nearest
+/// binding of `name` still holds `cur`'s storage (the value read before the right side
+/// ran), `cur` is dropped and the bound string grows, in place when the binding held its
+/// only reference. Otherwise (rebound meanwhile, unbound, not a string) `cur` comes back.
+pub fn scope_append_str(scope: &ScopeRef, name: &str, cur: Value, tail: &str) -> Result<(), Value> {
+    let Value::Str(c) = &cur else {
+        return Err(cur);
+    };
+    let mut sc = scope.clone();
+    loop {
+        let next = {
+            let mut b = sc.borrow_mut();
+            if let Some(slot) = b.vars.get_mut(name) {
+                return match slot {
+                    Value::Str(s) if PyStr::ptr_eq(s, c) => {
+                        drop(cur);
+                        s.push_str(tail);
+                        Ok(())
+                    }
+                    _ => Err(cur),
+                };
+            }
+            b.parent.clone()
+        };
+        match next {
+            Some(p) => sc = p,
+            None => return Err(cur),
+        }
+    }
 }
 
 /// Bind in `scope` itself (parameters, typed declarations, loop targets of comprehensions).

@@ -258,7 +258,7 @@ pub(super) fn exc_message(e: &Interrupt) -> Option<Rc<str>> {
     };
     match inst.get_extra("args") {
         Some(Value::Tuple(t)) => match t.first() {
-            Some(Value::Str(s)) => Some(s.clone()),
+            Some(Value::Str(s)) => Some(s.to_rc()),
             _ => None,
         },
         _ => None,

@@ -414,7 +414,7 @@ pub(super) fn dict_method(
             it.check_growth(d.borrow().len(), kwargs.len())?;
             let mut b = d.borrow_mut();
             for (k, v) in kwargs {
-                b.insert(HashKey(Value::Str(k)), v);
+                b.insert(HashKey(Value::Str(k.into())), v);
             }
             Value::None
         }

@@ -4,7 +4,7 @@ use super::args::{Kwargs, bind, index_of, no_kwargs, tname};
 use super::collections::{dict_update_from, set_of};
 use super::functions::user_dunder;
 use super::numeric::{float_to_int, pyfmt_err};
-use crate::interp::value::{Class, ClassKind, Dict, FxBuild, HashKey, Value};
+use crate::interp::value::{Class, ClassKind, Dict, FxBuild, HashKey, PyStr, Value};
 use crate::interp::{Interp, Interrupt};
 use crate::pyfmt;
 use std::cell::RefCell;
@@ -37,7 +37,7 @@ pub fn construct_builtin(
             Ok(match x {
                 None => Value::str(""),
                 Some(v @ Value::Str(_)) => v,
-                Some(v) => Value::Str(Rc::from(it.to_str(&v)?)),
+                Some(v) => Value::Str(PyStr::from(it.to_str(&v)?)),
             })
         }
         "bool" => {
@@ -88,7 +88,7 @@ pub fn construct_builtin(
             {
                 let mut b = d.borrow_mut();
                 for (k, v) in kwargs {
-                    b.insert(HashKey(Value::Str(k)), v);
+                    b.insert(HashKey(Value::Str(k.into())), v);
                 }
             }
             Ok(Value::Dict(Rc::new(d)))

@@ -5,7 +5,7 @@ use super::args::{
 };
 use super::{collections, construct, numeric, sort, strings};
 use crate::ast::BinOp;
-use crate::interp::value::{Class, ClassKind, Value};
+use crate::interp::value::{Class, ClassKind, PyStr, Value};
 use crate::interp::{Interp, Interrupt};
 use std::rc::Rc;
 
@@ -27,12 +27,12 @@ pub(super) fn call(
         "range" => construct::range(it, args, &kwargs)?,
         "repr" => {
             let v = one(it, "repr", args, &kwargs)?;
-            Value::Str(Rc::from(it.repr(&v)?))
+            Value::Str(PyStr::from(it.repr(&v)?))
         }
         "ascii" => {
             let v = one(it, "ascii", args, &kwargs)?;
             let r = it.repr(&v)?;
-            Value::Str(Rc::from(strings::ascii_escape(&r)))
+            Value::Str(PyStr::from(strings::ascii_escape(&r)))
         }
         "abs" => {
             let v = one(it, "abs", args, &kwargs)?;
@@ -180,7 +180,7 @@ pub(super) fn call(
             let v = v.unwrap_or(Value::None);
             let spec = match &spec {
                 None => Rc::from(""),
-                Some(Value::Str(s)) => s.clone(),
+                Some(Value::Str(s)) => s.to_rc(),
                 Some(other) => {
                     let t = tname(it, other);
                     return Err(it.err(
@@ -189,7 +189,7 @@ pub(super) fn call(
                     ));
                 }
             };
-            Value::Str(Rc::from(strings::format_value(it, &v, &spec)?))
+            Value::Str(PyStr::from(strings::format_value(it, &v, &spec)?))
         }
         "int" | "float" | "str" | "bool" | "list" | "tuple" | "dict" | "set" | "frozenset"
         | "object" => match it.builtin_class(name) {
@@ -203,7 +203,7 @@ pub(super) fn call(
 
 fn attr_name(it: &Interp, v: &Value) -> R<Rc<str>> {
     match v {
-        Value::Str(s) => Ok(s.clone()),
+        Value::Str(s) => Ok(s.to_rc()),
         other => Err(it.err(
             "TypeError",
             format!("attribute name must be string, not '{}'", tname(it, other)),
@@ -228,7 +228,7 @@ fn print(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs) -> R<Value> {
         };
         match v {
             Value::None => {}
-            Value::Str(s) => *slot = Some(s),
+            Value::Str(s) => *slot = Some(s.to_rc()),
             other => {
                 let t = tname(it, &other);
                 return Err(it.err(
@@ -635,7 +635,7 @@ fn reversed(it: &mut Interp, v: &Value) -> R<Value> {
         Value::Str(s) => s
             .chars()
             .rev()
-            .map(|c| Value::Str(Rc::from(c.encode_utf8(&mut [0; 4]) as &str)))
+            .map(|c| Value::Str(PyStr::from(c.encode_utf8(&mut [0; 4]) as &str)))
             .collect(),
         Value::Dict(d) => d.borrow().keys().rev().map(|k| k.0.clone()).collect(),
         Value::Range(..) => {

@@ -4,13 +4,12 @@
 use super::args::{Kwargs, bind, index_of, no_kwargs, tname};
 use super::functions::user_dunder;
 use crate::ast::BinOp;
-use crate::interp::value::{Value, identity};
+use crate::interp::value::{PyStr, Value, identity};
 use crate::interp::{Interp, Interrupt};
 use crate::pyfmt;
 use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{FromPrimitive, One, Signed, ToPrimitive, Zero};
-use std::rc::Rc;
 
 type R<T> = Result<T, Interrupt>;
 
@@ -252,7 +251,7 @@ pub(super) fn radix_str(it: &mut Interp, v: &Value, which: &str) -> R<Value> {
     it.check_str_len(digits.saturating_add(3))?;
     let digits = n.magnitude().to_str_radix(radix);
     let sign = if n.is_negative() { "-" } else { "" };
-    Ok(Value::Str(Rc::from(format!("{sign}{prefix}{digits}"))))
+    Ok(Value::Str(PyStr::from(format!("{sign}{prefix}{digits}"))))
 }
 
 /// `ord(c)`.
@@ -296,7 +295,7 @@ pub(super) fn chr(it: &mut Interp, v: &Value) -> R<Value> {
         .ok()
         .and_then(char::from_u32)
         .unwrap_or('\u{FFFD}');
-    Ok(Value::Str(Rc::from(c.encode_utf8(&mut [0; 4]) as &str)))
+    Ok(Value::Str(PyStr::from(c.encode_utf8(&mut [0; 4]) as &str)))
 }
 
 const HASH_BITS: u32 = 61;

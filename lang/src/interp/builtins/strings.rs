@@ -2,7 +2,7 @@
 //! semantics: indices count code points, whitespace and character classes are Unicode.
 
 use super::args::{Kwargs, bind, index_of, no_kwargs, opt_index, range_args, tname};
-use crate::interp::value::Value;
+use crate::interp::value::{PyStr, Value};
 use crate::interp::{Interp, Interrupt};
 use crate::pyfmt;
 use std::rc::Rc;
@@ -103,7 +103,7 @@ pub fn format_value(it: &mut Interp, v: &Value, spec: &str) -> R<String> {
 }
 
 fn new_str(s: String) -> Value {
-    Value::Str(Rc::from(s))
+    Value::Str(PyStr::from(s))
 }
 
 fn int(n: usize) -> Value {
@@ -111,7 +111,7 @@ fn int(n: usize) -> Value {
 }
 
 /// A `str` argument, or CPython's "must be str, not X".
-fn str_arg<'a>(it: &Interp, v: &'a Value, what: &str) -> R<&'a Rc<str>> {
+fn str_arg<'a>(it: &Interp, v: &'a Value, what: &str) -> R<&'a PyStr> {
     match v {
         Value::Str(s) => Ok(s),
         other => {
@@ -129,7 +129,7 @@ fn sub_args(
     kwargs: &Kwargs,
 ) -> R<(Rc<str>, Option<i64>, Option<i64>)> {
     range_args(it, fname, &args, kwargs, 1, 3)?;
-    let sub = str_arg(it, &args[0], "")?.clone();
+    let sub = str_arg(it, &args[0], "")?.to_rc();
     let s = opt_index(it, args.get(1))?;
     let e = opt_index(it, args.get(2))?;
     Ok((sub, s, e))
@@ -340,7 +340,7 @@ fn is_identifier(s: &str) -> bool {
 }
 
 /// The same string when an operation changed nothing, else a new one.
-fn same_or_new(s: &Rc<str>, t: &str) -> Value {
+fn same_or_new(s: &PyStr, t: &str) -> Value {
     if t.len() == s.len() {
         Value::Str(s.clone())
     } else {
@@ -400,7 +400,7 @@ fn prefix_match(
 /// Methods of `str`.
 pub(super) fn call_method(
     it: &mut Interp,
-    s: &Rc<str>,
+    s: &PyStr,
     name: &str,
     args: Vec<Value>,
     kwargs: Kwargs,
@@ -548,7 +548,7 @@ pub(super) fn call_method(
             if let Value::Dict(d) = &args[0] {
                 for (k, v) in d.borrow().iter() {
                     if let Value::Str(k) = &k.0 {
-                        kw.push((k.clone(), v.clone()));
+                        kw.push((k.to_rc(), v.clone()));
                     }
                 }
             }
@@ -851,12 +851,12 @@ fn format_field(
         }
     }
     let v = match conv {
-        Some('r') => Value::Str(Rc::from(it.repr(&v)?)),
+        Some('r') => Value::Str(PyStr::from(it.repr(&v)?)),
         Some('a') => {
             let r = it.repr(&v)?;
-            Value::Str(Rc::from(ascii_escape(&r)))
+            Value::Str(PyStr::from(ascii_escape(&r)))
         }
-        Some(_) => Value::Str(Rc::from(it.to_str(&v)?)),
+        Some(_) => Value::Str(PyStr::from(it.to_str(&v)?)),
         None => v,
     };
     let spec = if spec_raw.contains('{') {

@@ -573,7 +573,7 @@ impl Interp<'_> {
             "fromisoformat" => {
                 let a = self.stdlib_args(name, &["date_string"], 1, 1, args, kwargs)?;
                 let s = match a.get(0) {
-                    Some(Value::Str(s)) => s.clone(),
+                    Some(Value::Str(s)) => s.to_rc(),
                     Some(other) => {
                         return Err(self.err(
                             "TypeError",

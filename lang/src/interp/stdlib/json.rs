@@ -132,7 +132,7 @@ impl Interp<'_> {
                     kwargs,
                 )?;
                 let s = match a.get(0) {
-                    Some(Value::Str(s)) => s.clone(),
+                    Some(Value::Str(s)) => s.to_rc(),
                     Some(other) => {
                         return Err(self.err(
                             "TypeError",

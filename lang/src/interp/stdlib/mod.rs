@@ -583,7 +583,7 @@ impl Interp<'_> {
     /// A string argument.
     pub(super) fn str_arg(&self, func: &str, v: &Value) -> R<Rc<str>> {
         match v {
-            Value::Str(s) => Ok(s.clone()),
+            Value::Str(s) => Ok(s.to_rc()),
             other => Err(self.err(
                 "TypeError",
                 format!(

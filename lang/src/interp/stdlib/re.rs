@@ -389,7 +389,7 @@ impl Interp<'_> {
             None => 0,
         };
         match p {
-            Value::Str(s) => Ok((s.clone(), flags)),
+            Value::Str(s) => Ok((s.to_rc(), flags)),
             v if Self::stdlib_key(v) == Some("re.Pattern") => {
                 if flags != 0 {
                     return Err(self.err(
@@ -404,7 +404,7 @@ impl Interp<'_> {
                     Value::Int(f) => f & !U,
                     _ => 0,
                 };
-                Ok((s, f))
+                Ok((s.to_rc(), f))
             }
             other => Err(self.err(
                 "TypeError",
@@ -418,7 +418,7 @@ impl Interp<'_> {
 
     fn re_text(&self, v: Option<&Value>) -> R<Rc<str>> {
         match v {
-            Some(Value::Str(s)) => Ok(s.clone()),
+            Some(Value::Str(s)) => Ok(s.to_rc()),
             Some(other) => Err(self.err(
                 "TypeError",
                 format!(
@@ -442,7 +442,7 @@ impl Interp<'_> {
         Ok(self.stdlib_instance(
             "re.Pattern",
             vec![
-                Value::Str(pattern.clone()),
+                Value::Str(pattern.clone().into()),
                 Value::Int(flags | U),
                 Value::Int(c.names.len() as i64 - 1),
                 Value::dict(index),
@@ -560,7 +560,7 @@ impl Interp<'_> {
         self.stdlib_instance(
             "re.Match",
             vec![
-                Value::Str(text.clone()),
+                Value::Str(text.clone().into()),
                 pattern,
                 Value::Int(pos as i64),
                 Value::Int(n),
@@ -646,7 +646,7 @@ impl Interp<'_> {
         let (p, flags) = self.re_pattern_arg(&pattern, None)?;
         let c = self.re_compiled(&p, flags)?;
         if maxsplit < 0 {
-            return Ok(Value::list(vec![Value::Str(text.clone())]));
+            return Ok(Value::list(vec![Value::Str(text.clone().into())]));
         }
         let all = self.re_all(&c, text, 0, maxsplit as usize)?;
         let mut out = Vec::new();
