@@ -337,7 +337,7 @@ impl Interp<'_> {
         let mut strs: Vec<Rc<str>> = Vec::with_capacity(2);
         for i in 0..2 {
             match a.get(i) {
-                Some(Value::Str(s)) => strs.push(s.clone()),
+                Some(Value::Str(s)) => strs.push(s.to_rc()),
                 other => {
                     let t = other.map_or_else(|| "NoneType".to_string(), |v| self.type_name_of(v));
                     return Err(self.err(
