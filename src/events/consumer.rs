@@ -24,11 +24,11 @@
 use super::{Broker, Delivery, Events, StartFrom, cache::CacheConn, secs, wire};
 use actors::runtime::{CallError, RunReply, Runtime, SubscriptionInfo};
 use serde_json::Value as Json;
-use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::time::{Duration, Instant};
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
 
 /// How long deliveries in flight may finish after the stop signal.
@@ -217,9 +217,10 @@ impl Actor {
             .to_string();
         tracing::debug!(target: "svc::events", consumer = %name, "consumer started");
         let mut tasks: JoinSet<()> = JoinSet::new();
-        // Deliveries each running task holds (its batch), so `held` is the room taken.
-        let mut holding: HashMap<tokio::task::Id, usize> = HashMap::new();
-        let mut held = 0usize;
+        // Deliveries held now: each carries a `Slot` until it is acknowledged,
+        // dead-lettered or given up, so a batch's handled events free their room while
+        // one failed event of it backs off.
+        let held = Arc::new(Held::default());
         let max = self.events.config.max_in_flight.max(1);
         let batch = self.events.config.delivery_batch.clamp(1, max);
         let poll = secs(self.events.config.poll_interval_seconds);
@@ -229,22 +230,13 @@ impl Actor {
         let mut group_ready = false;
         let mut last_claim: Option<Instant> = None;
         let mut outage = false;
-        let release = |holding: &mut HashMap<tokio::task::Id, usize>,
-                       held: &mut usize,
-                       id: tokio::task::Id| {
-            *held = held.saturating_sub(holding.remove(&id).unwrap_or(0));
-        };
         while !self.stopped() {
-            while let Some(done) = tasks.try_join_next_with_id() {
-                release(&mut holding, &mut held, task_id(&done));
-            }
-            let room = max.saturating_sub(held);
+            while tasks.try_join_next().is_some() {}
+            let room = max.saturating_sub(held.count.load(Ordering::Acquire));
             if room == 0 {
                 let mut stop = self.stop.clone();
                 tokio::select! {
-                    done = tasks.join_next_with_id() => if let Some(done) = done {
-                        release(&mut holding, &mut held, task_id(&done));
-                    },
+                    _ = held.freed.notified() => {}
                     _ = stop.wait_for(|s| *s) => break,
                 }
                 continue;
@@ -310,9 +302,12 @@ impl Actor {
                     }
                     let mut deliveries = deliveries.into_iter().peekable();
                     while deliveries.peek().is_some() {
-                        let chunk: Vec<Delivery> = deliveries.by_ref().take(batch).collect();
-                        let n = chunk.len();
-                        let task = tasks.spawn(deliver_batch(
+                        let chunk: Vec<(Delivery, Slot)> = deliveries
+                            .by_ref()
+                            .take(batch)
+                            .map(|d| (d, Slot::take(&held)))
+                            .collect();
+                        tasks.spawn(deliver_batch(
                             self.runtime.clone(),
                             Arc::clone(&self.sub),
                             link.clone(),
@@ -320,8 +315,6 @@ impl Actor {
                             self.stop.clone(),
                             chunk,
                         ));
-                        holding.insert(task.id(), n);
-                        held += n;
                     }
                 }
                 Err(e) => {
@@ -401,11 +394,34 @@ async fn pause(stop: &watch::Receiver<bool>, d: Duration) -> bool {
     }
 }
 
-fn task_id<T>(done: &Result<(tokio::task::Id, T), tokio::task::JoinError>) -> tokio::task::Id {
-    match done {
-        Ok((id, _)) => *id,
-        Err(e) => e.id(),
+/// The deliveries a consumer holds (at most `max_in_flight`), and a wake-up for the
+/// actor when one is released.
+#[derive(Default)]
+struct Held {
+    count: AtomicUsize,
+    freed: Notify,
+}
+
+/// One held delivery's share of `Held`: released when dropped (acknowledged,
+/// dead-lettered, given up at shutdown, or its task aborted).
+struct Slot(Arc<Held>);
+
+impl Slot {
+    fn take(held: &Arc<Held>) -> Slot {
+        held.count.fetch_add(1, Ordering::AcqRel);
+        Slot(Arc::clone(held))
     }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.count.fetch_sub(1, Ordering::AcqRel);
+        self.0.freed.notify_one();
+    }
+}
+
+fn ids<T>(ds: &[(Delivery, T)]) -> Vec<&str> {
+    ds.iter().map(|(d, _)| d.id.as_str()).collect()
 }
 
 fn trace_id_of(d: &Delivery) -> String {
@@ -433,7 +449,7 @@ async fn deliver_batch(
     link: Link,
     consumer: String,
     stop: watch::Receiver<bool>,
-    batch: Vec<Delivery>,
+    batch: Vec<(Delivery, Slot)>,
 ) {
     let mut singles: JoinSet<()> = JoinSet::new();
     let visibility = match &link {
@@ -441,7 +457,7 @@ async fn deliver_batch(
     };
     let refresh = (visibility / 3).max(Duration::from_millis(10));
     let mut todo = Vec::with_capacity(batch.len());
-    for d in batch {
+    for (d, slot) in batch {
         if d.previous > 0 {
             // Taken over from a consumer that stopped mid-event: handled alone, with
             // its earlier deliveries counted as failed attempts.
@@ -453,15 +469,16 @@ async fn deliver_batch(
                 stop.clone(),
                 d,
                 None,
+                slot,
             ));
         } else {
-            todo.push(d);
+            todo.push((d, slot));
         }
     }
     while !todo.is_empty() {
         let records = todo
             .iter()
-            .map(|d| (Json::Object(d.record.clone()), trace_id_of(d)))
+            .map(|(d, _)| (Json::Object(d.record.clone()), trace_id_of(d)))
             .collect();
         let reply = runtime.deliver_events(&sub.handler, records);
         tokio::pin!(reply);
@@ -469,7 +486,7 @@ async fn deliver_batch(
         let outcome = loop {
             tokio::select! {
                 r = &mut reply => break r,
-                _ = tokio::time::sleep(refresh) => touch_many(&link, &sub, &consumer, &todo).await,
+                _ = tokio::time::sleep(refresh) => touch_many(&link, &sub, &consumer, &ids(&todo)).await,
             }
         };
         let replies: Vec<RunReply> = match outcome {
@@ -486,13 +503,15 @@ async fn deliver_batch(
         let mut replies = replies.into_iter();
         let mut handled = Vec::new();
         let mut refused = Vec::new();
-        for d in todo {
+        for (d, slot) in todo {
             let r = replies
                 .next()
                 .unwrap_or_else(|| Err(CallError::Host("no reply for this event".into())));
             match r {
-                Ok(_) => handled.push(d),
-                Err(CallError::Overloaded(_) | CallError::Unavailable(_)) => refused.push(d),
+                Ok(_) => handled.push((d, slot)),
+                Err(CallError::Overloaded(_) | CallError::Unavailable(_)) => {
+                    refused.push((d, slot))
+                }
                 Err(CallError::Cancelled) => {}
                 Err(e) => {
                     singles.spawn(deliver(
@@ -503,6 +522,7 @@ async fn deliver_batch(
                         stop.clone(),
                         d,
                         Some(e),
+                        slot,
                     ));
                 }
             }
@@ -513,7 +533,8 @@ async fn deliver_batch(
                 metrics.run("event", &sub.handler, "ok");
                 metrics.event_handled(&sub.topic, &sub.group, "ok");
             }
-            ack_many(&link, &sub, &handled).await;
+            ack_many(&link, &sub, &ids(&handled)).await;
+            drop(handled);
         }
         todo = refused;
         if !todo.is_empty() && !pause(&stop, BUSY_DELAY).await {
@@ -534,6 +555,7 @@ async fn deliver(
     stop: watch::Receiver<bool>,
     d: Delivery,
     failed: Option<CallError>,
+    _slot: Slot,
 ) {
     let mut first: Option<RunReply> = failed.map(Err);
     let visibility = match &link {
@@ -662,11 +684,11 @@ async fn ack(link: &Link, sub: &Subscription, id: &str) {
 }
 
 /// Acknowledge the handled deliveries of a batch: one lock, or one `XACK` with all ids.
-async fn ack_many(link: &Link, sub: &Subscription, ds: &[Delivery]) {
+async fn ack_many(link: &Link, sub: &Subscription, ids: &[&str]) {
     match link {
         Link::Local(events) => {
             if let Broker::Local(b) = &events.broker {
-                b.ack_many(&sub.topic, &sub.group, ds.iter().map(|d| d.id.as_str()));
+                b.ack_many(&sub.topic, &sub.group, ids.iter().copied());
             }
         }
         Link::Cache(events, writer) => {
@@ -676,22 +698,22 @@ async fn ack_many(link: &Link, sub: &Subscription, ds: &[Delivery]) {
                         &mut writer.clone(),
                         &sub.topic,
                         &sub.group,
-                        ds.iter().map(|d| d.id.as_str()),
+                        ids.iter().copied(),
                     )
                     .await
             {
-                tracing::warn!(target: "svc::events", topic = %sub.topic, events = ds.len(), "acknowledgement failed ({e}); the events will be delivered again");
+                tracing::warn!(target: "svc::events", topic = %sub.topic, events = ids.len(), "acknowledgement failed ({e}); the events will be delivered again");
             }
         }
     }
 }
 
 /// Refresh the visibility of a batch's deliveries: one lock, or one `XCLAIM ... JUSTID`.
-async fn touch_many(link: &Link, sub: &Subscription, consumer: &str, ds: &[Delivery]) {
+async fn touch_many(link: &Link, sub: &Subscription, consumer: &str, ids: &[&str]) {
     match link {
         Link::Local(events) => {
             if let Broker::Local(b) = &events.broker {
-                b.touch_many(&sub.topic, &sub.group, ds.iter().map(|d| d.id.as_str()));
+                b.touch_many(&sub.topic, &sub.group, ids.iter().copied());
             }
         }
         Link::Cache(events, writer) => {
@@ -702,7 +724,7 @@ async fn touch_many(link: &Link, sub: &Subscription, consumer: &str, ds: &[Deliv
                         &sub.topic,
                         &sub.group,
                         consumer,
-                        ds.iter().map(|d| d.id.as_str()),
+                        ids.iter().copied(),
                     )
                     .await;
             }
