@@ -388,6 +388,35 @@ mod tests {
     }
 
     #[test]
+    fn batch_ack_and_touch_apply_to_each_delivery() {
+        let b = broker(300);
+        b.ensure_group("t", "g", &StartFrom::Latest);
+        for n in 0..4 {
+            b.publish("t", rec(n));
+        }
+        let got = b.fetch_blocking("t", "g", &StartFrom::Latest, 10, Duration::ZERO, &|| false);
+        assert_eq!(got.len(), 4);
+        let ids: Vec<&str> = got.iter().map(|d| d.id.as_str()).collect();
+        assert_eq!(b.ack_many("t", "g", [ids[0], ids[2], "nonsense"]), 2);
+        assert_eq!(b.ack_many("t", "g", [ids[0]]), 0, "acknowledged once");
+        // Kept visible by a refresh: not handed out again at the first deadline.
+        std::thread::sleep(Duration::from_millis(180));
+        b.touch_many("t", "g", [ids[1]]);
+        std::thread::sleep(Duration::from_millis(180));
+        let again = b.fetch_blocking("t", "g", &StartFrom::Latest, 10, Duration::ZERO, &|| false);
+        assert_eq!(
+            again.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(),
+            [ids[3]],
+            "only the expired, unacknowledged one"
+        );
+        std::thread::sleep(Duration::from_millis(350));
+        let later = b.fetch_blocking("t", "g", &StartFrom::Latest, 10, Duration::ZERO, &|| false);
+        let mut later: Vec<&str> = later.iter().map(|d| d.id.as_str()).collect();
+        later.sort_unstable();
+        assert_eq!(later, [ids[1], ids[3]], "both expired since");
+    }
+
+    #[test]
     fn retention_drops_the_oldest() {
         let b = LocalBroker::new(2, Duration::from_secs(30));
         for n in 0..5 {
