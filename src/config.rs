@@ -171,6 +171,10 @@ pub struct EventsConfig {
     pub retry: EventRetryConfig,
     /// Deliveries one subscription runs at once (64).
     pub max_in_flight: usize,
+    /// Deliveries of one subscription sent to a run worker in one message (16): they run
+    /// one after the other there, each its own run and commit; a failing one is retried
+    /// alone.
+    pub delivery_batch: usize,
     /// Published events waiting for the stream broker (10,000); beyond, dropped (logged).
     pub publish_queue_capacity: usize,
     /// Events kept per topic (100,000): the in-memory broker drops the oldest beyond it,
@@ -210,6 +214,7 @@ impl Default for EventsConfig {
                 dead_letter_suffix: ".dlq".into(),
             },
             max_in_flight: 64,
+            delivery_batch: 16,
             publish_queue_capacity: 10_000,
             max_retained_events: 100_000,
             max_event_bytes: 1 << 20,
@@ -1226,6 +1231,7 @@ impl Config {
                     e.visibility_timeout_seconds = at.positive_seconds(value)?;
                 }
                 "max_in_flight" => e.max_in_flight = at.int_in(value, 1, 10_000)? as usize,
+                "delivery_batch" => e.delivery_batch = at.int_in(value, 1, 1_000)? as usize,
                 "publish_queue_capacity" => e.publish_queue_capacity = at.positive_size(value)?,
                 "max_retained_events" => e.max_retained_events = at.positive_size(value)?,
                 "max_event_bytes" => e.max_event_bytes = at.positive_size(value)?,

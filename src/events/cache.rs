@@ -298,6 +298,49 @@ impl CacheBroker {
     }
 
     /// Reset a pending entry's idle time (a handler still working on it).
+    /// `XACK` several entries in one command.
+    pub async fn ack_many<'a>(
+        &self,
+        conn: &mut redis::aio::MultiplexedConnection,
+        topic: &str,
+        group: &str,
+        ids: impl IntoIterator<Item = &'a str>,
+    ) -> redis::RedisResult<()> {
+        let mut cmd = redis::cmd("XACK");
+        cmd.arg(topic).arg(group);
+        let mut any = false;
+        for id in ids {
+            cmd.arg(id);
+            any = true;
+        }
+        if any {
+            let _: RValue = cmd.query_async(conn).await?;
+        }
+        Ok(())
+    }
+
+    /// `touch` for several entries in one `XCLAIM ... JUSTID`.
+    pub async fn touch_many<'a>(
+        &self,
+        conn: &mut redis::aio::MultiplexedConnection,
+        topic: &str,
+        group: &str,
+        consumer: &str,
+        ids: impl IntoIterator<Item = &'a str>,
+    ) -> redis::RedisResult<()> {
+        let mut cmd = redis::cmd("XCLAIM");
+        cmd.arg(topic).arg(group).arg(consumer).arg(0);
+        let mut any = false;
+        for id in ids {
+            cmd.arg(id);
+            any = true;
+        }
+        if any {
+            let _: RValue = cmd.arg("JUSTID").query_async(conn).await?;
+        }
+        Ok(())
+    }
+
     pub async fn touch(
         &self,
         conn: &mut redis::aio::MultiplexedConnection,

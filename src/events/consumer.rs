@@ -5,26 +5,30 @@
 //!
 //! The actor owns its broker connections and its deliveries in flight (at most
 //! `max_in_flight`). Its loop: fetch up to the free room (expired unacknowledged events
-//! first, then new ones, waiting at most `poll_interval_seconds`), and start one task
-//! per delivery. A task runs the handler as a run actor (`Runtime::deliver_event`: one
-//! run, committed at its end) and acknowledges the delivery only after that run
-//! returned `Ok`; a handler that raised is retried after `backoff_seconds[attempt-1]`
-//! (clamped to the last) up to `max_attempts`, then the event is published to
-//! `<topic><dead_letter_suffix>` and the original acknowledged. While a task holds a
-//! delivery (running or backing off) it refreshes the delivery's visibility every third
-//! of the timeout, so only a consumer that stopped (crashed) loses it to another.
+//! first, then new ones, waiting at most `poll_interval_seconds`), cut what came into
+//! batches of at most `delivery_batch`, and start one task per batch. A batch task sends
+//! the batch to the run pool as one run-actor message (`Runtime::deliver_events`): a
+//! worker runs the handler once per event, each its own run committed at its end, and
+//! answers one outcome per event. The events whose run returned `Ok` are acknowledged
+//! together (one `XACK` / one lock); each event whose handler raised continues alone:
+//! retried after `backoff_seconds[attempt-1]` (clamped to the last) up to
+//! `max_attempts` as a single-event run (`Runtime::deliver_event`), then published to
+//! `<topic><dead_letter_suffix>` and the original acknowledged. While a task holds
+//! deliveries (running or backing off) it refreshes their visibility every third of the
+//! timeout, so only a consumer that stopped (crashed) loses them to another.
 //!
 //! Messages: `stop` (a watch channel set at shutdown): the loop ends, tasks get a
 //! grace period to finish, the rest are dropped (their runs are cancelled, their events
 //! stay unacknowledged and are delivered again later); backoff sleeps end at once.
 
 use super::{Broker, Delivery, Events, StartFrom, cache::CacheConn, secs, wire};
-use actors::runtime::{CallError, Runtime, SubscriptionInfo};
+use actors::runtime::{CallError, RunReply, Runtime, SubscriptionInfo};
 use serde_json::Value as Json;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::time::{Duration, Instant};
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
 
 /// How long deliveries in flight may finish after the stop signal.
@@ -213,7 +217,12 @@ impl Actor {
             .to_string();
         tracing::debug!(target: "svc::events", consumer = %name, "consumer started");
         let mut tasks: JoinSet<()> = JoinSet::new();
+        // Deliveries held now: each carries a `Slot` until it is acknowledged,
+        // dead-lettered or given up, so a batch's handled events free their room while
+        // one failed event of it backs off.
+        let held = Arc::new(Held::default());
         let max = self.events.config.max_in_flight.max(1);
+        let batch = self.events.config.delivery_batch.clamp(1, max);
         let poll = secs(self.events.config.poll_interval_seconds);
         let visibility = secs(self.events.config.visibility_timeout_seconds);
         let mut backoff = crate::server::ws::bridge::Backoff::default();
@@ -223,11 +232,11 @@ impl Actor {
         let mut outage = false;
         while !self.stopped() {
             while tasks.try_join_next().is_some() {}
-            let room = max.saturating_sub(tasks.len());
+            let room = max.saturating_sub(held.count.load(Ordering::Acquire));
             if room == 0 {
                 let mut stop = self.stop.clone();
                 tokio::select! {
-                    _ = tasks.join_next() => {}
+                    _ = held.freed.notified() => {}
                     _ = stop.wait_for(|s| *s) => break,
                 }
                 continue;
@@ -291,14 +300,20 @@ impl Actor {
                     for (id, raw) in invalid {
                         self.dead_letter_invalid(&link, &id, &raw).await;
                     }
-                    for d in deliveries {
-                        tasks.spawn(deliver(
+                    let mut deliveries = deliveries.into_iter().peekable();
+                    while deliveries.peek().is_some() {
+                        let chunk: Vec<(Delivery, Slot)> = deliveries
+                            .by_ref()
+                            .take(batch)
+                            .map(|d| (d, Slot::take(&held)))
+                            .collect();
+                        tasks.spawn(deliver_batch(
                             self.runtime.clone(),
                             Arc::clone(&self.sub),
                             link.clone(),
                             self.consumer.clone(),
                             self.stop.clone(),
-                            d,
+                            chunk,
                         ));
                     }
                 }
@@ -379,21 +394,38 @@ async fn pause(stop: &watch::Receiver<bool>, d: Duration) -> bool {
     }
 }
 
-/// One delivery: run the handler (retrying with backoff), then acknowledge it or
-/// dead-letter it. Returns without acknowledging when stopped.
-async fn deliver(
-    runtime: Runtime,
-    sub: Arc<Subscription>,
-    link: Link,
-    consumer: String,
-    stop: watch::Receiver<bool>,
-    d: Delivery,
-) {
-    let visibility = match &link {
-        Link::Local(e) | Link::Cache(e, _) => secs(e.config.visibility_timeout_seconds),
-    };
-    let refresh = (visibility / 3).max(Duration::from_millis(10));
-    let trace_id = match d.record.get("trace_id").and_then(Json::as_str) {
+/// The deliveries a consumer holds (at most `max_in_flight`), and a wake-up for the
+/// actor when one is released.
+#[derive(Default)]
+struct Held {
+    count: AtomicUsize,
+    freed: Notify,
+}
+
+/// One held delivery's share of `Held`: released when dropped (acknowledged,
+/// dead-lettered, given up at shutdown, or its task aborted).
+struct Slot(Arc<Held>);
+
+impl Slot {
+    fn take(held: &Arc<Held>) -> Slot {
+        held.count.fetch_add(1, Ordering::AcqRel);
+        Slot(Arc::clone(held))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.count.fetch_sub(1, Ordering::AcqRel);
+        self.0.freed.notify_one();
+    }
+}
+
+fn ids<T>(ds: &[(Delivery, T)]) -> Vec<&str> {
+    ds.iter().map(|(d, _)| d.id.as_str()).collect()
+}
+
+fn trace_id_of(d: &Delivery) -> String {
+    match d.record.get("trace_id").and_then(Json::as_str) {
         Some(t) if !t.is_empty() => t.to_string(),
         _ => d
             .record
@@ -401,7 +433,136 @@ async fn deliver(
             .and_then(Json::as_str)
             .unwrap_or_default()
             .to_string(),
+    }
+}
+
+/// One batch of deliveries: one run-actor message for all of them
+/// (`Runtime::deliver_events`), then one acknowledgement for those handled; each one
+/// whose handler raised goes on alone through `deliver` (backoff, retries, dead
+/// letter), so a failure retries that event only. Deliveries the pool refused (queue
+/// full, store restart) are sent again after `BUSY_DELAY` without counting an attempt.
+/// Returns once every delivery of the batch is acknowledged, dead-lettered or given up
+/// (stopped).
+async fn deliver_batch(
+    runtime: Runtime,
+    sub: Arc<Subscription>,
+    link: Link,
+    consumer: String,
+    stop: watch::Receiver<bool>,
+    batch: Vec<(Delivery, Slot)>,
+) {
+    let mut singles: JoinSet<()> = JoinSet::new();
+    let visibility = match &link {
+        Link::Local(e) | Link::Cache(e, _) => secs(e.config.visibility_timeout_seconds),
     };
+    let refresh = (visibility / 3).max(Duration::from_millis(10));
+    let mut todo = Vec::with_capacity(batch.len());
+    for (d, slot) in batch {
+        if d.previous > 0 {
+            // Taken over from a consumer that stopped mid-event: handled alone, with
+            // its earlier deliveries counted as failed attempts.
+            singles.spawn(deliver(
+                runtime.clone(),
+                Arc::clone(&sub),
+                link.clone(),
+                consumer.clone(),
+                stop.clone(),
+                d,
+                None,
+                slot,
+            ));
+        } else {
+            todo.push((d, slot));
+        }
+    }
+    while !todo.is_empty() {
+        let records = todo
+            .iter()
+            .map(|(d, _)| (Json::Object(d.record.clone()), trace_id_of(d)))
+            .collect();
+        let reply = runtime.deliver_events(&sub.handler, records);
+        tokio::pin!(reply);
+        // Keep the deliveries ours while the handler runs.
+        let outcome = loop {
+            tokio::select! {
+                r = &mut reply => break r,
+                _ = tokio::time::sleep(refresh) => touch_many(&link, &sub, &consumer, &ids(&todo)).await,
+            }
+        };
+        let replies: Vec<RunReply> = match outcome {
+            Ok(r) => r,
+            Err(CallError::Overloaded(_) | CallError::Unavailable(_)) => {
+                if !pause(&stop, BUSY_DELAY).await {
+                    break;
+                }
+                continue;
+            }
+            Err(CallError::Cancelled) => break,
+            Err(e) => vec![Err(e); todo.len()],
+        };
+        let mut replies = replies.into_iter();
+        let mut handled = Vec::new();
+        let mut refused = Vec::new();
+        for (d, slot) in todo {
+            let r = replies
+                .next()
+                .unwrap_or_else(|| Err(CallError::Host("no reply for this event".into())));
+            match r {
+                Ok(_) => handled.push((d, slot)),
+                Err(CallError::Overloaded(_) | CallError::Unavailable(_)) => {
+                    refused.push((d, slot))
+                }
+                Err(CallError::Cancelled) => {}
+                Err(e) => {
+                    singles.spawn(deliver(
+                        runtime.clone(),
+                        Arc::clone(&sub),
+                        link.clone(),
+                        consumer.clone(),
+                        stop.clone(),
+                        d,
+                        Some(e),
+                        slot,
+                    ));
+                }
+            }
+        }
+        if !handled.is_empty() {
+            let metrics = crate::metrics::global();
+            for _ in &handled {
+                metrics.run("event", &sub.handler, "ok");
+                metrics.event_handled(&sub.topic, &sub.group, "ok");
+            }
+            ack_many(&link, &sub, &ids(&handled)).await;
+            drop(handled);
+        }
+        todo = refused;
+        if !todo.is_empty() && !pause(&stop, BUSY_DELAY).await {
+            break;
+        }
+    }
+    while singles.join_next().await.is_some() {}
+}
+
+/// One delivery: run the handler (retrying with backoff), then acknowledge it or
+/// dead-letter it. `failed` is the error of a first attempt already made (in a batch):
+/// the next step is then its backoff. Returns without acknowledging when stopped.
+async fn deliver(
+    runtime: Runtime,
+    sub: Arc<Subscription>,
+    link: Link,
+    consumer: String,
+    stop: watch::Receiver<bool>,
+    d: Delivery,
+    failed: Option<CallError>,
+    _slot: Slot,
+) {
+    let mut first: Option<RunReply> = failed.map(Err);
+    let visibility = match &link {
+        Link::Local(e) | Link::Cache(e, _) => secs(e.config.visibility_timeout_seconds),
+    };
+    let refresh = (visibility / 3).max(Duration::from_millis(10));
+    let trace_id = trace_id_of(&d);
     // Deliveries that ended without an acknowledgement count as failed attempts.
     let mut attempt: u32 = d.previous.saturating_add(1);
     let mut last_error = format!(
@@ -423,17 +584,22 @@ async fn deliver(
         return;
     }
     loop {
-        let (_, reply) = runtime.deliver_event(
-            &sub.handler,
-            Json::Object(d.record.clone()),
-            trace_id.clone(),
-        );
-        tokio::pin!(reply);
-        // Keep the delivery ours while the handler runs.
-        let outcome = loop {
-            tokio::select! {
-                r = &mut reply => break r,
-                _ = tokio::time::sleep(refresh) => touch(&link, &sub, &consumer, &d.id).await,
+        let outcome = match first.take() {
+            Some(outcome) => outcome,
+            None => {
+                let (_, reply) = runtime.deliver_event(
+                    &sub.handler,
+                    Json::Object(d.record.clone()),
+                    trace_id.clone(),
+                );
+                tokio::pin!(reply);
+                // Keep the delivery ours while the handler runs.
+                loop {
+                    tokio::select! {
+                        r = &mut reply => break r,
+                        _ = tokio::time::sleep(refresh) => touch(&link, &sub, &consumer, &d.id).await,
+                    }
+                }
             }
         };
         match outcome {
@@ -512,6 +678,55 @@ async fn ack(link: &Link, sub: &Subscription, id: &str) {
                 && let Err(e) = b.ack(&mut writer.clone(), &sub.topic, &sub.group, id).await
             {
                 tracing::warn!(target: "svc::events", topic = %sub.topic, id, "acknowledgement failed ({e}); the event will be delivered again");
+            }
+        }
+    }
+}
+
+/// Acknowledge the handled deliveries of a batch: one lock, or one `XACK` with all ids.
+async fn ack_many(link: &Link, sub: &Subscription, ids: &[&str]) {
+    match link {
+        Link::Local(events) => {
+            if let Broker::Local(b) = &events.broker {
+                b.ack_many(&sub.topic, &sub.group, ids.iter().copied());
+            }
+        }
+        Link::Cache(events, writer) => {
+            if let Broker::Cache(b) = &events.broker
+                && let Err(e) = b
+                    .ack_many(
+                        &mut writer.clone(),
+                        &sub.topic,
+                        &sub.group,
+                        ids.iter().copied(),
+                    )
+                    .await
+            {
+                tracing::warn!(target: "svc::events", topic = %sub.topic, events = ids.len(), "acknowledgement failed ({e}); the events will be delivered again");
+            }
+        }
+    }
+}
+
+/// Refresh the visibility of a batch's deliveries: one lock, or one `XCLAIM ... JUSTID`.
+async fn touch_many(link: &Link, sub: &Subscription, consumer: &str, ids: &[&str]) {
+    match link {
+        Link::Local(events) => {
+            if let Broker::Local(b) = &events.broker {
+                b.touch_many(&sub.topic, &sub.group, ids.iter().copied());
+            }
+        }
+        Link::Cache(events, writer) => {
+            if let Broker::Cache(b) = &events.broker {
+                let _ = b
+                    .touch_many(
+                        &mut writer.clone(),
+                        &sub.topic,
+                        &sub.group,
+                        consumer,
+                        ids.iter().copied(),
+                    )
+                    .await;
             }
         }
     }

@@ -45,6 +45,9 @@ struct Group {
     next: u64,
     /// Delivered, not acknowledged: offset → (event, visibility deadline).
     pending: HashMap<u64, (Arc<Record>, Instant)>,
+    /// No pending deadline is earlier than this (deadlines only move later), so a fetch
+    /// scans `pending` for expired deliveries only once one may have expired.
+    first_due: Option<Instant>,
 }
 
 impl Topic {
@@ -69,9 +72,15 @@ impl LocalBroker {
 
     /// Append an event to `topic` and wake its waiters.
     pub fn publish(&self, topic: &str, record: Record) {
+        let record = Arc::new(record);
         let mut state = self.lock();
-        let t = state.topics.entry(topic.to_string()).or_default();
-        t.log.push_back(Arc::new(record));
+        if !state.topics.contains_key(topic) {
+            state.topics.insert(topic.to_string(), Topic::default());
+        }
+        let Some(t) = state.topics.get_mut(topic) else {
+            return;
+        };
+        t.log.push_back(record);
         if t.log.len() > self.max_retained {
             t.log.pop_front();
             t.base += 1;
@@ -174,18 +183,21 @@ impl LocalBroker {
         };
         let now = Instant::now();
         let mut out = Vec::new();
-        let mut expired: Vec<u64> = g
-            .pending
-            .iter()
-            .filter(|(_, (_, due))| *due <= now)
-            .map(|(o, _)| *o)
-            .collect();
-        expired.sort_unstable();
-        for offset in expired.into_iter().take(max) {
-            if let Some((record, due)) = g.pending.get_mut(&offset) {
-                *due = now + self.visibility;
-                out.push(delivery(topic, group, offset, record));
+        if g.first_due.is_some_and(|d| d <= now) {
+            let mut expired: Vec<u64> = g
+                .pending
+                .iter()
+                .filter(|(_, (_, due))| *due <= now)
+                .map(|(o, _)| *o)
+                .collect();
+            expired.sort_unstable();
+            for offset in expired.into_iter().take(max) {
+                if let Some((record, due)) = g.pending.get_mut(&offset) {
+                    *due = now + self.visibility;
+                    out.push(delivery(topic, group, offset, record));
+                }
             }
+            g.first_due = g.pending.values().map(|(_, due)| *due).min();
         }
         if g.next < base {
             tracing::warn!(
@@ -204,11 +216,52 @@ impl LocalBroker {
             let Some(record) = t.log.get((offset - base) as usize) else {
                 break;
             };
-            g.pending
-                .insert(offset, (Arc::clone(record), now + self.visibility));
+            let due = now + self.visibility;
+            g.pending.insert(offset, (Arc::clone(record), due));
+            g.first_due = Some(g.first_due.map_or(due, |d| d.min(due)));
             out.push(delivery(topic, group, offset, record));
         }
         out
+    }
+
+    /// Acknowledge several deliveries under one lock (a consumer's batch); returns how
+    /// many were pending.
+    pub fn ack_many<'a>(
+        &self,
+        topic: &str,
+        group: &str,
+        ids: impl IntoIterator<Item = &'a str>,
+    ) -> usize {
+        let mut state = self.lock();
+        let Some(g) = state
+            .topics
+            .get_mut(topic)
+            .and_then(|t| t.groups.get_mut(group))
+        else {
+            return 0;
+        };
+        ids.into_iter()
+            .filter_map(|id| id.parse::<u64>().ok())
+            .filter(|offset| g.pending.remove(offset).is_some())
+            .count()
+    }
+
+    /// `touch` for several deliveries under one lock.
+    pub fn touch_many<'a>(&self, topic: &str, group: &str, ids: impl IntoIterator<Item = &'a str>) {
+        let due = Instant::now() + self.visibility;
+        let mut state = self.lock();
+        let Some(g) = state
+            .topics
+            .get_mut(topic)
+            .and_then(|t| t.groups.get_mut(group))
+        else {
+            return;
+        };
+        for offset in ids.into_iter().filter_map(|id| id.parse::<u64>().ok()) {
+            if let Some((_, d)) = g.pending.get_mut(&offset) {
+                *d = due;
+            }
+        }
     }
 
     /// Acknowledge one delivery; `false` if it was not pending.
@@ -259,6 +312,7 @@ fn ensure(state: &mut State, topic: &str, group: &str, start: &StartFrom) {
         Group {
             next,
             pending: HashMap::new(),
+            first_due: None,
         },
     );
 }
@@ -331,6 +385,35 @@ mod tests {
             b.fetch_blocking("t", "g", &StartFrom::Latest, 10, Duration::ZERO, &|| false)
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn batch_ack_and_touch_apply_to_each_delivery() {
+        let b = broker(300);
+        b.ensure_group("t", "g", &StartFrom::Latest);
+        for n in 0..4 {
+            b.publish("t", rec(n));
+        }
+        let got = b.fetch_blocking("t", "g", &StartFrom::Latest, 10, Duration::ZERO, &|| false);
+        assert_eq!(got.len(), 4);
+        let ids: Vec<&str> = got.iter().map(|d| d.id.as_str()).collect();
+        assert_eq!(b.ack_many("t", "g", [ids[0], ids[2], "nonsense"]), 2);
+        assert_eq!(b.ack_many("t", "g", [ids[0]]), 0, "acknowledged once");
+        // Kept visible by a refresh: not handed out again at the first deadline.
+        std::thread::sleep(Duration::from_millis(180));
+        b.touch_many("t", "g", [ids[1]]);
+        std::thread::sleep(Duration::from_millis(180));
+        let again = b.fetch_blocking("t", "g", &StartFrom::Latest, 10, Duration::ZERO, &|| false);
+        assert_eq!(
+            again.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(),
+            [ids[3]],
+            "only the expired, unacknowledged one"
+        );
+        std::thread::sleep(Duration::from_millis(350));
+        let later = b.fetch_blocking("t", "g", &StartFrom::Latest, 10, Duration::ZERO, &|| false);
+        let mut later: Vec<&str> = later.iter().map(|d| d.id.as_str()).collect();
+        later.sort_unstable();
+        assert_eq!(later, [ids[1], ids[3]], "both expired since");
     }
 
     #[test]

@@ -68,6 +68,16 @@ def on_fail(e: Event) {
     raise ValueError("always fails");
 }
 
+@subscribe("mixed", group="workers")
+def on_mixed(e: Event) {
+    if e.data["i"] == 3 {
+        root ++> Mark(kind="mixed-attempt", event_id=e.id, n=e.data["i"]);
+        commit();
+        raise ValueError("event 3 always fails");
+    }
+    root ++> Mark(kind="mixed-ok", event_id=e.id, n=e.data["i"]);
+}
+
 @subscribe("fails.dlq", group="workers")
 def on_dead(e: Event) {
     root ++> Mark(kind="dead", event_id=e.id);
@@ -110,7 +120,7 @@ fn replica(dir: &TempDir, cache_url: Option<&str>) -> ServerGuard {
     } else {
         "local"
     };
-    let line = format!("events: broker {kind}, 4 subscription(s)");
+    let line = format!("events: broker {kind}, 5 subscription(s)");
     assert!(
         wait_until(WAIT, || server.stderr().contains(&line)),
         "no `{line}`\n{}",
@@ -256,10 +266,61 @@ fn disabled_events_are_no_ops() {
     assert!(
         server
             .stderr()
-            .contains("4 @subscribe handler(s) not wired"),
+            .contains("5 @subscribe handler(s) not wired"),
         "{}",
         server.output()
     );
+}
+
+/// Events published together reach the consumer together and go to the run pool in
+/// batches (`delivery_batch`): one event of the batch whose handler raises is retried
+/// alone and dead-lettered, every other event of the batch is handled exactly once.
+fn a_failure_inside_a_batch_retries_only_that_event(cache_url: Option<&str>) {
+    let dir = app();
+    let a = replica(&dir, cache_url);
+    let b = cache_url.map(|u| replica(&dir, Some(u)));
+    call(&a, "emit", json!({"topic": "mixed", "count": 40}));
+    let ok = wait_for_marks(&a, "mixed-ok", 39);
+    assert_distinct(&ok);
+    let dead_lettered =
+        |s: &ServerGuard| s.stderr().contains("event moved to the dead-letter topic");
+    assert!(
+        wait_until(WAIT, || dead_lettered(&a)
+            || b.as_ref().is_some_and(dead_lettered)),
+        "{}",
+        a.output()
+    );
+    let attempts = ids(&a, "mixed-attempt");
+    assert_eq!(
+        attempts.len(),
+        3,
+        "event 3 alone, max_attempts = 3: {attempts:?}"
+    );
+    assert!(attempts.iter().all(|x| *x == attempts[0]), "{attempts:?}");
+    // Nothing else arrives late: each other event was handled once.
+    std::thread::sleep(Duration::from_millis(500));
+    let ok = ids(&a, "mixed-ok");
+    assert_eq!(ok.len(), 39, "{ok:?}");
+    assert_distinct(&ok);
+    let mut numbers: Vec<i64> = call(&a, "numbers", json!({"kind": "mixed-ok"}))
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_i64).collect())
+        .unwrap_or_default();
+    numbers.sort_unstable();
+    assert_eq!(numbers, (0..40).filter(|i| *i != 3).collect::<Vec<i64>>());
+}
+
+#[test]
+fn in_memory_batch_failure_retries_only_that_event() {
+    a_failure_inside_a_batch_retries_only_that_event(None);
+}
+
+#[test]
+fn redis_batch_failure_retries_only_that_event() {
+    let Some(redis) = Redis::start() else {
+        return;
+    };
+    a_failure_inside_a_batch_retries_only_that_event(Some(&redis.url()));
 }
 
 // --- Redis streams, two replicas -------------------------------------------------------
@@ -371,7 +432,7 @@ fn a_dev_reload_rewires_subscriptions() {
         &[("JWT_SECRET", SECRET)],
     );
     assert!(
-        wait_until(WAIT, || server.stderr().contains("3 subscription(s)")),
+        wait_until(WAIT, || server.stderr().contains("4 subscription(s)")),
         "{}",
         server.output()
     );

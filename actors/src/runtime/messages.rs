@@ -35,6 +35,22 @@ pub enum RunInput {
     Event(serde_json::Value),
     /// Read the graph the caller may see (`lang::serve::graph_view`); commits nothing.
     Graph(lang::serve::GraphQuery),
+    /// Several event deliveries to the same handler in one run-actor message
+    /// (`Runtime::deliver_events`): each is handled as `Event` would be (its own
+    /// interpreter run, its own commit, its own replays and trace id), one after the
+    /// other on the same worker; the per-event outcomes go back on the batch's own
+    /// channel, in order.
+    Events(EventBatch),
+}
+
+/// The deliveries of one `RunInput::Events` message.
+#[derive(Debug)]
+pub struct EventBatch {
+    /// Each delivery's record (a JSON object) and trace id.
+    pub records: Vec<(serde_json::Value, String)>,
+    /// Receives one reply per record, in order (a record not reached because the run was
+    /// cancelled answers `Cancelled`).
+    pub replies: tokio::sync::oneshot::Sender<Vec<RunReply>>,
 }
 
 /// A run actor's one reply to its requester: the result and the reports, or the error.

@@ -368,6 +368,42 @@ impl Runtime {
         self.launch(req, RunInput::Event(record))
     }
 
+    /// Start one run actor for several deliveries to the same `@subscribe` handler
+    /// (`records`: each record with its trace id): one queued message, handled on one
+    /// worker, each delivery exactly as `deliver_event` would (its own run, commit,
+    /// replays). The reply is one outcome per record, in order; `Err` when the whole
+    /// batch was refused or cancelled (`Overloaded` when the queue is full). Dropping
+    /// the future cancels the records not yet run.
+    pub fn deliver_events(
+        &self,
+        handler: &str,
+        records: Vec<(serde_json::Value, String)>,
+    ) -> impl Future<Output = Result<Vec<RunReply>, CallError>> + Send + 'static {
+        let req = CallRequest {
+            kind: EndpointKind::Function,
+            name: handler.to_string(),
+            args: serde_json::Map::new(),
+            start: Start::Root,
+            caller: Caller {
+                user_id: Some(SYSTEM_PRINCIPAL.to_string()),
+                root: None,
+                authorization: None,
+            },
+            trace_id: String::new(),
+        };
+        let (replies, answers) = tokio::sync::oneshot::channel();
+        let (_, reply) = self.launch(
+            req,
+            RunInput::Events(messages::EventBatch { records, replies }),
+        );
+        async move {
+            reply.await?;
+            answers
+                .await
+                .map_err(|_| CallError::Host("run pool stopped".into()))
+        }
+    }
+
     /// Start a run actor that reads the graph `caller` may see (`lang::serve::graph_view`:
     /// access-checked, bounded by the query and the call limits) and await its JSON.
     /// Nothing is committed. Queueing and cancellation as `call`.

@@ -5,7 +5,7 @@
 use super::app::{self, SourceBoard};
 use super::host::ServeHost;
 use super::hot::HotAnchors;
-use super::messages::{ReportStoreFailure, RunCall, RunInput};
+use super::messages::{EventBatch, ReportStoreFailure, RunCall, RunInput};
 use super::run::RunAddr;
 use super::supervisor::StoreLeases;
 use super::{CallError, CallOutcome, CallRequest, EndpointKind, Loaded};
@@ -235,6 +235,9 @@ impl RunWorker {
                 (_, RunInput::Event(record)) => {
                     lang::serve::deliver_event(&app.program, &mut host, &limits, &req.name, record)
                 }
+                (_, RunInput::Events(_)) => Err(CallError::Host(
+                    "an event batch is split by handle_call".into(),
+                )),
                 (_, RunInput::Graph(query)) => {
                     lang::serve::graph_view(&app.program, &mut host, &limits, query)
                 }
@@ -329,15 +332,42 @@ impl RunWorker {
     /// and keeps serving.
     pub(crate) fn handle_call(&mut self, msg: RunCall) -> Result<CallOutcome, CallError> {
         let RunCall {
-            req,
+            mut req,
             input,
             in_flight,
             run,
             registration,
         } = msg;
-        let outcome = catch_unwind(AssertUnwindSafe(|| self.run(&req, &input, &run)));
+        if let RunInput::Events(EventBatch { records, replies }) = input {
+            // One message, many deliveries: each is its own run (interpreter, commit,
+            // replays) as if it had come alone; a cancelled batch answers the rest
+            // `Cancelled` at once (`run` checks the flag first).
+            let mut out = Vec::with_capacity(records.len());
+            for (record, trace_id) in records {
+                req.trace_id = trace_id;
+                out.push(self.run_caught(&req, &RunInput::Event(record), &run));
+            }
+            drop(registration);
+            drop(in_flight);
+            let _ = replies.send(out);
+            return Ok(CallOutcome {
+                result: serde_json::Value::Null,
+                reports: Vec::new(),
+            });
+        }
+        let outcome = self.run_caught(&req, &input, &run);
         drop(registration);
         drop(in_flight);
+        outcome
+    }
+
+    fn run_caught(
+        &mut self,
+        req: &CallRequest,
+        input: &RunInput,
+        run: &RunAddr,
+    ) -> Result<CallOutcome, CallError> {
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.run(req, input, run)));
         outcome.unwrap_or_else(|_| {
             tracing::error!(
                 trace_id = %req.trace_id,
