@@ -35,7 +35,9 @@ pub mod webhook;
 pub use mail::{Mail, MailSender};
 
 use crate::runtime::Caller;
-use crate::users::{CheckUsers, Status, UserError, UserRecord, UserStore, UserStoreSupervisor};
+use crate::users::{
+    CheckUsers, Status, UserError, UserRecord, UserStore, UserStoreSupervisor, WithUsers,
+};
 use actix::{Actor, Addr, Arbiter, Context, Handler, Message, ResponseFuture, Supervisor};
 use base64::Engine as _;
 use jwt::{JwtKeys, JwtSettings};
@@ -440,7 +442,6 @@ impl IdentityHandle {
                 lang::host::format_id(new_root_id())
             })
             .map_err(StartError::Accounts)?;
-        let mut bootstrap_created = false;
         let wanted = match (config.admin.enabled, config.admin.bootstrap.as_ref()) {
             (true, Some(b)) => users
                 .get(crate::users::BOOTSTRAP_ADMIN_ID)
@@ -449,20 +450,20 @@ impl IdentityHandle {
                 .then_some(b),
             _ => None,
         };
-        if let Some(b) = wanted {
-            let password = (b.password)().map_err(StartError::Config)?;
-            let hash = bcrypt::hash(&password, config.auth.bcrypt_cost)
-                .map_err(|e| StartError::Config(format!("cannot hash the admin password: {e}")))?;
-            bootstrap_created = users
-                .ensure_bootstrap_admin(
-                    &b.username,
-                    b.email.as_deref(),
-                    &hash,
-                    &lang::host::format_id(new_root_id()),
-                    config.admin.require_password_reset,
-                )
-                .map_err(StartError::Accounts)?;
-        }
+        // The first password is settled now (a generated one is written to its file, and
+        // a failure stops the start); its bcrypt hash is not: at the default cost it
+        // takes ~250 ms, longer than the rest of start-up. It is the user-store
+        // supervisor's first message instead (below), so every later user-store
+        // operation, an admin login included, is served after the admin exists.
+        let bootstrap = match wanted {
+            Some(b) => Some((
+                b.username.clone(),
+                b.email.clone(),
+                (b.password)().map_err(StartError::Config)?,
+            )),
+            None => None,
+        };
+        let bootstrap_created = bootstrap.is_some();
         let oidc = sso::OidcClient::new(&config.sso).map_err(StartError::Config)?;
         let shared = Arc::new(Shared {
             jwt,
@@ -473,6 +474,30 @@ impl IdentityHandle {
         let users = Supervisor::start_in_arbiter(&users_arbiter.handle(), move |_| {
             UserStoreSupervisor::new(path, users)
         });
+        if let Some((username, email, password)) = bootstrap {
+            let cost = config.auth.bcrypt_cost;
+            let reset = config.admin.require_password_reset;
+            users.do_send(WithUsers::new(move |store: &mut UserStore| {
+                let hash = match bcrypt::hash(&password, cost) {
+                    Ok(hash) => hash,
+                    Err(e) => {
+                        tracing::error!("cannot hash the bootstrap admin's password: {e}");
+                        return Ok(false);
+                    }
+                };
+                let created = store.ensure_bootstrap_admin(
+                    &username,
+                    email.as_deref(),
+                    &hash,
+                    &lang::host::format_id(new_root_id()),
+                    reset,
+                );
+                if let Err(e) = &created {
+                    tracing::error!("cannot create the bootstrap admin: {e}");
+                }
+                created
+            }));
+        }
         let service = Arc::new(Service::new(
             users.clone(),
             Arc::clone(&shared),
@@ -558,8 +583,23 @@ fn caller(user_id: String, entry: &CachedUser) -> Result<Caller, IdentityError> 
 }
 
 /// `n` bytes from the operating system's secure random source.
+///
+/// Read from the kernel's generator (`/dev/urandom`, opened once), not through aws-lc's
+/// `rand::fill`: aws-lc seeds its own DRBG tree from a CPU-jitter entropy collector the
+/// first time it is used in a process, which costs ~50 ms of CPU, and the first caller
+/// is `svc start` itself (the JWT secret, the system accounts), so it was most of the
+/// server's start-up time. aws-lc's generator is the fallback when the device cannot be
+/// read.
 pub fn random_bytes<const N: usize>() -> [u8; N] {
+    use std::io::Read as _;
+    static URANDOM: std::sync::OnceLock<Option<std::fs::File>> = std::sync::OnceLock::new();
     let mut bytes = [0u8; N];
+    let device = URANDOM.get_or_init(|| std::fs::File::open("/dev/urandom").ok());
+    if let Some(mut file) = device.as_ref()
+        && file.read_exact(&mut bytes).is_ok()
+    {
+        return bytes;
+    }
     if aws_lc_rs::rand::fill(&mut bytes).is_err() {
         // The OS source failing is unrecoverable for a security service.
         tracing::error!("the system random source failed");

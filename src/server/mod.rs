@@ -295,7 +295,9 @@ pub fn start(args: &StartOptions) -> Result<ExitCode> {
         );
     }
     let dev = args.dev;
-    actix_web::rt::System::new().block_on(serve(settings, dev))
+    let outcome = actix_web::rt::System::new().block_on(serve(settings, dev));
+    logging::flush();
+    outcome
 }
 
 async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
@@ -432,6 +434,8 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     if dev {
         dev::spawn(app_dir(&state.settings.entry), state.clone());
     }
+    // Everything logged while starting is on stderr before the ready line.
+    logging::flush();
     say(&format!(
         "svc: serving {entry} at http://{host}:{port} (store: {store})\n"
     ));
@@ -566,5 +570,6 @@ pub(crate) fn say(text: &str) {
 
 /// Write to stderr, ignoring a closed stream.
 pub(crate) fn say_err(text: &str) {
+    logging::flush();
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

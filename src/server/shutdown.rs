@@ -28,6 +28,7 @@ pub fn spawn(handle: ServerHandle, state: web::Data<AppState>) {
         actix_web::rt::spawn(async {
             let signal = wait_for_signal().await;
             tracing::warn!(signal, "second signal: exiting without draining");
+            super::logging::flush();
             std::process::exit(130);
         });
         // WebSocket sessions never end by themselves: close them (1001) so the
@@ -64,6 +65,7 @@ async fn parent_gone() {
             // The drain gets its usual time; then the process ends whatever still waits
             // (with the consumer gone, its stdout and stderr pipes have no reader).
             std::thread::sleep(Duration::from_secs(SHUTDOWN_TIMEOUT_SECS + 5));
+            super::logging::flush();
             std::process::exit(0);
         });
     if spawned.is_err() {

@@ -234,7 +234,7 @@ async fn connect(
         auth,
         hub,
     };
-    let addr = WsSession::start(opening, session, stream);
+    let (addr, outbox) = WsSession::start(opening, session, stream);
     // Join the hub before the handshake is answered: a client that has its 101 receives
     // every broadcast made after it (a join from the session's own start could still be
     // on its way when another client's message is broadcast).
@@ -243,6 +243,8 @@ async fn connect(
             .send(Join {
                 session: id,
                 to: addr.clone().recipient(),
+                close: addr.clone().recipient(),
+                outbox,
                 authenticated,
             })
             .await;

@@ -174,3 +174,15 @@ fn a_lost_user_store_answers_retryable_errors_until_it_reopens() {
             .expect("registered in the new store");
     });
 }
+
+/// `random_bytes` comes from the kernel's generator (not aws-lc's, whose first use costs
+/// ~50 ms of entropy collection at start-up): right length, different every time.
+#[test]
+fn random_bytes_are_fresh_each_call() {
+    let a: [u8; 32] = super::random_bytes();
+    let b: [u8; 32] = super::random_bytes();
+    assert_ne!(a, b);
+    assert_ne!(a, [0u8; 32]);
+    let ids: std::collections::HashSet<String> = (0..100).map(|_| super::new_user_id()).collect();
+    assert_eq!(ids.len(), 100);
+}

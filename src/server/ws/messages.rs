@@ -24,13 +24,19 @@ pub struct CloseSession {
 #[rtype(result = "()")]
 pub struct Tick;
 
-/// Hub ← session: deliver this walker's broadcasts to `to` from now on. Sent again when
-/// the session authenticates (`authenticated` changes); the newest entry wins.
+/// Hub ← session: deliver this walker's broadcasts to the session from now on. Sent
+/// again when the session authenticates (`authenticated` changes); the newest entry wins.
+/// The hub writes broadcast frames straight into `outbox` (the session's bounded
+/// outbox); `to` is the session's `Deliver` mailbox (the same delivery, one hop longer,
+/// for senders without the outbox) and `close` is where the hub sends `CloseSession`
+/// (1013) when the outbox is full.
 #[derive(Clone, Debug, Message)]
 #[rtype(result = "()")]
 pub struct Join {
     pub session: u64,
     pub to: Recipient<Deliver>,
+    pub close: Recipient<CloseSession>,
+    pub outbox: super::session::Outbox,
     pub authenticated: bool,
 }
 

@@ -84,11 +84,44 @@ pub struct Limits {
 
 /// What the writer task writes.
 #[derive(Debug)]
-enum Outgoing {
+pub(crate) enum Outgoing {
     Text(ByteString),
     Ping,
     Pong(Bytes),
 }
+
+/// A session's bounded outbox, as its hub holds it: a broadcast frame goes straight into
+/// it (no hop through the session actor's mailbox, one wake-up per delivery instead of
+/// two); a full or closed outbox is the hub's to handle (`hub::Hub::deliver`).
+#[derive(Clone, Debug)]
+pub struct Outbox(mpsc::Sender<Outgoing>);
+
+/// Why `Outbox::offer` did not take a frame.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// `outbox_capacity` frames wait: the client does not read.
+    Full,
+    /// The session's writer has ended.
+    Closed,
+}
+
+impl Outbox {
+    /// Queue `frame` for the client without waiting.
+    pub fn offer(&self, frame: ByteString) -> Result<(), Refused> {
+        self.0.try_send(Outgoing::Text(frame)).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => Refused::Full,
+            mpsc::error::TrySendError::Closed(_) => Refused::Closed,
+        })
+    }
+
+    /// The session's writer has ended (the socket is gone).
+    pub fn is_closed(&self) -> bool {
+        self.0.is_closed()
+    }
+}
+
+/// The close reason of a session whose client does not read.
+pub const SLOW_CLIENT_REASON: &str = "too many frames waiting: the client does not read";
 
 /// One client message waiting for its run.
 #[derive(Debug)]
@@ -145,12 +178,13 @@ impl WsSession {
         opening: Opening,
         session: actix_ws::Session,
         stream: actix_ws::MessageStream,
-    ) -> Addr<WsSession> {
+    ) -> (Addr<WsSession>, Outbox) {
         let (outbox, rx) = mpsc::channel(opening.limits.outbox_capacity.max(1));
+        let handle = Outbox(outbox.clone());
         let (closer, close_rx) = oneshot::channel();
         actix_web::rt::spawn(write_loop(session, rx, close_rx));
         let now = Instant::now();
-        WsSession::create(move |ctx| {
+        let addr = WsSession::create(move |ctx| {
             ctx.add_stream(stream);
             WsSession {
                 id: opening.id,
@@ -171,7 +205,8 @@ impl WsSession {
                 last_heard: now,
                 last_ping: now,
             }
-        })
+        });
+        (addr, handle)
     }
 
     /// Queue a frame for the client; a full outbox closes the session (1013).
@@ -186,11 +221,7 @@ impl WsSession {
                     "closing a session whose client does not read: {} frames waiting",
                     self.limits.outbox_capacity
                 );
-                self.close(
-                    CLOSE_TRY_AGAIN,
-                    "too many frames waiting: the client does not read",
-                    ctx,
-                );
+                self.close(CLOSE_TRY_AGAIN, SLOW_CLIENT_REASON, ctx);
             }
             Err(mpsc::error::TrySendError::Closed(_)) => ctx.stop(),
         }
@@ -227,6 +258,8 @@ impl WsSession {
             hub.do_send(Join {
                 session: self.id,
                 to: ctx.address().recipient(),
+                close: ctx.address().recipient(),
+                outbox: Outbox(self.outbox.clone()),
                 authenticated,
             });
         }
