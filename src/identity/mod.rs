@@ -26,11 +26,11 @@ use actix_web::web;
 use actors::identity::jwt::{JwtKeys, JwtSettings};
 use actors::identity::sso::{ProviderSettings, SsoSettings};
 use actors::identity::webhook::WebhookSettings;
-use actors::users::UserTarget;
 use actors::identity::{
     AdminSettings, AuthSettings, BootstrapAdmin, ErrorKind, IdentityConfig, IdentityError,
     IdentityHandle, MailSender,
 };
+use actors::users::UserTarget;
 use anyhow::bail;
 use email::Mailer;
 use lang::host::AnchorId;

@@ -101,7 +101,11 @@ fn logged_token(server: &ServerGuard) -> String {
     assert!(
         wait_until(Duration::from_secs(10), || {
             let out = server.output();
-            if let Some(rest) = out.rsplit("token=").next().filter(|_| out.contains("token=")) {
+            if let Some(rest) = out
+                .rsplit("token=")
+                .next()
+                .filter(|_| out.contains("token="))
+            {
                 token = rest
                     .chars()
                     .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
@@ -163,12 +167,22 @@ fn replicas_on_one_document_database_share_users_tokens_and_keys() {
     );
     ok(&r, 200);
     let r = login(b.port, "username", "ann", "pw-ann-1");
-    assert_eq!((r.status, code(&r).as_str()), (401, "UNAUTHORIZED"), "{}", r.body);
+    assert_eq!(
+        (r.status, code(&r).as_str()),
+        (401, "UNAUTHORIZED"),
+        "{}",
+        r.body
+    );
     ok(&login(b.port, "username", "ann", "pw-ann-2"), 200);
 
     // An API key made on A signs a webhook call on B, which runs on Ann's root.
     let key = ok(
-        &post(a.port, "/api-key/create", Some(&token), json!({"name": "pay"})),
+        &post(
+            a.port,
+            "/api-key/create",
+            Some(&token),
+            json!({"name": "pay"}),
+        ),
         201,
     )["api_key"]
         .as_str()
@@ -199,13 +213,31 @@ fn replicas_on_one_document_database_share_users_tokens_and_keys() {
     );
     ok(&r, 202);
     let vtoken = logged_token(&a);
-    let r = post(b.port, "/user/verify-identity", None, json!({"token": vtoken}));
+    let r = post(
+        b.port,
+        "/user/verify-identity",
+        None,
+        json!({"token": vtoken}),
+    );
     assert_eq!(ok(&r, 200)["status"], json!("verified"));
     for port in [a.port, b.port] {
-        let r = post(port, "/user/verify-identity", None, json!({"token": vtoken}));
-        assert_eq!((r.status, code(&r).as_str()), (400, "INVALID_TOKEN"), "{}", r.body);
+        let r = post(
+            port,
+            "/user/verify-identity",
+            None,
+            json!({"token": vtoken}),
+        );
+        assert_eq!(
+            (r.status, code(&r).as_str()),
+            (400, "INVALID_TOKEN"),
+            "{}",
+            r.body
+        );
     }
-    let me = ok(&json_call(a.port, "GET", "/user/me", Some(&token), &json!({})), 200);
+    let me = ok(
+        &json_call(a.port, "GET", "/user/me", Some(&token), &json!({})),
+        200,
+    );
     assert!(me.to_string().contains("\"verified\":true"), "{me}");
 
     // The same e-mail registered on both replicas at once: exactly one 201.
@@ -247,7 +279,10 @@ fn replicas_on_one_document_database_share_users_tokens_and_keys() {
 /// message) when pymongo is not installed.
 fn pymongo(uri: &str, script: &str) -> Option<String> {
     let out = std::process::Command::new("python3")
-        .args(["-c", &format!("import os, hashlib, pymongo, json\n{script}")])
+        .args([
+            "-c",
+            &format!("import os, hashlib, pymongo, json\n{script}"),
+        ])
         .env("URI", uri)
         .output()
         .ok()?;
@@ -304,11 +339,18 @@ print("ok")
     let d = ok(&login(server.port, "username", "carol", "carol-pw"), 200);
     assert_eq!(
         (&d["user_id"], &d["root_id"], &d["role"]),
-        (&json!("legacy-carol"), &json!("ab".repeat(16)), &json!("admin"))
+        (
+            &json!("legacy-carol"),
+            &json!("ab".repeat(16)),
+            &json!("admin")
+        )
     );
     let r = login(server.port, "email", "carol@example.com", "wrong");
     assert_eq!(r.status, 401, "{}", r.body);
-    let d = ok(&login(server.port, "email", "dave@example.com", "dave-pw"), 200);
+    let d = ok(
+        &login(server.port, "email", "dave@example.com", "dave-pw"),
+        200,
+    );
     assert_eq!(d["root_id"], json!("ef".repeat(16)));
     // The colliding record is kept, disabled.
     let r = login(server.port, "email", "c2@example.com", "c2-pw");
@@ -341,7 +383,10 @@ print(json.dumps({
     for _ in 0..2 {
         let server = replica(&dir, &uri);
         ok(&login(server.port, "username", "carol", "carol-pw"), 200);
-        ok(&login(server.port, "email", "dave@example.com", "dave-pw"), 200);
+        ok(
+            &login(server.port, "email", "dave@example.com", "dave-pw"),
+            200,
+        );
         let r = login(server.port, "email", "c2@example.com", "c2-pw");
         assert_eq!(r.status, 401, "{}", r.body);
         assert!(

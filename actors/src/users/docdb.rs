@@ -156,7 +156,9 @@ fn bson_to_json(b: &Bson, depth: usize) -> Json {
         Bson::Int64(i) => Json::from(*i),
         Bson::Double(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
         Bson::String(s) => Json::String(s.clone()),
-        Bson::Array(items) => Json::Array(items.iter().map(|v| bson_to_json(v, depth + 1)).collect()),
+        Bson::Array(items) => {
+            Json::Array(items.iter().map(|v| bson_to_json(v, depth + 1)).collect())
+        }
         Bson::Document(d) => Json::Object(doc_to_map(d, depth + 1)),
         other => Json::String(other.to_string()),
     }
@@ -554,7 +556,12 @@ impl DocUsers {
     }
 
     /// Insert a user document; on a duplicate key, tell which value is taken.
-    fn insert_user(&self, d: Document, new: &NewUser, sso: Option<&SsoAccount>) -> Result<(), UserError> {
+    fn insert_user(
+        &self,
+        d: Document,
+        new: &NewUser,
+        sso: Option<&SsoAccount>,
+    ) -> Result<(), UserError> {
         let users = self.cols.users.clone();
         let duplicate = run(async move {
             match users.insert_one(d).await {
@@ -618,7 +625,7 @@ impl DocUsers {
     fn revoke_tokens(&self, user_id: &str, kind: TokenKind, keep: &str) -> Result<(), UserError> {
         let tokens = self.cols.tokens.clone();
         let filter = doc! {"user_id": user_id, "kind": kind.as_str(), "state": "issued",
-            "_id": {"$ne": keep}};
+        "_id": {"$ne": keep}};
         run(async move {
             tokens
                 .update_many(filter, doc! {"$set": {"state": "revoked"}})
@@ -678,7 +685,11 @@ impl DocUsers {
         }
     }
 
-    fn migrate_one(&self, legacy: &Document, report: &mut MigrationReport) -> Result<(), UserError> {
+    fn migrate_one(
+        &self,
+        legacy: &Document,
+        report: &mut MigrationReport,
+    ) -> Result<(), UserError> {
         let old_id = legacy.get("_id").cloned().unwrap_or(Bson::Null);
         let converted = convert_legacy(legacy);
         let mut new = converted.doc;
@@ -932,7 +943,7 @@ impl DocUsers {
         let users = self.cols.users.clone();
         let filter = doc! {"_id": id, "credentials": credentials(old)};
         let update = doc! {"$set": {"credentials": credentials(Some(new)),
-            "updated_at": iso8601_now()}};
+        "updated_at": iso8601_now()}};
         let modified = run(async move {
             users
                 .update_one(filter, update)
@@ -1038,7 +1049,7 @@ impl DocUsers {
     ) -> Result<Option<TokenGrant>, UserError> {
         let tokens = self.cols.tokens.clone();
         let filter = doc! {"_id": token_hash, "kind": kind.as_str(), "state": "issued",
-            "expires_at": {"$gt": unix_now()}};
+        "expires_at": {"$gt": unix_now()}};
         let found = run(async move { tokens.find_one(filter).await.map_err(derr) })?;
         found.as_ref().map(token_grant).transpose()
     }
@@ -1325,7 +1336,11 @@ impl DocUsers {
         self.user_where(doc! {"identities.key": sso_key(provider, external_id)})
     }
 
-    pub(super) fn link_sso(&mut self, user_id: &str, account: &SsoAccount) -> Result<(), UserError> {
+    pub(super) fn link_sso(
+        &mut self,
+        user_id: &str,
+        account: &SsoAccount,
+    ) -> Result<(), UserError> {
         let id = self.doc_id(user_id)?;
         let key = sso_key(&account.provider, &account.external_id);
         if let Some(owner) = self.raw_user(doc! {"identities.key": &key})?
@@ -1338,7 +1353,8 @@ impl DocUsers {
             let mut linked = false;
             for i in identities.iter_mut() {
                 let Bson::Document(i) = i else { continue };
-                if i.get_str("type").ok() != Some("sso") || i.get_str("provider").ok() != Some(account.provider.as_str())
+                if i.get_str("type").ok() != Some("sso")
+                    || i.get_str("provider").ok() != Some(account.provider.as_str())
                 {
                     continue;
                 }
@@ -1517,7 +1533,10 @@ mod tests {
         m.insert("n".into(), Json::from(3));
         m.insert("f".into(), Json::from(1.5));
         m.insert("s".into(), Json::from("x"));
-        m.insert("sso".into(), serde_json::json!({"google": {"picture": "p"}}));
+        m.insert(
+            "sso".into(),
+            serde_json::json!({"google": {"picture": "p"}}),
+        );
         let d = map_to_doc(&m, 0).expect("converts");
         assert_eq!(doc_to_map(&d, 0), m);
     }
