@@ -115,7 +115,7 @@ fn tier() -> &'static Tier {
 }
 
 /// Run `fut` on the tier's runtime and wait for it (at most `OP_TIMEOUT`).
-fn block<T, F>(fut: F) -> Result<T, StoreError>
+pub(crate) fn block<T, F>(fut: F) -> Result<T, StoreError>
 where
     T: Send + 'static,
     F: std::future::Future<Output = Result<T, StoreError>> + Send + 'static,
@@ -138,7 +138,7 @@ where
     }
 }
 
-fn client_for(uri: &str) -> Result<mongodb::Client, StoreError> {
+pub(crate) fn client_for(uri: &str) -> Result<mongodb::Client, StoreError> {
     if let Some(c) = tier()
         .clients
         .lock()

@@ -36,7 +36,8 @@ pub use mail::{Mail, MailSender};
 
 use crate::runtime::Caller;
 use crate::users::{
-    CheckUsers, Status, UserError, UserRecord, UserStore, UserStoreSupervisor, WithUsers,
+    CheckUsers, Status, UserError, UserRecord, UserStore, UserStoreSupervisor, UserTarget,
+    WithUsers,
 };
 use actix::{Actor, Addr, Arbiter, Context, Handler, Message, ResponseFuture, Supervisor};
 use base64::Engine as _;
@@ -45,7 +46,7 @@ use lang::host::AnchorId;
 use messages::CallerOf;
 use service::Service;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -206,8 +207,8 @@ impl From<UserError> for IdentityError {
 pub enum StartError {
     #[error("{0}")]
     Config(String),
-    #[error("cannot open the user store {path}: {source}")]
-    Open { path: PathBuf, source: UserError },
+    #[error("cannot open the user store ({store}): {source}")]
+    Open { store: String, source: UserError },
     #[error("cannot create the guest and system accounts: {0}")]
     Accounts(UserError),
 }
@@ -352,6 +353,8 @@ pub struct IdentityHandle {
     shared: Arc<Shared>,
     admin_enabled: bool,
     bootstrap_created: bool,
+    /// Where identity storage lives, for the startup line.
+    users_backend: Arc<str>,
     _arbiters: Arc<Arbiters>,
 }
 
@@ -432,9 +435,23 @@ impl IdentityHandle {
         store_path: &Path,
         shared_root: AnchorId,
     ) -> Result<IdentityHandle, StartError> {
+        IdentityHandle::start_on(
+            config,
+            &UserTarget::Sqlite(store_path.to_path_buf()),
+            shared_root,
+        )
+    }
+
+    /// [`IdentityHandle::start`] with identity storage in `target` (the document
+    /// database when the graph is there: replicas sharing it share their users).
+    pub fn start_on(
+        config: IdentityConfig,
+        target: &UserTarget,
+        shared_root: AnchorId,
+    ) -> Result<IdentityHandle, StartError> {
         let jwt = JwtKeys::new(&config.jwt)?;
-        let mut users = UserStore::open(store_path).map_err(|source| StartError::Open {
-            path: store_path.to_path_buf(),
+        let mut users = UserStore::open_target(target).map_err(|source| StartError::Open {
+            store: target.describe(),
             source,
         })?;
         users
@@ -470,9 +487,9 @@ impl IdentityHandle {
             cache: Mutex::new(HashMap::new()),
         });
         let users_arbiter = Arbiter::new();
-        let path = store_path.to_path_buf();
+        let supervised = target.clone();
         let users = Supervisor::start_in_arbiter(&users_arbiter.handle(), move |_| {
-            UserStoreSupervisor::new(path, users)
+            UserStoreSupervisor::new(supervised, users)
         });
         if let Some((username, email, password)) = bootstrap {
             let cost = config.auth.bcrypt_cost;
@@ -518,6 +535,7 @@ impl IdentityHandle {
             shared,
             admin_enabled: config.admin.enabled,
             bootstrap_created,
+            users_backend: target.describe().into(),
             _arbiters: Arc::new(Arbiters(service_arbiter, users_arbiter)),
         })
     }
@@ -525,6 +543,11 @@ impl IdentityHandle {
     /// `[scale.admin] enabled`: the `/admin*` routes answer.
     pub fn admin_enabled(&self) -> bool {
         self.admin_enabled
+    }
+
+    /// Where users, identities, tokens and keys are stored (for the startup line).
+    pub fn users_backend(&self) -> &str {
+        &self.users_backend
     }
 
     /// The bootstrap admin was created by this start.

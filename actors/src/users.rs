@@ -30,11 +30,15 @@
 //! nobody else holds the connection.
 
 mod admin;
+mod backend;
+mod docdb;
 mod keys;
 mod sso;
 mod supervisor;
 
 pub use admin::{UserFilter, UserPage};
+pub use backend::{UserBackend, UserStore, UserTarget};
+pub use docdb::{DocUsers, MigrationReport};
 pub use keys::{ApiKeyRecord, WebhookKeyRecord};
 pub use sso::{PendingLogin, SsoAccount};
 #[cfg(test)]
@@ -116,6 +120,9 @@ pub enum UserError {
     Protected,
     #[error("stored user data is corrupt: {0}")]
     Corrupt(String),
+    /// The document database failed or could not be reached.
+    #[error("document database: {0}")]
+    Doc(String),
     /// The connection failed and the store is being re-opened: retry shortly.
     #[error("the user store is restarting")]
     Restarting,
@@ -301,13 +308,13 @@ pub struct TokenGrant {
 }
 
 /// The user store over one SQLite file (the anchor store's).
-pub struct UserStore {
+pub struct SqliteUsers {
     conn: Connection,
 }
 
-impl std::fmt::Debug for UserStore {
+impl std::fmt::Debug for SqliteUsers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UserStore").finish_non_exhaustive()
+        f.debug_struct("SqliteUsers").finish_non_exhaustive()
     }
 }
 
@@ -364,9 +371,9 @@ fn is_unique_violation(e: &rusqlite::Error) -> bool {
     )
 }
 
-impl UserStore {
+impl SqliteUsers {
     /// Open (or create) the user tables in the store file at `path`.
-    pub fn open(path: impl AsRef<Path>) -> Result<UserStore, UserError> {
+    pub fn open(path: impl AsRef<Path>) -> Result<SqliteUsers, UserError> {
         let path = path.as_ref();
         // The same file as the anchor store: created 0600 (it holds password hashes).
         crate::store::prepare_private_file(path).map_err(|source| UserError::Dir {
@@ -384,7 +391,7 @@ impl UserStore {
         tx.execute_batch(sso::SCHEMA)?;
         admin::migrate(&tx)?;
         tx.commit()?;
-        Ok(UserStore { conn })
+        Ok(SqliteUsers { conn })
     }
 
     /// A cheap query that fails when the connection or the file is unusable.
@@ -392,38 +399,6 @@ impl UserStore {
         let _: i64 = self
             .conn
             .query_row("SELECT count(*) FROM users WHERE 0", [], |r| r.get(0))?;
-        Ok(())
-    }
-
-    /// Create the guest account (on `shared_root`) and the `system` account if they are
-    /// missing; `new_root` gives the system account's root.
-    pub fn ensure_system_accounts(
-        &mut self,
-        shared_root: &str,
-        new_user_id: impl Fn() -> String,
-        new_root: impl Fn() -> String,
-    ) -> Result<(), UserError> {
-        for (name, role, root) in [
-            (GUEST_USERNAME, Role::User, shared_root.to_string()),
-            (SYSTEM_USERNAME, Role::System, new_root()),
-        ] {
-            if self.by_identity(IdentityType::Username, name)?.is_some() {
-                continue;
-            }
-            let created = self.create(NewUser {
-                user_id: new_user_id(),
-                role,
-                root_id: root,
-                password_hash: None,
-                profile: Map::new(),
-                identities: vec![IdentityRecord::new(IdentityType::Username, name, None)],
-            });
-            match created {
-                // Another process created it between the check and the insert.
-                Ok(_) | Err(UserError::Taken { .. }) => {}
-                Err(e) => return Err(e),
-            }
-        }
         Ok(())
     }
 
@@ -779,6 +754,40 @@ impl UserStore {
         revoke(&tx, &grant.user_id, TokenKind::Reset, Some(token_hash))?;
         tx.commit()?;
         Ok(Some(grant.user_id))
+    }
+}
+
+impl UserStore {
+    /// Create the guest account (on `shared_root`) and the `system` account if they are
+    /// missing; `new_root` gives the system account's root.
+    pub fn ensure_system_accounts(
+        &mut self,
+        shared_root: &str,
+        new_user_id: impl Fn() -> String,
+        new_root: impl Fn() -> String,
+    ) -> Result<(), UserError> {
+        for (name, role, root) in [
+            (GUEST_USERNAME, Role::User, shared_root.to_string()),
+            (SYSTEM_USERNAME, Role::System, new_root()),
+        ] {
+            if self.by_identity(IdentityType::Username, name)?.is_some() {
+                continue;
+            }
+            let created = self.create(NewUser {
+                user_id: new_user_id(),
+                role,
+                root_id: root,
+                password_hash: None,
+                profile: Map::new(),
+                identities: vec![IdentityRecord::new(IdentityType::Username, name, None)],
+            });
+            match created {
+                // Another process created it between the check and the insert.
+                Ok(_) | Err(UserError::Taken { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 }
 

@@ -30,6 +30,7 @@ use actors::identity::{
     AdminSettings, AuthSettings, BootstrapAdmin, ErrorKind, IdentityConfig, IdentityError,
     IdentityHandle, MailSender,
 };
+use actors::users::UserTarget;
 use anyhow::bail;
 use email::Mailer;
 use lang::host::AnchorId;
@@ -54,6 +55,9 @@ pub struct IdentitySettings {
     pub generated_secret: Option<PathBuf>,
     /// Where a generated first admin password is kept (no `ADMIN_DEFAULT_PASSWORD`).
     pub admin_password_file: PathBuf,
+    /// `DOCDB_URI` / `[scale.database] docdb_uri`: users live in the document database
+    /// with the graph, else in the store file.
+    pub docdb_uri: Option<String>,
 }
 
 impl IdentitySettings {
@@ -102,6 +106,7 @@ impl IdentitySettings {
             sso: config.sso.clone(),
             generated_secret,
             admin_password_file: data_file(&config.database.shelf_db_path, ADMIN_PASSWORD_FILE),
+            docdb_uri: config.database.docdb_uri.clone(),
         })
     }
 }
@@ -221,7 +226,8 @@ pub fn start(
         admin: admin_settings(&settings.admin, &settings.admin_password_file),
         sso: sso_settings(&settings.sso),
     };
-    let handle = IdentityHandle::start(config, store_path, shared_root)?;
+    let target = UserTarget::choose(store_path.to_path_buf(), settings.docdb_uri.as_deref());
+    let handle = IdentityHandle::start_on(config, &target, shared_root)?;
     if handle.bootstrap_created() {
         let password = if settings.admin.default_password.is_empty() {
             format!(

@@ -376,6 +376,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
         &settings.store_path,
         runtime.shared_root(),
     )?);
+    let users_backend = identity.users_backend().to_string();
     let entry = settings.entry.display().to_string();
     let host = settings.host.clone();
     let store = runtime.store_target().describe();
@@ -434,6 +435,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     if dev {
         dev::spawn(app_dir(&state.settings.entry), state.clone());
     }
+    say(&format!("svc: users in {users_backend}\n"));
     // Everything logged while starting is on stderr before the ready line.
     logging::flush();
     say(&format!(

@@ -32,6 +32,7 @@ mod format;
 mod hardening;
 mod hardening_server;
 mod identity;
+mod identity_docdb;
 mod invalidation;
 mod kvstore;
 mod lang_decl;

@@ -2,6 +2,7 @@
 //! temporary store (register, login, the caller cache, the user store's restart).
 
 use super::*;
+use std::path::PathBuf;
 
 #[test]
 fn ids_and_tokens() {

@@ -2,7 +2,7 @@
 //! the bootstrap admin, paged and filtered listing, role, status and the
 //! `requires_password_reset` flag, profile replacement (SSO profile refresh).
 
-use super::{BOOTSTRAP_ADMIN_ID, corrupt};
+use super::{BOOTSTRAP_ADMIN_ID, SqliteUsers, corrupt};
 use super::{
     IdentityRecord, IdentityType, NewUser, Role, Status, UserError, UserRecord, UserStore,
     iso8601_now,
@@ -42,48 +42,7 @@ pub struct UserPage {
     pub users: Vec<UserRecord>,
 }
 
-impl UserStore {
-    /// Create the bootstrap admin (the fixed all-zero id, role `admin`) when it is
-    /// missing; `true` when it was created now. An existing one is left as it is (its
-    /// password may have been changed since).
-    pub fn ensure_bootstrap_admin(
-        &mut self,
-        username: &str,
-        email: Option<&str>,
-        password_hash: &str,
-        root_id: &str,
-        requires_password_reset: bool,
-    ) -> Result<bool, UserError> {
-        if self.get(BOOTSTRAP_ADMIN_ID)?.is_some() {
-            return Ok(false);
-        }
-        let mut identities = vec![IdentityRecord::new(IdentityType::Username, username, None)];
-        if let Some(email) = email {
-            let mut e = IdentityRecord::new(IdentityType::Email, email, None);
-            // The operator configured it: it is trusted as verified.
-            e.verified = true;
-            identities.push(e);
-        }
-        let new = NewUser {
-            user_id: BOOTSTRAP_ADMIN_ID.into(),
-            role: Role::Admin,
-            root_id: root_id.into(),
-            password_hash: Some(password_hash.into()),
-            profile: Map::new(),
-            identities,
-        };
-        match self.create(new) {
-            Ok(_) => {}
-            // Another process created it between the check and the insert.
-            Err(UserError::Taken { .. }) if self.get(BOOTSTRAP_ADMIN_ID)?.is_some() => {
-                return Ok(false);
-            }
-            Err(e) => return Err(e),
-        }
-        self.set_requires_password_reset(BOOTSTRAP_ADMIN_ID, requires_password_reset)?;
-        Ok(true)
-    }
-
+impl SqliteUsers {
     /// A page of users matching `filter`, oldest first.
     pub fn list(
         &mut self,
@@ -183,5 +142,48 @@ impl UserStore {
             return Err(UserError::NotFound);
         }
         Ok(())
+    }
+}
+
+impl UserStore {
+    /// Create the bootstrap admin (the fixed all-zero id, role `admin`) when it is
+    /// missing; `true` when it was created now. An existing one is left as it is (its
+    /// password may have been changed since).
+    pub fn ensure_bootstrap_admin(
+        &mut self,
+        username: &str,
+        email: Option<&str>,
+        password_hash: &str,
+        root_id: &str,
+        requires_password_reset: bool,
+    ) -> Result<bool, UserError> {
+        if self.get(BOOTSTRAP_ADMIN_ID)?.is_some() {
+            return Ok(false);
+        }
+        let mut identities = vec![IdentityRecord::new(IdentityType::Username, username, None)];
+        if let Some(email) = email {
+            let mut e = IdentityRecord::new(IdentityType::Email, email, None);
+            // The operator configured it: it is trusted as verified.
+            e.verified = true;
+            identities.push(e);
+        }
+        let new = NewUser {
+            user_id: BOOTSTRAP_ADMIN_ID.into(),
+            role: Role::Admin,
+            root_id: root_id.into(),
+            password_hash: Some(password_hash.into()),
+            profile: Map::new(),
+            identities,
+        };
+        match self.create(new) {
+            Ok(_) => {}
+            // Another process created it between the check and the insert.
+            Err(UserError::Taken { .. }) if self.get(BOOTSTRAP_ADMIN_ID)?.is_some() => {
+                return Ok(false);
+            }
+            Err(e) => return Err(e),
+        }
+        self.set_requires_password_reset(BOOTSTRAP_ADMIN_ID, requires_password_reset)?;
+        Ok(true)
     }
 }

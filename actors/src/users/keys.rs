@@ -7,7 +7,7 @@
 //! Times: `created_at` ISO 8601 text, `expires_at` Unix seconds (`NULL` = permanent for
 //! API keys).
 
-use super::{UserError, UserStore, iso8601, unix_now};
+use super::{SqliteUsers, UserError, iso8601, unix_now};
 use rusqlite::{OptionalExtension as _, Row, params};
 
 pub(super) const SCHEMA: &str = "
@@ -142,7 +142,7 @@ fn webhook_key_of(
 const WEBHOOK_KEY_COLUMNS: &str =
     "id, user_id, name, root_id, walkers, nodes, key_hint, created_at, expires_at";
 
-impl UserStore {
+impl SqliteUsers {
     /// Store a new API key (by its hash).
     pub fn create_api_key(&mut self, rec: &ApiKeyRecord, key_hash: &str) -> Result<(), UserError> {
         let walkers = rec.allowed_walkers.as_deref().map(list_to_text);
@@ -333,6 +333,7 @@ impl UserStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::users::UserStore;
 
     fn store() -> (UserStore, std::path::PathBuf) {
         let dir = std::env::temp_dir().join(format!(

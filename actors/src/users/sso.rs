@@ -11,7 +11,7 @@
 //!   callback.
 
 use super::{NewUser, insert_user};
-use super::{UserError, UserRecord, UserStore, iso8601_now, unix_now};
+use super::{SqliteUsers, UserError, UserRecord, iso8601_now, unix_now};
 use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior, params};
 
 pub(super) const SCHEMA: &str = "
@@ -72,7 +72,7 @@ pub(super) fn accounts_of(conn: &Connection, user_id: &str) -> rusqlite::Result<
     rows.collect()
 }
 
-impl UserStore {
+impl SqliteUsers {
     /// Store a login in flight; `false` (nothing stored) when `max_pending` unexpired
     /// logins are already waiting. Expired ones are purged first.
     pub fn put_pending_login(

@@ -9,9 +9,8 @@
 //! re-open the file; messages already queued are served after the restart. A timer and
 //! [`CheckUsers`] (`/healthz/ready`) probe too.
 
-use super::{UserError, UserStore};
+use super::{UserError, UserStore, UserTarget};
 use actix::{Actor, ActorContext as _, AsyncContext as _, Context, Handler, Message, Supervised};
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// How often the supervisor probes the store unprompted.
@@ -41,16 +40,16 @@ pub struct CheckUsers;
 
 /// Owns the user store; see the module docs.
 pub struct UserStoreSupervisor {
-    path: PathBuf,
+    target: UserTarget,
     store: Option<UserStore>,
     restarts: u32,
 }
 
 impl UserStoreSupervisor {
     /// A supervisor over an already opened store (system accounts created).
-    pub fn new(path: PathBuf, store: UserStore) -> UserStoreSupervisor {
+    pub fn new(target: UserTarget, store: UserStore) -> UserStoreSupervisor {
         UserStoreSupervisor {
-            path,
+            target,
             store: Some(store),
             restarts: 0,
         }
@@ -59,10 +58,10 @@ impl UserStoreSupervisor {
     /// The connection, re-opened first if it is gone.
     fn store(&mut self) -> Result<&mut UserStore, UserError> {
         if self.store.is_none() {
-            match UserStore::open(&self.path) {
+            match UserStore::open_target(&self.target) {
                 Ok(store) => self.store = Some(store),
                 Err(e) => {
-                    tracing::error!(store = %self.path.display(), "cannot re-open the user store: {e}");
+                    tracing::error!(store = %self.target.describe(), "cannot re-open the user store: {e}");
                     return Err(UserError::Restarting);
                 }
             }
@@ -72,8 +71,8 @@ impl UserStoreSupervisor {
 
     fn probe(&mut self) -> Result<(), String> {
         self.store()
-            .and_then(UserStore::check_health)
-            .map_err(|e| format!("user store {}: {e}", self.path.display()))
+            .and_then(|s| s.check_health())
+            .map_err(|e| format!("user store {}: {e}", self.target.describe()))
     }
 
     /// Probe; on failure log and stop, which makes the `Supervisor` restart the actor.
@@ -101,7 +100,7 @@ impl Actor for UserStoreSupervisor {
 impl Supervised for UserStoreSupervisor {
     fn restarting(&mut self, _ctx: &mut Context<Self>) {
         self.restarts += 1;
-        tracing::info!(restarts = self.restarts, store = %self.path.display(), "user store restarting");
+        tracing::info!(restarts = self.restarts, store = %self.target.describe(), "user store restarting");
         self.store = None;
         // Re-opened now, or by the next message.
         let _ = self.store();
@@ -113,7 +112,7 @@ impl<T: 'static> Handler<WithUsers<T>> for UserStoreSupervisor {
 
     fn handle(&mut self, msg: WithUsers<T>, ctx: &mut Context<Self>) -> Self::Result {
         let result = (msg.op)(self.store()?);
-        if let Err(UserError::Sqlite(e)) = &result
+        if let Err(e @ (UserError::Sqlite(_) | UserError::Doc(_))) = &result
             && self.probe_or_restart(ctx).is_err()
         {
             tracing::warn!(error = %e, "a user store operation failed with the connection");
