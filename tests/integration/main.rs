@@ -44,6 +44,7 @@ mod stdlib;
 mod storage;
 mod support;
 mod sv;
+mod tier;
 mod webhooks;
 mod websocket;
 
