@@ -1887,8 +1887,8 @@ mod tests {
         store.write_group(&shared, &batch);
         let outcomes: Vec<_> = batch.iter().map(|p| p.outcome().expect("set")).collect();
         assert_eq!(
-            outcomes[0].as_ref().expect("first wins"),
-            &vec![(n.id, v + 1)]
+            outcomes[0].as_ref().expect("first wins").as_slice(),
+            [(n.id, v + 1)]
         );
         assert!(
             matches!(outcomes[1], Err(StoreError::Conflict { .. })),
