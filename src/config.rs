@@ -410,6 +410,12 @@ pub struct DatabaseConfig {
     pub cache_l1_invalidation_enabled: bool,
     /// The pub/sub channel of the invalidations (identical on every replica).
     pub cache_l1_invalidation_channel: String,
+    /// Embedded tier: approximate bytes of the process-wide L1 anchor cache (0 = off).
+    pub l1_cache_bytes: usize,
+    /// Embedded tier: most calls whose commits share one SQLite transaction.
+    pub group_commit_max: usize,
+    /// Embedded tier: how long a group's leader waits for more calls (µs, 0 = none).
+    pub group_commit_wait_us: u32,
 }
 
 /// Default `cache_l1_invalidation_channel`.
@@ -423,6 +429,9 @@ impl DatabaseConfig {
             cache_url: None,
             cache_l1_invalidation_enabled: true,
             cache_l1_invalidation_channel: DEFAULT_INVALIDATION_CHANNEL.into(),
+            l1_cache_bytes: actors::l1::DEFAULT_CACHE_BYTES,
+            group_commit_max: actors::l1::DEFAULT_GROUP_MAX,
+            group_commit_wait_us: actors::l1::DEFAULT_GROUP_WAIT.as_micros() as u32,
         }
     }
 }
@@ -1019,6 +1028,18 @@ impl Config {
                     }
                     "cache_l1_invalidation_channel" => {
                         d.cache_l1_invalidation_channel = at.non_empty_string(value)?;
+                    }
+                    "l1_cache_bytes" => {
+                        d.l1_cache_bytes = value
+                            .as_integer()
+                            .and_then(|n| usize::try_from(n).ok())
+                            .ok_or_else(|| at.wrong("a non-negative integer (bytes)", value))?;
+                    }
+                    "group_commit_max" => {
+                        d.group_commit_max = at.int_in(value, 1, 4096)? as usize;
+                    }
+                    "group_commit_wait_us" => {
+                        d.group_commit_wait_us = at.int_in(value, 0, 100_000)?;
                     }
                     _ => at.warn_unknown(),
                 }

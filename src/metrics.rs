@@ -268,6 +268,62 @@ impl Registry {
             "gauge",
             &queue.to_string(),
         );
+        // The embedded tier's process-wide L1 anchor cache and group commit (absent on
+        // the document tier).
+        if let Some(l1) = runtime.and_then(|rt| rt.l1_stats()) {
+            for (name, help, kind, value) in [
+                (
+                    "svc_l1_cache_hits_total",
+                    "Anchor and edge-list reads answered by the L1 cache.",
+                    "counter",
+                    l1.hits,
+                ),
+                (
+                    "svc_l1_cache_misses_total",
+                    "Anchor and edge-list reads the L1 cache sent to the store.",
+                    "counter",
+                    l1.misses,
+                ),
+                (
+                    "svc_l1_cache_evictions_total",
+                    "L1 cache entries dropped to stay within l1_cache_bytes.",
+                    "counter",
+                    l1.evictions,
+                ),
+                (
+                    "svc_l1_cache_clears_total",
+                    "Times the whole L1 cache was dropped (another process wrote, restart, reload).",
+                    "counter",
+                    l1.clears,
+                ),
+                (
+                    "svc_l1_cache_entries",
+                    "Anchors held by the L1 cache.",
+                    "gauge",
+                    l1.entries,
+                ),
+                (
+                    "svc_l1_cache_bytes",
+                    "Approximate bytes held by the L1 cache (bounded by l1_cache_bytes).",
+                    "gauge",
+                    l1.bytes,
+                ),
+                (
+                    "svc_group_commits_total",
+                    "SQLite transactions written by group commit.",
+                    "counter",
+                    l1.groups,
+                ),
+                (
+                    "svc_group_commit_calls_total",
+                    "Call commits carried by those transactions.",
+                    "counter",
+                    l1.grouped_calls,
+                ),
+            ] {
+                single(&mut out, name, help, kind, &value.to_string());
+            }
+        }
         header(
             &mut out,
             "svc_ws_sessions",

@@ -2,6 +2,7 @@
 
 pub mod identity;
 pub mod kvstore;
+pub mod l1;
 pub mod natives;
 pub mod runtime;
 pub mod store;

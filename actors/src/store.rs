@@ -122,6 +122,16 @@ const UPSERT_ANCHOR: &str = "INSERT INTO anchors (id, kind, arch_module, arch_ty
      access = excluded.access, fields = excluded.fields, source = excluded.source, \
      target = excluded.target, undirected = excluded.undirected, \
      version = anchors.version + 1";
+/// `UPSERT_ANCHOR` answering the row's version after the write.
+const UPSERT_ANCHOR_RETURNING: &str = "INSERT INTO anchors (id, kind, arch_module, arch_type, \
+     fingerprint, format_version, owner, access, fields, source, target, undirected, version) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 1) \
+     ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, arch_module = excluded.arch_module, \
+     arch_type = excluded.arch_type, fingerprint = excluded.fingerprint, \
+     format_version = excluded.format_version, owner = excluded.owner, \
+     access = excluded.access, fields = excluded.fields, source = excluded.source, \
+     target = excluded.target, undirected = excluded.undirected, \
+     version = anchors.version + 1 RETURNING version";
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -196,6 +206,11 @@ pub struct SqliteStore {
     aliases: std::collections::HashMap<String, String>,
     /// The app's archetypes: rows of others are quarantined when read.
     archetypes: crate::docstore::Archetypes,
+    /// The process-wide L1 cache and group commit of `svc start` (`crate::l1`); `None`
+    /// for `svc run` and `svc db`.
+    shared: Option<std::sync::Arc<crate::l1::EmbeddedShared>>,
+    /// This call attempt already checked `meta.commit_seq` against the cache.
+    validated: bool,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -295,6 +310,8 @@ impl SqliteStore {
             path,
             aliases: Default::default(),
             archetypes: Default::default(),
+            shared: None,
+            validated: false,
         };
         store.reload_aliases()?;
         Ok(store)
@@ -337,6 +354,7 @@ impl SqliteStore {
              ON CONFLICT (old_name) DO UPDATE SET new_name = excluded.new_name",
             [from, to],
         )?;
+        bump_seq(&self.conn)?;
         self.reload_aliases()
     }
 
@@ -401,7 +419,11 @@ impl SqliteStore {
                 "DELETE FROM anchors_quarantine WHERE rowid = ?1",
                 [entry.entry.parse::<i64>().unwrap_or(-1)],
             )?;
+            bump_seq(&tx)?;
             tx.commit()?;
+            if let Some(shared) = &self.shared {
+                shared.invalidate(&[anchor.id]);
+            }
             recovered += 1;
         }
         Ok((recovered, total))
@@ -440,11 +462,59 @@ impl SqliteStore {
         Ok(self.load_versioned(id)?.map(|(anchor, _)| anchor))
     }
 
-    /// `load` plus the row's current version, for optimistic concurrency.
+    /// Attach the process-wide L1 cache and group commit (`svc start`).
+    pub fn set_shared(&mut self, shared: std::sync::Arc<crate::l1::EmbeddedShared>) {
+        self.shared = Some(shared);
+    }
+
+    /// A new call attempt begins: the next cached read checks `meta.commit_seq` first
+    /// (a write by another process since then clears the cache).
+    pub fn begin_attempt(&mut self) {
+        self.validated = false;
+    }
+
+    /// The shared cache, checked against writes of other processes once per attempt.
+    fn cache(&mut self) -> Result<Option<std::sync::Arc<crate::l1::EmbeddedShared>>, StoreError> {
+        let Some(shared) = self.shared.as_ref().filter(|s| s.enabled()) else {
+            return Ok(None);
+        };
+        let shared = std::sync::Arc::clone(shared);
+        if !self.validated {
+            let seq = read_seq(&self.conn)?;
+            if seq != shared.known_seq() {
+                let _writer = shared.writer();
+                let seq = read_seq(&self.conn)?;
+                if seq != shared.known_seq() {
+                    shared.clear();
+                    shared.set_known_seq(seq);
+                }
+            }
+            self.validated = true;
+        }
+        Ok(Some(shared))
+    }
+
+    /// `load` plus the row's current version, for optimistic concurrency (from the L1
+    /// cache when attached and current).
     pub fn load_versioned(
         &mut self,
         id: AnchorId,
     ) -> Result<Option<(StoredAnchor, u64)>, StoreError> {
+        let Some(cache) = self.cache()? else {
+            return self.read_versioned(id);
+        };
+        if let Some(hit) = cache.lookup(id) {
+            return Ok(Some(hit));
+        }
+        let epoch = cache.epoch(id);
+        let found = self.read_versioned(id)?;
+        if let Some((anchor, version)) = &found {
+            cache.fill(epoch, anchor, *version);
+        }
+        Ok(found)
+    }
+
+    fn read_versioned(&mut self, id: AnchorId) -> Result<Option<(StoredAnchor, u64)>, StoreError> {
         let key = format_id(id);
         let raw: Option<Vec<SqlValue>> = {
             let mut stmt = self.conn.prepare_cached(SELECT_ANCHOR)?;
@@ -470,26 +540,67 @@ impl SqliteStore {
     /// A node's edge ids in creation order. Loads leave edge lists out (a node may have
     /// millions of children); a traversal asks for them with this.
     pub fn load_edges(&mut self, id: AnchorId) -> Result<Vec<AnchorId>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT edge_id FROM anchor_edges WHERE node_id = ?1 ORDER BY seq")?;
-        let rows = stmt.query_map([IdText::new(id)], |r| r.get::<_, SqlValue>(0))?;
-        let mut out = Vec::new();
-        for row in rows {
-            // An undecodable entry is skipped here and left in the table for recovery.
-            if let SqlValue::Text(t) = row?
-                && let Some(e) = parse_id(&t)
-            {
-                out.push(e);
+        let Some(cache) = self.cache()? else {
+            return self.read_edges(id);
+        };
+        if let Some(hit) = cache.lookup_edges(id) {
+            return Ok(hit);
+        }
+        // The list and the node's version in one read transaction, so the cache gets a
+        // list that belongs to the version it files it under.
+        let epoch = cache.epoch(id);
+        let tx = self.conn.transaction()?;
+        let version: Option<i64> = tx
+            .prepare_cached("SELECT version FROM anchors WHERE id = ?1")?
+            .query_row([IdText::new(id)], |r| r.get(0))
+            .optional()?;
+        let edges = read_edges_on(&tx, id)?;
+        tx.commit()?;
+        if let Some(version) = version {
+            cache.fill_edges(epoch, id, u64::try_from(version).unwrap_or(0), &edges);
+        }
+        Ok(edges)
+    }
+
+    fn read_edges(&mut self, id: AnchorId) -> Result<Vec<AnchorId>, StoreError> {
+        read_edges_on(&self.conn, id)
+    }
+
+    /// Load several anchors with their versions in a few queries (`LOAD_CHUNK` ids per
+    /// query, read in one transaction so rows and edge lists agree). Absent ids are left
+    /// out; undecodable rows are quarantined and left out, as in `load`. With the L1
+    /// cache attached, only the ids it does not hold go to SQLite.
+    pub fn load_many_versioned(
+        &mut self,
+        ids: &[AnchorId],
+    ) -> Result<Vec<(StoredAnchor, u64)>, StoreError> {
+        let Some(cache) = self.cache()? else {
+            return self.read_many_versioned(ids);
+        };
+        let mut out = Vec::with_capacity(ids.len());
+        let mut missing: Vec<AnchorId> = Vec::new();
+        let mut epochs: IdMap<u64> = IdMap::default();
+        for &id in ids {
+            match cache.lookup(id) {
+                Some(hit) => out.push(hit),
+                None => {
+                    epochs.insert(id, cache.epoch(id));
+                    missing.push(id);
+                }
+            }
+        }
+        if !missing.is_empty() {
+            for (anchor, version) in self.read_many_versioned(&missing)? {
+                if let Some(&epoch) = epochs.get(&anchor.id) {
+                    cache.fill(epoch, &anchor, version);
+                }
+                out.push((anchor, version));
             }
         }
         Ok(out)
     }
 
-    /// Load several anchors with their versions in a few queries (`LOAD_CHUNK` ids per
-    /// query, read in one transaction so rows and edge lists agree). Absent ids are left
-    /// out; undecodable rows are quarantined and left out, as in `load`.
-    pub fn load_many_versioned(
+    fn read_many_versioned(
         &mut self,
         ids: &[AnchorId],
     ) -> Result<Vec<(StoredAnchor, u64)>, StoreError> {
@@ -550,7 +661,11 @@ impl SqliteStore {
             params![key, raw_text, reason, unix_seconds().to_string()],
         )?;
         tx.execute("DELETE FROM anchors WHERE id = ?1", [key])?;
+        bump_seq(&tx)?;
         tx.commit()?;
+        if let (Some(shared), Some(id)) = (&self.shared, parse_id(key)) {
+            shared.invalidate(&[id]);
+        }
         Ok(())
     }
 
@@ -559,122 +674,97 @@ impl SqliteStore {
     /// with `StoreError::Conflict`. Upserts bump `version`; a node whose edge list
     /// changes is bumped once too, so two runs that both read a node and both append a
     /// child cannot both commit.
-    /// Apply `changes` in one transaction after checking every `read_versions` entry.
     /// Returns the version each written or re-linked anchor has afterwards, so a run
     /// that commits again keeps checking what it read (`VersionTracker`).
+    ///
+    /// With the shared tier attached (`svc start`) the commit joins a group: one
+    /// transaction carries the commit sets of the calls committing at the same time,
+    /// each in its own savepoint (checked and rolled back on its own), and the L1 cache
+    /// is updated before any of them returns.
     pub fn commit(&mut self, changes: &CommitSet) -> Result<Vec<(AnchorId, u64)>, StoreError> {
         if changes.is_empty() {
             return Ok(Vec::new());
         }
+        if let Some(shared) = self.shared.clone() {
+            let (max, wait) = (shared.tuning.group_max, shared.tuning.group_wait);
+            return shared.group.commit(changes.clone(), max, wait, |batch| {
+                self.write_group(&shared, batch)
+            });
+        }
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        {
-            let mut version_of = tx.prepare_cached("SELECT version FROM anchors WHERE id = ?1")?;
-            for &(id, read) in &changes.read_versions {
-                let stored: Option<i64> = version_of
-                    .query_row([IdText::new(id)], |r| r.get(0))
-                    .optional()?;
-                let stored = stored.map_or(0, |v| u64::try_from(v).unwrap_or(0));
-                if stored != read {
-                    return Err(StoreError::Conflict {
-                        id: format_id(id),
-                        read,
-                        stored,
-                    });
+        bump_seq(&tx)?;
+        let (after, _) = apply_changes(&tx, changes, false)?;
+        tx.commit()?;
+        Ok(after)
+    }
+
+    /// One transaction over `batch`: `commit_seq` bumped once, each call's changes in its
+    /// own savepoint (released, or rolled back alone), one COMMIT. Returns the new
+    /// `commit_seq` and each call's outcome.
+    fn group_transaction(
+        &mut self,
+        batch: &[std::sync::Arc<crate::l1::Pending>],
+        track: bool,
+    ) -> Result<(u64, Vec<Result<Applied, StoreError>>), StoreError> {
+        let mut tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let seq = bump_seq(&tx)?;
+        let mut outcomes = Vec::with_capacity(batch.len());
+        for pending in batch {
+            let sp = tx.savepoint()?;
+            match apply_changes(&sp, &pending.changes, track) {
+                Ok(done) => {
+                    sp.commit()?;
+                    outcomes.push(Ok(done));
                 }
-            }
-        }
-
-        let mut written: IdMap<u64> =
-            IdMap::with_capacity_and_hasher(changes.upserts.len(), Default::default());
-        {
-            let mut upsert = tx.prepare_cached(UPSERT_ANCHOR)?;
-            let mut buf = Vec::with_capacity(256);
-            // Key order keeps B-tree inserts local (ids are random); the sort is stable,
-            // so a repeated id still ends with its last write.
-            let mut ordered: Vec<&StoredAnchor> = changes.upserts.iter().collect();
-            ordered.sort_by_key(|a| a.id);
-            for anchor in ordered {
-                write_anchor_with(&mut upsert, anchor, &mut buf)?;
-                *written.entry(anchor.id).or_insert(0) += 1;
-            }
-        }
-
-        let mut touched: IdSet = IdSet::default();
-        {
-            let mut max_seq =
-                tx.prepare_cached("SELECT max(seq) FROM anchor_edges WHERE node_id = ?1")?;
-            let mut append = tx.prepare_cached(
-                "INSERT INTO anchor_edges (node_id, seq, edge_id) VALUES (?1, ?2, ?3)",
-            )?;
-            // One `max(seq)` lookup per node per commit, then consecutive sequence numbers.
-            let mut next_seq: IdMap<i64> = IdMap::default();
-            // Grouped by node (stable: each node's appends keep their order).
-            let mut adds: Vec<(AnchorId, AnchorId)> = changes.edge_adds.clone();
-            adds.sort_by_key(|&(node, _)| node);
-            for (node, edge) in adds {
-                let node_key = IdText::new(node);
-                let seq = match next_seq.get(&node) {
-                    Some(&seq) => seq,
-                    None => {
-                        let max: Option<i64> = max_seq.query_row([node_key], |r| r.get(0))?;
-                        max.unwrap_or(0) + 1
-                    }
-                };
-                append.execute(params![node_key, seq, IdText::new(edge)])?;
-                next_seq.insert(node, seq + 1);
-                touched.insert(node);
-            }
-            let mut remove =
-                tx.prepare_cached("DELETE FROM anchor_edges WHERE node_id = ?1 AND edge_id = ?2")?;
-            for &(node, edge) in &changes.edge_removes {
-                remove.execute([IdText::new(node), IdText::new(edge)])?;
-                touched.insert(node);
-            }
-        }
-
-        {
-            let mut delete_anchor = tx.prepare_cached("DELETE FROM anchors WHERE id = ?1")?;
-            let mut delete_edges =
-                tx.prepare_cached("DELETE FROM anchor_edges WHERE node_id = ?1")?;
-            for &id in &changes.deletes {
-                let key = IdText::new(id);
-                delete_anchor.execute([key])?;
-                delete_edges.execute([key])?;
-                touched.remove(&id);
-            }
-        }
-
-        let mut after: Vec<(AnchorId, u64)> = Vec::with_capacity(written.len() + touched.len());
-        {
-            let mut bump =
-                tx.prepare_cached("UPDATE anchors SET version = version + 1 WHERE id = ?1")?;
-            let mut version_of = tx.prepare_cached("SELECT version FROM anchors WHERE id = ?1")?;
-            let read: IdMap<u64> = changes.read_versions.iter().copied().collect();
-            for &id in touched.iter().filter(|id| !written.contains_key(id)) {
-                bump.execute([IdText::new(id)])?;
-                // A checked node went from its read version up by one; a blind append's
-                // node may have moved meanwhile, so ask.
-                let now = match read.get(&id) {
-                    Some(&v) => Some(v + 1),
-                    None => version_of
-                        .query_row([IdText::new(id)], |r| r.get::<_, i64>(0))
-                        .optional()?
-                        .map(|v| u64::try_from(v).unwrap_or(0)),
-                };
-                if let Some(now) = now {
-                    after.push((id, now));
+                Err(e) => {
+                    // Dropping the savepoint rolls back what this call wrote.
+                    drop(sp);
+                    outcomes.push(Err(e));
                 }
-            }
-            // An upsert adds one to the version it checked (0 = absent, so a new anchor
-            // ends at its number of writes).
-            for (&id, &writes) in &written {
-                after.push((id, read.get(&id).copied().unwrap_or(0) + writes));
             }
         }
         tx.commit()?;
-        Ok(after)
+        Ok((seq, outcomes))
+    }
+
+    /// The group leader's work: one IMMEDIATE transaction, a savepoint per call, one
+    /// COMMIT; then the cache, in call order; then every member's outcome.
+    fn write_group(
+        &mut self,
+        shared: &crate::l1::EmbeddedShared,
+        batch: &[std::sync::Arc<crate::l1::Pending>],
+    ) {
+        let _writer = shared.writer();
+        let written = self.group_transaction(batch, shared.enabled());
+        match written {
+            Ok((seq, outcomes)) => {
+                shared.count_group(batch.len());
+                // Another process wrote since the cache last agreed with the file.
+                if seq.wrapping_sub(1) != shared.known_seq() {
+                    shared.clear();
+                }
+                for (pending, outcome) in batch.iter().zip(outcomes) {
+                    match outcome {
+                        Ok((after, changes)) => {
+                            shared.committed(changes, &pending.changes.deletes);
+                            pending.set(Ok(after));
+                        }
+                        Err(e) => pending.set(Err(e)),
+                    }
+                }
+                shared.set_known_seq(seq);
+            }
+            Err(e) => {
+                // Nothing of the group was committed.
+                for pending in batch {
+                    pending.set(Err(StoreError::Meta(format!("group commit failed: {e}"))));
+                }
+            }
+        }
     }
 
     /// Current version of an anchor (`None` if absent).
@@ -755,9 +845,215 @@ pub(crate) fn root_anchor(root: AnchorId) -> StoredAnchor {
     }
 }
 
+/// What `apply_changes` did: each written or re-linked anchor's version afterwards, and
+/// (when tracking) the per-anchor changes for the L1 cache.
+type Applied = (Vec<(AnchorId, u64)>, Vec<crate::l1::Change>);
+
+/// `meta.commit_seq`: bumped by every transaction that changes anchors (any process,
+/// any build with the L1 cache), so a process can tell its cache went stale.
+fn bump_seq(conn: &Connection) -> Result<u64, StoreError> {
+    let seq: i64 = conn
+        .prepare_cached(
+            "INSERT INTO meta (key, value) VALUES ('commit_seq', '1') \
+             ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) \
+             RETURNING CAST(value AS INTEGER)",
+        )?
+        .query_row([], |r| r.get(0))?;
+    Ok(u64::try_from(seq).unwrap_or(0))
+}
+
+/// The current `meta.commit_seq` (0 before the first write).
+fn read_seq(conn: &Connection) -> Result<u64, StoreError> {
+    let seq: Option<i64> = conn
+        .prepare_cached("SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'commit_seq'")?
+        .query_row([], |r| r.get(0))
+        .optional()?;
+    Ok(seq.map_or(0, |v| u64::try_from(v).unwrap_or(0)))
+}
+
+/// A node's edge ids in creation order, on `conn`.
+fn read_edges_on(conn: &Connection, id: AnchorId) -> Result<Vec<AnchorId>, StoreError> {
+    let mut stmt =
+        conn.prepare_cached("SELECT edge_id FROM anchor_edges WHERE node_id = ?1 ORDER BY seq")?;
+    let rows = stmt.query_map([IdText::new(id)], |r| r.get::<_, SqlValue>(0))?;
+    let mut out = Vec::new();
+    for row in rows {
+        // An undecodable entry is skipped here and left in the table for recovery.
+        if let SqlValue::Text(t) = row?
+            && let Some(e) = parse_id(&t)
+        {
+            out.push(e);
+        }
+    }
+    Ok(out)
+}
+
+/// One call's changes inside an open transaction (or savepoint) on `conn`: the version
+/// checks, upserts, edge appends and removals, deletes and version bumps. Returns the
+/// version of every written or re-linked anchor afterwards and, when `track`, what
+/// changed per anchor for the L1 cache.
+fn apply_changes(
+    conn: &Connection,
+    changes: &CommitSet,
+    track: bool,
+) -> Result<Applied, StoreError> {
+    {
+        let mut version_of = conn.prepare_cached("SELECT version FROM anchors WHERE id = ?1")?;
+        for &(id, read) in &changes.read_versions {
+            let stored: Option<i64> = version_of
+                .query_row([IdText::new(id)], |r| r.get(0))
+                .optional()?;
+            let stored = stored.map_or(0, |v| u64::try_from(v).unwrap_or(0));
+            if stored != read {
+                return Err(StoreError::Conflict {
+                    id: format_id(id),
+                    read,
+                    stored,
+                });
+            }
+        }
+    }
+
+    // Per written anchor: writes, and (tracking) the version before the first write and
+    // after the last.
+    let mut written: IdMap<(u64, u64, u64)> =
+        IdMap::with_capacity_and_hasher(changes.upserts.len(), Default::default());
+    {
+        let mut upsert = conn.prepare_cached(if track {
+            UPSERT_ANCHOR_RETURNING
+        } else {
+            UPSERT_ANCHOR
+        })?;
+        let mut buf = Vec::with_capacity(256);
+        // Key order keeps B-tree inserts local (ids are random); the sort is stable,
+        // so a repeated id still ends with its last write.
+        let mut ordered: Vec<&StoredAnchor> = changes.upserts.iter().collect();
+        ordered.sort_by_key(|a| a.id);
+        for anchor in ordered {
+            let now = write_anchor_with(&mut upsert, anchor, &mut buf, track)?;
+            let entry = written
+                .entry(anchor.id)
+                .or_insert((0, now.saturating_sub(1), now));
+            entry.0 += 1;
+            entry.2 = now;
+        }
+    }
+
+    let mut touched: IdSet = IdSet::default();
+    {
+        let mut max_seq =
+            conn.prepare_cached("SELECT max(seq) FROM anchor_edges WHERE node_id = ?1")?;
+        let mut append = conn.prepare_cached(
+            "INSERT INTO anchor_edges (node_id, seq, edge_id) VALUES (?1, ?2, ?3)",
+        )?;
+        // One `max(seq)` lookup per node per commit, then consecutive sequence numbers.
+        let mut next_seq: IdMap<i64> = IdMap::default();
+        // Grouped by node (stable: each node's appends keep their order).
+        let mut adds: Vec<(AnchorId, AnchorId)> = changes.edge_adds.clone();
+        adds.sort_by_key(|&(node, _)| node);
+        for (node, edge) in adds {
+            let node_key = IdText::new(node);
+            let seq = match next_seq.get(&node) {
+                Some(&seq) => seq,
+                None => {
+                    let max: Option<i64> = max_seq.query_row([node_key], |r| r.get(0))?;
+                    max.unwrap_or(0) + 1
+                }
+            };
+            append.execute(params![node_key, seq, IdText::new(edge)])?;
+            next_seq.insert(node, seq + 1);
+            touched.insert(node);
+        }
+        let mut remove =
+            conn.prepare_cached("DELETE FROM anchor_edges WHERE node_id = ?1 AND edge_id = ?2")?;
+        for &(node, edge) in &changes.edge_removes {
+            remove.execute([IdText::new(node), IdText::new(edge)])?;
+            touched.insert(node);
+        }
+    }
+
+    let deleted: IdSet = changes.deletes.iter().copied().collect();
+    {
+        let mut delete_anchor = conn.prepare_cached("DELETE FROM anchors WHERE id = ?1")?;
+        let mut delete_edges =
+            conn.prepare_cached("DELETE FROM anchor_edges WHERE node_id = ?1")?;
+        for &id in &changes.deletes {
+            let key = IdText::new(id);
+            delete_anchor.execute([key])?;
+            delete_edges.execute([key])?;
+            touched.remove(&id);
+        }
+    }
+
+    let mut after: Vec<(AnchorId, u64)> = Vec::with_capacity(written.len() + touched.len());
+    let mut cache: Vec<crate::l1::Change> = Vec::new();
+    {
+        let mut bump = conn.prepare_cached(
+            "UPDATE anchors SET version = version + 1 WHERE id = ?1 RETURNING version",
+        )?;
+        let read: IdMap<u64> = changes.read_versions.iter().copied().collect();
+        for &id in touched.iter().filter(|id| !written.contains_key(id)) {
+            // The node's version now (a blind append's node may have moved meanwhile).
+            let now = bump
+                .query_row([IdText::new(id)], |r| r.get::<_, i64>(0))
+                .optional()?
+                .map(|v| u64::try_from(v).unwrap_or(0));
+            if let Some(now) = now {
+                after.push((id, now));
+                if track {
+                    cache.push(crate::l1::Change {
+                        id,
+                        before: now - 1,
+                        after: now,
+                        anchor: None,
+                        edge_adds: Vec::new(),
+                        edge_removes: Vec::new(),
+                    });
+                }
+            }
+        }
+        // An upsert adds one to the version it checked (0 = absent, so a new anchor
+        // ends at its number of writes); tracking, the store said so itself.
+        for (&id, &(writes, before, now)) in &written {
+            let now = if track {
+                now
+            } else {
+                read.get(&id).copied().unwrap_or(0) + writes
+            };
+            after.push((id, now));
+            if track && !deleted.contains(&id) {
+                let anchor = changes.upserts.iter().rev().find(|a| a.id == id).cloned();
+                cache.push(crate::l1::Change {
+                    id,
+                    before,
+                    after: now,
+                    anchor,
+                    edge_adds: Vec::new(),
+                    edge_removes: Vec::new(),
+                });
+            }
+        }
+    }
+    if track && !(changes.edge_adds.is_empty() && changes.edge_removes.is_empty()) {
+        let at: IdMap<usize> = cache.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
+        for &(node, edge) in &changes.edge_adds {
+            if let Some(&i) = at.get(&node) {
+                cache[i].edge_adds.push(edge);
+            }
+        }
+        for &(node, edge) in &changes.edge_removes {
+            if let Some(&i) = at.get(&node) {
+                cache[i].edge_removes.push(edge);
+            }
+        }
+    }
+    Ok((after, cache))
+}
+
 fn write_anchor(conn: &Connection, a: &StoredAnchor) -> Result<(), StoreError> {
     let mut stmt = conn.prepare_cached(UPSERT_ANCHOR)?;
-    write_anchor_with(&mut stmt, a, &mut Vec::new())
+    write_anchor_with(&mut stmt, a, &mut Vec::new(), false)?;
+    Ok(())
 }
 
 /// Upsert one anchor with an already prepared `UPSERT_ANCHOR` statement; `buf` is scratch
@@ -766,7 +1062,8 @@ fn write_anchor_with(
     stmt: &mut rusqlite::Statement<'_>,
     a: &StoredAnchor,
     buf: &mut Vec<u8>,
-) -> Result<(), StoreError> {
+    returning: bool,
+) -> Result<u64, StoreError> {
     buf.clear();
     encode_access(&a.access, buf);
     let access = &buf[..];
@@ -779,21 +1076,29 @@ fn write_anchor_with(
         ),
         None => (None, None, None),
     };
-    stmt.execute(params![
-        IdText::new(a.id),
+    let (id, owner) = (IdText::new(a.id), IdText::new(a.owner));
+    let (access, fields) = (Utf8(access), Utf8(fields));
+    let params = params![
+        id,
         a.kind.as_str(),
         &*a.arch_module,
         &*a.arch_type,
         &*a.fingerprint,
         FORMAT_VERSION,
-        IdText::new(a.owner),
-        Utf8(access),
-        Utf8(fields),
+        owner,
+        access,
+        fields,
         source,
         target,
         undirected,
-    ])?;
-    Ok(())
+    ];
+    if returning {
+        // `UPSERT_ANCHOR_RETURNING`: the row's version after this write.
+        let v: i64 = stmt.query_row(params, |r| r.get(0))?;
+        return Ok(u64::try_from(v).unwrap_or(0));
+    }
+    stmt.execute(params)?;
+    Ok(0)
 }
 
 /// An anchor id as its 32 lowercase hex characters, on the stack (binds as TEXT).
@@ -1528,6 +1833,98 @@ mod tests {
             Vec::<AnchorId>::new()
         );
         assert_eq!(store.count_quarantined().expect("count"), 2);
+    }
+
+    /// Group commit: one transaction, each call checked and rolled back on its own; the
+    /// L1 cache follows the winners, with versions and edge lists exact.
+    #[test]
+    fn group_commit_isolates_a_conflicting_call_and_keeps_the_cache_exact() {
+        use crate::l1::{EmbeddedShared, EmbeddedTuning, Pending};
+        use std::sync::Arc;
+        let dir = TempDir::new("group");
+        let shared = Arc::new(EmbeddedShared::new(EmbeddedTuning::default()));
+        let mut store = SqliteStore::open(dir.db()).expect("open");
+        store.set_shared(Arc::clone(&shared));
+        let root = store.root_id();
+        let n = node(0x5, root, "v1");
+        store
+            .commit(&CommitSet {
+                upserts: vec![n.clone()],
+                edge_adds: vec![(root, 0x5)],
+                ..CommitSet::default()
+            })
+            .expect("c");
+        store.begin_attempt();
+        let (_, v) = store.load_versioned(n.id).expect("load").expect("node");
+        assert_eq!(store.load_edges(root).expect("edges"), vec![0x5]);
+        let (_, root_v) = store.load_versioned(root).expect("load").expect("root");
+
+        let mut first = n.clone();
+        first.fields = set_name(&first.fields, "first");
+        let mut loser = n.clone();
+        loser.fields = set_name(&loser.fields, "loser");
+        let batch: Vec<Arc<Pending>> = vec![
+            // Writes n over the version it read.
+            Arc::new(Pending::new(CommitSet {
+                upserts: vec![first.clone()],
+                read_versions: vec![(n.id, v)],
+                ..CommitSet::default()
+            })),
+            // Read the same version: after the first call it is stale.
+            Arc::new(Pending::new(CommitSet {
+                upserts: vec![loser, node(0x6, root, "never")],
+                edge_adds: vec![(root, 0x6)],
+                read_versions: vec![(n.id, v)],
+                ..CommitSet::default()
+            })),
+            // A blind append commutes with everything.
+            Arc::new(Pending::new(CommitSet {
+                upserts: vec![node(0x7, root, "third")],
+                edge_adds: vec![(root, 0x7)],
+                ..CommitSet::default()
+            })),
+        ];
+        store.write_group(&shared, &batch);
+        let outcomes: Vec<_> = batch.iter().map(|p| p.outcome().expect("set")).collect();
+        assert_eq!(
+            outcomes[0].as_ref().expect("first wins").as_slice(),
+            [(n.id, v + 1)]
+        );
+        assert!(
+            matches!(outcomes[1], Err(StoreError::Conflict { .. })),
+            "{:?}",
+            outcomes[1]
+        );
+        let third = outcomes[2].as_ref().expect("third commits");
+        assert!(third.contains(&(root, root_v + 1)), "{third:?}");
+
+        // The cache answers with the winners' rows, the same as SQLite.
+        store.begin_attempt();
+        let cached = store.load_versioned(n.id).expect("load").expect("node");
+        assert_eq!(cached, (first.clone(), v + 1));
+        assert_eq!(store.load_edges(root).expect("edges"), vec![0x5, 0x7]);
+        assert_eq!(store.load(0x6).expect("load"), None);
+        let mut plain = SqliteStore::open(dir.db()).expect("open");
+        assert_eq!(plain.load_versioned(n.id).expect("load"), Some(cached));
+        assert_eq!(plain.load_edges(root).expect("edges"), vec![0x5, 0x7]);
+        assert_eq!(plain.version(root).expect("v"), Some(root_v + 1));
+
+        // Another connection's write (another process) is seen at the next attempt.
+        let mut theirs = first.clone();
+        theirs.fields = set_name(&theirs.fields, "theirs");
+        plain
+            .commit(&CommitSet {
+                upserts: vec![theirs.clone()],
+                ..CommitSet::default()
+            })
+            .expect("c");
+        store.begin_attempt();
+        assert_eq!(
+            store.load_versioned(n.id).expect("load"),
+            Some((theirs, v + 2))
+        );
+        let stats = shared.stats();
+        assert!(stats.hits > 0 && stats.clears > 0, "{stats:?}");
     }
 
     #[test]

@@ -149,4 +149,12 @@ impl AnchorStore {
     pub fn check_health(&self) -> Result<(), StoreError> {
         each!(self, s => s.check_health())
     }
+
+    /// A call attempt begins (the embedded tier re-checks its L1 cache against writes
+    /// of other processes before its next read).
+    pub fn begin_attempt(&mut self) {
+        if let AnchorStore::Embedded(s) = self {
+            s.begin_attempt();
+        }
+    }
 }

@@ -16,6 +16,11 @@
 #   THREADS       wrk threads (default 2; capped at the connection count)
 #   LAUNCHES      launches for the start-time median (default 5)
 #   SKIP_BUILD=1  use the binaries already in $CARGO_TARGET_DIR
+#   SVC_BIN       the svc binary to measure (default $CARGO_TARGET_DIR/release/svc), e.g. a
+#                 build of the tree before a change, for a side-by-side run
+#   BCRYPT=0      skip the bcrypt-bound login/register table
+#   SIBLINGS      children added to root between the two create_item runs of the siblings
+#                 measurement (default 100000; 0 = skip it)
 #   CARGO_TARGET_DIR  (default /tmp/target-load)
 #
 # Needs wrk (Debian: `sudo apt-get install -y wrk`), curl, bash >= 5.
@@ -37,7 +42,9 @@ BCRYPT_COST="${BCRYPT_COST:-}"
 COST_IN_USE="${BCRYPT_COST:-${DEFAULT_BCRYPT_COST:-12}}"
 BENCH_EMAIL="bench@bench.local"
 BENCH_PASSWORD="bench-password"
-SVC="$TARGET_DIR/release/svc"
+SVC="${SVC_BIN:-$TARGET_DIR/release/svc}"
+BCRYPT="${BCRYPT:-1}"
+SIBLINGS="${SIBLINGS:-100000}"
 BARE="$TARGET_DIR/release/examples/bare_server"
 
 # The Python original (jac-scale) on the same 2-core machine, at 64 connections.
@@ -258,6 +265,7 @@ field() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<<"$1"; }
 for target in "${TARGETS[@]}"; do
     IFS='|' read -r name url script py kind <<<"$target"
     if [[ "$kind" == bcrypt ]]; then
+        [[ "$BCRYPT" == 0 ]] && continue
         duration="$BCRYPT_DURATION" timeout=60s
         wait_idle "$SVC_PID"
     else
@@ -315,6 +323,26 @@ for target in "${TARGETS[@]}"; do
         kill -0 "$SVC_PID" 2>/dev/null || die "svc start died during $name (log: $SVC_DIR/stderr.log)"
     done
 done
+# ---------------------------------------------------------------- siblings
+# create_item adds one edge to root per call: its rate must not fall as root's edge list
+# grows. Measured at 64 connections before and after $SIBLINGS more children of root
+# (added by /function/add_siblings, 10,000 per call).
+SIB_ROW=""
+if ((SIBLINGS > 0)); then
+    sib_url="http://127.0.0.1:$SVC_PORT/walker/create_item"
+    sib_before=$(field "$(run_wrk 64 "$DURATION" "$sib_url" create_item.lua)" rps)
+    left=$SIBLINGS
+    while ((left > 0)); do
+        n=$((left < 10000 ? left : 10000))
+        check "http://127.0.0.1:$SVC_PORT/function/add_siblings" "{\"n\":$n}" "\"result\":$n"
+        left=$((left - n))
+    done
+    sib_after=$(field "$(run_wrk 64 "$DURATION" "$sib_url" create_item.lua)" rps)
+    SIB_ROW=$(awk -v a="$sib_before" -v b="$sib_after" -v n="$SIBLINGS" \
+        'BEGIN { printf "create_item @64 before %.0f req/s, after %d more siblings of root %.0f req/s: slowdown %.1f%%", a, n, b, (a - b) * 100 / a }')
+    echo "$SIB_ROW"
+fi
+
 LOADED_RSS_KB=$(rss_kb "$SVC_PID")
 ITEMS=$(curl -sS -X POST -H 'Content-Type: application/json' -d '{}' \
     "http://127.0.0.1:$SVC_PORT/walker/walk_chain" | sed -n 's/.*"reports":\(\[[^]]*\]\).*/\1/p')
@@ -330,6 +358,8 @@ awk -v ours="$START_MEDIAN" -v lo="$PY_START_MS_LOW" -v hi="$PY_START_MS_HIGH" -
 awk -v kb="$RSS_MEDIAN_KB" -v bench="$BENCH_IDLE_RSS_KB" -v py="$PY_IDLE_RSS_MB" \
     'BEGIN { printf "idle RSS right after /healthz: %.1f MB (median of launches; %.1f MB for the benchmarked instance)   Python %d MB  (%.0fx smaller)\n", kb / 1024, bench / 1024, py, py * 1024 / kb }'
 echo "RSS after the load runs: $((LOADED_RSS_KB / 1024)) MB; walk_chain still reports $ITEMS"
+[[ -n "$SIB_ROW" ]] && echo "siblings: $SIB_ROW"
+if [[ "$BCRYPT" != 0 ]]; then
 echo
 echo "== bcrypt-bound identity endpoints: bcrypt cost $COST_IN_USE, $CORES cores, wrk -t$THREADS -d$BCRYPT_DURATION" \
      "(login: correct password, 1 verify/request; register: new e-mail per request, 1 hash/request)"
@@ -337,6 +367,7 @@ printf '%-26s %5s %10s %10s %9s %9s %9s\n' target conns "req/s" "conns/lat" "per
 printf '%s\n' "${BCRYPT_ROWS[@]}"
 echo "(req/s = completed / duration; conns/lat = connections / mean latency, the closed-loop"
 echo " rate; per core = conns/lat / min(conns, $CORES), the cores a run can keep busy)"
+fi
 
 if ((FAILED)); then
     echo "FAILED: some runs had non-2xx responses or socket errors (see !! lines above)" >&2

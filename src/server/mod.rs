@@ -91,6 +91,8 @@ pub struct Settings {
     /// `[scale.server] cors_origins`.
     pub cors: middleware::Cors,
     pub store_path: PathBuf,
+    /// `[scale.database] l1_cache_bytes`, `group_commit_max`, `group_commit_wait_us`.
+    pub embedded: actors::l1::EmbeddedTuning,
     /// `DOCDB_URI` / `[scale.database] docdb_uri`: the graph lives in the document
     /// database when set.
     pub docdb_uri: Option<String>,
@@ -170,6 +172,11 @@ impl Settings {
             max_body_bytes: config.server.max_body_bytes,
             body_read_timeout: Duration::from_secs(config.server.body_read_timeout_seconds),
             cors,
+            embedded: actors::l1::EmbeddedTuning {
+                cache_bytes: config.database.l1_cache_bytes,
+                group_max: config.database.group_commit_max,
+                group_wait: Duration::from_micros(u64::from(config.database.group_commit_wait_us)),
+            },
             store_path: config.database.shelf_db_path,
             docdb_uri: config.database.docdb_uri.clone(),
             workers: args.workers.unwrap_or(cores).max(1),
@@ -335,6 +342,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
             .chain(std::iter::once(sv.handle()))
             .collect(),
         ),
+        embedded: settings.embedded.clone(),
     };
     let (runtime, loaded) = match Runtime::start(config) {
         Ok(started) => started,

@@ -45,6 +45,7 @@ mod stdlib;
 mod storage;
 mod support;
 mod sv;
+mod tier;
 mod webhooks;
 mod websocket;
 

@@ -114,6 +114,9 @@ pub struct RuntimeConfig {
     /// Native services answering `Host::call_native` in every call (the event broker);
     /// `None` = none (event built-ins are no-ops).
     pub natives: Option<crate::natives::NativesHandle>,
+    /// The embedded tier's L1 cache bound and group-commit bounds (`[scale.database]
+    /// l1_cache_bytes`, `group_commit_max`, `group_commit_wait_us`).
+    pub embedded: crate::l1::EmbeddedTuning,
 }
 
 /// What a successful commit changed, for the invalidation tier.
@@ -150,6 +153,7 @@ impl RuntimeConfig {
             queue_capacity: 1024,
             committed: None,
             natives: None,
+            embedded: crate::l1::EmbeddedTuning::default(),
         }
     }
 }
@@ -240,6 +244,8 @@ struct Inner {
     arbiter: Arbiter,
     /// The run pool's queue, closed with the last handle (the workers then exit).
     queue: Arc<JobQueue>,
+    /// The embedded tier's process-wide L1 cache (`None` on the document tier).
+    l1: Option<Arc<crate::l1::EmbeddedShared>>,
 }
 
 impl Drop for Inner {
@@ -286,7 +292,11 @@ impl Runtime {
         store.set_archetypes(archetypes.clone());
 
         let arbiter = Arbiter::new();
-        let leases = Arc::new(StoreLeases::new(target.clone(), archetypes));
+        let leases = Arc::new(StoreLeases::new(
+            target.clone(),
+            archetypes,
+            config.embedded.clone(),
+        ));
         let supervisor = {
             let leases = Arc::clone(&leases);
             Supervisor::start_in_arbiter(&arbiter.handle(), move |_| {
@@ -303,6 +313,7 @@ impl Runtime {
             runs: Arc::new(RunRegistry::default()),
             arbiter,
             queue: Arc::new(JobQueue::new(config.queue_capacity)),
+            l1: leases.shared().cloned(),
         };
         let shared = Arc::new(PoolShared {
             entry: config.entry.clone(),
@@ -491,9 +502,19 @@ impl Runtime {
         if anchors.is_empty() {
             return 0;
         }
+        // Another replica wrote them (`except` is `None`; this process's own commits are
+        // already in the cache): the process-wide L1 must not serve the old rows.
+        if let Some(l1) = self.inner.l1.as_ref().filter(|_| except.is_none()) {
+            l1.invalidate(anchors);
+        }
         self.inner
             .runs
             .broadcast(&RunMsg::Stale(anchors.to_vec()), except)
+    }
+
+    /// The embedded tier's L1 cache counters (`None` on the document tier).
+    pub fn l1_stats(&self) -> Option<crate::l1::CacheStats> {
+        self.inner.l1.as_ref().map(|l1| l1.stats())
     }
 
     /// Run actors alive now (queued or running).

@@ -28,21 +28,39 @@ pub(crate) struct StoreLeases {
     /// The app's archetypes (updated when a reload changes them).
     archetypes: std::sync::Mutex<Archetypes>,
     generation: AtomicU64,
+    /// The embedded tier's process-wide L1 cache and group commit (`crate::l1`), shared
+    /// by every connection leased here; `None` on the document tier.
+    shared: Option<Arc<crate::l1::EmbeddedShared>>,
 }
 
 impl StoreLeases {
-    pub(crate) fn new(target: StoreTarget, archetypes: Archetypes) -> StoreLeases {
+    pub(crate) fn new(
+        target: StoreTarget,
+        archetypes: Archetypes,
+        tuning: crate::l1::EmbeddedTuning,
+    ) -> StoreLeases {
+        let shared = matches!(target, StoreTarget::Embedded(_))
+            .then(|| Arc::new(crate::l1::EmbeddedShared::new(tuning)));
         StoreLeases {
             target,
             archetypes: std::sync::Mutex::new(archetypes),
             generation: AtomicU64::new(0),
+            shared,
         }
+    }
+
+    /// The embedded tier's shared cache and group commit, if this is the embedded tier.
+    pub(crate) fn shared(&self) -> Option<&Arc<crate::l1::EmbeddedShared>> {
+        self.shared.as_ref()
     }
 
     /// Open a connection under the current lease; returns it with its generation.
     pub(crate) fn open(&self) -> Result<(AnchorStore, u64), String> {
         let generation = self.current();
         let mut store = open_store(&self.target)?;
+        if let (AnchorStore::Embedded(s), Some(shared)) = (&mut store, &self.shared) {
+            s.set_shared(Arc::clone(shared));
+        }
         store.set_archetypes(self.archetypes());
         Ok((store, generation))
     }
@@ -56,6 +74,10 @@ impl StoreLeases {
 
     /// A reloaded app declares `names`: connections opened from now on check those.
     pub(crate) fn set_archetypes(&self, archetypes: Archetypes) {
+        // Cached anchors were read under the old declarations.
+        if let Some(shared) = &self.shared {
+            shared.clear();
+        }
         *self
             .archetypes
             .lock()
@@ -69,6 +91,9 @@ impl StoreLeases {
 
     /// Revoke every lease (the supervisor restarted).
     fn revoke_all(&self) {
+        if let Some(shared) = &self.shared {
+            shared.clear();
+        }
         self.generation.fetch_add(1, Ordering::AcqRel);
     }
 }

@@ -216,6 +216,7 @@ impl RunWorker {
                 return Err(CallError::Host("the app is not loaded".into()));
             };
             self.versions.clear();
+            store.begin_attempt();
             let mut host = ServeHost::new(
                 store,
                 &mut self.versions,

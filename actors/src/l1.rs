@@ -1,0 +1,550 @@
+//! The embedded tier's process-wide parts: the **L1 anchor cache** shared by every run
+//! worker of a `svc start` process, and **group commit** (many calls' commit sets in one
+//! SQLite transaction). Both hang off one `EmbeddedShared`, created by the runtime and
+//! handed to every worker connection (`SqliteStore::with_shared`); `svc run` and `svc db`
+//! open their store without it and behave exactly as before.
+//!
+//! ## The cache (the L1 actor)
+//!
+//! Messages (methods, called synchronously on the caller's thread, see ARCHITECTURE.md
+//! "Embedded tier: L1 cache and group commit" for why): `lookup` / `lookup_edges`
+//! (a hit), `fill` / `fill_edges` (a miss answered by SQLite), `committed` (what a
+//! commit changed, applied in commit order by the group's leader), `invalidate` (the
+//! cross-replica listener), `clear` (a store restart, an app reload, a write by another
+//! process).
+//!
+//! Correctness rules:
+//! - An entry holds an anchor as stored at version `v` (and, when known, the node's
+//!   edge list at the same `v`: every edge-list change bumps the node's version). It is
+//!   kept equal to the row by the commits of this process: the group leader applies
+//!   each committed call's changes to the cache while it still holds the write lock, so
+//!   updates land in commit order.
+//! - A miss is filled only if no commit touched the entry's shard between the start of
+//!   the SQLite read and the fill (per-shard epochs), so a slow reader never puts an
+//!   older row back over a newer one.
+//! - Writes by other processes (another `svc start` replica on the same file, `svc run`,
+//!   `svc db recover-all`) bump `meta.commit_seq` like ours do: a connection checks it
+//!   once per call attempt (and the leader in every group commit) and a value the cache
+//!   has not seen clears the whole cache.
+//! - A cached read is still only a read: a commit checks every version it depends on
+//!   against SQLite inside its transaction, so even a stale entry could only cause a
+//!   replay, never a lost update.
+//! - The cache is bounded by an approximate byte size (`[scale.database]
+//!   l1_cache_bytes`); a full shard drops arbitrary entries.
+
+use lang::host::{AnchorId, StoredAnchor};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+type IdMap<V> = HashMap<AnchorId, V, lang::interp::value::FxBuild>;
+
+/// Shards of the cache (a power of two); each has its own lock and byte budget.
+const SHARDS: usize = 64;
+
+/// Default byte bound of the cache (`l1_cache_bytes`).
+pub const DEFAULT_CACHE_BYTES: usize = 64 * 1024 * 1024;
+/// Default most calls per group commit (`group_commit_max`).
+pub const DEFAULT_GROUP_MAX: usize = 64;
+/// Default wait of a group's leader for more calls (`group_commit_wait_us`).
+pub const DEFAULT_GROUP_WAIT: Duration = Duration::from_micros(0);
+
+/// Settings of the embedded tier's shared parts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmbeddedTuning {
+    /// Approximate bytes the L1 cache may hold; 0 turns it off.
+    pub cache_bytes: usize,
+    /// Most calls whose commit sets share one transaction (1 = no grouping).
+    pub group_max: usize,
+    /// How long a group's leader waits for more calls before it writes (0 = it takes
+    /// whatever queued while the previous group was being written).
+    pub group_wait: Duration,
+}
+
+impl Default for EmbeddedTuning {
+    fn default() -> EmbeddedTuning {
+        EmbeddedTuning {
+            cache_bytes: DEFAULT_CACHE_BYTES,
+            group_max: DEFAULT_GROUP_MAX,
+            group_wait: DEFAULT_GROUP_WAIT,
+        }
+    }
+}
+
+/// One cached anchor.
+struct Entry {
+    /// As stored (`edges` is `None`; the list is below).
+    anchor: StoredAnchor,
+    version: u64,
+    /// The node's edge list at `version`, when it was read.
+    edges: Option<Vec<AnchorId>>,
+    /// Bytes charged to the shard.
+    size: usize,
+}
+
+fn anchor_size(a: &StoredAnchor) -> usize {
+    160 + a.fields.len()
+        + a.arch_module.len()
+        + a.arch_type.len()
+        + a.fingerprint.len()
+        + a.access.roots.len() * 24
+}
+
+fn edges_size(e: &Option<Vec<AnchorId>>) -> usize {
+    e.as_ref().map_or(0, |e| e.len() * 16)
+}
+
+#[derive(Default)]
+struct Shard {
+    map: IdMap<Entry>,
+    bytes: usize,
+    /// Bumped by every change the commits of this process make in the shard.
+    epoch: u64,
+}
+
+impl Shard {
+    fn remove(&mut self, id: &AnchorId) {
+        if let Some(old) = self.map.remove(id) {
+            self.bytes -= old.size;
+        }
+    }
+
+    fn put(&mut self, id: AnchorId, mut entry: Entry, budget: usize, evicted: &AtomicU64) {
+        entry.size = anchor_size(&entry.anchor) + edges_size(&entry.edges);
+        self.remove(&id);
+        if entry.size > budget {
+            return;
+        }
+        while self.bytes + entry.size > budget {
+            let Some(&victim) = self.map.keys().next() else {
+                break;
+            };
+            self.remove(&victim);
+            evicted.fetch_add(1, Ordering::Relaxed);
+        }
+        self.bytes += entry.size;
+        self.map.insert(id, entry);
+    }
+}
+
+/// What one committed call changed in one anchor, for the cache.
+#[derive(Debug)]
+pub(crate) struct Change {
+    pub id: AnchorId,
+    /// The version before this call (0 = the row did not exist).
+    pub before: u64,
+    /// The version after it.
+    pub after: u64,
+    /// The new stored form, when the call wrote the anchor.
+    pub anchor: Option<StoredAnchor>,
+    /// Edge ids appended and removed, in order.
+    pub edge_adds: Vec<AnchorId>,
+    pub edge_removes: Vec<AnchorId>,
+}
+
+/// Counters of the cache, for tests and metrics.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CacheStats {
+    pub hits: u64,
+    pub misses: u64,
+    pub evictions: u64,
+    pub clears: u64,
+    /// Entries and approximate bytes held now.
+    pub entries: u64,
+    pub bytes: u64,
+    /// Transactions written by group commit, and the calls they carried.
+    pub groups: u64,
+    pub grouped_calls: u64,
+}
+
+/// The shared parts of one embedded store in one process; see the module docs.
+pub struct EmbeddedShared {
+    shards: Box<[Mutex<Shard>]>,
+    shard_budget: usize,
+    enabled: bool,
+    /// The `meta.commit_seq` the cache agrees with.
+    known_seq: AtomicU64,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    evictions: AtomicU64,
+    clears: AtomicU64,
+    groups: AtomicU64,
+    grouped_calls: AtomicU64,
+    pub(crate) group: Group,
+    pub(crate) tuning: EmbeddedTuning,
+    /// Held by a group's leader from its transaction until the cache agrees with it,
+    /// and by a connection resynchronising the cache with `meta.commit_seq`.
+    writer: Mutex<()>,
+}
+
+impl std::fmt::Debug for EmbeddedShared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedShared")
+            .field("tuning", &self.tuning)
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn shard_of(id: AnchorId) -> usize {
+    // Ids are random: their low bits spread evenly.
+    (id as usize) & (SHARDS - 1)
+}
+
+impl EmbeddedShared {
+    pub fn new(tuning: EmbeddedTuning) -> EmbeddedShared {
+        EmbeddedShared {
+            shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
+            shard_budget: tuning.cache_bytes / SHARDS,
+            enabled: tuning.cache_bytes > 0,
+            known_seq: AtomicU64::new(u64::MAX),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            evictions: AtomicU64::new(0),
+            clears: AtomicU64::new(0),
+            groups: AtomicU64::new(0),
+            grouped_calls: AtomicU64::new(0),
+            group: Group::default(),
+            tuning,
+            writer: Mutex::new(()),
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    pub fn stats(&self) -> CacheStats {
+        let (mut entries, mut bytes) = (0u64, 0u64);
+        for shard in self.shards.iter() {
+            let s = lock(shard);
+            entries += s.map.len() as u64;
+            bytes += s.bytes as u64;
+        }
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            evictions: self.evictions.load(Ordering::Relaxed),
+            clears: self.clears.load(Ordering::Relaxed),
+            entries,
+            bytes,
+            groups: self.groups.load(Ordering::Relaxed),
+            grouped_calls: self.grouped_calls.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(crate) fn writer(&self) -> MutexGuard<'_, ()> {
+        lock(&self.writer)
+    }
+
+    pub(crate) fn known_seq(&self) -> u64 {
+        self.known_seq.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn set_known_seq(&self, seq: u64) {
+        self.known_seq.store(seq, Ordering::Release);
+    }
+
+    pub(crate) fn count_group(&self, calls: usize) {
+        self.groups.fetch_add(1, Ordering::Relaxed);
+        self.grouped_calls
+            .fetch_add(calls as u64, Ordering::Relaxed);
+    }
+
+    /// A cached anchor with its version.
+    pub(crate) fn lookup(&self, id: AnchorId) -> Option<(StoredAnchor, u64)> {
+        if !self.enabled {
+            return None;
+        }
+        let shard = lock(&self.shards[shard_of(id)]);
+        match shard.map.get(&id) {
+            Some(e) => {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                Some((e.anchor.clone(), e.version))
+            }
+            None => {
+                self.misses.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+
+    /// A cached node's edge list.
+    pub(crate) fn lookup_edges(&self, id: AnchorId) -> Option<Vec<AnchorId>> {
+        if !self.enabled {
+            return None;
+        }
+        let shard = lock(&self.shards[shard_of(id)]);
+        match shard.map.get(&id).and_then(|e| e.edges.as_ref()) {
+            Some(edges) => {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                Some(edges.clone())
+            }
+            None => {
+                self.misses.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+
+    /// The epoch of `id`'s shard: take it before reading SQLite, hand it to `fill`.
+    pub(crate) fn epoch(&self, id: AnchorId) -> u64 {
+        lock(&self.shards[shard_of(id)]).epoch
+    }
+
+    /// Remember `anchor` at `version`, read from SQLite after `epoch` was taken; skipped
+    /// when a commit changed the shard since.
+    pub(crate) fn fill(&self, epoch: u64, anchor: &StoredAnchor, version: u64) {
+        if !self.enabled {
+            return;
+        }
+        let id = anchor.id;
+        let mut shard = lock(&self.shards[shard_of(id)]);
+        if shard.epoch != epoch {
+            return;
+        }
+        // An entry already at this version keeps its edge list.
+        let edges = match shard.map.get_mut(&id) {
+            Some(e) if e.version == version => e.edges.take(),
+            _ => None,
+        };
+        let mut stored = anchor.clone();
+        stored.edges = None;
+        shard.put(
+            id,
+            Entry {
+                anchor: stored,
+                version,
+                edges,
+                size: 0,
+            },
+            self.shard_budget,
+            &self.evictions,
+        );
+    }
+
+    /// Remember node `id`'s edge list, read at `version` (in one read transaction with
+    /// the version) after `epoch` was taken. Only an entry at that version takes it.
+    pub(crate) fn fill_edges(&self, epoch: u64, id: AnchorId, version: u64, edges: &[AnchorId]) {
+        if !self.enabled {
+            return;
+        }
+        let mut shard = lock(&self.shards[shard_of(id)]);
+        if shard.epoch != epoch {
+            return;
+        }
+        let Some(mut entry) = shard.map.remove(&id) else {
+            return;
+        };
+        shard.bytes -= entry.size;
+        if entry.version != version {
+            return;
+        }
+        entry.edges = Some(edges.to_vec());
+        shard.put(id, entry, self.shard_budget, &self.evictions);
+    }
+
+    /// Apply one committed call's changes (the group leader, in commit order).
+    pub(crate) fn committed(&self, changes: Vec<Change>, deleted: &[AnchorId]) {
+        if !self.enabled {
+            return;
+        }
+        for change in changes {
+            let mut shard = lock(&self.shards[shard_of(change.id)]);
+            shard.epoch += 1;
+            let old = shard.map.remove(&change.id);
+            if let Some(old) = &old {
+                shard.bytes -= old.size;
+            }
+            // The entry was current before the call: carry what the call did not change.
+            let current = old.filter(|e| e.version == change.before);
+            let (anchor, mut edges) = match (change.anchor, current) {
+                (Some(anchor), Some(old)) => (anchor, old.edges),
+                (Some(anchor), None) => (anchor, None),
+                (None, Some(old)) => (old.anchor, old.edges),
+                (None, None) => continue,
+            };
+            if let Some(list) = &mut edges {
+                if !change.edge_removes.is_empty() {
+                    list.retain(|e| !change.edge_removes.contains(e));
+                }
+                list.extend_from_slice(&change.edge_adds);
+            }
+            let mut anchor = anchor;
+            anchor.edges = None;
+            shard.put(
+                change.id,
+                Entry {
+                    anchor,
+                    version: change.after,
+                    edges,
+                    size: 0,
+                },
+                self.shard_budget,
+                &self.evictions,
+            );
+        }
+        self.invalidate(deleted);
+    }
+
+    /// Drop `ids` (deleted, quarantined, or written by another replica).
+    pub fn invalidate(&self, ids: &[AnchorId]) {
+        for &id in ids {
+            let mut shard = lock(&self.shards[shard_of(id)]);
+            shard.epoch += 1;
+            shard.remove(&id);
+        }
+    }
+
+    /// Drop everything (a store restart, an app reload, another process wrote).
+    pub fn clear(&self) {
+        self.clears.fetch_add(1, Ordering::Relaxed);
+        for shard in self.shards.iter() {
+            let mut s = lock(shard);
+            s.epoch += 1;
+            s.map.clear();
+            s.bytes = 0;
+        }
+    }
+}
+
+/// The queue of group commit: calls waiting for their commit set to be written, and
+/// whether a leader is writing a group now.
+#[derive(Default)]
+pub(crate) struct Group {
+    state: Mutex<GroupState>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct GroupState {
+    queue: std::collections::VecDeque<std::sync::Arc<Pending>>,
+    leading: bool,
+}
+
+/// One call's commit set in the queue, and its outcome once written.
+pub(crate) struct Pending {
+    pub changes: lang::host::CommitSet,
+    outcome: Mutex<Option<Result<Vec<(AnchorId, u64)>, crate::store::StoreError>>>,
+}
+
+impl Pending {
+    #[cfg(test)]
+    pub(crate) fn new(changes: lang::host::CommitSet) -> Pending {
+        Pending {
+            changes,
+            outcome: Mutex::new(None),
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn outcome(&self) -> Option<Result<Vec<(AnchorId, u64)>, crate::store::StoreError>> {
+        self.take()
+    }
+
+    pub(crate) fn set(&self, outcome: Result<Vec<(AnchorId, u64)>, crate::store::StoreError>) {
+        *lock(&self.outcome) = Some(outcome);
+    }
+
+    fn take(&self) -> Option<Result<Vec<(AnchorId, u64)>, crate::store::StoreError>> {
+        lock(&self.outcome).take()
+    }
+
+    fn is_set(&self) -> bool {
+        lock(&self.outcome).is_some()
+    }
+}
+
+impl Group {
+    /// Queue `changes` and wait until a group carrying them is written. The caller
+    /// becomes the leader when nobody leads: `write` gets the group (this call first,
+    /// in queue order, at most `max`) and must set every member's outcome.
+    pub(crate) fn commit(
+        &self,
+        changes: lang::host::CommitSet,
+        max: usize,
+        wait: Duration,
+        write: impl FnOnce(&[std::sync::Arc<Pending>]),
+    ) -> Result<Vec<(AnchorId, u64)>, crate::store::StoreError> {
+        let me = std::sync::Arc::new(Pending {
+            changes,
+            outcome: Mutex::new(None),
+        });
+        let mut write = Some(write);
+        let mut state = lock(&self.state);
+        state.queue.push_back(std::sync::Arc::clone(&me));
+        loop {
+            if let Some(outcome) = me.take() {
+                return outcome;
+            }
+            if !state.leading && write.is_some() {
+                state.leading = true;
+                if !wait.is_zero() && state.queue.len() < max {
+                    drop(state);
+                    std::thread::sleep(wait);
+                    state = lock(&self.state);
+                }
+                // This call first, then the oldest others.
+                let mut batch: Vec<std::sync::Arc<Pending>> = Vec::new();
+                if let Some(at) = state
+                    .queue
+                    .iter()
+                    .position(|p| std::sync::Arc::ptr_eq(p, &me))
+                {
+                    state.queue.remove(at);
+                }
+                batch.push(std::sync::Arc::clone(&me));
+                while batch.len() < max.max(1) {
+                    match state.queue.pop_front() {
+                        Some(p) => batch.push(p),
+                        None => break,
+                    }
+                }
+                drop(state);
+                let guard = LeaderGuard {
+                    group: self,
+                    batch: &batch,
+                };
+                if let Some(write) = write.take() {
+                    write(&batch);
+                }
+                drop(guard);
+                state = lock(&self.state);
+                continue;
+            }
+            state = self
+                .wake
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
+/// Ends a leadership, even when the writer panicked: members left without an outcome
+/// get an error (nothing of theirs was committed: the transaction did not end), and the
+/// waiting calls are woken to pick a new leader.
+struct LeaderGuard<'a> {
+    group: &'a Group,
+    batch: &'a [std::sync::Arc<Pending>],
+}
+
+impl Drop for LeaderGuard<'_> {
+    fn drop(&mut self) {
+        for p in self.batch {
+            if !p.is_set() {
+                p.set(Err(crate::store::StoreError::Meta(
+                    "the group commit's writer failed; nothing of this call was committed".into(),
+                )));
+            }
+        }
+        let mut state = lock(&self.group.state);
+        state.leading = false;
+        drop(state);
+        self.group.wake.notify_all();
+    }
+}
