@@ -157,6 +157,7 @@ fn svc_to_js_with_warnings_on_stack(src: &str) -> Result<(String, Vec<String>), 
         loops: 0,
         emitted: HashSet::new(),
         in_function: false,
+        in_async: false,
     };
     let body = t.module(&module);
     let mut warnings = t.warnings;
@@ -220,6 +221,8 @@ struct Js<'a> {
     emitted: HashSet<String>,
     /// Inside a function body (where `return` is allowed).
     in_function: bool,
+    /// Inside an `async` function (where JavaScript allows `await`).
+    in_async: bool,
 }
 
 fn ind(level: usize) -> String {
@@ -635,6 +638,7 @@ impl<'a> Js<'a> {
             params.join(", ")
         ));
         let body = a.body.as_deref().or(imp.map(|i| i.body.as_slice()));
+        let was_async = std::mem::replace(&mut self.in_async, a.is_async);
         match body {
             Some(b) => self.fn_body(b, &pnames, level + 1, out),
             None => out.push_str(&format!(
@@ -642,6 +646,7 @@ impl<'a> Js<'a> {
                 ind(level + 1)
             )),
         }
+        self.in_async = was_async;
         out.push_str(&format!("{}}}\n", ind(level)));
         if owner.is_none() {
             out.push('\n');
@@ -1389,7 +1394,14 @@ impl<'a> Js<'a> {
                 let f = self.paren(func);
                 format!("{f}({})", self.expr(arg))
             }
-            ExprKind::Await(v) => format!("await {}", self.paren(v)),
+            ExprKind::Await(v) if self.in_async => format!("await {}", self.paren(v)),
+            ExprKind::Await(v) => {
+                self.warn(
+                    e.span,
+                    "`await` outside an async function is not translated",
+                );
+                format!("/* await */ {}", self.paren(v))
+            }
             ExprKind::Yield { value, from } => {
                 self.warn(
                     e.span,
