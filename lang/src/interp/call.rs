@@ -55,7 +55,8 @@ impl Interp<'_> {
     }
 
     /// `f(a, b)` or `obj.m(a, b)` with positional arguments only, to a function whose
-    /// parameters are all plain and exactly as many: the arguments are evaluated straight
+    /// parameters are all plain and exactly as many (not `async`: that call makes a
+    /// coroutine): the arguments are evaluated straight
     /// into the new frame, without an argument vector. `None` (nothing evaluated) when the
     /// call does not have that shape.
     pub(super) fn call_plain(
@@ -67,6 +68,7 @@ impl Interp<'_> {
     ) -> Option<R<Value>> {
         if func.params.len() != args.len()
             || func.is_classmethod
+            || func.is_async
             || !args.iter().all(|a| matches!(a, ast::Arg::Positional(_)))
             || !func.params.iter().all(|p| p.kind == ast::ParamKind::Normal)
         {
