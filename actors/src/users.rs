@@ -283,6 +283,25 @@ pub struct NewUser {
     pub identities: Vec<IdentityRecord>,
 }
 
+impl NewUser {
+    /// The record of this user just stored at `now`: active, no SSO links yet.
+    pub(crate) fn into_record(self, now: String) -> UserRecord {
+        UserRecord {
+            user_id: self.user_id,
+            status: Status::Active,
+            role: self.role,
+            root_id: self.root_id,
+            password_hash: self.password_hash,
+            profile: self.profile,
+            identities: self.identities,
+            sso: Vec::new(),
+            requires_password_reset: false,
+            created_at: now.clone(),
+            updated_at: now,
+        }
+    }
+}
+
 /// A one-time token's purpose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TokenKind {
@@ -410,19 +429,7 @@ impl SqliteUsers {
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         insert_user(&tx, &new, &now)?;
         tx.commit()?;
-        Ok(UserRecord {
-            user_id: new.user_id,
-            status: Status::Active,
-            role: new.role,
-            root_id: new.root_id,
-            password_hash: new.password_hash,
-            profile: new.profile,
-            identities: new.identities,
-            sso: Vec::new(),
-            requires_password_reset: false,
-            created_at: now.clone(),
-            updated_at: now,
-        })
+        Ok(new.into_record(now))
     }
 
     /// The user owning the identity `(kind, normalized value)`.

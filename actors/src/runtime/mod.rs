@@ -364,19 +364,7 @@ impl Runtime {
         record: serde_json::Value,
         trace_id: String,
     ) -> (RunAddr, impl Future<Output = RunReply> + Send + 'static) {
-        let req = CallRequest {
-            kind: EndpointKind::Function,
-            name: handler.to_string(),
-            args: serde_json::Map::new(),
-            start: Start::Root,
-            caller: Caller {
-                user_id: Some(SYSTEM_PRINCIPAL.to_string()),
-                root: None,
-                authorization: None,
-            },
-            trace_id,
-        };
-        self.launch(req, RunInput::Event(record))
+        self.launch(event_call(handler, trace_id), RunInput::Event(record))
     }
 
     /// Start one run actor for several deliveries to the same `@subscribe` handler
@@ -390,18 +378,7 @@ impl Runtime {
         handler: &str,
         records: Vec<(serde_json::Value, String)>,
     ) -> impl Future<Output = Result<Vec<RunReply>, CallError>> + Send + 'static {
-        let req = CallRequest {
-            kind: EndpointKind::Function,
-            name: handler.to_string(),
-            args: serde_json::Map::new(),
-            start: Start::Root,
-            caller: Caller {
-                user_id: Some(SYSTEM_PRINCIPAL.to_string()),
-                root: None,
-                authorization: None,
-            },
-            trace_id: String::new(),
-        };
+        let req = event_call(handler, String::new());
         let (replies, answers) = tokio::sync::oneshot::channel();
         let (_, reply) = self.launch(
             req,
@@ -588,5 +565,22 @@ impl Runtime {
     /// Commits of served calls so far, by outcome.
     pub fn commits(&self) -> &CommitCounts {
         &self.inner.commits
+    }
+}
+
+/// The call of an `@subscribe` handler: a function run as the system principal on the
+/// shared root.
+fn event_call(handler: &str, trace_id: String) -> CallRequest {
+    CallRequest {
+        kind: EndpointKind::Function,
+        name: handler.to_string(),
+        args: serde_json::Map::new(),
+        start: Start::Root,
+        caller: Caller {
+            user_id: Some(SYSTEM_PRINCIPAL.to_string()),
+            root: None,
+            authorization: None,
+        },
+        trace_id,
     }
 }

@@ -860,19 +860,7 @@ impl DocUsers {
         let now = iso8601_now();
         let d = user_doc(&new, None, &now)?;
         self.insert_user(d, &new, None)?;
-        Ok(UserRecord {
-            user_id: new.user_id,
-            status: Status::Active,
-            role: new.role,
-            root_id: new.root_id,
-            password_hash: new.password_hash,
-            profile: new.profile,
-            identities: new.identities,
-            sso: Vec::new(),
-            requires_password_reset: false,
-            created_at: now.clone(),
-            updated_at: now,
-        })
+        Ok(new.into_record(now))
     }
 
     pub(super) fn by_identity(

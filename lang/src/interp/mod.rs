@@ -107,6 +107,21 @@ pub struct Ctx {
     pub func: Rc<str>,
 }
 
+impl Ctx {
+    /// The context of a module's top level: `scope` is its module scope.
+    pub fn module(scope: ScopeRef, file: u32) -> Ctx {
+        Ctx {
+            scope,
+            this: None,
+            here: None,
+            visitor: None,
+            class: None,
+            file,
+            func: Rc::from("<module>"),
+        }
+    }
+}
+
 /// The limit message of a run stopped because its caller went away.
 pub const CANCELLED: &str = "cancelled: the caller went away";
 

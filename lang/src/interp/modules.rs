@@ -50,15 +50,7 @@ impl Interp<'_> {
         if let Some(canon) = self.host.module_key(path) {
             Rc::make_mut(&mut self.modules).insert(canon, m.clone());
         }
-        let ctx = Ctx {
-            scope: scope.clone(),
-            this: None,
-            here: None,
-            visitor: None,
-            class: None,
-            file,
-            func: Rc::from("<module>"),
-        };
+        let ctx = Ctx::module(scope.clone(), file);
         // Pass 1: imports and declarations (classes, functions, impls).
         self.declare_items(&module.items, &ctx, path, &name)?;
         self.load_impl_annexes(path, &ctx, &name)?;

@@ -161,15 +161,7 @@ impl Interp<'_> {
             Some(m) => m.scope.clone(),
             None => self.builtins.clone(),
         };
-        Ctx {
-            scope,
-            this: None,
-            here: None,
-            visitor: None,
-            class: None,
-            file,
-            func: Rc::from("<module>"),
-        }
+        Ctx::module(scope, file)
     }
 
     /// The app's own walkers and functions (declared in the main file), in file order.
@@ -1101,13 +1093,17 @@ mod tests {
     use serde_json::json;
 
     fn app(src: &str) -> (serve::LoadedApp, MemoryHost) {
-        let dir = std::env::temp_dir().join(format!("svc-serve-{}", std::process::id()));
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("svc-serve-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("dir");
-        let path = dir.join(format!("app{}.svc", src.len()));
+        let path = dir.join("app.svc");
         std::fs::write(&path, src).expect("write");
         let mut host = MemoryHost::new();
-        let app = serve::load_app(&path, &mut host, &crate::Limits::default()).expect("load");
-        (app, host)
+        let app = serve::load_app(&path, &mut host, &crate::Limits::default());
+        // The loaded program keeps its source; the file is not needed past loading.
+        let _ = std::fs::remove_dir_all(&dir);
+        (app.expect("load"), host)
     }
 
     #[test]
