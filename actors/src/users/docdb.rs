@@ -485,8 +485,7 @@ impl DocUsers {
     }
 
     fn raw_user(&self, filter: Document) -> Result<Option<Document>, UserError> {
-        let users = self.cols.users.clone();
-        run(async move { users.find_one(filter).await.map_err(derr) })
+        self.find_one(&self.cols.users, filter)
     }
 
     fn user_where(&self, filter: Document) -> Result<Option<UserRecord>, UserError> {
@@ -633,6 +632,15 @@ impl DocUsers {
                 .map(|_| ())
                 .map_err(derr)
         })
+    }
+
+    fn find_one(
+        &self,
+        col: &Collection<Document>,
+        filter: Document,
+    ) -> Result<Option<Document>, UserError> {
+        let col = col.clone();
+        run(async move { col.find_one(filter).await.map_err(derr) })
     }
 
     fn count(&self, col: &Collection<Document>, filter: Document) -> Result<usize, UserError> {
@@ -1035,10 +1043,9 @@ impl DocUsers {
         kind: TokenKind,
         token_hash: &str,
     ) -> Result<Option<TokenGrant>, UserError> {
-        let tokens = self.cols.tokens.clone();
         let filter = doc! {"_id": token_hash, "kind": kind.as_str(), "state": "issued",
         "expires_at": {"$gt": unix_now()}};
-        let found = run(async move { tokens.find_one(filter).await.map_err(derr) })?;
+        let found = self.find_one(&self.cols.tokens, filter)?;
         found.as_ref().map(token_grant).transpose()
     }
 
@@ -1153,9 +1160,7 @@ impl DocUsers {
         &mut self,
         key_hash: &str,
     ) -> Result<Option<ApiKeyRecord>, UserError> {
-        let keys = self.cols.api_keys.clone();
-        let filter = doc! {"key_hash": key_hash};
-        let found = run(async move { keys.find_one(filter).await.map_err(derr) })?;
+        let found = self.find_one(&self.cols.api_keys, doc! {"key_hash": key_hash})?;
         found.as_ref().map(decode_api_key).transpose()
     }
 
@@ -1212,10 +1217,8 @@ impl DocUsers {
         secs: i64,
     ) -> Result<Option<i64>, UserError> {
         for _ in 0..CAS_ATTEMPTS {
-            let keys = self.cols.webhook_keys.clone();
             let filter = doc! {"_id": id, "user_id": user_id};
-            let found = run(async move { keys.find_one(filter).await.map_err(derr) })?;
-            let Some(found) = found else {
+            let Some(found) = self.find_one(&self.cols.webhook_keys, filter)? else {
                 return Ok(None);
             };
             let current = int(&found, "expires_at").unwrap_or(0);
@@ -1255,9 +1258,7 @@ impl DocUsers {
         &mut self,
         key_hash: &str,
     ) -> Result<Option<WebhookKeyRecord>, UserError> {
-        let keys = self.cols.webhook_keys.clone();
-        let filter = doc! {"key_hash": key_hash};
-        let found = run(async move { keys.find_one(filter).await.map_err(derr) })?;
+        let found = self.find_one(&self.cols.webhook_keys, doc! {"key_hash": key_hash})?;
         found.as_ref().map(decode_webhook_key).transpose()
     }
 

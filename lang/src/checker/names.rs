@@ -172,12 +172,7 @@ const AMBIENT_NAMES: &[&str] = &[
     "Event",
     "subscribe",
     "broker",
-    "register",
-    "unregister",
-    "register_test_client",
-    "unregister_test_client",
-    "clear_test_clients",
-    "resolve_url",
+    // (and `crate::names::SV_CLIENT_NAMES`, the sv-to-sv registry functions)
     "new",
     "archetype_alias",
 ];
@@ -377,6 +372,7 @@ fn builtins() -> &'static HashSet<&'static str> {
             PY_BUILTINS,
             EXCEPTIONS,
             AMBIENT_NAMES,
+            crate::names::SV_CLIENT_NAMES,
             crate::names::BUILTIN_FUNCTIONS,
             crate::names::BUILTIN_TYPES,
             crate::names::OSP_BUILTINS,

@@ -253,13 +253,7 @@ impl Interp<'_> {
                     self.load_module(&resolve(mp), mp)?
                 };
                 if imp.kind == ast::ImportKind::Include {
-                    let vars: Vec<(Rc<str>, Value)> = m
-                        .scope
-                        .borrow()
-                        .vars
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect();
+                    let vars = m.scope.borrow().vars.to_vec();
                     for (k, v) in vars {
                         scope_define(&ctx.scope, k, v);
                     }

@@ -99,12 +99,7 @@ impl Interp<'_> {
         // The types the imported ones refer to come along under their own names (so
         // nested fields rehydrate), unless the consumer already has that name.
         if let Some(types) = &types {
-            let vars: Vec<(Rc<str>, Value)> = types
-                .borrow()
-                .vars
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
+            let vars = types.borrow().vars.to_vec();
             for (k, v) in vars {
                 if scope_get(scope, &k).is_none() {
                     scope_define(scope, k, v);

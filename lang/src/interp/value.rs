@@ -642,6 +642,12 @@ impl Vars {
         self.slots.is_empty()
     }
 
+    /// A copy of the bindings in order (to bind them elsewhere while this scope is
+    /// borrowed no longer).
+    pub fn to_vec(&self) -> Vec<(Rc<str>, Value)> {
+        self.slots.clone()
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (&Rc<str>, &Value)> {
         self.slots.iter().map(|(k, v)| (k, v))
     }
