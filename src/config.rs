@@ -416,6 +416,10 @@ pub struct DatabaseConfig {
     pub group_commit_max: usize,
     /// Embedded tier: how long a group's leader waits for more calls (µs, 0 = none).
     pub group_commit_wait_us: u32,
+    /// Embedded tier: write-ahead log size past which the checkpointer restarts the log.
+    pub wal_max_bytes: u64,
+    /// Embedded tier: the least time between two checkpoints (ms).
+    pub checkpoint_interval_ms: u32,
 }
 
 /// Default `cache_l1_invalidation_channel`.
@@ -432,6 +436,8 @@ impl DatabaseConfig {
             l1_cache_bytes: actors::l1::DEFAULT_CACHE_BYTES,
             group_commit_max: actors::l1::DEFAULT_GROUP_MAX,
             group_commit_wait_us: actors::l1::DEFAULT_GROUP_WAIT.as_micros() as u32,
+            wal_max_bytes: actors::checkpoint::DEFAULT_WAL_BYTES,
+            checkpoint_interval_ms: actors::checkpoint::DEFAULT_INTERVAL.as_millis() as u32,
         }
     }
 }
@@ -1040,6 +1046,18 @@ impl Config {
                     }
                     "group_commit_wait_us" => {
                         d.group_commit_wait_us = at.int_in(value, 0, 100_000)?;
+                    }
+                    "wal_max_bytes" => {
+                        d.wal_max_bytes = value
+                            .as_integer()
+                            .and_then(|n| u64::try_from(n).ok())
+                            .filter(|n| *n >= 1024 * 1024)
+                            .ok_or_else(|| {
+                                at.wrong("an integer of at least 1048576 (bytes)", value)
+                            })?;
+                    }
+                    "checkpoint_interval_ms" => {
+                        d.checkpoint_interval_ms = at.int_in(value, 1, 60_000)?;
                     }
                     _ => at.warn_unknown(),
                 }

@@ -320,6 +320,30 @@ impl Registry {
                     "counter",
                     l1.grouped_calls,
                 ),
+                (
+                    "svc_checkpoints_total",
+                    "Write-ahead log checkpoints run beside the commits by the checkpointer.",
+                    "counter",
+                    l1.checkpoints,
+                ),
+                (
+                    "svc_wal_restarts_total",
+                    "Times the write-ahead log passed wal_max_bytes and was started over.",
+                    "counter",
+                    l1.wal_restarts,
+                ),
+                (
+                    "svc_wal_restarts_busy_total",
+                    "Log restarts that readers kept from finishing (retried on the next commit).",
+                    "counter",
+                    l1.wal_restarts_busy,
+                ),
+                (
+                    "svc_checkpoint_errors_total",
+                    "Checkpoints that failed (the checkpointer reopens its connection).",
+                    "counter",
+                    l1.checkpoint_errors,
+                ),
             ] {
                 single(&mut out, name, help, kind, &value.to_string());
             }

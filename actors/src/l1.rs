@@ -60,6 +60,8 @@ pub struct EmbeddedTuning {
     /// How long a group's leader waits for more calls before it writes (0 = it takes
     /// whatever queued while the previous group was being written).
     pub group_wait: Duration,
+    /// When the write-ahead log is copied back into the file (`crate::checkpoint`).
+    pub checkpoint: crate::checkpoint::CheckpointTuning,
 }
 
 impl Default for EmbeddedTuning {
@@ -68,6 +70,7 @@ impl Default for EmbeddedTuning {
             cache_bytes: DEFAULT_CACHE_BYTES,
             group_max: DEFAULT_GROUP_MAX,
             group_wait: DEFAULT_GROUP_WAIT,
+            checkpoint: crate::checkpoint::CheckpointTuning::default(),
         }
     }
 }
@@ -156,6 +159,12 @@ pub struct CacheStats {
     /// Transactions written by group commit, and the calls they carried.
     pub groups: u64,
     pub grouped_calls: u64,
+    /// The checkpointer's passive checkpoints, log restarts, restarts left busy by
+    /// readers, and failures (`crate::checkpoint`).
+    pub checkpoints: u64,
+    pub wal_restarts: u64,
+    pub wal_restarts_busy: u64,
+    pub checkpoint_errors: u64,
 }
 
 /// The shared parts of one embedded store in one process; see the module docs.
@@ -176,6 +185,9 @@ pub struct EmbeddedShared {
     /// Held by a group's leader from its transaction until the cache agrees with it,
     /// and by a connection resynchronising the cache with `meta.commit_seq`.
     writer: Mutex<()>,
+    /// The checkpointer's mailbox (nudged after every group) and whether one runs.
+    pub(crate) checkpoints: std::sync::Arc<crate::checkpoint::Mailbox>,
+    pub(crate) checkpointer_attached: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for EmbeddedShared {
@@ -212,6 +224,8 @@ impl EmbeddedShared {
             group: Group::default(),
             tuning,
             writer: Mutex::new(()),
+            checkpoints: Default::default(),
+            checkpointer_attached: Default::default(),
         }
     }
 
@@ -235,6 +249,10 @@ impl EmbeddedShared {
             bytes,
             groups: self.groups.load(Ordering::Relaxed),
             grouped_calls: self.grouped_calls.load(Ordering::Relaxed),
+            checkpoints: self.checkpoints.passive.load(Ordering::Relaxed),
+            wal_restarts: self.checkpoints.restarts.load(Ordering::Relaxed),
+            wal_restarts_busy: self.checkpoints.busy.load(Ordering::Relaxed),
+            checkpoint_errors: self.checkpoints.errors.load(Ordering::Relaxed),
         }
     }
 

@@ -1,5 +1,6 @@
 //! Runtime side of svc: persistence tiers and (later) the actor system that runs walkers.
 
+pub mod checkpoint;
 pub mod identity;
 pub mod kvstore;
 pub mod l1;

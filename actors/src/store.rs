@@ -234,15 +234,18 @@ impl SqliteStore {
         let mut conn = Connection::open(&path)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         // `journal_mode` answers with a row, so it is queried rather than executed.
-        // 16 KiB pages (applies when the file is created): a bulk commit of 100,000 nodes
-        // splits and writes far fewer pages than with the 4 KiB default (measured ~15%
-        // faster on `benches/programs/graph_walk.svc`).
-        conn.execute_batch("PRAGMA page_size = 16384;")?;
+        // 4 KiB pages (applies when the file is created). A served call's commit changes
+        // a handful of random B-tree leaves, and each goes into the write-ahead log
+        // whole: with 16 KiB pages node creation under `svc start` wrote ~100 KB of log
+        // per call and ran at half the rate (benches/load/README.md, 2026-11-27); a bulk
+        // commit of 100,000 nodes (`svc run`) is ~15% slower with 4 KiB, the lesser cost.
+        // Files created with another page size keep it.
+        conn.execute_batch("PRAGMA page_size = 4096;")?;
         let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
         // A 64 MiB page cache keeps a bulk commit's B-tree pages in memory; reads go
         // through a memory map (up to 256 MiB of the file) instead of copies. Temporary
-        // storage in memory: a group commit's savepoints journal every page they change
-        // (16 KiB each), which spilled past 64 KiB into a new file in /var/tmp per
+        // storage in memory: a group commit's savepoints journal every page they change,
+        // which spilled past 64 KiB into a new file in /var/tmp per
         // commit (an open, a write and a close per call, seen with strace).
         conn.execute_batch(
             "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536; \
@@ -466,8 +469,29 @@ impl SqliteStore {
     }
 
     /// Attach the process-wide L1 cache and group commit (`svc start`).
-    pub fn set_shared(&mut self, shared: std::sync::Arc<crate::l1::EmbeddedShared>) {
+    pub fn set_shared(
+        &mut self,
+        shared: std::sync::Arc<crate::l1::EmbeddedShared>,
+    ) -> Result<(), StoreError> {
+        // The checkpointer copies the log back outside every commit; SQLite's automatic
+        // checkpoint would run inside the group leader's COMMIT (`crate::checkpoint`).
+        if shared
+            .checkpointer_attached
+            .load(std::sync::atomic::Ordering::Acquire)
+        {
+            self.conn.execute_batch("PRAGMA wal_autocheckpoint = 0;")?;
+            let mailbox = std::sync::Arc::clone(&shared.checkpoints);
+            self.conn
+                .wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, frames| {
+                    mailbox.frames.store(
+                        u64::try_from(frames).unwrap_or(0),
+                        std::sync::atomic::Ordering::Release,
+                    );
+                    Ok(())
+                }))?;
+        }
         self.shared = Some(shared);
+        Ok(())
     }
 
     /// A new call attempt begins: the next cached read checks `meta.commit_seq` first
@@ -741,6 +765,9 @@ impl SqliteStore {
         shared: &crate::l1::EmbeddedShared,
         batch: &[std::sync::Arc<crate::l1::Pending>],
     ) {
+        // Back-pressure: while the log is past twice its bound, wait (at most a second)
+        // for the checkpointer to start it over before writing more.
+        shared.checkpoints.wait_below_hard_bound();
         let _writer = shared.writer();
         let written = self.group_transaction(batch, shared.enabled());
         match written {
@@ -760,6 +787,7 @@ impl SqliteStore {
                     }
                 }
                 shared.set_known_seq(seq);
+                shared.checkpoints.nudge();
             }
             Err(e) => {
                 // Nothing of the group was committed.
@@ -1847,7 +1875,7 @@ mod tests {
         let dir = TempDir::new("group");
         let shared = Arc::new(EmbeddedShared::new(EmbeddedTuning::default()));
         let mut store = SqliteStore::open(dir.db()).expect("open");
-        store.set_shared(Arc::clone(&shared));
+        store.set_shared(Arc::clone(&shared)).expect("attach");
         let root = store.root_id();
         let n = node(0x5, root, "v1");
         store

@@ -176,6 +176,12 @@ impl Settings {
                 cache_bytes: config.database.l1_cache_bytes,
                 group_max: config.database.group_commit_max,
                 group_wait: Duration::from_micros(u64::from(config.database.group_commit_wait_us)),
+                checkpoint: actors::checkpoint::CheckpointTuning {
+                    wal_bytes: config.database.wal_max_bytes,
+                    interval: Duration::from_millis(u64::from(
+                        config.database.checkpoint_interval_ms,
+                    )),
+                },
             },
             store_path: config.database.shelf_db_path,
             docdb_uri: config.database.docdb_uri.clone(),

@@ -2,8 +2,9 @@
 //! commit (ARCHITECTURE.md "Embedded tier: L1 cache and group commit"), through HTTP:
 //! concurrent increments on one node end exact, check-then-create leaves one child, a
 //! write is read fresh by the next call (also a write by another process), a server
-//! killed with SIGKILL under load keeps every acknowledged write, and the cache stays
-//! within `l1_cache_bytes`.
+//! killed with SIGKILL under load keeps every acknowledged write, the cache stays
+//! within `l1_cache_bytes`, and the write-ahead log within `wal_max_bytes` while the
+//! checkpointer copies it back beside the commits.
 
 use crate::support::{ServerGuard, get, post_json};
 use crate::{TempDir, stderr, svc_in};
@@ -204,6 +205,68 @@ fn the_cache_stays_within_its_bound() {
         assert!(bytes > 0.0 && bytes <= BOUND as f64, "{bytes}");
     }
     assert!(metric(port, "svc_l1_cache_evictions_total") > 0.0);
+}
+
+#[test]
+fn the_checkpointer_keeps_the_write_ahead_log_within_its_bound() {
+    // 1 MiB: SQLite's own automatic checkpoint (1,000 pages) would let the log reach
+    // about 4 MiB (16 MiB with the 16 KiB pages of earlier store files).
+    const WAL_MAX: u64 = 1024 * 1024;
+    const THREADS: usize = 8;
+    const EACH: usize = 150;
+    let dir = TempDir::new("tier-wal");
+    dir.write("main.svc", APP);
+    dir.write(
+        "svc.toml",
+        &format!("[scale.database]\nwal_max_bytes = {WAL_MAX}\ncheckpoint_interval_ms = 5\n"),
+    );
+    let s = ServerGuard::start(dir.path(), &[]);
+    let port = s.port;
+    let wal = dir.path().join(".svc/data/anchor_store.db-wal");
+    let pad = "y".repeat(2000);
+    let largest = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let done = Arc::new(AtomicBool::new(false));
+    // Watch the log's file size while the writers run.
+    let watcher = {
+        let (wal, largest, done) = (wal.clone(), Arc::clone(&largest), Arc::clone(&done));
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                if let Ok(m) = std::fs::metadata(&wal) {
+                    largest.fetch_max(m.len(), Ordering::Relaxed);
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        })
+    };
+    let writers: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let pad = pad.clone();
+            std::thread::spawn(move || {
+                for i in 0..EACH {
+                    let body = json!({ "n": t * EACH + i, "pad": pad }).to_string();
+                    let r = post_json(port, "/walker/add_item", &body);
+                    assert_eq!(r.status, 200, "{}", r.body);
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().expect("writer");
+    }
+    done.store(true, Ordering::Relaxed);
+    watcher.join().expect("watcher");
+    let r = reports(&post_json(port, "/walker/count_items", "{}"));
+    assert_eq!(r[0]["count"], json!(THREADS * EACH));
+    assert!(metric(port, "svc_checkpoints_total") >= 1.0);
+    assert!(metric(port, "svc_wal_restarts_total") >= 1.0);
+    assert_eq!(metric(port, "svc_checkpoint_errors_total"), 0.0);
+    // Twice the bound plus one group's pages.
+    let largest = largest.load(Ordering::Relaxed);
+    assert!(
+        largest <= 3 * WAL_MAX,
+        "the write-ahead log reached {largest} bytes (bound {WAL_MAX})\n{}",
+        s.output()
+    );
 }
 
 #[test]

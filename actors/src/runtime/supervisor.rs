@@ -31,6 +31,9 @@ pub(crate) struct StoreLeases {
     /// The embedded tier's process-wide L1 cache and group commit (`crate::l1`), shared
     /// by every connection leased here; `None` on the document tier.
     shared: Option<Arc<crate::l1::EmbeddedShared>>,
+    /// The embedded tier's checkpointer (`crate::checkpoint`), stopped when the leases
+    /// are dropped; `None` on the document tier or when its thread could not start.
+    _checkpointer: Option<crate::checkpoint::Checkpointer>,
 }
 
 impl StoreLeases {
@@ -39,13 +42,29 @@ impl StoreLeases {
         archetypes: Archetypes,
         tuning: crate::l1::EmbeddedTuning,
     ) -> StoreLeases {
-        let shared = matches!(target, StoreTarget::Embedded(_))
-            .then(|| Arc::new(crate::l1::EmbeddedShared::new(tuning)));
+        let (shared, checkpointer) = match &target {
+            StoreTarget::Embedded(path) => {
+                let shared = Arc::new(crate::l1::EmbeddedShared::new(tuning));
+                let checkpointer = match crate::checkpoint::Checkpointer::start(
+                    path.clone(),
+                    &shared,
+                ) {
+                    Ok(c) => Some(c),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "no checkpointer thread; SQLite checkpoints inside commits");
+                        None
+                    }
+                };
+                (Some(shared), checkpointer)
+            }
+            StoreTarget::Document(_) => (None, None),
+        };
         StoreLeases {
             target,
             archetypes: std::sync::Mutex::new(archetypes),
             generation: AtomicU64::new(0),
             shared,
+            _checkpointer: checkpointer,
         }
     }
 
@@ -59,7 +78,8 @@ impl StoreLeases {
         let generation = self.current();
         let mut store = open_store(&self.target)?;
         if let (AnchorStore::Embedded(s), Some(shared)) = (&mut store, &self.shared) {
-            s.set_shared(Arc::clone(shared));
+            s.set_shared(Arc::clone(shared))
+                .map_err(|e| format!("cannot open the {}: {e}", self.target.describe()))?;
         }
         store.set_archetypes(self.archetypes());
         Ok((store, generation))
