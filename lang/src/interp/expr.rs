@@ -511,6 +511,9 @@ impl Interp<'_> {
     /// `format(v, spec)` with Python's format mini-language.
     pub fn format_value(&mut self, v: &Value, spec: &str) -> R<String> {
         use crate::pyfmt;
+        if let Some(r) = self.stdlib_format(v, spec) {
+            return r;
+        }
         let fs = pyfmt::parse_format_spec(spec).map_err(|m| self.err("ValueError", m))?;
         let numeric = matches!(
             v,

@@ -512,6 +512,17 @@ impl Interp<'_> {
     }
 
     fn order_error(&self, sym: &str, a: &Value, b: &Value) -> super::Interrupt {
+        if let (Some(x), Some(y)) = (Self::stdlib_type_name(a), Self::stdlib_type_name(b))
+            && x != y
+            && [x, y]
+                .iter()
+                .all(|k| matches!(*k, "datetime.date" | "datetime.datetime"))
+        {
+            return self.err(
+                "TypeError",
+                "can't compare datetime.datetime to datetime.date",
+            );
+        }
         self.err(
             "TypeError",
             format!(
@@ -751,6 +762,7 @@ impl Interp<'_> {
             Value::Dict(d) => !d.borrow().is_empty(),
             Value::Set(s) => !s.borrow().is_empty(),
             Value::Range(a, b, s) => range_len(*a, *b, *s) > 0,
+            Value::Instance(_) => self.stdlib_truthy(v).unwrap_or(true),
             _ => true,
         })
     }
@@ -843,6 +855,10 @@ impl Interp<'_> {
     pub fn type_name_of(&self, v: &Value) -> String {
         match v {
             Value::Anchor(h) => self.graph.slot(*h).class.name.to_string(),
+            Value::Instance(_) => match Self::stdlib_type_name(v) {
+                Some(k) => k.to_string(),
+                None => v.type_name().to_string(),
+            },
             other => other.type_name().to_string(),
         }
     }
