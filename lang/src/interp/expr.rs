@@ -245,6 +245,11 @@ impl Interp<'_> {
                 };
                 let xv = self.eval(x, ctx)?;
                 let fv = self.eval(f, ctx)?;
+                // A tuple written out on the piped side is the argument list, as in
+                // jaclang: `(a, b) |> f` is `f(a, b)` (a tuple in a variable stays one).
+                if let (ast::ExprKind::Tuple(_), Value::Tuple(items)) = (&x.kind, &xv) {
+                    return self.call_value(&fv, items.to_vec(), vec![]);
+                }
                 self.call_value(&fv, vec![xv], vec![])
             }
             E::Await(inner) => {
