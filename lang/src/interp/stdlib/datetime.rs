@@ -497,10 +497,10 @@ impl Interp<'_> {
                 )?;
                 // `fold` (which side of a repeated wall-clock hour) is accepted and
                 // checked; svc's time zones are fixed offsets, where it changes nothing.
-                if let Some(f) = a.get(8) {
-                    if !matches!(self.int_arg(f)?, 0 | 1) {
-                        return Err(self.err("ValueError", "fold must be either 0 or 1"));
-                    }
+                if let Some(f) = a.get(8)
+                    && !matches!(self.int_arg(f)?, 0 | 1)
+                {
+                    return Err(self.err("ValueError", "fold must be either 0 or 1"));
                 }
                 let mut v = [0i64; 7];
                 for (i, slot) in v.iter_mut().enumerate() {
