@@ -197,6 +197,13 @@ impl Interp<'_> {
                 pyfmt::too_large(out.len(), self.max_text_bytes()),
             ));
         }
+        // A typed enum's member (`enum R: str`) is its value, as Python's mixin enums.
+        if let Value::EnumMember(m) = v
+            && super::super::decl_later::enum_value_type(&m.class).is_some()
+        {
+            let value = m.value.clone();
+            return self.json_encode(enc, &value, out, depth);
+        }
         match v {
             Value::None => out.push_str("null"),
             Value::Bool(true) => out.push_str("true"),
@@ -306,7 +313,7 @@ impl Interp<'_> {
                     "TypeError",
                     format!(
                         "Object of type {} is not JSON serializable",
-                        self.type_name_of(other)
+                        self.class_of(other).name
                     ),
                 ));
             }
