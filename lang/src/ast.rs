@@ -27,6 +27,9 @@ pub struct Module {
     pub doc: Option<String>,
     pub items: Vec<Item>,
     pub span: Span,
+    /// Names of the generic parameters the parser erased (`obj Box[T]`, `def f[T]`,
+    /// `type A[T] = ...`), so the checker knows them in annotations.
+    pub type_params: Vec<Rc<str>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

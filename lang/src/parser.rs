@@ -71,6 +71,8 @@ pub(crate) struct Parser<'a> {
     names: HashMap<&'a str, Rc<str>>,
     /// Inside the body of a Python-style `class` (statements are class attributes).
     in_class: bool,
+    /// Generic parameter names seen (and erased) so far.
+    type_params: Vec<Rc<str>>,
 }
 
 impl<'a> Parser<'a> {
@@ -99,6 +101,7 @@ impl<'a> Parser<'a> {
             last_err: usize::MAX,
             names: HashMap::new(),
             in_class: false,
+            type_params: Vec::new(),
         }
     }
 

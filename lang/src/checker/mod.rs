@@ -183,6 +183,8 @@ struct Cx<'a, 'h> {
     /// Module-level names bound to a built-in standard-library module (`import json as
     /// j;` binds `j` to `json`), for E2030.
     stdlib_aliases: HashMap<&'a str, &'static str>,
+    /// Erased generic parameter names of the module (`obj Box[T]`): known in annotations.
+    type_params: HashSet<&'a str>,
 }
 
 impl<'a, 'h> Cx<'a, 'h> {
@@ -200,6 +202,7 @@ impl<'a, 'h> Cx<'a, 'h> {
             modules: HashMap::new(),
             ctor_cache: HashMap::new(),
             stdlib_aliases: HashMap::new(),
+            type_params: HashSet::new(),
         }
     }
 
@@ -319,7 +322,9 @@ impl<'a, 'h> Cx<'a, 'h> {
         if !matches!(found, Found::Missing) || self.is_lenient() {
             return found;
         }
-        if mode == Mode::Annotation && names::is_annotation_name(name) {
+        if mode == Mode::Annotation
+            && (names::is_annotation_name(name) || self.type_params.contains(name))
+        {
             return Found::Other;
         }
         let hint = self.member_hint(name).or_else(|| {
@@ -346,6 +351,7 @@ impl<'a, 'h> Cx<'a, 'h> {
     }
 
     fn module(&mut self, m: &'a Module) {
+        self.type_params = m.type_params.iter().map(|n| &**n).collect();
         for item in &m.items {
             self.declare_item(item);
         }

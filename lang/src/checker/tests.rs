@@ -253,6 +253,18 @@ fn tricky_valid_programs() {
 }
 
 #[test]
+fn generic_params_are_known_in_annotations() {
+    // `obj Box[T]` / `def first[U]`: the erased parameters are not undefined names.
+    let src = "obj Box[T] { has item: T; def get -> T { return self.item; } }
+               def first[U](xs: list[U]) -> U { return xs[0]; }
+               with entry { print(Box(1).get(), first([2])); }";
+    let all = codes(src);
+    assert!(!all.contains(&"W2001"), "false W2001 in {src}: {all:?}");
+    // A misspelt type elsewhere still warns.
+    assert!(codes("obj Box[T] { has item: Tt; }").contains(&"W2001"));
+}
+
+#[test]
 fn each_code_fires() {
     let cases: &[(&str, &str)] = &[
         ("with entry { print(nope); }", "E2001"),

@@ -154,7 +154,8 @@ impl Interp<'_> {
                             class.methods.borrow_mut().insert(n.name.clone(), f);
                         }
                     } else if let Some(n) = &ab.name {
-                        class.methods.borrow_mut().insert(n.name.clone(), f);
+                        let key = decl_later::method_key(&ab.decorators, &n.name);
+                        class.methods.borrow_mut().insert(key, f);
                     }
                 }
                 Member::Archetype(inner) => {
@@ -289,8 +290,16 @@ impl Interp<'_> {
             body: std::cell::RefCell::new(body),
             closure: ctx.scope.clone(),
             owner: std::cell::RefCell::new(owner.map(Rc::downgrade)),
-            is_static: ab.is_static,
-            is_classmethod: ab.is_class_method,
+            is_static: ab.is_static
+                || ab
+                    .decorators
+                    .iter()
+                    .any(|d| decl_later::is_plain_decorator(d, "staticmethod")),
+            is_classmethod: ab.is_class_method
+                || ab
+                    .decorators
+                    .iter()
+                    .any(|d| decl_later::is_plain_decorator(d, "classmethod")),
             is_lambda: false,
             is_async: ab.is_async,
             captured: None,

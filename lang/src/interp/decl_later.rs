@@ -257,10 +257,20 @@ pub(super) fn drop_explicit_receiver(
     mut params: Vec<ParamDef>,
 ) -> Vec<ParamDef> {
     let in_class = owner.is_some_and(|c| c.arch_kind() == Some(ArchKind::Class));
-    if !in_class || (ab.is_static && !ab.is_class_method) {
+    let is_class_method = ab.is_class_method
+        || ab
+            .decorators
+            .iter()
+            .any(|d| is_plain_decorator(d, "classmethod"));
+    let is_static = ab.is_static
+        || ab
+            .decorators
+            .iter()
+            .any(|d| is_plain_decorator(d, "staticmethod"));
+    if !in_class || (is_static && !is_class_method) {
         return params;
     }
-    let receiver = if ab.is_class_method { "cls" } else { "self" };
+    let receiver = if is_class_method { "cls" } else { "self" };
     if params
         .first()
         .is_some_and(|p| p.kind == ast::ParamKind::Normal && &*p.name == receiver)
@@ -319,6 +329,33 @@ impl Interp<'_> {
         }
         Ok(())
     }
+}
+
+/// Is `d` the bare decorator `name` (`@property`, `@staticmethod`)?
+pub(super) fn is_plain_decorator(d: &ast::Expr, name: &str) -> bool {
+    matches!(&d.kind, ast::ExprKind::Name(n) if &**n == name)
+}
+
+/// The name a method is stored under in its class: a `@property` method is the getter
+/// of that property and `@p.setter` its setter (as `has p { getter {} setter {} }`).
+pub(super) fn method_key(decorators: &[ast::Expr], name: &Rc<str>) -> Rc<str> {
+    for d in decorators {
+        if is_plain_decorator(d, "property") {
+            return Rc::from(getter_name(name));
+        }
+        if let ast::ExprKind::Attr {
+            obj, name: attr, ..
+        } = &d.kind
+            && matches!(&obj.kind, ast::ExprKind::Name(p) if p == name)
+        {
+            match &*attr.name {
+                "setter" => return Rc::from(setter_name(name)),
+                "getter" => return Rc::from(getter_name(name)),
+                _ => {}
+            }
+        }
+    }
+    name.clone()
 }
 
 /// The method a property's getter is stored as.

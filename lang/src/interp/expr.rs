@@ -245,6 +245,11 @@ impl Interp<'_> {
                 };
                 let xv = self.eval(x, ctx)?;
                 let fv = self.eval(f, ctx)?;
+                // A tuple written out on the piped side is the argument list, as in
+                // jaclang: `(a, b) |> f` is `f(a, b)` (a tuple in a variable stays one).
+                if let (ast::ExprKind::Tuple(_), Value::Tuple(items)) = (&x.kind, &xv) {
+                    return self.call_value(&fv, items.to_vec(), vec![]);
+                }
                 self.call_value(&fv, vec![xv], vec![])
             }
             E::Await(inner) => {
@@ -511,6 +516,9 @@ impl Interp<'_> {
     /// `format(v, spec)` with Python's format mini-language.
     pub fn format_value(&mut self, v: &Value, spec: &str) -> R<String> {
         use crate::pyfmt;
+        if let Some(r) = self.stdlib_format(v, spec) {
+            return r;
+        }
         let fs = pyfmt::parse_format_spec(spec).map_err(|m| self.err("ValueError", m))?;
         let numeric = matches!(
             v,

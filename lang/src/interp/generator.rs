@@ -723,6 +723,31 @@ impl Interp<'_> {
 
     /// Run the generator to its next `yield` (or its end), passing `sent` in.
     pub(crate) fn gen_resume(&mut self, g: &Rc<Generator>, sent: Value) -> R<GenStep> {
+        self.gen_resume_with(g, sent, None)
+    }
+
+    /// [`Self::gen_resume`], or with `throw` raise that exception at the suspended
+    /// `yield` (`g.throw(e)`, `g.close()`): an enclosing `try` of the body handles it,
+    /// otherwise it ends the generator and propagates.
+    fn gen_resume_with(
+        &mut self,
+        g: &Rc<Generator>,
+        sent: Value,
+        throw: Option<Box<PyErr>>,
+    ) -> R<GenStep> {
+        if throw.is_some() {
+            let mut st = g.state.borrow_mut();
+            if matches!(st.status, Status::Fresh | Status::Done) {
+                // Nothing is suspended in a try: the exception ends it at once.
+                st.status = Status::Done;
+                st.ctx = None;
+                st.frame = Frame::default();
+                drop(st);
+                if let Some(e) = throw {
+                    return Err(Interrupt::Exc(e));
+                }
+            }
+        }
         let (ctx, mut frame) = {
             let mut st = g.state.borrow_mut();
             match st.status {
@@ -747,10 +772,23 @@ impl Interp<'_> {
         let r = if self.depth >= self.limits.max_depth {
             Err(self.err("RecursionError", "maximum recursion depth exceeded"))
         } else {
-            self.depth += 1;
-            let r = self.gen_run(&g.code, &ctx, &mut frame, sent);
-            self.depth -= 1;
-            r
+            match throw {
+                Some(e) if frame.handlers.is_empty() => Err(Interrupt::Exc(e)),
+                Some(e) => {
+                    frame.pc = frame.handlers.pop().unwrap_or(frame.pc);
+                    frame.exc = Some(e);
+                    self.depth += 1;
+                    let r = self.gen_run(&g.code, &ctx, &mut frame, Value::None);
+                    self.depth -= 1;
+                    r
+                }
+                None => {
+                    self.depth += 1;
+                    let r = self.gen_run(&g.code, &ctx, &mut frame, sent);
+                    self.depth -= 1;
+                    r
+                }
+            }
         };
         let mut st = g.state.borrow_mut();
         match &r {
@@ -999,6 +1037,27 @@ impl Interp<'_> {
         }))
     }
 
+    /// A new exception of builtin class `name` as a raisable error.
+    fn new_exception(&self, name: &str, args: Vec<Value>) -> Box<PyErr> {
+        let value = match self.builtin_class(name) {
+            Some(c) => self.make_exception(c, args),
+            None => Value::None,
+        };
+        Box::new(PyErr {
+            value,
+            trace: Vec::new(),
+            origin: None,
+        })
+    }
+
+    /// The exception value is an instance of builtin exception class `name`.
+    fn exc_is(&self, v: &Value, name: &str) -> bool {
+        match v {
+            Value::Instance(i) => i.class.is_sub_named(name),
+            _ => false,
+        }
+    }
+
     /// `next(g[, default])`.
     pub(crate) fn gen_next(&mut self, g: &Rc<Generator>, default: Option<Value>) -> R<Value> {
         match self.gen_resume(g, Value::None)? {
@@ -1035,13 +1094,77 @@ impl Interp<'_> {
             }
             "__next__" => self.gen_next(g, None),
             "close" => {
-                let mut st = g.state.borrow_mut();
-                if st.status != Status::Running {
-                    st.status = Status::Done;
-                    st.ctx = None;
-                    st.frame = Frame::default();
+                if !args.is_empty() {
+                    return Err(self.err(
+                        "TypeError",
+                        format!(
+                            "generator.close() takes no arguments ({} given)",
+                            args.len()
+                        ),
+                    ));
                 }
-                Ok(Value::None)
+                let status = g.state.borrow().status;
+                match status {
+                    Status::Running => Err(self.err("ValueError", "generator already executing")),
+                    Status::Suspended => {
+                        // GeneratorExit at the `yield`: `finally` blocks run; the body may
+                        // not yield again.
+                        let exit = self.new_exception("GeneratorExit", Vec::new());
+                        match self.gen_resume_with(g, Value::None, Some(exit)) {
+                            Ok(GenStep::Yielded(_)) => {
+                                let mut st = g.state.borrow_mut();
+                                st.status = Status::Done;
+                                st.ctx = None;
+                                st.frame = Frame::default();
+                                drop(st);
+                                Err(self.err("RuntimeError", "generator ignored GeneratorExit"))
+                            }
+                            Ok(GenStep::Returned(_)) => Ok(Value::None),
+                            Err(Interrupt::Exc(e))
+                                if self.exc_is(&e.value, "GeneratorExit")
+                                    || self.exc_is(&e.value, "StopIteration") =>
+                            {
+                                Ok(Value::None)
+                            }
+                            Err(e) => Err(e),
+                        }
+                    }
+                    _ => {
+                        let mut st = g.state.borrow_mut();
+                        st.status = Status::Done;
+                        st.ctx = None;
+                        st.frame = Frame::default();
+                        Ok(Value::None)
+                    }
+                }
+            }
+            "throw" => {
+                let Some(e) = args.into_iter().next() else {
+                    return Err(self.err("TypeError", "throw expected at least 1 argument, got 0"));
+                };
+                let exc = match &e {
+                    Value::Class(c) if c.is_exception() => {
+                        self.make_exception(c.clone(), Vec::new())
+                    }
+                    Value::Instance(i) if i.class.is_exception() => e.clone(),
+                    _ => {
+                        return Err(self.err(
+                            "TypeError",
+                            "exceptions must be classes or instances deriving from BaseException, not "
+                                .to_string()
+                                + &self.type_name_of(&e),
+                        ));
+                    }
+                };
+                let err = Box::new(PyErr {
+                    value: exc,
+                    trace: Vec::new(),
+                    origin: None,
+                });
+                match self.gen_resume_with(g, Value::None, Some(err))? {
+                    GenStep::Yielded(v) => Ok(v),
+                    GenStep::Returned(r) => Err(self.stop_iteration(r)),
+                }
             }
             _ => Err(self.err(
                 "AttributeError",

@@ -512,6 +512,17 @@ impl Interp<'_> {
     }
 
     fn order_error(&self, sym: &str, a: &Value, b: &Value) -> super::Interrupt {
+        if let (Some(x), Some(y)) = (Self::stdlib_type_name(a), Self::stdlib_type_name(b))
+            && x != y
+            && [x, y]
+                .iter()
+                .all(|k| matches!(*k, "datetime.date" | "datetime.datetime"))
+        {
+            return self.err(
+                "TypeError",
+                "can't compare datetime.datetime to datetime.date",
+            );
+        }
         self.err(
             "TypeError",
             format!(
@@ -673,6 +684,13 @@ impl Interp<'_> {
                 Some(e) => e,
                 None => Rc::ptr_eq(x, y),
             },
+            (Value::EnumMember(_), _) | (_, Value::EnumMember(_)) => {
+                match typed_enum_operands(a, b) {
+                    // A typed enum's member equals its value (`Role.USER in ["user"]`).
+                    Some((x, y)) => return self.py_eq(&x, &y),
+                    None => key_eq(a, b),
+                }
+            }
             _ => key_eq(a, b),
         })
     }
@@ -726,6 +744,10 @@ impl Interp<'_> {
                 if let Some(r) = self.stdlib_lt(a, b) {
                     return r;
                 }
+                // Typed enum members order by their values (`sorted([Prio.HIGH, Prio.LOW])`).
+                if let Some((x, y)) = super::decl_later::typed_enum_operands(a, b) {
+                    return self.py_lt(&x, &y);
+                }
                 Err(self.err(
                     "TypeError",
                     format!(
@@ -751,6 +773,7 @@ impl Interp<'_> {
             Value::Dict(d) => !d.borrow().is_empty(),
             Value::Set(s) => !s.borrow().is_empty(),
             Value::Range(a, b, s) => range_len(*a, *b, *s) > 0,
+            Value::Instance(_) => self.stdlib_truthy(v).unwrap_or(true),
             _ => true,
         })
     }
@@ -843,6 +866,10 @@ impl Interp<'_> {
     pub fn type_name_of(&self, v: &Value) -> String {
         match v {
             Value::Anchor(h) => self.graph.slot(*h).class.name.to_string(),
+            Value::Instance(_) => match Self::stdlib_type_name(v) {
+                Some(k) => k.to_string(),
+                None => v.type_name().to_string(),
+            },
             other => other.type_name().to_string(),
         }
     }
@@ -999,6 +1026,16 @@ impl Interp<'_> {
                     if let Some(f) = m.class.find_method(name) {
                         return Ok(Value::Bound(Rc::new((v.clone(), f))));
                     }
+                    // A typed enum's member (`enum R: str`) is also its value: the
+                    // value's methods apply (`R.A.upper()`), as with Python's mixins.
+                    if super::decl_later::enum_value_type(&m.class).is_some()
+                        && builtins::has_method(&m.value, name)
+                    {
+                        return Ok(Value::BuiltinMethod(Rc::new((
+                            m.value.clone(),
+                            Rc::from(name),
+                        ))));
+                    }
                 }
             },
             Value::Module(m) => {
@@ -1074,6 +1111,18 @@ impl Interp<'_> {
                     .find_method(&super::decl_later::setter_name(name))
                 {
                     self.call_function(&s, Some(v.clone()), vec![value], vec![], None)?;
+                } else if inst
+                    .class
+                    .find_method(&super::decl_later::getter_name(name))
+                    .is_some()
+                {
+                    return Err(self.err(
+                        "AttributeError",
+                        format!(
+                            "property '{name}' of '{}' object has no setter",
+                            inst.class.name
+                        ),
+                    ));
                 } else {
                     inst.set_extra(Rc::from(name), value);
                 }

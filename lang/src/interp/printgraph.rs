@@ -8,12 +8,21 @@
 //! depth-first. The walk is iterative (a queue or an explicit stack), touches at most
 //! `node_limit` nodes and `edge_limit` edges (both capped at `MAX_LIMIT`), and each node
 //! is expanded once. svc has no file system for programs, so `file` is accepted and
-//! ignored; DOT carries labels but not jaclang's per-depth fill colours.
+//! ignored. DOT colours each node by its distance from `nd` (over the edges drawn) with
+//! jaclang's palette, as jaclang does.
 
 use super::*;
 use crate::ast::EdgeDir;
 use std::collections::VecDeque;
 use std::fmt::Write as _;
+
+/// jaclang's DOT fill colours, by a node's distance from the start (the last for 24+).
+const DEPTH_COLORS: [&str; 25] = [
+    "#FFE9E9", "#F0FFF0", "#F5E5FF", "#FFFFE0", "#D2FEFF", "#E8FFD7", "#FFDEAD", "#FFF0F5",
+    "#F5FFFA", "#FFC0CB", "#7FFFD4", "#C0C0C0", "#ADD8E6", "#FFFAF0", "#f4f3f7", "#f5efff",
+    "#b5d7fd", "#ffc0cb", "#FFC0CB", "#e1d4c0", "#FCDFFF", "#F0FFFF", "#F0F8FF", "#F8F8FF",
+    "#F0FFFF",
+];
 
 /// Upper bound of `node_limit` / `edge_limit`, whatever the program asks.
 pub const MAX_LIMIT: usize = 100_000;
@@ -314,7 +323,35 @@ impl Interp<'_> {
                 }
             }
             _ => {
+                // Distances from the start over the drawn edges (either direction),
+                // breadth-first: iterative and bounded by the drawn graph.
+                let mut adj: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+                for &(_, s, t) in edges {
+                    let (a, b) = (pos(&s), pos(&t));
+                    if a < nodes.len() && b < nodes.len() {
+                        adj[a].push(b);
+                        adj[b].push(a);
+                    }
+                }
+                let mut dist: Vec<Option<usize>> = vec![None; nodes.len()];
+                let mut queue = VecDeque::new();
+                if !nodes.is_empty() {
+                    dist[0] = Some(0);
+                    queue.push_back(0usize);
+                }
+                while let Some(a) = queue.pop_front() {
+                    let d = dist[a].unwrap_or(0);
+                    for &b in &adj[a] {
+                        if dist[b].is_none() {
+                            dist[b] = Some(d + 1);
+                            queue.push_back(b);
+                        }
+                    }
+                }
                 out.push_str("digraph {\n");
+                out.push_str(
+                    "node [style=\"filled\", shape=\"ellipse\", fillcolor=\"invis\", fontcolor=\"black\"];\n",
+                );
                 for (&(_, s, t), label) in edges.iter().zip(&edge_labels) {
                     let _ = writeln!(
                         out,
@@ -325,7 +362,8 @@ impl Interp<'_> {
                     );
                 }
                 for (i, label) in node_labels.iter().enumerate() {
-                    let _ = writeln!(out, "{i} [label=\"{}\"];", html(label));
+                    let color = DEPTH_COLORS[dist[i].unwrap_or(0).min(DEPTH_COLORS.len() - 1)];
+                    let _ = writeln!(out, "{i} [label=\"{}\"fillcolor=\"{color}\"];", html(label));
                 }
                 out.push('}');
             }

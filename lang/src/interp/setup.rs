@@ -66,6 +66,7 @@ impl Interp<'_> {
             ("NotImplementedError", "RuntimeError"),
             ("AssertionError", "Exception"),
             ("StopIteration", "Exception"),
+            ("GeneratorExit", "BaseException"),
             ("ImportError", "Exception"),
             ("ModuleNotFoundError", "ImportError"),
             ("SyntaxError", "Exception"),

@@ -81,6 +81,7 @@ impl<'a> Parser<'a> {
             doc,
             items,
             span: Span::new(0, self.src.len()),
+            type_params: std::mem::take(&mut self.type_params),
         }
     }
 
@@ -581,6 +582,14 @@ impl<'a> Parser<'a> {
                     }
                 }
                 T::LBrace | T::Semi | T::Eof => return,
+                T::Name if depth == 1 => {
+                    let t = self.bump();
+                    let n = self.name_of(t).name;
+                    if !self.type_params.contains(&n) && self.type_params.len() < 1024 {
+                        self.type_params.push(n);
+                    }
+                    continue;
+                }
                 _ => {}
             }
             self.bump();

@@ -210,6 +210,25 @@ impl Interp<'_> {
             ("datetime.timezone", "utc") => Some(self.utc()),
             ("datetime.timedelta", "max") => Some(self.make_td((MAX_TD_DAYS + 1) * US_PER_DAY - 1)),
             ("datetime.timedelta", "min") => Some(self.make_td(-MAX_TD_DAYS * US_PER_DAY)),
+            ("datetime.date", "min") => Some(self.stdlib_instance(
+                "datetime.date",
+                vec![Value::Int(1), Value::Int(1), Value::Int(1)],
+            )),
+            ("datetime.date", "max") => Some(self.stdlib_instance(
+                "datetime.date",
+                vec![Value::Int(9999), Value::Int(12), Value::Int(31)],
+            )),
+            ("datetime.datetime", "min") => {
+                let f = [1, 1, 1, 0, 0, 0, 0].map(Value::Int);
+                let mut f = f.to_vec();
+                f.push(Value::None);
+                Some(self.stdlib_instance("datetime.datetime", f))
+            }
+            ("datetime.datetime", "max") => {
+                let mut f = [9999, 12, 31, 23, 59, 59, 999_999].map(Value::Int).to_vec();
+                f.push(Value::None);
+                Some(self.stdlib_instance("datetime.datetime", f))
+            }
             _ => None,
         }
     }
@@ -385,7 +404,14 @@ impl Interp<'_> {
                     3600 * US_PER_SEC,
                     7 * US_PER_DAY,
                 ];
-                let a = self.stdlib_args("timedelta", P, 0, 7, args, kwargs)?;
+                let a = self.stdlib_args_as(
+                    super::ArgStyle::Keywords("__new__"),
+                    P,
+                    0,
+                    7,
+                    args,
+                    kwargs,
+                )?;
                 let mut exact: i128 = 0;
                 let mut frac = 0.0f64;
                 for (i, unit) in UNIT.iter().enumerate() {
@@ -434,7 +460,14 @@ impl Interp<'_> {
                 self.checked_td(us)
             }
             "datetime.date" => {
-                let a = self.stdlib_args("date", &["year", "month", "day"], 3, 3, args, kwargs)?;
+                let a = self.stdlib_args_as(
+                    super::ArgStyle::Keywords("function"),
+                    &["year", "month", "day"],
+                    3,
+                    3,
+                    args,
+                    kwargs,
+                )?;
                 let mut v = [0i64; 3];
                 for (i, slot) in v.iter_mut().enumerate() {
                     *slot = self.int_arg(a.get(i).unwrap_or(&Value::None))?;
@@ -444,8 +477,8 @@ impl Interp<'_> {
                     .stdlib_instance("datetime.date", v.iter().map(|x| Value::Int(*x)).collect()))
             }
             "datetime.datetime" => {
-                let a = self.stdlib_args(
-                    "datetime",
+                let a = self.stdlib_args_as(
+                    super::ArgStyle::Keywords("function"),
                     &[
                         "year",
                         "month",
@@ -455,12 +488,20 @@ impl Interp<'_> {
                         "second",
                         "microsecond",
                         "tzinfo",
+                        "fold",
                     ],
                     3,
-                    8,
+                    9,
                     args,
                     kwargs,
                 )?;
+                // `fold` (which side of a repeated wall-clock hour) is accepted and
+                // checked; svc's time zones are fixed offsets, where it changes nothing.
+                if let Some(f) = a.get(8)
+                    && !matches!(self.int_arg(f)?, 0 | 1)
+                {
+                    return Err(self.err("ValueError", "fold must be either 0 or 1"));
+                }
                 let mut v = [0i64; 7];
                 for (i, slot) in v.iter_mut().enumerate() {
                     if let Some(x) = a.get(i) {
@@ -574,14 +615,8 @@ impl Interp<'_> {
                 let a = self.stdlib_args(name, &["date_string"], 1, 1, args, kwargs)?;
                 let s = match a.get(0) {
                     Some(Value::Str(s)) => s.to_rc(),
-                    Some(other) => {
-                        return Err(self.err(
-                            "TypeError",
-                            format!(
-                                "fromisoformat: argument must be str, not {}",
-                                self.type_name_of(other)
-                            ),
-                        ));
+                    Some(_) => {
+                        return Err(self.err("TypeError", "fromisoformat: argument must be str"));
                     }
                     None => Rc::from(""),
                 };
@@ -776,7 +811,14 @@ impl Interp<'_> {
                     self.stdlib_args(name, &[], 0, 0, args, kwargs)?;
                     return self.datetime_str(recv).map(|s| Value::str(&s));
                 }
-                let a = self.stdlib_args(name, &["sep", "timespec"], 0, 2, args, kwargs)?;
+                let a = self.stdlib_args_as(
+                    super::ArgStyle::Keywords(name),
+                    &["sep", "timespec"],
+                    0,
+                    2,
+                    args,
+                    kwargs,
+                )?;
                 let sep = match a.get(0) {
                     Some(Value::Str(s)) if s.chars().count() == 1 => s.to_string(),
                     Some(Value::Str(_)) => {
@@ -803,8 +845,24 @@ impl Interp<'_> {
                 self.iso(recv, &sep, &spec).map(|s| Value::str(&s))
             }
             (_, "strftime") => {
-                let a = self.stdlib_args(name, &["format"], 1, 1, args, kwargs)?;
-                let f = self.str_arg("strftime", a.get(0).unwrap_or(&Value::None))?;
+                let a = self.stdlib_args_as(
+                    super::ArgStyle::Keywords(name),
+                    &["format"],
+                    1,
+                    1,
+                    args,
+                    kwargs,
+                )?;
+                let f = match a.get(0) {
+                    Some(Value::Str(s)) => s.to_rc(),
+                    other => {
+                        let t = other.map(|v| self.type_name_of(v)).unwrap_or_default();
+                        return Err(self.err(
+                            "TypeError",
+                            format!("strftime() argument 1 must be str, not {t}"),
+                        ));
+                    }
+                };
                 self.strftime(recv, &f).map(|s| Value::str(&s))
             }
             (_, "replace") => {
@@ -822,7 +880,14 @@ impl Interp<'_> {
                 } else {
                     &["year", "month", "day"]
                 };
-                let a = self.stdlib_args(name, names, 0, names.len(), args, kwargs)?;
+                let a = self.stdlib_args_as(
+                    super::ArgStyle::Keywords(name),
+                    names,
+                    0,
+                    names.len(),
+                    args,
+                    kwargs,
+                )?;
                 let Value::Instance(inst) = recv else {
                     return Err(self.err("TypeError", "replace() needs an instance"));
                 };
@@ -918,6 +983,10 @@ impl Interp<'_> {
         Ok(out)
     }
 
+    pub(super) fn datetime_strftime(&mut self, v: &Value, f: &str) -> R<String> {
+        self.strftime(v, f)
+    }
+
     fn strftime(&mut self, v: &Value, f: &str) -> R<String> {
         let is_dt = Self::stdlib_key(v) == Some("datetime.datetime");
         let g = |n| {
@@ -958,10 +1027,21 @@ impl Interp<'_> {
                 out.push(c);
                 continue;
             }
-            let Some(code) = chars.next() else {
+            let Some(mut code) = chars.next() else {
                 out.push('%');
                 break;
             };
+            // `%-d`, `%-m`, ...: the platform (glibc) form without padding.
+            let unpadded = code == '-';
+            if unpadded {
+                match chars.next() {
+                    Some(c) => code = c,
+                    None => {
+                        out.push_str("%-");
+                        break;
+                    }
+                }
+            }
             let piece = match code {
                 'Y' => format!("{y}"),
                 'y' => format!("{:02}", y % 100),
@@ -1013,7 +1093,12 @@ impl Interp<'_> {
                 '%' => "%".to_string(),
                 other => format!("%{other}"),
             };
-            out.push_str(&piece);
+            if unpadded && "dmHIMSjyUWe".contains(code) {
+                let t = piece.trim_start_matches([' ', '0']);
+                out.push_str(if t.is_empty() { "0" } else { t });
+            } else {
+                out.push_str(&piece);
+            }
         }
         Ok(out)
     }

@@ -5,6 +5,7 @@
 
 use super::super::value::*;
 use super::super::{Interp, R};
+use super::ArgStyle;
 use crate::pyfmt;
 use std::fmt::Write as _;
 use std::rc::Rc;
@@ -28,6 +29,34 @@ struct Enc {
 }
 
 impl Interp<'_> {
+    /// `dumps`/`loads` are Python functions that pass unknown keywords on to the
+    /// encoder/decoder class, whose `__init__` refuses them.
+    fn json_args(
+        &self,
+        func: &str,
+        class: &str,
+        params: &[&str],
+        required: usize,
+        positional: usize,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<super::Args> {
+        if let Some((k, _)) = kwargs.iter().find(|(k, _)| !params.contains(&&**k)) {
+            return Err(self.err(
+                "TypeError",
+                format!("{class}.__init__() got an unexpected keyword argument '{k}'"),
+            ));
+        }
+        self.stdlib_args_as(
+            ArgStyle::Python(func),
+            params,
+            required,
+            positional,
+            args,
+            kwargs,
+        )
+    }
+
     pub(super) fn call_json(
         &mut self,
         func: &str,
@@ -36,8 +65,9 @@ impl Interp<'_> {
     ) -> R<Value> {
         match func {
             "dumps" => {
-                let a = self.stdlib_args(
+                let a = self.json_args(
                     "dumps",
+                    "JSONEncoder",
                     &[
                         "obj",
                         "skipkeys",
@@ -115,8 +145,9 @@ impl Interp<'_> {
                 Ok(Value::str(&out))
             }
             "loads" => {
-                let a = self.stdlib_args(
+                let a = self.json_args(
                     "loads",
+                    "JSONDecoder",
                     &[
                         "s",
                         "cls",
@@ -165,6 +196,13 @@ impl Interp<'_> {
                 "MemoryError",
                 pyfmt::too_large(out.len(), self.max_text_bytes()),
             ));
+        }
+        // A typed enum's member (`enum R: str`) is its value, as Python's mixin enums.
+        if let Value::EnumMember(m) = v
+            && super::super::decl_later::enum_value_type(&m.class).is_some()
+        {
+            let value = m.value.clone();
+            return self.json_encode(enc, &value, out, depth);
         }
         match v {
             Value::None => out.push_str("null"),
@@ -275,7 +313,7 @@ impl Interp<'_> {
                     "TypeError",
                     format!(
                         "Object of type {} is not JSON serializable",
-                        self.type_name_of(other)
+                        self.class_of(other).name
                     ),
                 ));
             }

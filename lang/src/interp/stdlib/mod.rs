@@ -162,6 +162,121 @@ const CLASSES: &[ClassSpec] = &[
 ];
 
 /// Positional and keyword arguments bound to a parameter list.
+/// How CPython words arity errors for a callable (they differ by how it is written).
+#[derive(Clone, Copy)]
+pub(super) enum ArgStyle<'a> {
+    /// A C function using argument clinic: `f() missing required argument 'x' (pos 1)`.
+    Clinic(&'a str),
+    /// A C function parsing keywords by hand (the `datetime` constructors and methods):
+    /// `'x' is an invalid keyword argument for f()`; the name `function` words it as
+    /// CPython does for the constructors.
+    Keywords(&'a str),
+    /// A function written in Python: `f() missing 1 required positional argument: 'x'`.
+    Python(&'a str),
+    /// A method written in Python (`Random.randint`): the counts include `self`.
+    PyMethod(&'a str),
+}
+
+impl ArgStyle<'_> {
+    fn callee(&self) -> String {
+        match self {
+            ArgStyle::Keywords("function") => "function".to_string(),
+            ArgStyle::Clinic(f)
+            | ArgStyle::Keywords(f)
+            | ArgStyle::Python(f)
+            | ArgStyle::PyMethod(f) => {
+                format!("{f}()")
+            }
+        }
+    }
+
+    fn too_many(&self, required: usize, positional: usize, given: usize) -> String {
+        let f = self.callee();
+        match self {
+            ArgStyle::Keywords(_) => {
+                format!("{f} takes at most {positional} arguments ({given} given)")
+            }
+            ArgStyle::Clinic(_) => {
+                if positional == required {
+                    format!(
+                        "{f} takes exactly {positional} argument{} ({given} given)",
+                        if positional == 1 { "" } else { "s" }
+                    )
+                } else {
+                    format!("{f} takes at most {positional} arguments ({given} given)")
+                }
+            }
+            ArgStyle::Python(_) | ArgStyle::PyMethod(_) => {
+                let extra = usize::from(matches!(self, ArgStyle::PyMethod(_)));
+                let (lo, hi, given) = (required + extra, positional + extra, given + extra);
+                let were = if given == 1 { "was" } else { "were" };
+                if lo == hi {
+                    format!(
+                        "{f} takes {hi} positional argument{} but {given} {were} given",
+                        if hi == 1 { "" } else { "s" }
+                    )
+                } else {
+                    format!(
+                        "{f} takes from {lo} to {hi} positional arguments but {given} {were} given"
+                    )
+                }
+            }
+        }
+    }
+
+    fn multiple(&self, k: &str, i: usize) -> String {
+        match self {
+            ArgStyle::Keywords(_) => format!(
+                "argument for {} given by name ('{k}') and position ({})",
+                self.callee(),
+                i + 1
+            ),
+            _ => format!("{} got multiple values for argument '{k}'", self.callee()),
+        }
+    }
+
+    fn unexpected(&self, k: &str) -> String {
+        match self {
+            ArgStyle::Keywords("function") => {
+                format!("'{k}' is an invalid keyword argument for this function")
+            }
+            ArgStyle::Keywords(_) => {
+                format!("'{k}' is an invalid keyword argument for {}", self.callee())
+            }
+            _ => format!("{} got an unexpected keyword argument '{k}'", self.callee()),
+        }
+    }
+
+    fn missing(&self, params: &[&str], missing: &[usize]) -> String {
+        let f = self.callee();
+        match self {
+            ArgStyle::Clinic(_) | ArgStyle::Keywords(_) => {
+                let i = missing[0];
+                format!(
+                    "{f} missing required argument '{}' (pos {})",
+                    params[i],
+                    i + 1
+                )
+            }
+            ArgStyle::Python(_) | ArgStyle::PyMethod(_) => {
+                let names: Vec<String> = missing
+                    .iter()
+                    .map(|i| format!("'{}'", params[*i]))
+                    .collect();
+                let list = match names.len() {
+                    1 => names[0].clone(),
+                    n => format!("{} and {}", names[..n - 1].join(", "), names[n - 1]),
+                };
+                format!(
+                    "{f} missing {} required positional argument{}: {list}",
+                    names.len(),
+                    if names.len() == 1 { "" } else { "s" }
+                )
+            }
+        }
+    }
+}
+
 pub(super) struct Args {
     pub vals: Vec<Option<Value>>,
 }
@@ -367,6 +482,54 @@ impl Interp<'_> {
         }
     }
 
+    /// `format(v, spec)` of a stdlib instance (`__format__`): dates and datetimes
+    /// format a non-empty spec with `strftime`; the others take only the empty spec.
+    pub(crate) fn stdlib_format(&mut self, v: &Value, spec: &str) -> Option<R<String>> {
+        let key = match v {
+            Value::Instance(_) => Self::stdlib_key(v)?,
+            _ => return None,
+        };
+        if spec.is_empty() {
+            return Some(self.to_str(v));
+        }
+        Some(match key {
+            "datetime.date" | "datetime.datetime" => self.datetime_strftime(v, spec),
+            _ => {
+                let shown = if key.starts_with("datetime.") || key.starts_with("re.") {
+                    key
+                } else {
+                    key.rsplit('.').next().unwrap_or(key)
+                };
+                Err(self.err(
+                    "TypeError",
+                    format!("unsupported format string passed to {shown}.__format__"),
+                ))
+            }
+        })
+    }
+
+    /// `bool(v)` of a stdlib instance (a zero `timedelta` is false).
+    pub(crate) fn stdlib_truthy(&self, v: &Value) -> Option<bool> {
+        match Self::stdlib_key(v)? {
+            "datetime.timedelta" if matches!(v, Value::Instance(_)) => {
+                Some(self.datetime_key(v) != 0)
+            }
+            _ => None,
+        }
+    }
+
+    /// The type name CPython shows in messages for a stdlib instance: the C types
+    /// (`datetime`, `re`) carry their module (`'datetime.date' object has no attribute`).
+    pub(crate) fn stdlib_type_name(v: &Value) -> Option<&str> {
+        match v {
+            Value::Instance(_) => {
+                let key = Self::stdlib_key(v)?;
+                (key.starts_with("datetime.") || key.starts_with("re.")).then_some(key)
+            }
+            _ => None,
+        }
+    }
+
     /// `str(v)` of a stdlib instance.
     pub(super) fn stdlib_str(&mut self, v: &Value) -> Option<R<String>> {
         let key = Self::stdlib_key(v)?;
@@ -402,7 +565,11 @@ impl Interp<'_> {
             return Some(ops_identity(a, b));
         }
         if ka == Some("datetime.datetime") {
-            return Some(self.datetime_cmp(a, b).ok()? == std::cmp::Ordering::Equal);
+            // A naive and an aware datetime are never equal (no error, as in CPython).
+            return Some(
+                self.datetime_cmp(a, b)
+                    .is_ok_and(|o| o == std::cmp::Ordering::Equal),
+            );
         }
         let (Value::Instance(x), Value::Instance(y)) = (a, b) else {
             return Some(false);
@@ -422,7 +589,18 @@ impl Interp<'_> {
     /// `a < b` when either side is a stdlib value.
     pub(super) fn stdlib_lt(&mut self, a: &Value, b: &Value) -> Option<R<bool>> {
         let ka = Self::stdlib_key(a)?.to_string();
-        if Self::stdlib_key(b) != Some(ka.as_str()) {
+        let kb = Self::stdlib_key(b);
+        if matches!(
+            (ka.as_str(), kb),
+            ("datetime.date", Some("datetime.datetime"))
+                | ("datetime.datetime", Some("datetime.date"))
+        ) {
+            return Some(Err(self.err(
+                "TypeError",
+                "can't compare datetime.datetime to datetime.date",
+            )));
+        }
+        if kb != Some(ka.as_str()) {
             return None;
         }
         Some(match ka.as_str() {
@@ -480,8 +658,9 @@ impl Interp<'_> {
         }))
     }
 
-    /// Bind `args`/`kwargs` to `params` (CPython-style `TypeError`s). Parameters after
-    /// `positional` can only be passed by keyword.
+    /// Bind `args`/`kwargs` to `params` (CPython-style `TypeError`s, worded as a C
+    /// function with argument clinic words them). Parameters after `positional` can only
+    /// be passed by keyword.
     pub(super) fn stdlib_args(
         &self,
         func: &str,
@@ -491,21 +670,30 @@ impl Interp<'_> {
         args: Vec<Value>,
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> R<Args> {
+        self.stdlib_args_as(
+            ArgStyle::Clinic(func),
+            params,
+            required,
+            positional,
+            args,
+            kwargs,
+        )
+    }
+
+    /// [`Self::stdlib_args`] with the arity messages of a given kind of CPython callable.
+    pub(super) fn stdlib_args_as(
+        &self,
+        style: ArgStyle<'_>,
+        params: &[&str],
+        required: usize,
+        positional: usize,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Args> {
         if args.len() > positional {
             return Err(self.err(
                 "TypeError",
-                if positional == required {
-                    format!(
-                        "{func}() takes exactly {positional} argument{} ({} given)",
-                        if positional == 1 { "" } else { "s" },
-                        args.len()
-                    )
-                } else {
-                    format!(
-                        "{func}() takes at most {positional} arguments ({} given)",
-                        args.len()
-                    )
-                },
+                style.too_many(required, positional, args.len()),
             ));
         }
         let mut vals: Vec<Option<Value>> = vec![None; params.len()];
@@ -516,30 +704,18 @@ impl Interp<'_> {
             match params.iter().position(|p| **p == *k) {
                 Some(i) => {
                     if vals[i].is_some() {
-                        return Err(self.err(
-                            "TypeError",
-                            format!("{func}() got multiple values for argument '{k}'"),
-                        ));
+                        return Err(self.err("TypeError", style.multiple(&k, i)));
                     }
                     vals[i] = Some(v);
                 }
-                None => {
-                    return Err(self.err(
-                        "TypeError",
-                        format!("{func}() got an unexpected keyword argument '{k}'"),
-                    ));
-                }
+                None => return Err(self.err("TypeError", style.unexpected(&k))),
             }
         }
-        if let Some(i) = vals.iter().take(required).position(Option::is_none) {
-            return Err(self.err(
-                "TypeError",
-                format!(
-                    "{func}() missing required argument '{}' (pos {})",
-                    params[i],
-                    i + 1
-                ),
-            ));
+        let missing: Vec<usize> = (0..required.min(params.len()))
+            .filter(|i| vals[*i].is_none())
+            .collect();
+        if !missing.is_empty() {
+            return Err(self.err("TypeError", style.missing(params, &missing)));
         }
         Ok(Args { vals })
     }

@@ -5,6 +5,7 @@
 
 use super::super::value::*;
 use super::super::{Interp, R};
+use super::ArgStyle;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -143,7 +144,14 @@ impl Interp<'_> {
     ) -> R<Value> {
         match func {
             "seed" => {
-                let a = self.stdlib_args("seed", &["a", "version"], 0, 2, args, kwargs)?;
+                let a = self.stdlib_args_as(
+                    ArgStyle::PyMethod("Random.seed"),
+                    &["a", "version"],
+                    0,
+                    2,
+                    args,
+                    kwargs,
+                )?;
                 let state = match a.get(0).unwrap_or(&Value::None) {
                     Value::None => {
                         let mut buf = [0u8; 32];
@@ -172,32 +180,89 @@ impl Interp<'_> {
                 Ok(Value::None)
             }
             "random" => {
-                self.stdlib_args("random", &[], 0, 0, args, kwargs)?;
+                if !kwargs.is_empty() {
+                    return Err(self.err("TypeError", "Random.random() takes no keyword arguments"));
+                }
+                if !args.is_empty() {
+                    return Err(self.err(
+                        "TypeError",
+                        format!("Random.random() takes no arguments ({} given)", args.len()),
+                    ));
+                }
                 Ok(Value::Float(self.rand_float()))
             }
             "uniform" => {
-                let a = self.stdlib_args("uniform", &["a", "b"], 2, 2, args, kwargs)?;
-                let x = self.num_arg(a.get(0).unwrap_or(&Value::None))?;
-                let y = self.num_arg(a.get(1).unwrap_or(&Value::None))?;
-                let r = self.rand_float();
-                Ok(Value::Float(x + (y - x) * r))
+                let a = self.stdlib_args_as(
+                    ArgStyle::PyMethod("Random.uniform"),
+                    &["a", "b"],
+                    2,
+                    2,
+                    args,
+                    kwargs,
+                )?;
+                // `a + (b - a) * random()`, with CPython's operator errors for bad types.
+                use crate::ast::BinOp;
+                let x = a.get(0).cloned().unwrap_or(Value::None);
+                let y = a.get(1).cloned().unwrap_or(Value::None);
+                let span = self.binary_op(BinOp::Sub, &y, &x)?;
+                let r = Value::Float(self.rand_float());
+                let step = self.binary_op(BinOp::Mul, &span, &r)?;
+                self.binary_op(BinOp::Add, &x, &step)
             }
             "randint" => {
-                let a = self.stdlib_args("randint", &["a", "b"], 2, 2, args, kwargs)?;
+                let a = self.stdlib_args_as(
+                    ArgStyle::PyMethod("Random.randint"),
+                    &["a", "b"],
+                    2,
+                    2,
+                    args,
+                    kwargs,
+                )?;
                 let lo = a.get(0).cloned().unwrap_or(Value::None);
                 let hi = a.get(1).cloned().unwrap_or(Value::None);
                 let hi1 = self.binary_op(crate::ast::BinOp::Add, &hi, &Value::Int(1))?;
                 self.rand_range(&[lo, hi1])
             }
             "randrange" => {
-                let a =
-                    self.stdlib_args("randrange", &["start", "stop", "step"], 1, 3, args, kwargs)?;
+                let a = self.stdlib_args_as(
+                    ArgStyle::PyMethod("Random.randrange"),
+                    &["start", "stop", "step"],
+                    1,
+                    3,
+                    args,
+                    kwargs,
+                )?;
                 let vals: Vec<Value> = a.vals.iter().map_while(|v| v.clone()).collect();
                 self.rand_range(&vals)
             }
             "choice" => {
-                let a = self.stdlib_args("choice", &["seq"], 1, 1, args, kwargs)?;
+                let a = self.stdlib_args_as(
+                    ArgStyle::PyMethod("Random.choice"),
+                    &["seq"],
+                    1,
+                    1,
+                    args,
+                    kwargs,
+                )?;
                 let seq = a.get(0).cloned().unwrap_or(Value::None);
+                // CPython indexes `seq[randbelow(len(seq))]`: a dict is looked up by the
+                // index, a set cannot be indexed.
+                match &seq {
+                    Value::Dict(d) => {
+                        let n = d.borrow().len();
+                        if n == 0 {
+                            return Err(
+                                self.err("IndexError", "Cannot choose from an empty sequence")
+                            );
+                        }
+                        let i = self.rand_below(n as u64) as i64;
+                        return self.get_item(&seq, &Value::Int(i));
+                    }
+                    Value::Set(_) => {
+                        return Err(self.err("TypeError", "'set' object is not subscriptable"));
+                    }
+                    _ => {}
+                }
                 self.rand_population(&seq)?;
                 let items = self.iterate(&seq)?;
                 if items.is_empty() {
@@ -207,8 +272,8 @@ impl Interp<'_> {
                 Ok(items[i].clone())
             }
             "choices" => {
-                let a = self.stdlib_args(
-                    "choices",
+                let a = self.stdlib_args_as(
+                    ArgStyle::PyMethod("Random.choices"),
                     &["population", "weights", "cum_weights", "k"],
                     1,
                     2,
@@ -259,9 +324,10 @@ impl Interp<'_> {
                 match cum {
                     None => {
                         if n == 0 && k > 0 {
-                            return Err(
-                                self.err("IndexError", "Cannot choose from an empty sequence")
-                            );
+                            // CPython indexes the empty population: its own IndexError.
+                            let pop = a.get(0).cloned().unwrap_or(Value::None);
+                            self.get_item(&pop, &Value::Int(0))?;
+                            return Ok(Value::list(Vec::new()));
                         }
                         for _ in 0..k {
                             let i = ((self.rand_float() * n as f64) as usize).min(n - 1);
@@ -293,7 +359,14 @@ impl Interp<'_> {
                 Ok(Value::list(out))
             }
             "shuffle" => {
-                let a = self.stdlib_args("shuffle", &["x"], 1, 1, args, kwargs)?;
+                let a = self.stdlib_args_as(
+                    ArgStyle::PyMethod("Random.shuffle"),
+                    &["x"],
+                    1,
+                    1,
+                    args,
+                    kwargs,
+                )?;
                 let Some(Value::List(l)) = a.get(0).cloned() else {
                     let t = a.get(0).map(|v| self.type_name_of(v)).unwrap_or_default();
                     return Err(self.err(
@@ -309,10 +382,25 @@ impl Interp<'_> {
                 Ok(Value::None)
             }
             "sample" => {
-                let a =
-                    self.stdlib_args("sample", &["population", "k", "counts"], 2, 2, args, kwargs)?;
+                let a = self.stdlib_args_as(
+                    ArgStyle::PyMethod("Random.sample"),
+                    &["population", "k", "counts"],
+                    2,
+                    2,
+                    args,
+                    kwargs,
+                )?;
                 let pop = a.get(0).cloned().unwrap_or(Value::None);
-                self.rand_population(&pop)?;
+                if !matches!(
+                    pop,
+                    Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(..)
+                ) {
+                    // `sample` checks for a sequence first, whatever the type.
+                    return Err(self.err(
+                        "TypeError",
+                        "Population must be a sequence.  For dicts or sets, use sorted(d).",
+                    ));
+                }
                 let mut items = self.iterate(&pop)?;
                 let k = self.int_arg(a.get(1).unwrap_or(&Value::None))?;
                 if k < 0 || k as usize > items.len() {

@@ -224,27 +224,182 @@ fn translate(p: &str, flags: i64) -> Result<String, String> {
     Ok(out)
 }
 
-/// The names of the named groups of a (translated) pattern, in order, duplicates kept.
-fn group_names(p: &str) -> Vec<&str> {
-    let b = p.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 2,
-            b'(' if p[i..].starts_with("(?P<") || p[i..].starts_with("(?<") => {
-                let start = i + if b[i + 2] == b'P' { 4 } else { 3 };
-                let end = p[start..].find('>').map_or(start, |e| start + e);
-                let name = &p[start..end];
-                if !name.is_empty() && !name.starts_with(['=', '!']) {
-                    out.push(name);
-                }
-                i = end.max(i + 1);
-            }
-            _ => i += 1,
-        }
+/// CPython adds `(line L, column C)` to a parse error's position in a multi-line pattern.
+fn with_line_col(pattern: &str, msg: String) -> String {
+    if !pattern.contains('\n') {
+        return msg;
     }
-    out
+    let Some(pos) = msg
+        .rsplit_once("at position ")
+        .and_then(|(_, n)| n.parse::<usize>().ok())
+    else {
+        return msg;
+    };
+    let before: String = pattern.chars().take(pos).collect();
+    let line = before.matches('\n').count() + 1;
+    let col = pos
+        - before
+            .rfind('\n')
+            .map_or(0, |b| before[..=b].chars().count())
+        + 1;
+    format!("{msg} (line {line}, column {col})")
+}
+
+/// CPython's parse errors for the pattern's structure, checked on the original text
+/// (fancy-regex words them differently): unbalanced parentheses, a repeat with nothing
+/// to repeat or of a repeat, a group name defined twice. Positions are in characters.
+fn check_structure(pattern: &str, verbose: bool) -> Result<(), String> {
+    #[derive(PartialEq, Clone, Copy)]
+    enum Prev {
+        /// Start of the pattern, after `(` or `|`: nothing to repeat.
+        Empty,
+        Atom,
+        /// Just after a repeat (`*`, `+`, `?`, `{m,n}`).
+        Repeat,
+        /// After a lazy `?` or possessive `+` following a repeat.
+        Modified,
+    }
+    let c: Vec<char> = pattern.chars().collect();
+    let mut open: Vec<usize> = Vec::new();
+    let mut names: Vec<(String, usize)> = Vec::new();
+    let mut groups = 0usize;
+    let mut prev = Prev::Empty;
+    let mut i = 0;
+    while i < c.len() {
+        let ch = c[i];
+        match ch {
+            '\\' => {
+                i += 2;
+                prev = Prev::Atom;
+                continue;
+            }
+            '[' => {
+                // Skip the class: `]` first (or after `^`) is literal.
+                let mut j = i + 1;
+                if c.get(j) == Some(&'^') {
+                    j += 1;
+                }
+                if c.get(j) == Some(&']') {
+                    j += 1;
+                }
+                while j < c.len() && c[j] != ']' {
+                    j += if c[j] == '\\' { 2 } else { 1 };
+                }
+                i = j + 1;
+                prev = Prev::Atom;
+                continue;
+            }
+            ' ' | '\t' | '\n' | '\r' | '\u{b}' | '\u{c}' if verbose => {
+                i += 1;
+                continue;
+            }
+            '#' if verbose => {
+                while i < c.len() && c[i] != '\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            '(' => {
+                open.push(i);
+                prev = Prev::Empty;
+                if c.get(i + 1) == Some(&'?') {
+                    let named = match (c.get(i + 2), c.get(i + 3)) {
+                        (Some('P'), Some('<')) => Some(i + 4),
+                        (Some('<'), Some(n)) if *n != '=' && *n != '!' => Some(i + 3),
+                        _ => None,
+                    };
+                    if let Some(start) = named {
+                        groups += 1;
+                        let end = (start..c.len()).find(|k| c[*k] == '>').unwrap_or(c.len());
+                        let name: String = c[start..end].iter().collect();
+                        if let Some((_, was)) = names.iter().find(|(n, _)| *n == name) {
+                            return Err(format!(
+                                "redefinition of group name '{name}' as group {groups}; was group {was} at position {start}"
+                            ));
+                        }
+                        names.push((name, groups));
+                        i = end + 1;
+                        continue;
+                    }
+                    if c.get(i + 2) == Some(&'#') {
+                        // A comment group: skip to its `)`.
+                        open.pop();
+                        while i < c.len() && c[i] != ')' {
+                            i += 1;
+                        }
+                        i += 1;
+                        prev = Prev::Atom;
+                        continue;
+                    }
+                    // Flags `(?i)`, non-capturing `(?:`, look-arounds: skip the prefix.
+                    let mut j = i + 2;
+                    while j < c.len() && !matches!(c[j], ':' | ')' | '=' | '!' | '>') {
+                        j += 1;
+                    }
+                    if c.get(j) == Some(&')') {
+                        // Inline flags: a whole group, nothing captured.
+                        open.pop();
+                        i = j + 1;
+                        continue;
+                    }
+                    i = j + 1;
+                    continue;
+                }
+                groups += 1;
+            }
+            ')' => {
+                if open.pop().is_none() {
+                    return Err(format!("unbalanced parenthesis at position {i}"));
+                }
+                prev = Prev::Atom;
+            }
+            '|' => prev = Prev::Empty,
+            '*' | '+' | '?' | '{' => {
+                let repeat_len = if ch == '{' {
+                    // Only a well-formed `{m}`, `{m,}`, `{,n}`, `{m,n}` repeats.
+                    let end = (i + 1..c.len().min(i + 42)).find(|k| c[*k] == '}');
+                    match end {
+                        Some(e) => {
+                            let body: String = c[i + 1..e].iter().collect();
+                            let (lo, hi) = body.split_once(',').unwrap_or((&body, ""));
+                            let digits = |t: &str| t.chars().all(|d| d.is_ascii_digit());
+                            if digits(lo) && digits(hi) && !(lo.is_empty() && hi.is_empty()) {
+                                Some(e - i + 1)
+                            } else {
+                                None
+                            }
+                        }
+                        None => None,
+                    }
+                } else {
+                    Some(1)
+                };
+                let Some(len) = repeat_len else {
+                    prev = Prev::Atom;
+                    i += 1;
+                    continue;
+                };
+                match prev {
+                    Prev::Empty => return Err(format!("nothing to repeat at position {i}")),
+                    Prev::Repeat if ch == '?' || ch == '+' => prev = Prev::Modified,
+                    Prev::Repeat | Prev::Modified => {
+                        return Err(format!("multiple repeat at position {i}"));
+                    }
+                    Prev::Atom => prev = Prev::Repeat,
+                }
+                i += len;
+                continue;
+            }
+            _ => prev = Prev::Atom,
+        }
+        i += 1;
+    }
+    if let Some(p) = open.last() {
+        return Err(format!(
+            "missing ), unterminated subpattern at position {p}"
+        ));
+    }
+    Ok(())
 }
 
 /// The pattern sets inline flag `f` (`(?m)`, `(?im)` ...).
@@ -283,7 +438,12 @@ fn compile(pattern: &str, flags: i64) -> Result<Rc<Compiled>, String> {
             "pattern longer than {MAX_PATTERN_CHARS} characters (svc's limit)"
         ));
     }
-    let body = translate(pattern, flags)?;
+    let body = translate(pattern, flags)
+        .and_then(|b| {
+            check_structure(pattern, flags & X != 0 || inline_flag(pattern, 'x'))?;
+            Ok(b)
+        })
+        .map_err(|m| with_line_col(pattern, m))?;
     let mut prefix = String::new();
     for (bit, letter) in [(I, 'i'), (M, 'm'), (S, 's'), (X, 'x')] {
         if flags & bit != 0 {
@@ -301,20 +461,19 @@ fn compile(pattern: &str, flags: i64) -> Result<Rc<Compiled>, String> {
     } else {
         ""
     };
-    let search = build(&format!("{prefix}{body}"))?;
+    let search = build(&format!("{prefix}{body}")).map_err(|e| {
+        if e.contains("Look-behind assertion without constant size") {
+            "look-behind requires fixed-width pattern".to_string()
+        } else {
+            e
+        }
+    })?;
     let anchored = build(&format!("{prefix}\\A(?:{body}{nl})"))?;
     let full = build(&format!("{prefix}\\A(?:{body}{nl})\\z"))?;
     let names: Vec<Option<String>> = search
         .capture_names()
         .map(|n| n.map(str::to_string))
         .collect();
-    let mut seen: Vec<&str> = Vec::new();
-    for n in group_names(&body) {
-        if seen.contains(&n) {
-            return Err(format!("redefinition of group name '{n}'"));
-        }
-        seen.push(n);
-    }
     let c = Rc::new(Compiled {
         search,
         anchored,
@@ -406,12 +565,9 @@ impl Interp<'_> {
                 };
                 Ok((s.to_rc(), f))
             }
-            other => Err(self.err(
+            _ => Err(self.err(
                 "TypeError",
-                format!(
-                    "first argument must be string or compiled pattern, not {}",
-                    self.type_name_of(other)
-                ),
+                "first argument must be string or compiled pattern",
             )),
         }
     }
@@ -868,7 +1024,14 @@ impl Interp<'_> {
     ) -> R<Value> {
         match func {
             "compile" => {
-                let a = self.stdlib_args("compile", &["pattern", "flags"], 1, 2, args, kwargs)?;
+                let a = self.stdlib_args_as(
+                    super::ArgStyle::Python("compile"),
+                    &["pattern", "flags"],
+                    1,
+                    2,
+                    args,
+                    kwargs,
+                )?;
                 let p = a.get(0).cloned().unwrap_or(Value::None);
                 if Self::stdlib_key(&p) == Some("re.Pattern") && a.opt(1).is_none() {
                     return Ok(p);
@@ -877,16 +1040,22 @@ impl Interp<'_> {
                 self.re_pattern_value(&p, flags)
             }
             "search" | "match" | "fullmatch" | "findall" | "finditer" => {
-                let a =
-                    self.stdlib_args(func, &["pattern", "string", "flags"], 2, 3, args, kwargs)?;
+                let a = self.stdlib_args_as(
+                    super::ArgStyle::Python(func),
+                    &["pattern", "string", "flags"],
+                    2,
+                    3,
+                    args,
+                    kwargs,
+                )?;
                 let (p, flags) = self.re_pattern_arg(a.get(0).unwrap_or(&Value::None), a.get(2))?;
                 let pattern = self.re_pattern_value(&p, flags)?;
                 let text = self.re_text(a.get(1))?;
                 self.re_apply(func, pattern, &text, None)
             }
             "sub" | "subn" => {
-                let a = self.stdlib_args(
-                    func,
+                let a = self.stdlib_args_as(
+                    super::ArgStyle::Python(func),
                     &["pattern", "repl", "string", "count", "flags"],
                     3,
                     5,
@@ -904,8 +1073,8 @@ impl Interp<'_> {
                 self.re_sub(pattern, &repl, &text, count, func == "subn")
             }
             "split" => {
-                let a = self.stdlib_args(
-                    "split",
+                let a = self.stdlib_args_as(
+                    super::ArgStyle::Python("split"),
                     &["pattern", "string", "maxsplit", "flags"],
                     2,
                     4,
@@ -922,7 +1091,14 @@ impl Interp<'_> {
                 self.re_split(pattern, &text, maxsplit)
             }
             "escape" => {
-                let a = self.stdlib_args("escape", &["pattern"], 1, 1, args, kwargs)?;
+                let a = self.stdlib_args_as(
+                    super::ArgStyle::Python("escape"),
+                    &["pattern"],
+                    1,
+                    1,
+                    args,
+                    kwargs,
+                )?;
                 let s = self.re_text(a.get(0))?;
                 let mut out = String::with_capacity(s.len());
                 for ch in s.chars() {

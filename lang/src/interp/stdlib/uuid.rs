@@ -49,7 +49,7 @@ impl Interp<'_> {
     ) -> R<Value> {
         match func {
             "uuid4" => {
-                self.stdlib_args("uuid4", &[], 0, 0, args, kwargs)?;
+                self.stdlib_args_as(super::ArgStyle::Python("uuid4"), &[], 0, 0, args, kwargs)?;
                 let mut b = [0u8; 16];
                 self.host.random_bytes(&mut b);
                 b[6] = (b[6] & 0x0f) | 0x40;
