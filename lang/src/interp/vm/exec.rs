@@ -27,7 +27,12 @@ enum VmIter {
 /// One activation of a compiled function.
 struct Frame {
     code: Rc<Code>,
-    func: Rc<Function>,
+    /// `None` for module code (an entry block).
+    func: Option<Rc<Function>>,
+    file: u32,
+    /// Where names outside the slots resolve: the function's closure, or the module
+    /// scope of module code.
+    scope: ScopeRef,
     /// While a callee runs: the index of the call instruction.
     pc: usize,
     slot_base: usize,
@@ -109,7 +114,9 @@ impl Interp<'_> {
         st.slots.resize(code.local_names.len(), None);
         st.frames.push(Frame {
             code,
-            func: func.clone(),
+            func: Some(func.clone()),
+            file: func.file,
+            scope: func.closure.clone(),
             pc: 0,
             slot_base: 0,
             stack_base: 0,
@@ -118,7 +125,31 @@ impl Interp<'_> {
             here: ctx.here.clone(),
             visitor: ctx.visitor.clone(),
         });
-        let r = self.vm_loop(&mut st);
+        self.vm_finish(st, None)
+    }
+
+    /// Run compiled module code (an entry block) in the module's context `ctx`.
+    pub(in crate::interp) fn vm_run_module(&mut self, code: Rc<Code>, ctx: &Ctx) -> R<Value> {
+        let mut st = self.vm_stacks.pop().unwrap_or_default();
+        st.frames.push(Frame {
+            code,
+            func: None,
+            file: ctx.file,
+            scope: ctx.scope.clone(),
+            pc: 0,
+            slot_base: 0,
+            stack_base: 0,
+            iter_base: 0,
+            this: ctx.this.clone(),
+            here: ctx.here.clone(),
+            visitor: ctx.visitor.clone(),
+        });
+        self.vm_finish(st, Some(ctx))
+    }
+
+    /// Run the frame pushed on `st`, then return the stacks to the pool.
+    fn vm_finish(&mut self, mut st: Stacks, ctx: Option<&Ctx>) -> R<Value> {
+        let r = self.vm_loop(&mut st, ctx);
         st.frames.clear();
         st.stack.clear();
         st.slots.clear();
@@ -139,12 +170,14 @@ impl Interp<'_> {
             let idx = if i + 1 == n { at } else { f.pc };
             if let Interrupt::Exc(err) = &mut e {
                 if err.origin.is_none() {
-                    err.origin = Some((f.func.file, f.code.spans[idx]));
+                    err.origin = Some((f.file, f.code.spans[idx]));
                 }
-                if i > 0 {
-                    let (file, span) = err.origin.take().unwrap_or((f.func.file, f.func.span));
+                if i > 0
+                    && let Some(func) = &f.func
+                {
+                    let (file, span) = err.origin.take().unwrap_or((func.file, func.span));
                     err.trace.push(TraceFrame {
-                        func: f.func.name.clone(),
+                        func: func.name.clone(),
                         file,
                         span,
                     });
@@ -178,7 +211,9 @@ impl Interp<'_> {
         st.slots.resize(slot_base + code.local_names.len(), None);
         st.frames.push(Frame {
             code,
-            func,
+            file: func.file,
+            scope: func.closure.clone(),
+            func: Some(func),
             pc: 0,
             slot_base,
             stack_base: st.stack.len(),
@@ -190,12 +225,14 @@ impl Interp<'_> {
         self.depth += 1;
     }
 
-    fn vm_loop(&mut self, st: &mut Stacks) -> R<Value> {
+    /// The execution loop; `mctx` is the module context when the entry frame is module
+    /// code (what `EvalAst`/`ExecAst` run in).
+    fn vm_loop(&mut self, st: &mut Stacks, mctx: Option<&Ctx>) -> R<Value> {
         let Some(top) = st.frames.last() else {
             return Ok(Value::None);
         };
         let mut code = top.code.clone();
-        let mut func = top.func.clone();
+        let mut scope = top.scope.clone();
         let mut pc = 0usize;
         let mut sb = 0usize;
         macro_rules! tri {
@@ -213,7 +250,7 @@ impl Interp<'_> {
                     return Ok(Value::None);
                 };
                 code = f.code.clone();
-                func = f.func.clone();
+                scope = f.scope.clone();
                 sb = f.slot_base;
                 pc = if $resume { f.pc + 1 } else { 0 };
             }};
@@ -230,7 +267,7 @@ impl Interp<'_> {
                         Some(v) => v.clone(),
                         None => {
                             let name = &code.local_names[s as usize];
-                            match scope_get(&func.closure, name) {
+                            match scope_get(&scope, name) {
                                 Some(v) => v,
                                 None => tri!(Err(self.vm_name_error(name))),
                             }
@@ -240,12 +277,7 @@ impl Interp<'_> {
                 }
                 Op::StoreLocal(s) => {
                     let v = st.pop();
-                    st.store(
-                        sb + s as usize,
-                        &code.local_names[s as usize],
-                        &func.closure,
-                        v,
-                    );
+                    st.store(sb + s as usize, &code.local_names[s as usize], &scope, v);
                 }
                 Op::DefineLocal(s) => {
                     let v = st.pop();
@@ -253,7 +285,7 @@ impl Interp<'_> {
                 }
                 Op::LoadGlobal(i) => {
                     let name = &code.names[i as usize];
-                    let v = match scope_get(&func.closure, name) {
+                    let v = match scope_get(&scope, name) {
                         Some(v) => v,
                         None => tri!(Err(self.vm_name_error(name))),
                     };
@@ -402,7 +434,7 @@ impl Interp<'_> {
                             Some(_) => {}
                             None => {
                                 let name = &code.local_names[s as usize];
-                                match scope_append_str(&func.closure, name, cur, t) {
+                                match scope_append_str(&scope, name, cur, t) {
                                     Ok(()) => continue,
                                     Err(c) => cur = c,
                                 }
@@ -410,7 +442,7 @@ impl Interp<'_> {
                         }
                     }
                     let v = tri!(self.binary_op(o, &cur, &rhs));
-                    st.store(idx, &code.local_names[s as usize], &func.closure, v);
+                    st.store(idx, &code.local_names[s as usize], &scope, v);
                 }
                 Op::BuildList(n) => {
                     let base = st.stack.len() - n as usize;
@@ -614,6 +646,51 @@ impl Interp<'_> {
                 }
                 Op::PopIter => {
                     st.iters.pop();
+                }
+                Op::StoreName(i) => {
+                    let v = st.pop();
+                    scope_set(&scope, &code.names[i as usize], v);
+                }
+                Op::DefineName(i) => {
+                    let v = st.pop();
+                    scope_define(&scope, code.names[i as usize].clone(), v);
+                }
+                Op::AugName(i, o) => {
+                    let rhs = st.pop();
+                    let cur = st.pop();
+                    let name = &code.names[i as usize];
+                    let add = o == crate::ast::BinOp::Add;
+                    if add && let Value::List(l) = &cur {
+                        let items = tri!(self.iterate(&rhs));
+                        tri!(self.check_growth(l.borrow().len(), items.len()));
+                        l.borrow_mut().extend(items);
+                        continue;
+                    }
+                    let cur = match (&cur, &rhs) {
+                        (Value::Str(c), Value::Str(t)) if add => {
+                            tri!(self.check_str_len(c.len().saturating_add(t.len())));
+                            match scope_append_str(&scope, name, cur, t) {
+                                Ok(()) => continue,
+                                Err(cur) => cur,
+                            }
+                        }
+                        _ => cur,
+                    };
+                    let v = tri!(self.binary_op(o, &cur, &rhs));
+                    scope_set(&scope, name, v);
+                }
+                Op::EvalAst(i) => {
+                    let Some(ctx) = mctx else {
+                        return Ok(Value::None);
+                    };
+                    let v = tri!(self.eval(&code.exprs[i as usize], ctx));
+                    st.stack.push(v);
+                }
+                Op::ExecAst(i) => {
+                    let Some(ctx) = mctx else {
+                        return Ok(Value::None);
+                    };
+                    tri!(self.exec_stmt(&code.stmts[i as usize], ctx));
                 }
             }
         }

@@ -43,6 +43,24 @@ struct Lower {
     kwnames: Vec<Vec<Rc<str>>>,
     locals: Vec<Rc<str>>,
     loops: Vec<LoopCtx>,
+    /// Module code (an entry block): names by name, and what is outside the subset
+    /// runs on the tree-walker in place (`EvalAst`/`ExecAst`).
+    module: bool,
+    exprs: Vec<ast::Expr>,
+    stmts: Vec<ast::Stmt>,
+}
+
+/// Lengths of the tables before an attempt, to undo it.
+struct Mark {
+    ops: usize,
+    consts: usize,
+    names: usize,
+    kwnames: usize,
+    exprs: usize,
+    stmts: usize,
+    loops: usize,
+    breaks: usize,
+    continues: usize,
 }
 
 /// Lower `func`'s `body`, or `None` when it is outside the subset.
@@ -55,17 +73,82 @@ pub(super) fn lower(func: &Function, body: &[ast::Stmt]) -> Option<Code> {
         kwnames: Vec::new(),
         locals: func.params.iter().map(|p| p.name.clone()).collect(),
         loops: Vec::new(),
+        module: false,
+        exprs: Vec::new(),
+        stmts: Vec::new(),
     };
     collect_locals(body, &mut l.locals);
     l.body(body).ok()?;
-    Some(Code {
-        ops: l.ops,
-        spans: l.spans,
-        consts: l.consts,
-        names: l.names,
-        kwnames: l.kwnames,
-        local_names: l.locals,
-    })
+    Some(l.finish())
+}
+
+/// Lower an entry block (module code): every name by name in the module scope, the
+/// statements and expressions outside the subset run by the tree-walker in place.
+/// `None` when a statement's control flow would leave the block or a compiled loop
+/// (`return`, `skip`, a `break` outside any loop of the statement, ...).
+pub(super) fn lower_module(body: &[ast::Stmt]) -> Option<Code> {
+    let mut l = Lower {
+        ops: Vec::new(),
+        spans: Vec::new(),
+        consts: Vec::new(),
+        names: Vec::new(),
+        kwnames: Vec::new(),
+        locals: Vec::new(),
+        loops: Vec::new(),
+        module: true,
+        exprs: Vec::new(),
+        stmts: Vec::new(),
+    };
+    l.block(body).ok()?;
+    l.emit(Op::ReturnNone, Span::DUMMY);
+    Some(l.finish())
+}
+
+/// Whether running `s` on its own could end in a flow other than normal completion
+/// (a `return`, `skip`, `disengage`, or a `break`/`continue` not inside one of its
+/// own loops; a `break` inside a `switch` case ends the switch).
+fn escapes(s: &ast::Stmt, in_loop: bool, in_switch: bool) -> bool {
+    let block = |b: &[ast::Stmt], l: bool, sw: bool| b.iter().any(|s| escapes(s, l, sw));
+    let opt = |b: &Option<Vec<ast::Stmt>>, l: bool, sw: bool| {
+        b.as_deref().is_some_and(|b| block(b, l, sw))
+    };
+    match &s.kind {
+        S::Return(_) | S::Skip | S::Disengage => true,
+        S::Break => !in_loop && !in_switch,
+        S::Continue => !in_loop,
+        S::If {
+            body,
+            elifs,
+            orelse,
+            ..
+        } => {
+            block(body, in_loop, in_switch)
+                || elifs.iter().any(|(_, b)| block(b, in_loop, in_switch))
+                || opt(orelse, in_loop, in_switch)
+        }
+        S::While { body, orelse, .. }
+        | S::For { body, orelse, .. }
+        | S::IterFor { body, orelse, .. } => {
+            block(body, true, false) || opt(orelse, in_loop, in_switch)
+        }
+        S::Forever { body } => block(body, true, false),
+        S::Try {
+            body,
+            handlers,
+            orelse,
+            finally,
+        } => {
+            block(body, in_loop, in_switch)
+                || handlers.iter().any(|h| block(&h.body, in_loop, in_switch))
+                || opt(orelse, in_loop, in_switch)
+                || opt(finally, in_loop, in_switch)
+        }
+        S::Match { cases, .. } => cases.iter().any(|c| block(&c.body, in_loop, in_switch)),
+        S::Switch { cases, .. } => cases.iter().any(|c| block(&c.body, in_loop, true)),
+        S::TypedContext { body, .. } => block(body, in_loop, in_switch),
+        S::Visit { orelse, .. } => opt(orelse, in_loop, in_switch),
+        _ => false,
+    }
 }
 
 /// Every name `stmts` assign, in order of first appearance, appended to `out`.
@@ -144,6 +227,49 @@ fn collect_locals(stmts: &[ast::Stmt], out: &mut Vec<Rc<str>>) {
 }
 
 impl Lower {
+    fn finish(self) -> Code {
+        Code {
+            ops: self.ops,
+            spans: self.spans,
+            consts: self.consts,
+            names: self.names,
+            kwnames: self.kwnames,
+            local_names: self.locals,
+            exprs: self.exprs,
+            stmts: self.stmts,
+        }
+    }
+
+    fn mark(&self) -> Mark {
+        let top = self.loops.last();
+        Mark {
+            ops: self.ops.len(),
+            consts: self.consts.len(),
+            names: self.names.len(),
+            kwnames: self.kwnames.len(),
+            exprs: self.exprs.len(),
+            stmts: self.stmts.len(),
+            loops: self.loops.len(),
+            breaks: top.map_or(0, |l| l.breaks.len()),
+            continues: top.map_or(0, |l| l.continues.len()),
+        }
+    }
+
+    fn undo(&mut self, m: &Mark) {
+        self.ops.truncate(m.ops);
+        self.spans.truncate(m.ops);
+        self.consts.truncate(m.consts);
+        self.names.truncate(m.names);
+        self.kwnames.truncate(m.kwnames);
+        self.exprs.truncate(m.exprs);
+        self.stmts.truncate(m.stmts);
+        self.loops.truncate(m.loops);
+        if let Some(top) = self.loops.last_mut() {
+            top.breaks.truncate(m.breaks);
+            top.continues.truncate(m.continues);
+        }
+    }
+
     fn emit(&mut self, op: Op, span: Span) -> usize {
         self.ops.push(op);
         self.spans.push(span);
@@ -212,6 +338,26 @@ impl Lower {
     }
 
     fn stmt(&mut self, s: &ast::Stmt) -> L<()> {
+        if !self.module {
+            return self.stmt_inner(s);
+        }
+        let m = self.mark();
+        match self.stmt_inner(s) {
+            Ok(()) => Ok(()),
+            Err(Unsupported) => {
+                self.undo(&m);
+                if escapes(s, false, false) {
+                    return Err(Unsupported);
+                }
+                // `exec_stmt` ticks and records the statement span itself.
+                self.stmts.push(s.clone());
+                self.emit(Op::ExecAst((self.stmts.len() - 1) as u32), s.span);
+                Ok(())
+            }
+        }
+    }
+
+    fn stmt_inner(&mut self, s: &ast::Stmt) -> L<()> {
         let sp = s.span;
         self.emit(Op::Tick, sp);
         match &s.kind {
@@ -226,6 +372,11 @@ impl Lower {
                     && targets.len() == 1
                     && let E::Name(n) = &targets[0].kind
                 {
+                    if self.module {
+                        let i = self.name(n);
+                        self.emit(Op::DefineName(i), sp);
+                        return Ok(());
+                    }
                     let slot = self.local(n).ok_or(Unsupported)?;
                     self.emit(Op::DefineLocal(slot), sp);
                     return Ok(());
@@ -238,6 +389,12 @@ impl Lower {
                 }
             }
             S::AugAssign { target, op, value } => match &target.kind {
+                E::Name(n) if self.module => {
+                    let i = self.name(n);
+                    self.emit(Op::LoadGlobal(i), sp);
+                    self.expr(value)?;
+                    self.emit(Op::AugName(i, *op), sp);
+                }
                 E::Name(n) => {
                     let slot = self.local(n).ok_or(Unsupported)?;
                     self.emit(Op::LoadLocal(slot), sp);
@@ -322,12 +479,16 @@ impl Lower {
                 let E::Name(n) = &target.kind else {
                     return Err(Unsupported);
                 };
-                let slot = self.local(n).ok_or(Unsupported)?;
+                let store = if self.module {
+                    Op::StoreName(self.name(n))
+                } else {
+                    Op::StoreLocal(self.local(n).ok_or(Unsupported)?)
+                };
                 self.expr(iter)?;
                 self.emit(Op::GetIter, sp);
                 let head = self.here();
                 let exit = self.emit(Op::ForIter(0), sp);
-                self.emit(Op::StoreLocal(slot), sp);
+                self.emit(store, sp);
                 self.loop_body(LoopKind::For, body, head, sp, exit, orelse.as_deref())?;
             }
             S::IterFor {
@@ -433,6 +594,10 @@ impl Lower {
     /// Assign the value on top of the stack to `target` (statement span `sp`).
     fn store(&mut self, target: &ast::Expr, sp: Span) -> L<()> {
         match &target.kind {
+            E::Name(n) if self.module => {
+                let i = self.name(n);
+                self.emit(Op::StoreName(i), sp);
+            }
             E::Name(n) => {
                 let slot = self.local(n).ok_or(Unsupported)?;
                 self.emit(Op::StoreLocal(slot), sp);
@@ -453,6 +618,22 @@ impl Lower {
     }
 
     fn expr(&mut self, e: &ast::Expr) -> L<()> {
+        if !self.module {
+            return self.expr_inner(e);
+        }
+        let m = self.mark();
+        match self.expr_inner(e) {
+            Ok(()) => Ok(()),
+            Err(Unsupported) => {
+                self.undo(&m);
+                self.exprs.push(e.clone());
+                self.emit(Op::EvalAst((self.exprs.len() - 1) as u32), e.span);
+                Ok(())
+            }
+        }
+    }
+
+    fn expr_inner(&mut self, e: &ast::Expr) -> L<()> {
         let sp = e.span;
         match &e.kind {
             E::None | E::Ellipsis => self.konst(Value::None, sp),

@@ -18,8 +18,8 @@
 mod exec;
 mod lower;
 
-use super::Interp;
 use super::value::{FuncBody, Function, Value};
+use super::{Ctx, Flow, Interp, R};
 use crate::ast::{self, BinOp, CmpOp, UnaryOp};
 use crate::span::Span;
 use std::cell::RefCell;
@@ -102,6 +102,18 @@ pub(crate) enum Op {
     /// Push the next item of the innermost loop iterator, or pop it and jump.
     ForIter(u32),
     PopIter,
+    /// Module code: `name = value` by name (`scope_set` on the module scope).
+    StoreName(u32),
+    /// Module code: `name: T = value` (`scope_define`).
+    DefineName(u32),
+    /// Module code: [cur, rhs] → `name op= rhs` by name, with the in-place cases.
+    AugName(u32, BinOp),
+    /// Module code: an expression outside the subset, evaluated by the tree-walker in
+    /// the module context (exact there, since module code keeps its names by name).
+    EvalAst(u32),
+    /// Module code: a statement outside the subset, run by the tree-walker (only
+    /// statements whose control flow cannot leave them).
+    ExecAst(u32),
 }
 
 /// A compiled def body.
@@ -114,6 +126,9 @@ pub(crate) struct Code {
     pub kwnames: Vec<Vec<Rc<str>>>,
     /// The name of each local slot; parameters first, in order.
     pub local_names: Vec<Rc<str>>,
+    /// Module code: the expressions and statements the tree-walker runs.
+    pub exprs: Vec<ast::Expr>,
+    pub stmts: Vec<ast::Stmt>,
 }
 
 /// The per-function cache of the lowering decision: the body it was made for (kept
@@ -151,6 +166,17 @@ impl Interp<'_> {
         let code = lower::lower(func, body).map(Rc::new);
         *func.code.borrow_mut() = Some((body.clone(), code.clone()));
         code
+    }
+
+    /// Run an entry block (module code, `ctx` the module's context): compiled when the
+    /// VM is on and it lowers, else on the tree-walker.
+    pub(super) fn exec_entry_block(&mut self, body: &[ast::Stmt], ctx: &Ctx) -> R<Flow> {
+        if self.limits.vm
+            && let Some(code) = lower::lower_module(body)
+        {
+            return self.vm_run_module(Rc::new(code), ctx).map(|_| Flow::Normal);
+        }
+        self.exec_block(body, ctx)
     }
 
     /// The compiled code of `func` if it has a plain body that lowers.
