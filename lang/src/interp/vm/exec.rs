@@ -51,6 +51,8 @@ pub struct Stacks {
     stack: Vec<Value>,
     slots: Vec<Option<Value>>,
     iters: Vec<VmIter>,
+    /// Scopes of the comprehensions entered, outermost first (module code).
+    scopes: Vec<ScopeRef>,
 }
 
 /// Stack sets kept for reuse (one per level of tree-walker → VM nesting).
@@ -154,6 +156,7 @@ impl Interp<'_> {
         st.stack.clear();
         st.slots.clear();
         st.iters.clear();
+        st.scopes.clear();
         if self.vm_stacks.len() < STACKS_POOL {
             self.vm_stacks.push(st);
         }
@@ -481,6 +484,7 @@ impl Interp<'_> {
                         tri!(self.tick());
                         if let Some(fr) = st.frames.last_mut() {
                             fr.pc = pc - 1;
+                            fr.scope = scope.clone();
                         }
                         self.vm_push_frame(st, f, c, n, None);
                         // The callee value under the arguments.
@@ -531,6 +535,7 @@ impl Interp<'_> {
                                 tri!(self.tick());
                                 if let Some(fr) = st.frames.last_mut() {
                                     fr.pc = pc - 1;
+                                    fr.scope = scope.clone();
                                 }
                                 let this = st.stack[base - 1].clone();
                                 self.vm_push_frame(st, f, c, n, Some(this));
@@ -586,7 +591,7 @@ impl Interp<'_> {
                     st.stack.push(v);
                     enter_top!(true);
                 }
-                Op::GetIter => {
+                Op::GetIter(comprehension) => {
                     let v = st.pop();
                     let it = match v {
                         Value::Range(start, stop, step) => VmIter::Range {
@@ -595,7 +600,7 @@ impl Interp<'_> {
                             step,
                             done: false,
                         },
-                        Value::Generator(g) => VmIter::Gen(g),
+                        Value::Generator(g) if !comprehension => VmIter::Gen(g),
                         other => VmIter::Items(tri!(self.iterate(&other)).into_iter()),
                     };
                     st.iters.push(it);
@@ -680,11 +685,95 @@ impl Interp<'_> {
                     scope_set(&scope, name, v);
                 }
                 Op::EvalAst(i) => {
-                    let Some(ctx) = mctx else {
+                    let Some(mctx) = mctx else {
                         return Ok(Value::None);
+                    };
+                    // Inside a comprehension: its scope.
+                    let inner;
+                    let ctx = if Rc::ptr_eq(&scope, &mctx.scope) {
+                        mctx
+                    } else {
+                        inner = Ctx {
+                            scope: scope.clone(),
+                            ..mctx.clone()
+                        };
+                        &inner
                     };
                     let v = tri!(self.eval(&code.exprs[i as usize], ctx));
                     st.stack.push(v);
+                }
+                Op::EnterScope => {
+                    let inner = Scope::new_ref(Some(scope.clone()));
+                    st.scopes.push(std::mem::replace(&mut scope, inner));
+                }
+                Op::ExitScope => {
+                    if let Some(outer) = st.scopes.pop() {
+                        scope = outer;
+                    }
+                }
+                Op::UnpackDefine(k) => {
+                    let v = st.pop();
+                    let names = &code.kwnames[k as usize];
+                    if let Value::Tuple(t) = &v
+                        && t.len() == names.len()
+                    {
+                        for (n, x) in names.iter().zip(t.iter()) {
+                            scope_define(&scope, n.clone(), x.clone());
+                        }
+                        continue;
+                    }
+                    let vals = tri!(self.iterate(&v));
+                    if vals.len() != names.len() {
+                        tri!(Err(self.err(
+                            "ValueError",
+                            format!(
+                                "not enough values to unpack (expected {}, got {})",
+                                names.len(),
+                                vals.len()
+                            ),
+                        )));
+                    }
+                    for (n, x) in names.iter().zip(vals) {
+                        scope_define(&scope, n.clone(), x);
+                    }
+                }
+                Op::ListAppend => {
+                    let v = st.pop();
+                    if let Some(Value::List(l)) = st.stack.last() {
+                        let len = l.borrow().len();
+                        tri!(self.check_growth(len, 1));
+                        if let Some(Value::List(l)) = st.stack.last() {
+                            l.borrow_mut().push(v);
+                        }
+                    }
+                }
+                Op::NewSet => st
+                    .stack
+                    .push(Value::Set(Rc::new(std::cell::RefCell::new(Set::default())))),
+                Op::SetAdd => {
+                    let v = st.pop();
+                    let k = tri!(self.hash_key(&v));
+                    if let Some(Value::Set(out)) = st.stack.last() {
+                        let out = out.clone();
+                        let len = out.borrow().len();
+                        if len >= self.max_collection_items() && !out.borrow().contains(&k) {
+                            tri!(self.check_growth(len, 1));
+                        }
+                        out.borrow_mut().insert(k);
+                    }
+                }
+                Op::DictPut => {
+                    let v = st.pop();
+                    let k = st.pop();
+                    let k = tri!(self.hash_key(&k));
+                    if let Some(Value::Dict(out)) = st.stack.last() {
+                        let out = out.clone();
+                        let len = out.borrow().len();
+                        if len >= self.max_collection_items() && !out.borrow().contains_key(&k) {
+                            tri!(self.check_growth(len, 1));
+                        }
+                        out.borrow_mut().insert(k, v);
+                    }
                 }
                 Op::ExecAst(i) => {
                     let Some(ctx) = mctx else {

@@ -485,7 +485,7 @@ impl Lower {
                     Op::StoreLocal(self.local(n).ok_or(Unsupported)?)
                 };
                 self.expr(iter)?;
-                self.emit(Op::GetIter, sp);
+                self.emit(Op::GetIter(false), sp);
                 let head = self.here();
                 let exit = self.emit(Op::ForIter(0), sp);
                 self.emit(store, sp);
@@ -755,8 +755,75 @@ impl Lower {
                 self.patch(end, at);
             }
             E::Cast { expr, .. } => self.expr(expr)?,
+            E::ListComp { elt, gens } | E::SetComp { elt, gens } if self.module => {
+                let list = matches!(e.kind, E::ListComp { .. });
+                self.emit(Op::EnterScope, sp);
+                self.emit(if list { Op::BuildList(0) } else { Op::NewSet }, sp);
+                self.comprehension(gens, sp, &mut |l| {
+                    l.expr(elt)?;
+                    l.emit(if list { Op::ListAppend } else { Op::SetAdd }, sp);
+                    Ok(())
+                })?;
+                self.emit(Op::ExitScope, sp);
+            }
+            E::DictComp { key, value, gens } if self.module => {
+                self.emit(Op::EnterScope, sp);
+                self.emit(Op::NewDict, sp);
+                self.comprehension(gens, sp, &mut |l| {
+                    l.expr(key)?;
+                    l.expr(value)?;
+                    l.emit(Op::DictPut, sp);
+                    Ok(())
+                })?;
+                self.emit(Op::ExitScope, sp);
+            }
             _ => return Err(Unsupported),
         }
+        Ok(())
+    }
+
+    /// The loops of a comprehension (module code, in its own scope): each generator's
+    /// iterable, targets bound in the scope, conditions, then `body` innermost.
+    fn comprehension(
+        &mut self,
+        gens: &[ast::Comprehension],
+        sp: Span,
+        body: &mut dyn FnMut(&mut Lower) -> L<()>,
+    ) -> L<()> {
+        let Some((first, rest)) = gens.split_first() else {
+            return body(self);
+        };
+        self.expr(&first.iter)?;
+        self.emit(Op::GetIter(true), sp);
+        let head = self.here();
+        let exit = self.emit(Op::ForIter(0), sp);
+        match &first.target.kind {
+            E::Name(n) => {
+                let i = self.name(n);
+                self.emit(Op::DefineName(i), sp);
+            }
+            E::Tuple(items) | E::List(items) => {
+                let mut names = Vec::new();
+                for t in items {
+                    let E::Name(n) = &t.kind else {
+                        return Err(Unsupported);
+                    };
+                    names.push(n.clone());
+                }
+                self.kwnames.push(names);
+                let k = (self.kwnames.len() - 1) as u32;
+                self.emit(Op::UnpackDefine(k), sp);
+            }
+            _ => return Err(Unsupported),
+        }
+        for c in &first.conds {
+            self.expr(c)?;
+            self.emit(Op::JumpIfFalse(head), sp);
+        }
+        self.comprehension(rest, sp, body)?;
+        self.emit(Op::Jump(head), sp);
+        let at = self.here();
+        self.patch(exit, at);
         Ok(())
     }
 

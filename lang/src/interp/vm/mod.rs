@@ -97,8 +97,9 @@ pub(crate) enum Op {
     Return,
     ReturnNone,
     /// Pop an iterable, push a loop iterator (ranges lazily, generators step by step,
-    /// anything else materialised as `for` does).
-    GetIter,
+    /// anything else materialised as `for` does); with the flag, a comprehension's
+    /// (generators materialised too, as `comprehend` does).
+    GetIter(bool),
     /// Push the next item of the innermost loop iterator, or pop it and jump.
     ForIter(u32),
     PopIter,
@@ -114,6 +115,20 @@ pub(crate) enum Op {
     /// Module code: a statement outside the subset, run by the tree-walker (only
     /// statements whose control flow cannot leave them).
     ExecAst(u32),
+    /// Module code: enter a comprehension's own scope (a child of the current one).
+    EnterScope,
+    ExitScope,
+    /// [.., v] → bind the comprehension targets (a `kwnames` list) from a tuple or
+    /// iterable `v` in the current scope, as `assign_local` does.
+    UnpackDefine(u32),
+    /// [list, v] → [list] with `v` appended (growth bounded).
+    ListAppend,
+    /// [set, v] → [set] with `v` added.
+    SetAdd,
+    /// [dict, k, v] → [dict] with `k: v` (comprehension growth bounds).
+    DictPut,
+    /// Push an empty set.
+    NewSet,
 }
 
 /// A compiled def body.
