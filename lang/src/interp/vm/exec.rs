@@ -3,6 +3,7 @@
 //! slots, operands and loop iterators, each frame owning the part above its bases.
 
 use super::{Code, Op, plain_shape};
+use crate::ast::{BinOp, CmpOp};
 use crate::interp::generator::{GenStep, Generator};
 use crate::interp::value::*;
 use crate::interp::{Ctx, Interp, Interrupt, R, TraceFrame};
@@ -327,13 +328,35 @@ impl Interp<'_> {
                 Op::Binary(o) => {
                     let b = st.pop();
                     let a = st.pop();
+                    // Small-int fast path (what `binary_op` does first, without the
+                    // call); an overflow goes the general way.
+                    if let (Value::Int(x), Value::Int(y)) = (&a, &b) {
+                        let r = match o {
+                            BinOp::Add => x.checked_add(*y),
+                            BinOp::Sub => x.checked_sub(*y),
+                            BinOp::Mul => x.checked_mul(*y),
+                            _ => None,
+                        };
+                        if let Some(r) = r {
+                            st.stack.push(Value::Int(r));
+                            continue;
+                        }
+                    }
                     let r = tri!(self.binary_op(o, &a, &b));
                     st.stack.push(r);
                 }
                 Op::Compare(o) => {
                     let b = st.pop();
                     let a = st.pop();
-                    let r = tri!(self.compare(o, &a, &b));
+                    let r = match (&a, &b, o) {
+                        (Value::Int(x), Value::Int(y), CmpOp::Lt) => x < y,
+                        (Value::Int(x), Value::Int(y), CmpOp::LtE) => x <= y,
+                        (Value::Int(x), Value::Int(y), CmpOp::Gt) => x > y,
+                        (Value::Int(x), Value::Int(y), CmpOp::GtE) => x >= y,
+                        (Value::Int(x), Value::Int(y), CmpOp::Eq) => x == y,
+                        (Value::Int(x), Value::Int(y), CmpOp::NotEq) => x != y,
+                        _ => tri!(self.compare(o, &a, &b)),
+                    };
                     st.stack.push(Value::Bool(r));
                 }
                 Op::CompareChain(o, target) => {
@@ -348,7 +371,11 @@ impl Interp<'_> {
                 }
                 Op::JumpIfFalse(target) => {
                     let v = st.pop();
-                    if !tri!(self.truthy(&v)) {
+                    let t = match v {
+                        Value::Bool(b) => b,
+                        _ => tri!(self.truthy(&v)),
+                    };
+                    if !t {
                         pc = target as usize;
                     }
                 }
@@ -399,7 +426,7 @@ impl Interp<'_> {
                     let rhs = st.pop();
                     let cur = st.pop();
                     if extend
-                        && o == crate::ast::BinOp::Add
+                        && o == BinOp::Add
                         && let Value::List(l) = &cur
                     {
                         let items = tri!(self.iterate(&rhs));
@@ -415,7 +442,7 @@ impl Interp<'_> {
                     let rhs = st.pop();
                     let mut cur = st.pop();
                     let idx = sb + s as usize;
-                    let add = o == crate::ast::BinOp::Add;
+                    let add = o == BinOp::Add;
                     if add && let Value::List(l) = &cur {
                         let items = tri!(self.iterate(&rhs));
                         tri!(self.check_growth(l.borrow().len(), items.len()));
@@ -664,7 +691,7 @@ impl Interp<'_> {
                     let rhs = st.pop();
                     let cur = st.pop();
                     let name = &code.names[i as usize];
-                    let add = o == crate::ast::BinOp::Add;
+                    let add = o == BinOp::Add;
                     if add && let Value::List(l) = &cur {
                         let items = tri!(self.iterate(&rhs));
                         tri!(self.check_growth(l.borrow().len(), items.len()));
