@@ -8,6 +8,9 @@
 # the same invocation; the table gives the median wall time of each and the ratio
 # python/svc (higher = svc faster). The outputs of the two must be identical.
 #
+# With BASE_ARGS set (e.g. BASE_ARGS=--no-vm), the same svc binary also runs each program
+# with those `svc run` flags, interleaved, as a baseline column (`base ms`).
+#
 # Environment: SVC (a prebuilt svc binary; default: build release and use it),
 # PYTHON (default: ~/.pyenv/versions/3.12*/bin/python, else python3.12), RUNS (default 5),
 # CARGO_TARGET_DIR (default target).
@@ -57,13 +60,22 @@ median() {
 
 echo "svc: $SVC" >&2
 echo "python: $PYTHON ($("$PYTHON" --version 2>&1))" >&2
-printf '%-16s %10s %12s %10s\n' program "svc ms" "CPython ms" "py/svc"
+BASE_ARGS="${BASE_ARGS:-}"
+if [ -n "$BASE_ARGS" ]; then
+  printf '%-16s %10s %10s %12s %10s %10s\n' program "base ms" "svc ms" "CPython ms" "py/base" "py/svc"
+else
+  printf '%-16s %10s %12s %10s\n' program "svc ms" "CPython ms" "py/svc"
+fi
 for src in "$root"/benches/compute/*.svc; do
   prog="$(basename "$src" .svc)"
   case "$prog" in *"$filter"*) ;; *) continue ;; esac
   py="${src%.svc}.py"
-  svc_times=() py_times=()
+  svc_times=() py_times=() base_times=()
   for ((i = 0; i < RUNS; i++)); do
+    if [ -n "$BASE_ARGS" ]; then
+      # shellcheck disable=SC2086 # BASE_ARGS is a list of flags
+      base_times+=("$(cd "$scratch" && time_ms "$scratch/base.out" "$SVC" run --no-store $BASE_ARGS "$src")")
+    fi
     svc_times+=("$(cd "$scratch" && time_ms "$scratch/svc.out" "$SVC" run --no-store "$src")")
     py_times+=("$(cd "$scratch" && time_ms "$scratch/py.out" "$PYTHON" "$py")")
   done
@@ -72,6 +84,16 @@ for src in "$root"/benches/compute/*.svc; do
   fi
   svc_ms="$(median "${svc_times[@]}")"
   py_ms="$(median "${py_times[@]}")"
-  ratio="$(awk -v s="$svc_ms" -v p="$py_ms" 'BEGIN { if (s ~ /^[0-9]+$/ && p ~ /^[0-9]+$/ && s > 0) printf "%.2fx", p / s; else print "-" }')"
-  printf '%-16s %10s %12s %10s\n' "$prog" "$svc_ms" "$py_ms" "$ratio"
+  ratio_of() {
+    awk -v s="$1" -v p="$py_ms" 'BEGIN { if (s ~ /^[0-9]+$/ && p ~ /^[0-9]+$/ && s > 0) printf "%.2fx", p / s; else print "-" }'
+  }
+  if [ -n "$BASE_ARGS" ]; then
+    if ! cmp -s "$scratch/svc.out" "$scratch/base.out"; then
+      echo "warning: $prog: svc and svc $BASE_ARGS printed different output" >&2
+    fi
+    base_ms="$(median "${base_times[@]}")"
+    printf '%-16s %10s %10s %12s %10s %10s\n' "$prog" "$base_ms" "$svc_ms" "$py_ms" "$(ratio_of "$base_ms")" "$(ratio_of "$svc_ms")"
+  else
+    printf '%-16s %10s %12s %10s\n' "$prog" "$svc_ms" "$py_ms" "$(ratio_of "$svc_ms")"
+  fi
 done

@@ -203,6 +203,11 @@ pub struct RunArgs {
     /// Deepest svc call stack before a RecursionError
     #[arg(long, value_name = "N", default_value_t = lang::Limits::default().max_depth)]
     pub max_depth: usize,
+
+    /// Run every function on the tree-walking interpreter, not the compiled core (the
+    /// output is the same; for comparing the two)
+    #[arg(long)]
+    pub no_vm: bool,
 }
 
 /// Check a program without running it.
@@ -438,6 +443,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
             max_depth: args.max_depth,
             max_ops: args.max_ops,
             timeout,
+            vm: !args.no_vm,
             ..lang::Limits::default()
         },
     };

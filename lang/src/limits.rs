@@ -28,6 +28,9 @@ pub struct Limits {
     /// `append`/`extend`/`insert`, item assignment, `add`/`update`); beyond it a
     /// catchable `MemoryError`.
     pub max_collection_items: usize,
+    /// Run defs the compiled core can take on it (`interp/vm`); `false` keeps every
+    /// body on the tree-walker (`svc run --no-vm`), to compare the two.
+    pub vm: bool,
 }
 
 /// Default of [`Limits::max_string_bytes`]: 64 MiB.
@@ -45,6 +48,7 @@ impl Default for Limits {
             cancel: None,
             max_string_bytes: DEFAULT_MAX_STRING_BYTES,
             max_collection_items: DEFAULT_MAX_COLLECTION_ITEMS,
+            vm: true,
         }
     }
 }

@@ -28,6 +28,14 @@ fn lang_fixtures() {
     run_suite(Suite::Lang);
 }
 
+/// The same `lang` fixtures on the tree-walker alone (`svc run --no-vm`): the compiled
+/// core and the tree-walker must print the same bytes (stdout, and stderr where an
+/// `.err` is kept).
+#[test]
+fn lang_fixtures_no_vm() {
+    run_suite(Suite::LangNoVm);
+}
+
 #[test]
 fn check_fixtures() {
     run_suite(Suite::Check);
@@ -36,21 +44,30 @@ fn check_fixtures() {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Suite {
     Lang,
+    /// `lang` with `--no-vm` (never blesses).
+    LangNoVm,
     Check,
 }
 
 impl Suite {
     fn dir_name(self) -> &'static str {
         match self {
-            Suite::Lang => "lang",
+            Suite::Lang | Suite::LangNoVm => "lang",
             Suite::Check => "check",
         }
     }
 
     fn command(self) -> &'static str {
         match self {
-            Suite::Lang => "run",
+            Suite::Lang | Suite::LangNoVm => "run",
             Suite::Check => "check",
+        }
+    }
+
+    fn extra_args(self) -> &'static [&'static str] {
+        match self {
+            Suite::LangNoVm => &["--no-vm"],
+            _ => &[],
         }
     }
 }
@@ -85,7 +102,10 @@ fn run_suite(suite: Suite) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(suite.dir_name());
-    let bless = bless_mode();
+    let bless = match suite {
+        Suite::LangNoVm => Bless::Off,
+        _ => bless_mode(),
+    };
     let filter = std::env::var("SVC_FIXTURE").unwrap_or_default();
 
     let mut all = Vec::new();
@@ -93,7 +113,7 @@ fn run_suite(suite: Suite) {
     all.sort();
     let is_case = |svc: &PathBuf| match suite {
         Suite::Check => true,
-        Suite::Lang => {
+        Suite::Lang | Suite::LangNoVm => {
             bless == Bless::All
                 || svc.with_extension("out").exists()
                 || svc.with_extension("exit1").exists()
@@ -211,7 +231,7 @@ fn run_case(suite: Suite, case: &Path, bless: Bless) -> Option<String> {
             compare_code(expected_code, &actual, &mut report);
             compare_text("stderr", &expected_err, &actual.stderr, &mut report);
         }
-        Suite::Lang => {
+        Suite::Lang | Suite::LangNoVm => {
             let out_path = case.with_extension("out");
             let exit1_path = case.with_extension("exit1");
             let had_err = err_path.exists();
@@ -250,7 +270,7 @@ fn run_case(suite: Suite, case: &Path, bless: Bless) -> Option<String> {
         None
     } else {
         // Without an stderr expectation, a failing run's stderr is the best clue.
-        if suite == Suite::Lang && !err_path.exists() && !actual.stderr.is_empty() {
+        if suite != Suite::Check && !err_path.exists() && !actual.stderr.is_empty() {
             let _ = writeln!(report, "--- stderr ---\n{}", clip(&actual.stderr, 40));
         }
         Some(report)
@@ -313,6 +333,7 @@ fn execute(suite: Suite, case: &Path) -> std::io::Result<Actual> {
     let mut child = svc()
         .current_dir(&work)
         .arg(suite.command())
+        .args(suite.extra_args())
         .arg(&file_name)
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&out_file)?)

@@ -19,7 +19,8 @@
 //! pages and example apps bundled for `svc mcp`: code blocks pass `svc check`, examples
 //! run and serve), `admin_portal` (the
 //! portal in headless Chromium over the DevTools protocol) and `sso` (single
-//! sign-on against a real OpenID Connect provider, npm `oidc-provider`).
+//! sign-on against a real OpenID Connect provider, npm `oidc-provider`) and `vm` (limits
+//! inside the compiled execution core, compared with `svc run --no-vm`).
 
 mod admin;
 mod admin_portal;
@@ -46,6 +47,7 @@ mod storage;
 mod support;
 mod sv;
 mod tier;
+mod vm;
 mod webhooks;
 mod websocket;
 

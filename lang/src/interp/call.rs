@@ -153,7 +153,9 @@ impl Interp<'_> {
             }
         };
         self.depth += 1;
-        let r = if func.is_lambda && body.len() == 1 {
+        let r = if let Some(code) = self.vm_code(func, &body) {
+            self.vm_run(func, code, &ctx).map(Flow::Return)
+        } else if func.is_lambda && body.len() == 1 {
             match &body[0].kind {
                 StmtKind::Expr(e) => self.eval(e, &ctx).map(Flow::Return),
                 _ => self.exec_block(&body, &ctx),

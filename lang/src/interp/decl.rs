@@ -313,6 +313,7 @@ impl Interp<'_> {
                 .map(Rc::new),
             file: ctx.file,
             span: ab.span,
+            code: Default::default(),
         })
     }
 

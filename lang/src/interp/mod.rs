@@ -37,6 +37,7 @@ mod stmt;
 mod storage;
 mod sv;
 pub mod value;
+mod vm;
 mod walk;
 
 use crate::ast::{self, ArchKind, Item, Member, StmtKind};
@@ -173,6 +174,8 @@ pub struct Interp<'h> {
     frame_pool: Vec<ScopeRef>,
     /// Set by `await` just before it calls an `async` function: run the body now.
     run_async: bool,
+    /// The compiled core's stacks, kept for the next entry (`vm/exec.rs`).
+    vm_stacks: Vec<vm::Stacks>,
 }
 
 /// The parts of a function taken from the AST once and shared by every closure made
@@ -364,6 +367,7 @@ impl<'h> Interp<'h> {
             next_base: p.next_base,
             frame_pool: Vec::new(),
             run_async: false,
+            vm_stacks: Vec::new(),
         };
         it.resolve_pinned();
         it

@@ -64,7 +64,7 @@ impl Interp<'_> {
                         Some(n) => is_main && &*n.name == "__main__",
                     };
                     if runs {
-                        match self.exec_block(&e.body, &ctx)? {
+                        match self.exec_entry_block(&e.body, &ctx)? {
                             Flow::Normal | Flow::Return(_) => {}
                             _ => {}
                         }

@@ -430,6 +430,7 @@ impl Interp<'_> {
             ret: t.ret.clone(),
             file: ctx.file,
             span: t.span,
+            code: Default::default(),
         })
     }
 

@@ -512,6 +512,8 @@ pub struct Function {
     pub ret: Option<Rc<ast::Expr>>,
     pub file: u32,
     pub span: crate::span::Span,
+    /// The compiled body, decided at the first call (`interp/vm`).
+    pub(crate) code: super::vm::CodeCell,
 }
 
 impl fmt::Debug for Function {

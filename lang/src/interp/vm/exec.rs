@@ -1,0 +1,814 @@
+//! The execution loop: one native loop runs a compiled function and every compiled
+//! function it calls, each call a heap frame (`Frame`) over shared stacks (`Stacks`):
+//! slots, operands and loop iterators, each frame owning the part above its bases.
+
+use super::{Code, Op, plain_shape};
+use crate::ast::{BinOp, CmpOp};
+use crate::interp::generator::{GenStep, Generator};
+use crate::interp::value::*;
+use crate::interp::{Ctx, Interp, Interrupt, R, TraceFrame};
+use std::rc::Rc;
+
+/// The iterator of a running `for` loop.
+enum VmIter {
+    /// A range, walked lazily as the tree-walker does (`done` once the next value
+    /// would overflow).
+    Range {
+        next: i64,
+        stop: i64,
+        step: i64,
+        done: bool,
+    },
+    /// Anything else `iterate` materialises when the loop starts.
+    Items(std::vec::IntoIter<Value>),
+    /// A generator, resumed once per item.
+    Gen(Rc<Generator>),
+}
+
+/// One activation of a compiled function.
+struct Frame {
+    code: Rc<Code>,
+    /// `None` for module code (an entry block).
+    func: Option<Rc<Function>>,
+    file: u32,
+    /// Where names outside the slots resolve: the function's closure, or the module
+    /// scope of module code.
+    scope: ScopeRef,
+    /// While a callee runs: the index of the call instruction.
+    pc: usize,
+    slot_base: usize,
+    stack_base: usize,
+    iter_base: usize,
+    this: Option<Value>,
+    here: Option<Value>,
+    visitor: Option<Value>,
+}
+
+/// The VM's stacks; one set per native entry into the VM, reused through a small pool
+/// on the interpreter (`Interp::vm_stacks`).
+#[derive(Default)]
+pub struct Stacks {
+    frames: Vec<Frame>,
+    stack: Vec<Value>,
+    slots: Vec<Option<Value>>,
+    iters: Vec<VmIter>,
+    /// Scopes of the comprehensions entered, outermost first (module code).
+    scopes: Vec<ScopeRef>,
+}
+
+/// Stack sets kept for reuse (one per level of tree-walker → VM nesting).
+const STACKS_POOL: usize = 16;
+
+/// Rebind the nearest binding of `name` along `scope`'s chain; the value comes back
+/// when there is none.
+fn rebind(scope: &ScopeRef, name: &str, v: Value) -> Result<(), Value> {
+    let mut cur = Some(scope.clone());
+    while let Some(sc) = cur {
+        let mut b = sc.borrow_mut();
+        if let Some(slot) = b.vars.get_mut(name) {
+            *slot = v;
+            return Ok(());
+        }
+        cur = b.parent.clone();
+    }
+    Err(v)
+}
+
+impl Stacks {
+    fn pop(&mut self) -> Value {
+        self.stack.pop().unwrap_or(Value::None)
+    }
+
+    /// `StoreLocal`: the slot if bound, else an enclosing binding of the name, else
+    /// the slot (the tree-walker's `scope_set` over a frame whose bindings are slots).
+    fn store(&mut self, idx: usize, name: &str, closure: &ScopeRef, v: Value) {
+        if self.slots[idx].is_some() {
+            self.slots[idx] = Some(v);
+            return;
+        }
+        if let Err(v) = rebind(closure, name, v) {
+            self.slots[idx] = Some(v);
+        }
+    }
+}
+
+impl Interp<'_> {
+    /// Run compiled `code` of `func` in the frame the tree-walker prepared (`ctx`, the
+    /// parameters bound by name in `ctx.scope`). An exception comes back with its origin
+    /// set and the frames of the compiled callees it unwound in its trace; the entry
+    /// frame's own trace entry is added by the caller (`run_frame`), as for any body.
+    pub(in crate::interp) fn vm_run(
+        &mut self,
+        func: &Rc<Function>,
+        code: Rc<Code>,
+        ctx: &Ctx,
+    ) -> R<Value> {
+        let mut st = self.vm_stacks.pop().unwrap_or_default();
+        {
+            let mut scope = ctx.scope.borrow_mut();
+            for p in &func.params {
+                let v = scope
+                    .vars
+                    .get_mut(&p.name)
+                    .map(|v| std::mem::replace(v, Value::None));
+                st.slots.push(v);
+            }
+        }
+        st.slots.resize(code.local_names.len(), None);
+        st.frames.push(Frame {
+            code,
+            func: Some(func.clone()),
+            file: func.file,
+            scope: func.closure.clone(),
+            pc: 0,
+            slot_base: 0,
+            stack_base: 0,
+            iter_base: 0,
+            this: ctx.this.clone(),
+            here: ctx.here.clone(),
+            visitor: ctx.visitor.clone(),
+        });
+        self.vm_finish(st, None)
+    }
+
+    /// Run compiled module code (an entry block) in the module's context `ctx`.
+    pub(in crate::interp) fn vm_run_module(&mut self, code: Rc<Code>, ctx: &Ctx) -> R<Value> {
+        let mut st = self.vm_stacks.pop().unwrap_or_default();
+        st.frames.push(Frame {
+            code,
+            func: None,
+            file: ctx.file,
+            scope: ctx.scope.clone(),
+            pc: 0,
+            slot_base: 0,
+            stack_base: 0,
+            iter_base: 0,
+            this: ctx.this.clone(),
+            here: ctx.here.clone(),
+            visitor: ctx.visitor.clone(),
+        });
+        self.vm_finish(st, Some(ctx))
+    }
+
+    /// Run the frame pushed on `st`, then return the stacks to the pool.
+    fn vm_finish(&mut self, mut st: Stacks, ctx: Option<&Ctx>) -> R<Value> {
+        let r = self.vm_loop(&mut st, ctx);
+        st.frames.clear();
+        st.stack.clear();
+        st.slots.clear();
+        st.iters.clear();
+        st.scopes.clear();
+        if self.vm_stacks.len() < STACKS_POOL {
+            self.vm_stacks.push(st);
+        }
+        r
+    }
+
+    /// Unwind every frame for an error raised at instruction `at` of the innermost one:
+    /// the origin is set where it was raised, each compiled callee adds its trace frame
+    /// (as `run_frame` does) and the caller's call instruction becomes the next origin.
+    fn vm_unwind(&mut self, st: &mut Stacks, mut e: Interrupt, at: usize) -> Interrupt {
+        let n = st.frames.len();
+        for i in (0..n).rev() {
+            let f = &st.frames[i];
+            let idx = if i + 1 == n { at } else { f.pc };
+            if let Interrupt::Exc(err) = &mut e {
+                if err.origin.is_none() {
+                    err.origin = Some((f.file, f.code.spans[idx]));
+                }
+                if i > 0
+                    && let Some(func) = &f.func
+                {
+                    let (file, span) = err.origin.take().unwrap_or((func.file, func.span));
+                    err.trace.push(TraceFrame {
+                        func: func.name.clone(),
+                        file,
+                        span,
+                    });
+                }
+            }
+            if i > 0 {
+                self.depth -= 1;
+            }
+        }
+        e
+    }
+
+    fn vm_name_error(&self, name: &str) -> Interrupt {
+        self.err("NameError", format!("name '{name}' is not defined"))
+    }
+
+    /// Enter compiled `code` of `func` for a call whose `n` arguments are the top of
+    /// the operand stack (the callee, if any, below them is left for the caller to
+    /// pop). The depth check and the tick are the caller's.
+    fn vm_push_frame(
+        &mut self,
+        st: &mut Stacks,
+        func: Rc<Function>,
+        code: Rc<Code>,
+        n: usize,
+        this: Option<Value>,
+    ) {
+        let base = st.stack.len() - n;
+        let slot_base = st.slots.len();
+        st.slots.extend(st.stack.drain(base..).map(Some));
+        st.slots.resize(slot_base + code.local_names.len(), None);
+        st.frames.push(Frame {
+            code,
+            file: func.file,
+            scope: func.closure.clone(),
+            func: Some(func),
+            pc: 0,
+            slot_base,
+            stack_base: st.stack.len(),
+            iter_base: st.iters.len(),
+            this,
+            here: None,
+            visitor: None,
+        });
+        self.depth += 1;
+    }
+
+    /// The execution loop; `mctx` is the module context when the entry frame is module
+    /// code (what `EvalAst`/`ExecAst` run in).
+    fn vm_loop(&mut self, st: &mut Stacks, mctx: Option<&Ctx>) -> R<Value> {
+        let Some(top) = st.frames.last() else {
+            return Ok(Value::None);
+        };
+        let mut code = top.code.clone();
+        let mut scope = top.scope.clone();
+        let mut pc = 0usize;
+        let mut sb = 0usize;
+        macro_rules! tri {
+            ($e:expr) => {
+                match $e {
+                    Ok(v) => v,
+                    Err(e) => return Err(self.vm_unwind(st, e, pc - 1)),
+                }
+            };
+        }
+        // Enter a frame just pushed / resume the caller after a return.
+        macro_rules! enter_top {
+            ($resume:expr) => {{
+                let Some(f) = st.frames.last() else {
+                    return Ok(Value::None);
+                };
+                code = f.code.clone();
+                scope = f.scope.clone();
+                sb = f.slot_base;
+                pc = if $resume { f.pc + 1 } else { 0 };
+            }};
+        }
+        loop {
+            let op = code.ops[pc];
+            pc += 1;
+            match op {
+                Op::Tick => tri!(self.tick()),
+                Op::Poll => tri!(self.poll()),
+                Op::Const(i) => st.stack.push(code.consts[i as usize].clone()),
+                Op::LoadLocal(s) => {
+                    let v = match &st.slots[sb + s as usize] {
+                        Some(v) => v.clone(),
+                        None => {
+                            let name = &code.local_names[s as usize];
+                            match scope_get(&scope, name) {
+                                Some(v) => v,
+                                None => tri!(Err(self.vm_name_error(name))),
+                            }
+                        }
+                    };
+                    st.stack.push(v);
+                }
+                Op::StoreLocal(s) => {
+                    let v = st.pop();
+                    st.store(sb + s as usize, &code.local_names[s as usize], &scope, v);
+                }
+                Op::DefineLocal(s) => {
+                    let v = st.pop();
+                    st.slots[sb + s as usize] = Some(v);
+                }
+                Op::LoadGlobal(i) => {
+                    let name = &code.names[i as usize];
+                    let v = match scope_get(&scope, name) {
+                        Some(v) => v,
+                        None => tri!(Err(self.vm_name_error(name))),
+                    };
+                    st.stack.push(v);
+                }
+                Op::LoadSelf | Op::LoadHere | Op::LoadVisitor => {
+                    let (v, name) = match (op, st.frames.last()) {
+                        (Op::LoadSelf, Some(f)) => (f.this.clone(), "self"),
+                        (Op::LoadHere, Some(f)) => (f.here.clone(), "here"),
+                        (_, Some(f)) => (f.visitor.clone(), "visitor"),
+                        (_, None) => (None, "self"),
+                    };
+                    match v {
+                        Some(v) => st.stack.push(v),
+                        None => tri!(Err(self.vm_name_error(name))),
+                    }
+                }
+                Op::Pop => {
+                    st.stack.pop();
+                }
+                Op::Dup => {
+                    let v = st.stack.last().cloned().unwrap_or(Value::None);
+                    st.stack.push(v);
+                }
+                Op::Dup2 => {
+                    let n = st.stack.len();
+                    let (a, b) = (st.stack[n - 2].clone(), st.stack[n - 1].clone());
+                    st.stack.push(a);
+                    st.stack.push(b);
+                }
+                Op::Unary(o) => {
+                    let v = st.pop();
+                    let r = tri!(self.unary_op(o, &v));
+                    st.stack.push(r);
+                }
+                Op::Binary(o) => {
+                    let b = st.pop();
+                    let a = st.pop();
+                    // Small-int fast path (what `binary_op` does first, without the
+                    // call); an overflow goes the general way.
+                    if let (Value::Int(x), Value::Int(y)) = (&a, &b) {
+                        let r = match o {
+                            BinOp::Add => x.checked_add(*y),
+                            BinOp::Sub => x.checked_sub(*y),
+                            BinOp::Mul => x.checked_mul(*y),
+                            _ => None,
+                        };
+                        if let Some(r) = r {
+                            st.stack.push(Value::Int(r));
+                            continue;
+                        }
+                    }
+                    let r = tri!(self.binary_op(o, &a, &b));
+                    st.stack.push(r);
+                }
+                Op::Compare(o) => {
+                    let b = st.pop();
+                    let a = st.pop();
+                    let r = match (&a, &b, o) {
+                        (Value::Int(x), Value::Int(y), CmpOp::Lt) => x < y,
+                        (Value::Int(x), Value::Int(y), CmpOp::LtE) => x <= y,
+                        (Value::Int(x), Value::Int(y), CmpOp::Gt) => x > y,
+                        (Value::Int(x), Value::Int(y), CmpOp::GtE) => x >= y,
+                        (Value::Int(x), Value::Int(y), CmpOp::Eq) => x == y,
+                        (Value::Int(x), Value::Int(y), CmpOp::NotEq) => x != y,
+                        _ => tri!(self.compare(o, &a, &b)),
+                    };
+                    st.stack.push(Value::Bool(r));
+                }
+                Op::CompareChain(o, target) => {
+                    let b = st.pop();
+                    let a = st.pop();
+                    if tri!(self.compare(o, &a, &b)) {
+                        st.stack.push(b);
+                    } else {
+                        st.stack.push(Value::Bool(false));
+                        pc = target as usize;
+                    }
+                }
+                Op::JumpIfFalse(target) => {
+                    let v = st.pop();
+                    let t = match v {
+                        Value::Bool(b) => b,
+                        _ => tri!(self.truthy(&v)),
+                    };
+                    if !t {
+                        pc = target as usize;
+                    }
+                }
+                Op::JumpIfFalseOrPop(target) | Op::JumpIfTrueOrPop(target) => {
+                    let v = st.stack.last().cloned().unwrap_or(Value::None);
+                    let t = tri!(self.truthy(&v));
+                    if t == matches!(op, Op::JumpIfTrueOrPop(_)) {
+                        pc = target as usize;
+                    } else {
+                        st.stack.pop();
+                    }
+                }
+                Op::Jump(target) => pc = target as usize,
+                Op::GetAttr(i) => {
+                    let o = st.pop();
+                    let v = tri!(self.get_attr(&o, &code.names[i as usize]));
+                    st.stack.push(v);
+                }
+                Op::SetAttr(i) => {
+                    let o = st.pop();
+                    let v = st.pop();
+                    tri!(self.set_attr(&o, &code.names[i as usize], v));
+                }
+                Op::SetAttrTop(i) => {
+                    let v = st.pop();
+                    let o = st.pop();
+                    tri!(self.set_attr(&o, &code.names[i as usize], v));
+                }
+                Op::GetItem => {
+                    let i = st.pop();
+                    let o = st.pop();
+                    let v = tri!(self.get_item(&o, &i));
+                    st.stack.push(v);
+                }
+                Op::SetItem => {
+                    let i = st.pop();
+                    let o = st.pop();
+                    let v = st.pop();
+                    tri!(self.set_item(&o, i, v));
+                }
+                Op::SetItemTop => {
+                    let v = st.pop();
+                    let i = st.pop();
+                    let o = st.pop();
+                    tri!(self.set_item(&o, i, v));
+                }
+                Op::AugBinary(o, extend) => {
+                    let rhs = st.pop();
+                    let cur = st.pop();
+                    if extend
+                        && o == BinOp::Add
+                        && let Value::List(l) = &cur
+                    {
+                        let items = tri!(self.iterate(&rhs));
+                        tri!(self.check_growth(l.borrow().len(), items.len()));
+                        l.borrow_mut().extend(items);
+                        st.stack.push(cur);
+                        continue;
+                    }
+                    let v = tri!(self.binary_op(o, &cur, &rhs));
+                    st.stack.push(v);
+                }
+                Op::AugLocal(s, o) => {
+                    let rhs = st.pop();
+                    let mut cur = st.pop();
+                    let idx = sb + s as usize;
+                    let add = o == BinOp::Add;
+                    if add && let Value::List(l) = &cur {
+                        let items = tri!(self.iterate(&rhs));
+                        tri!(self.check_growth(l.borrow().len(), items.len()));
+                        l.borrow_mut().extend(items);
+                        continue;
+                    }
+                    // `s += t` grows the bound string in place (the tree-walker's
+                    // `scope_append_str` over the slot, then the enclosing chain).
+                    if add && let (Value::Str(c), Value::Str(t)) = (&cur, &rhs) {
+                        tri!(self.check_str_len(c.len().saturating_add(t.len())));
+                        match &st.slots[idx] {
+                            Some(Value::Str(b)) if PyStr::ptr_eq(b, c) => {
+                                drop(cur);
+                                if let Some(Value::Str(b)) = &mut st.slots[idx] {
+                                    b.push_str(t);
+                                }
+                                continue;
+                            }
+                            Some(_) => {}
+                            None => {
+                                let name = &code.local_names[s as usize];
+                                match scope_append_str(&scope, name, cur, t) {
+                                    Ok(()) => continue,
+                                    Err(c) => cur = c,
+                                }
+                            }
+                        }
+                    }
+                    let v = tri!(self.binary_op(o, &cur, &rhs));
+                    st.store(idx, &code.local_names[s as usize], &scope, v);
+                }
+                Op::BuildList(n) => {
+                    let base = st.stack.len() - n as usize;
+                    let items: Vec<Value> = st.stack.drain(base..).collect();
+                    st.stack.push(Value::list(items));
+                }
+                Op::BuildTuple(n) => {
+                    let base = st.stack.len() - n as usize;
+                    let items: Vec<Value> = st.stack.drain(base..).collect();
+                    st.stack.push(Value::tuple(items));
+                }
+                Op::NewDict => st.stack.push(Value::dict(Dict::default())),
+                Op::DictInsert => {
+                    let v = st.pop();
+                    let k = st.pop();
+                    let k = tri!(self.hash_key(&k));
+                    if let Some(Value::Dict(d)) = st.stack.last() {
+                        d.borrow_mut().insert(k, v);
+                    }
+                }
+                Op::Call(n) => {
+                    let n = n as usize;
+                    let base = st.stack.len() - n;
+                    let compiled = match &st.stack[base - 1] {
+                        Value::Func(f) if plain_shape(f, n) => {
+                            self.vm_code_of(f).map(|c| (f.clone(), c))
+                        }
+                        _ => None,
+                    };
+                    if let Some((f, c)) = compiled {
+                        if self.depth >= self.limits.max_depth {
+                            tri!(Err(
+                                self.err("RecursionError", "maximum recursion depth exceeded")
+                            ));
+                        }
+                        tri!(self.tick());
+                        if let Some(fr) = st.frames.last_mut() {
+                            fr.pc = pc - 1;
+                            fr.scope = scope.clone();
+                        }
+                        self.vm_push_frame(st, f, c, n, None);
+                        // The callee value under the arguments.
+                        let callee_at = st.stack.len() - 1;
+                        st.stack.remove(callee_at);
+                        if let Some(fr) = st.frames.last_mut() {
+                            fr.stack_base = callee_at;
+                        }
+                        enter_top!(false);
+                        continue;
+                    }
+                    let args: Vec<Value> = st.stack.drain(base..).collect();
+                    let f = st.pop();
+                    let v = tri!(self.call_value(&f, args, Vec::new()));
+                    st.stack.push(v);
+                }
+                Op::CallKw(npos, k) => {
+                    let kwn = &code.kwnames[k as usize];
+                    let base = st.stack.len() - npos as usize - kwn.len();
+                    let mut args: Vec<Value> = st.stack.drain(base..).collect();
+                    let kwv = args.split_off(npos as usize);
+                    let kw: Vec<(Rc<str>, Value)> = kwn.iter().cloned().zip(kwv).collect();
+                    let f = st.pop();
+                    let v = tri!(self.call_value(&f, args, kw));
+                    st.stack.push(v);
+                }
+                Op::CallMethod(i, n) => {
+                    let n = n as usize;
+                    let name = &code.names[i as usize];
+                    let base = st.stack.len() - n;
+                    let recv = &st.stack[base - 1];
+                    let method = match recv {
+                        Value::Instance(inst) if Self::stdlib_key(recv).is_none() => {
+                            inst.class.find_method(name)
+                        }
+                        Value::Anchor(h) => self.graph.slot(*h).class.find_method(name),
+                        _ => None,
+                    };
+                    match method {
+                        Some(f) if !f.is_static && plain_shape(&f, n) => {
+                            if let Some(c) = self.vm_code_of(&f) {
+                                if self.depth >= self.limits.max_depth {
+                                    tri!(Err(self.err(
+                                        "RecursionError",
+                                        "maximum recursion depth exceeded"
+                                    )));
+                                }
+                                tri!(self.tick());
+                                if let Some(fr) = st.frames.last_mut() {
+                                    fr.pc = pc - 1;
+                                    fr.scope = scope.clone();
+                                }
+                                let this = st.stack[base - 1].clone();
+                                self.vm_push_frame(st, f, c, n, Some(this));
+                                let recv_at = st.stack.len() - 1;
+                                st.stack.remove(recv_at);
+                                if let Some(fr) = st.frames.last_mut() {
+                                    fr.stack_base = recv_at;
+                                }
+                                enter_top!(false);
+                                continue;
+                            }
+                            let args: Vec<Value> = st.stack.drain(base..).collect();
+                            let recv = st.pop();
+                            let v =
+                                tri!(self.call_function(&f, Some(recv), args, Vec::new(), None));
+                            st.stack.push(v);
+                        }
+                        _ => {
+                            let name = name.clone();
+                            let args: Vec<Value> = st.stack.drain(base..).collect();
+                            let recv = st.pop();
+                            let v = tri!(self.call_method_value(&recv, &name, args, Vec::new()));
+                            st.stack.push(v);
+                        }
+                    }
+                }
+                Op::CallMethodKw(i, npos, k) => {
+                    let kwn = &code.kwnames[k as usize];
+                    let base = st.stack.len() - npos as usize - kwn.len();
+                    let mut args: Vec<Value> = st.stack.drain(base..).collect();
+                    let kwv = args.split_off(npos as usize);
+                    let kw: Vec<(Rc<str>, Value)> = kwn.iter().cloned().zip(kwv).collect();
+                    let recv = st.pop();
+                    let name = code.names[i as usize].clone();
+                    let v = tri!(self.call_method_value(&recv, &name, args, kw));
+                    st.stack.push(v);
+                }
+                Op::Return | Op::ReturnNone => {
+                    let v = if matches!(op, Op::Return) {
+                        st.pop()
+                    } else {
+                        Value::None
+                    };
+                    if st.frames.len() <= 1 {
+                        return Ok(v);
+                    }
+                    if let Some(f) = st.frames.pop() {
+                        st.slots.truncate(f.slot_base);
+                        st.stack.truncate(f.stack_base);
+                        st.iters.truncate(f.iter_base);
+                    }
+                    self.depth -= 1;
+                    st.stack.push(v);
+                    enter_top!(true);
+                }
+                Op::GetIter(comprehension) => {
+                    let v = st.pop();
+                    let it = match v {
+                        Value::Range(start, stop, step) => VmIter::Range {
+                            next: start,
+                            stop,
+                            step,
+                            done: false,
+                        },
+                        Value::Generator(g) if !comprehension => VmIter::Gen(g),
+                        other => VmIter::Items(tri!(self.iterate(&other)).into_iter()),
+                    };
+                    st.iters.push(it);
+                }
+                Op::ForIter(exit) => {
+                    let item = match st.iters.last_mut() {
+                        Some(VmIter::Range {
+                            next,
+                            stop,
+                            step,
+                            done,
+                        }) => {
+                            let (i, stop, step) = (*next, *stop, *step);
+                            if !*done && ((step > 0 && i < stop) || (step < 0 && i > stop)) {
+                                match i.checked_add(step) {
+                                    Some(n) => *next = n,
+                                    None => *done = true,
+                                }
+                                Some(Value::Int(i))
+                            } else {
+                                None
+                            }
+                        }
+                        Some(VmIter::Items(items)) => items.next(),
+                        Some(VmIter::Gen(g)) => {
+                            let g = g.clone();
+                            tri!(self.poll());
+                            match tri!(self.gen_resume(&g, Value::None)) {
+                                GenStep::Yielded(v) => {
+                                    st.stack.push(v);
+                                    continue;
+                                }
+                                GenStep::Returned(_) => None,
+                            }
+                        }
+                        None => None,
+                    };
+                    match item {
+                        Some(v) => {
+                            tri!(self.poll());
+                            st.stack.push(v);
+                        }
+                        None => {
+                            st.iters.pop();
+                            pc = exit as usize;
+                        }
+                    }
+                }
+                Op::PopIter => {
+                    st.iters.pop();
+                }
+                Op::StoreName(i) => {
+                    let v = st.pop();
+                    scope_set(&scope, &code.names[i as usize], v);
+                }
+                Op::DefineName(i) => {
+                    let v = st.pop();
+                    scope_define(&scope, code.names[i as usize].clone(), v);
+                }
+                Op::AugName(i, o) => {
+                    let rhs = st.pop();
+                    let cur = st.pop();
+                    let name = &code.names[i as usize];
+                    let add = o == BinOp::Add;
+                    if add && let Value::List(l) = &cur {
+                        let items = tri!(self.iterate(&rhs));
+                        tri!(self.check_growth(l.borrow().len(), items.len()));
+                        l.borrow_mut().extend(items);
+                        continue;
+                    }
+                    let cur = match (&cur, &rhs) {
+                        (Value::Str(c), Value::Str(t)) if add => {
+                            tri!(self.check_str_len(c.len().saturating_add(t.len())));
+                            match scope_append_str(&scope, name, cur, t) {
+                                Ok(()) => continue,
+                                Err(cur) => cur,
+                            }
+                        }
+                        _ => cur,
+                    };
+                    let v = tri!(self.binary_op(o, &cur, &rhs));
+                    scope_set(&scope, name, v);
+                }
+                Op::EvalAst(i) => {
+                    let Some(mctx) = mctx else {
+                        return Ok(Value::None);
+                    };
+                    // Inside a comprehension: its scope.
+                    let inner;
+                    let ctx = if Rc::ptr_eq(&scope, &mctx.scope) {
+                        mctx
+                    } else {
+                        inner = Ctx {
+                            scope: scope.clone(),
+                            ..mctx.clone()
+                        };
+                        &inner
+                    };
+                    let v = tri!(self.eval(&code.exprs[i as usize], ctx));
+                    st.stack.push(v);
+                }
+                Op::EnterScope => {
+                    let inner = Scope::new_ref(Some(scope.clone()));
+                    st.scopes.push(std::mem::replace(&mut scope, inner));
+                }
+                Op::ExitScope => {
+                    if let Some(outer) = st.scopes.pop() {
+                        scope = outer;
+                    }
+                }
+                Op::UnpackDefine(k) => {
+                    let v = st.pop();
+                    let names = &code.kwnames[k as usize];
+                    if let Value::Tuple(t) = &v
+                        && t.len() == names.len()
+                    {
+                        for (n, x) in names.iter().zip(t.iter()) {
+                            scope_define(&scope, n.clone(), x.clone());
+                        }
+                        continue;
+                    }
+                    let vals = tri!(self.iterate(&v));
+                    if vals.len() != names.len() {
+                        tri!(Err(self.err(
+                            "ValueError",
+                            format!(
+                                "not enough values to unpack (expected {}, got {})",
+                                names.len(),
+                                vals.len()
+                            ),
+                        )));
+                    }
+                    for (n, x) in names.iter().zip(vals) {
+                        scope_define(&scope, n.clone(), x);
+                    }
+                }
+                Op::ListAppend => {
+                    let v = st.pop();
+                    if let Some(Value::List(l)) = st.stack.last() {
+                        let len = l.borrow().len();
+                        tri!(self.check_growth(len, 1));
+                        if let Some(Value::List(l)) = st.stack.last() {
+                            l.borrow_mut().push(v);
+                        }
+                    }
+                }
+                Op::NewSet => st
+                    .stack
+                    .push(Value::Set(Rc::new(std::cell::RefCell::new(Set::default())))),
+                Op::SetAdd => {
+                    let v = st.pop();
+                    let k = tri!(self.hash_key(&v));
+                    if let Some(Value::Set(out)) = st.stack.last() {
+                        let out = out.clone();
+                        let len = out.borrow().len();
+                        if len >= self.max_collection_items() && !out.borrow().contains(&k) {
+                            tri!(self.check_growth(len, 1));
+                        }
+                        out.borrow_mut().insert(k);
+                    }
+                }
+                Op::DictPut => {
+                    let v = st.pop();
+                    let k = st.pop();
+                    let k = tri!(self.hash_key(&k));
+                    if let Some(Value::Dict(out)) = st.stack.last() {
+                        let out = out.clone();
+                        let len = out.borrow().len();
+                        if len >= self.max_collection_items() && !out.borrow().contains_key(&k) {
+                            tri!(self.check_growth(len, 1));
+                        }
+                        out.borrow_mut().insert(k, v);
+                    }
+                }
+                Op::ExecAst(i) => {
+                    let Some(ctx) = mctx else {
+                        return Ok(Value::None);
+                    };
+                    tri!(self.exec_stmt(&code.stmts[i as usize], ctx));
+                }
+            }
+        }
+    }
+}

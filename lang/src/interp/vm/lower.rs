@@ -1,0 +1,886 @@
+//! Lowering a def body to bytecode. `None` (the body stays on the tree-walker) as soon
+//! as any construct outside the subset appears; nothing is half-compiled.
+//!
+//! Names: the parameters and every name the body assigns (plain, typed and augmented
+//! assignment, loop targets) get slots; every other name is read through the closure
+//! chain by name (`LoadGlobal`). That is exact because nothing else in the subset can
+//! bind a name in the frame (no nested defs, lambdas, `del`, `except ... as`, walrus,
+//! `glob`, comprehensions), and `StoreLocal` rebinds an enclosing binding when the slot
+//! is unbound, as the tree-walker's `scope_set` does.
+
+use super::{Code, Op};
+use crate::ast::{self, Arg, ExprKind as E, StmtKind as S};
+use crate::interp::value::{Function, Value};
+use crate::span::Span;
+use std::rc::Rc;
+
+/// The body uses something outside the subset.
+struct Unsupported;
+
+type L<T> = Result<T, Unsupported>;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LoopKind {
+    /// A `for` loop: its iterator is on the iterator stack.
+    For,
+    /// `while`, `for ... while ... with ...`, the forever loop: nothing to pop.
+    Plain,
+}
+
+struct LoopCtx {
+    kind: LoopKind,
+    /// Jumps to patch to the loop's end.
+    breaks: Vec<usize>,
+    /// Jumps to patch to the loop's continue point.
+    continues: Vec<usize>,
+}
+
+struct Lower {
+    ops: Vec<Op>,
+    spans: Vec<Span>,
+    consts: Vec<Value>,
+    names: Vec<Rc<str>>,
+    kwnames: Vec<Vec<Rc<str>>>,
+    locals: Vec<Rc<str>>,
+    loops: Vec<LoopCtx>,
+    /// Module code (an entry block): names by name, and what is outside the subset
+    /// runs on the tree-walker in place (`EvalAst`/`ExecAst`).
+    module: bool,
+    exprs: Vec<ast::Expr>,
+    stmts: Vec<ast::Stmt>,
+}
+
+/// Lengths of the tables before an attempt, to undo it.
+struct Mark {
+    ops: usize,
+    consts: usize,
+    names: usize,
+    kwnames: usize,
+    exprs: usize,
+    stmts: usize,
+    loops: usize,
+    breaks: usize,
+    continues: usize,
+}
+
+/// Lower `func`'s `body`, or `None` when it is outside the subset.
+pub(super) fn lower(func: &Function, body: &[ast::Stmt]) -> Option<Code> {
+    let mut l = Lower {
+        ops: Vec::new(),
+        spans: Vec::new(),
+        consts: Vec::new(),
+        names: Vec::new(),
+        kwnames: Vec::new(),
+        locals: func.params.iter().map(|p| p.name.clone()).collect(),
+        loops: Vec::new(),
+        module: false,
+        exprs: Vec::new(),
+        stmts: Vec::new(),
+    };
+    collect_locals(body, &mut l.locals);
+    l.body(body).ok()?;
+    Some(l.finish())
+}
+
+/// Lower an entry block (module code): every name by name in the module scope, the
+/// statements and expressions outside the subset run by the tree-walker in place.
+/// `None` when a statement's control flow would leave the block or a compiled loop
+/// (`return`, `skip`, a `break` outside any loop of the statement, ...).
+pub(super) fn lower_module(body: &[ast::Stmt]) -> Option<Code> {
+    let mut l = Lower {
+        ops: Vec::new(),
+        spans: Vec::new(),
+        consts: Vec::new(),
+        names: Vec::new(),
+        kwnames: Vec::new(),
+        locals: Vec::new(),
+        loops: Vec::new(),
+        module: true,
+        exprs: Vec::new(),
+        stmts: Vec::new(),
+    };
+    l.block(body).ok()?;
+    l.emit(Op::ReturnNone, Span::DUMMY);
+    Some(l.finish())
+}
+
+/// Whether running `s` on its own could end in a flow other than normal completion
+/// (a `return`, `skip`, `disengage`, or a `break`/`continue` not inside one of its
+/// own loops; a `break` inside a `switch` case ends the switch).
+fn escapes(s: &ast::Stmt, in_loop: bool, in_switch: bool) -> bool {
+    let block = |b: &[ast::Stmt], l: bool, sw: bool| b.iter().any(|s| escapes(s, l, sw));
+    let opt = |b: &Option<Vec<ast::Stmt>>, l: bool, sw: bool| {
+        b.as_deref().is_some_and(|b| block(b, l, sw))
+    };
+    match &s.kind {
+        S::Return(_) | S::Skip | S::Disengage => true,
+        S::Break => !in_loop && !in_switch,
+        S::Continue => !in_loop,
+        S::If {
+            body,
+            elifs,
+            orelse,
+            ..
+        } => {
+            block(body, in_loop, in_switch)
+                || elifs.iter().any(|(_, b)| block(b, in_loop, in_switch))
+                || opt(orelse, in_loop, in_switch)
+        }
+        S::While { body, orelse, .. }
+        | S::For { body, orelse, .. }
+        | S::IterFor { body, orelse, .. } => {
+            block(body, true, false) || opt(orelse, in_loop, in_switch)
+        }
+        S::Forever { body } => block(body, true, false),
+        S::Try {
+            body,
+            handlers,
+            orelse,
+            finally,
+        } => {
+            block(body, in_loop, in_switch)
+                || handlers.iter().any(|h| block(&h.body, in_loop, in_switch))
+                || opt(orelse, in_loop, in_switch)
+                || opt(finally, in_loop, in_switch)
+        }
+        S::Match { cases, .. } => cases.iter().any(|c| block(&c.body, in_loop, in_switch)),
+        S::Switch { cases, .. } => cases.iter().any(|c| block(&c.body, in_loop, true)),
+        S::TypedContext { body, .. } => block(body, in_loop, in_switch),
+        S::Visit { orelse, .. } => opt(orelse, in_loop, in_switch),
+        _ => false,
+    }
+}
+
+/// Every name `stmts` assign, in order of first appearance, appended to `out`.
+fn collect_locals(stmts: &[ast::Stmt], out: &mut Vec<Rc<str>>) {
+    let add = |n: &Rc<str>, out: &mut Vec<Rc<str>>| {
+        if !out.iter().any(|x| x == n) {
+            out.push(n.clone());
+        }
+    };
+    for s in stmts {
+        match &s.kind {
+            S::Assign { targets, .. } => {
+                for t in targets {
+                    if let E::Name(n) = &t.kind {
+                        add(n, out);
+                    }
+                }
+            }
+            S::AugAssign { target, .. } => {
+                if let E::Name(n) = &target.kind {
+                    add(n, out);
+                }
+            }
+            S::If {
+                body,
+                elifs,
+                orelse,
+                ..
+            } => {
+                collect_locals(body, out);
+                for (_, b) in elifs {
+                    collect_locals(b, out);
+                }
+                if let Some(b) = orelse {
+                    collect_locals(b, out);
+                }
+            }
+            S::While { body, orelse, .. } => {
+                collect_locals(body, out);
+                if let Some(b) = orelse {
+                    collect_locals(b, out);
+                }
+            }
+            S::For {
+                target,
+                body,
+                orelse,
+                ..
+            } => {
+                if let E::Name(n) = &target.kind {
+                    add(n, out);
+                }
+                collect_locals(body, out);
+                if let Some(b) = orelse {
+                    collect_locals(b, out);
+                }
+            }
+            S::IterFor {
+                init,
+                step,
+                body,
+                orelse,
+                ..
+            } => {
+                collect_locals(std::slice::from_ref(&**init), out);
+                collect_locals(std::slice::from_ref(&**step), out);
+                collect_locals(body, out);
+                if let Some(b) = orelse {
+                    collect_locals(b, out);
+                }
+            }
+            S::Forever { body } => collect_locals(body, out),
+            _ => {}
+        }
+    }
+}
+
+impl Lower {
+    fn finish(self) -> Code {
+        Code {
+            ops: self.ops,
+            spans: self.spans,
+            consts: self.consts,
+            names: self.names,
+            kwnames: self.kwnames,
+            local_names: self.locals,
+            exprs: self.exprs,
+            stmts: self.stmts,
+        }
+    }
+
+    fn mark(&self) -> Mark {
+        let top = self.loops.last();
+        Mark {
+            ops: self.ops.len(),
+            consts: self.consts.len(),
+            names: self.names.len(),
+            kwnames: self.kwnames.len(),
+            exprs: self.exprs.len(),
+            stmts: self.stmts.len(),
+            loops: self.loops.len(),
+            breaks: top.map_or(0, |l| l.breaks.len()),
+            continues: top.map_or(0, |l| l.continues.len()),
+        }
+    }
+
+    fn undo(&mut self, m: &Mark) {
+        self.ops.truncate(m.ops);
+        self.spans.truncate(m.ops);
+        self.consts.truncate(m.consts);
+        self.names.truncate(m.names);
+        self.kwnames.truncate(m.kwnames);
+        self.exprs.truncate(m.exprs);
+        self.stmts.truncate(m.stmts);
+        self.loops.truncate(m.loops);
+        if let Some(top) = self.loops.last_mut() {
+            top.breaks.truncate(m.breaks);
+            top.continues.truncate(m.continues);
+        }
+    }
+
+    fn emit(&mut self, op: Op, span: Span) -> usize {
+        self.ops.push(op);
+        self.spans.push(span);
+        self.ops.len() - 1
+    }
+
+    fn here(&self) -> u32 {
+        self.ops.len() as u32
+    }
+
+    /// Point the jump at `at` to `target`.
+    fn patch(&mut self, at: usize, target: u32) {
+        self.ops[at] = match self.ops[at] {
+            Op::Jump(_) => Op::Jump(target),
+            Op::JumpIfFalse(_) => Op::JumpIfFalse(target),
+            Op::JumpIfFalseOrPop(_) => Op::JumpIfFalseOrPop(target),
+            Op::JumpIfTrueOrPop(_) => Op::JumpIfTrueOrPop(target),
+            Op::CompareChain(op, _) => Op::CompareChain(op, target),
+            Op::ForIter(_) => Op::ForIter(target),
+            other => other,
+        };
+    }
+
+    fn konst(&mut self, v: Value, span: Span) {
+        let i = self.consts.len() as u32;
+        self.consts.push(v);
+        self.emit(Op::Const(i), span);
+    }
+
+    fn name(&mut self, n: &Rc<str>) -> u32 {
+        match self.names.iter().position(|x| x == n) {
+            Some(i) => i as u32,
+            None => {
+                self.names.push(n.clone());
+                (self.names.len() - 1) as u32
+            }
+        }
+    }
+
+    fn local(&self, n: &str) -> Option<u32> {
+        self.locals.iter().position(|x| &**x == n).map(|i| i as u32)
+    }
+
+    /// The function body: statements, with a trailing expression without `;` as the
+    /// value (`run_frame`'s rule: evaluated without a statement tick).
+    fn body(&mut self, body: &[ast::Stmt]) -> L<()> {
+        if let Some((last, init)) = body.split_last()
+            && let S::Expr(e) = &last.kind
+            && last.span.end == e.span.end
+        {
+            self.block(init)?;
+            self.expr(e)?;
+            self.emit(Op::Return, last.span);
+            return Ok(());
+        }
+        self.block(body)?;
+        self.emit(Op::ReturnNone, Span::DUMMY);
+        Ok(())
+    }
+
+    fn block(&mut self, stmts: &[ast::Stmt]) -> L<()> {
+        for s in stmts {
+            self.stmt(s)?;
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt) -> L<()> {
+        if !self.module {
+            return self.stmt_inner(s);
+        }
+        let m = self.mark();
+        match self.stmt_inner(s) {
+            Ok(()) => Ok(()),
+            Err(Unsupported) => {
+                self.undo(&m);
+                if escapes(s, false, false) {
+                    return Err(Unsupported);
+                }
+                // `exec_stmt` ticks and records the statement span itself.
+                self.stmts.push(s.clone());
+                self.emit(Op::ExecAst((self.stmts.len() - 1) as u32), s.span);
+                Ok(())
+            }
+        }
+    }
+
+    fn stmt_inner(&mut self, s: &ast::Stmt) -> L<()> {
+        let sp = s.span;
+        self.emit(Op::Tick, sp);
+        match &s.kind {
+            S::Empty | S::Declare { .. } => {}
+            S::Expr(e) => {
+                self.expr(e)?;
+                self.emit(Op::Pop, sp);
+            }
+            S::Assign { targets, ty, value } => {
+                self.expr(value)?;
+                if ty.is_some()
+                    && targets.len() == 1
+                    && let E::Name(n) = &targets[0].kind
+                {
+                    if self.module {
+                        let i = self.name(n);
+                        self.emit(Op::DefineName(i), sp);
+                        return Ok(());
+                    }
+                    let slot = self.local(n).ok_or(Unsupported)?;
+                    self.emit(Op::DefineLocal(slot), sp);
+                    return Ok(());
+                }
+                for (i, t) in targets.iter().enumerate() {
+                    if i + 1 < targets.len() {
+                        self.emit(Op::Dup, sp);
+                    }
+                    self.store(t, sp)?;
+                }
+            }
+            S::AugAssign { target, op, value } => match &target.kind {
+                E::Name(n) if self.module => {
+                    let i = self.name(n);
+                    self.emit(Op::LoadGlobal(i), sp);
+                    self.expr(value)?;
+                    self.emit(Op::AugName(i, *op), sp);
+                }
+                E::Name(n) => {
+                    let slot = self.local(n).ok_or(Unsupported)?;
+                    self.emit(Op::LoadLocal(slot), sp);
+                    self.expr(value)?;
+                    self.emit(Op::AugLocal(slot, *op), sp);
+                }
+                E::Attr { obj, name, .. } => {
+                    let n = self.name(&name.name);
+                    self.expr(obj)?;
+                    self.emit(Op::Dup, sp);
+                    self.emit(Op::GetAttr(n), sp);
+                    self.expr(value)?;
+                    self.emit(Op::AugBinary(*op, true), sp);
+                    self.emit(Op::SetAttrTop(n), sp);
+                }
+                E::Index { obj, index, .. } if !matches!(index.kind, E::Slice { .. }) => {
+                    self.expr(obj)?;
+                    self.expr(index)?;
+                    self.emit(Op::Dup2, sp);
+                    self.emit(Op::GetItem, sp);
+                    self.expr(value)?;
+                    self.emit(Op::AugBinary(*op, false), sp);
+                    self.emit(Op::SetItemTop, sp);
+                }
+                _ => return Err(Unsupported),
+            },
+            S::If {
+                cond,
+                body,
+                elifs,
+                orelse,
+            } => {
+                let mut ends = Vec::new();
+                self.expr(cond)?;
+                let mut skip = self.emit(Op::JumpIfFalse(0), sp);
+                self.block(body)?;
+                ends.push(self.emit(Op::Jump(0), sp));
+                for (c, b) in elifs {
+                    let at = self.here();
+                    self.patch(skip, at);
+                    self.expr(c)?;
+                    skip = self.emit(Op::JumpIfFalse(0), sp);
+                    self.block(b)?;
+                    ends.push(self.emit(Op::Jump(0), sp));
+                }
+                let at = self.here();
+                self.patch(skip, at);
+                if let Some(b) = orelse {
+                    self.block(b)?;
+                }
+                let end = self.here();
+                for j in ends {
+                    self.patch(j, end);
+                }
+            }
+            S::While { cond, body, orelse } => {
+                let head = self.here();
+                self.emit(Op::Poll, sp);
+                self.expr(cond)?;
+                let exit = self.emit(Op::JumpIfFalse(0), sp);
+                self.loop_body(LoopKind::Plain, body, head, sp, exit, orelse.as_deref())?;
+            }
+            S::Forever { body } => {
+                let head = self.here();
+                self.emit(Op::Poll, sp);
+                self.loops.push(LoopCtx {
+                    kind: LoopKind::Plain,
+                    breaks: Vec::new(),
+                    continues: Vec::new(),
+                });
+                self.block(body)?;
+                self.emit(Op::Jump(head), sp);
+                let ctx = self.loops.pop().ok_or(Unsupported)?;
+                self.close_loop(ctx, head);
+            }
+            S::For {
+                target,
+                iter,
+                body,
+                orelse,
+            } => {
+                let E::Name(n) = &target.kind else {
+                    return Err(Unsupported);
+                };
+                let store = if self.module {
+                    Op::StoreName(self.name(n))
+                } else {
+                    Op::StoreLocal(self.local(n).ok_or(Unsupported)?)
+                };
+                self.expr(iter)?;
+                self.emit(Op::GetIter(false), sp);
+                let head = self.here();
+                let exit = self.emit(Op::ForIter(0), sp);
+                self.emit(store, sp);
+                self.loop_body(LoopKind::For, body, head, sp, exit, orelse.as_deref())?;
+            }
+            S::IterFor {
+                init,
+                cond,
+                step,
+                body,
+                orelse,
+            } => {
+                self.stmt(init)?;
+                let head = self.here();
+                self.emit(Op::Poll, sp);
+                self.expr(cond)?;
+                let exit = self.emit(Op::JumpIfFalse(0), sp);
+                self.loops.push(LoopCtx {
+                    kind: LoopKind::Plain,
+                    breaks: Vec::new(),
+                    continues: Vec::new(),
+                });
+                self.block(body)?;
+                let step_at = self.here();
+                self.stmt(step)?;
+                self.emit(Op::Jump(head), sp);
+                let ctx = self.loops.pop().ok_or(Unsupported)?;
+                let at = self.here();
+                self.patch(exit, at);
+                if let Some(b) = orelse {
+                    self.block(b)?;
+                }
+                self.close_loop(ctx, step_at);
+            }
+            S::Return(v) => match v {
+                Some(e) => {
+                    self.expr(e)?;
+                    self.emit(Op::Return, sp);
+                }
+                None => {
+                    self.emit(Op::ReturnNone, sp);
+                }
+            },
+            S::Break => {
+                let kind = self.loops.last().ok_or(Unsupported)?.kind;
+                if kind == LoopKind::For {
+                    self.emit(Op::PopIter, sp);
+                }
+                let j = self.emit(Op::Jump(0), sp);
+                if let Some(l) = self.loops.last_mut() {
+                    l.breaks.push(j);
+                }
+            }
+            S::Continue => {
+                self.loops.last().ok_or(Unsupported)?;
+                let j = self.emit(Op::Jump(0), sp);
+                if let Some(l) = self.loops.last_mut() {
+                    l.continues.push(j);
+                }
+            }
+            _ => return Err(Unsupported),
+        }
+        Ok(())
+    }
+
+    /// The body of a `while`/`for` whose head is at `head` and whose exit jump (taken
+    /// when the condition fails or the iterator is done) is `exit`; then the `else`
+    /// block, which `break` skips.
+    fn loop_body(
+        &mut self,
+        kind: LoopKind,
+        body: &[ast::Stmt],
+        head: u32,
+        sp: Span,
+        exit: usize,
+        orelse: Option<&[ast::Stmt]>,
+    ) -> L<()> {
+        self.loops.push(LoopCtx {
+            kind,
+            breaks: Vec::new(),
+            continues: Vec::new(),
+        });
+        self.block(body)?;
+        self.emit(Op::Jump(head), sp);
+        let ctx = self.loops.pop().ok_or(Unsupported)?;
+        let at = self.here();
+        self.patch(exit, at);
+        if let Some(b) = orelse {
+            self.block(b)?;
+        }
+        self.close_loop(ctx, head);
+        Ok(())
+    }
+
+    /// Patch a finished loop's `break`s to here and its `continue`s to `cont`.
+    fn close_loop(&mut self, ctx: LoopCtx, cont: u32) {
+        let end = self.here();
+        for j in ctx.breaks {
+            self.patch(j, end);
+        }
+        for j in ctx.continues {
+            self.patch(j, cont);
+        }
+    }
+
+    /// Assign the value on top of the stack to `target` (statement span `sp`).
+    fn store(&mut self, target: &ast::Expr, sp: Span) -> L<()> {
+        match &target.kind {
+            E::Name(n) if self.module => {
+                let i = self.name(n);
+                self.emit(Op::StoreName(i), sp);
+            }
+            E::Name(n) => {
+                let slot = self.local(n).ok_or(Unsupported)?;
+                self.emit(Op::StoreLocal(slot), sp);
+            }
+            E::Attr { obj, name, .. } => {
+                let n = self.name(&name.name);
+                self.expr(obj)?;
+                self.emit(Op::SetAttr(n), sp);
+            }
+            E::Index { obj, index, .. } if !matches!(index.kind, E::Slice { .. }) => {
+                self.expr(obj)?;
+                self.expr(index)?;
+                self.emit(Op::SetItem, sp);
+            }
+            _ => return Err(Unsupported),
+        }
+        Ok(())
+    }
+
+    fn expr(&mut self, e: &ast::Expr) -> L<()> {
+        if !self.module {
+            return self.expr_inner(e);
+        }
+        let m = self.mark();
+        match self.expr_inner(e) {
+            Ok(()) => Ok(()),
+            Err(Unsupported) => {
+                self.undo(&m);
+                self.exprs.push(e.clone());
+                self.emit(Op::EvalAst((self.exprs.len() - 1) as u32), e.span);
+                Ok(())
+            }
+        }
+    }
+
+    fn expr_inner(&mut self, e: &ast::Expr) -> L<()> {
+        let sp = e.span;
+        match &e.kind {
+            E::None | E::Ellipsis => self.konst(Value::None, sp),
+            E::Bool(b) => self.konst(Value::Bool(*b), sp),
+            E::Int(i) => self.konst(Value::Int(*i), sp),
+            E::Float(f) => self.konst(Value::Float(*f), sp),
+            E::Str(s) => self.konst(Value::Str(s.clone().into()), sp),
+            E::Name(n) => {
+                if let Some(slot) = self.local(n) {
+                    self.emit(Op::LoadLocal(slot), sp);
+                } else {
+                    let i = self.name(n);
+                    self.emit(Op::LoadGlobal(i), sp);
+                }
+            }
+            E::Special(ast::SpecialRef::SelfRef) => {
+                self.emit(Op::LoadSelf, sp);
+            }
+            E::Special(ast::SpecialRef::Here) => {
+                self.emit(Op::LoadHere, sp);
+            }
+            E::Special(ast::SpecialRef::Visitor) => {
+                self.emit(Op::LoadVisitor, sp);
+            }
+            E::List(items) | E::Tuple(items) => {
+                for it in items {
+                    if matches!(it.kind, E::Starred(_)) {
+                        return Err(Unsupported);
+                    }
+                    self.expr(it)?;
+                }
+                let n = items.len() as u32;
+                let op = if matches!(e.kind, E::List(_)) {
+                    Op::BuildList(n)
+                } else {
+                    Op::BuildTuple(n)
+                };
+                self.emit(op, sp);
+            }
+            E::Dict(items) => {
+                self.emit(Op::NewDict, sp);
+                for it in items {
+                    let ast::DictItem::Pair(k, v) = it else {
+                        return Err(Unsupported);
+                    };
+                    self.expr(k)?;
+                    self.expr(v)?;
+                    self.emit(Op::DictInsert, sp);
+                }
+            }
+            E::Attr {
+                obj,
+                name,
+                null_safe: false,
+            } => {
+                self.expr(obj)?;
+                let n = self.name(&name.name);
+                self.emit(Op::GetAttr(n), sp);
+            }
+            E::Index {
+                obj,
+                index,
+                null_safe: false,
+            } if !matches!(index.kind, E::Slice { .. }) => {
+                self.expr(obj)?;
+                self.expr(index)?;
+                self.emit(Op::GetItem, sp);
+            }
+            E::Call { func, args } => self.call(func, args, sp)?,
+            E::Unary { op, operand } => match (op, &operand.kind) {
+                // Folded: the literal's negation cannot fail.
+                (ast::UnaryOp::Neg, E::Int(i)) => self.konst(Value::Int(-*i), sp),
+                (ast::UnaryOp::Neg, E::Float(f)) => self.konst(Value::Float(-*f), sp),
+                _ => {
+                    self.expr(operand)?;
+                    self.emit(Op::Unary(*op), sp);
+                }
+            },
+            E::Binary { op, left, right } => {
+                self.expr(left)?;
+                self.expr(right)?;
+                self.emit(Op::Binary(*op), sp);
+            }
+            E::BoolOp { op, left, right } => {
+                self.expr(left)?;
+                let j = match op {
+                    ast::BoolOp::And => self.emit(Op::JumpIfFalseOrPop(0), sp),
+                    ast::BoolOp::Or => self.emit(Op::JumpIfTrueOrPop(0), sp),
+                };
+                self.expr(right)?;
+                let end = self.here();
+                self.patch(j, end);
+            }
+            E::Compare { left, ops } => {
+                self.expr(left)?;
+                let mut links = Vec::new();
+                for (i, (op, re)) in ops.iter().enumerate() {
+                    self.expr(re)?;
+                    if i + 1 < ops.len() {
+                        links.push(self.emit(Op::CompareChain(*op, 0), sp));
+                    } else {
+                        self.emit(Op::Compare(*op), sp);
+                    }
+                }
+                let end = self.here();
+                for j in links {
+                    self.patch(j, end);
+                }
+            }
+            E::Ternary { cond, then, orelse } => {
+                self.expr(cond)?;
+                let skip = self.emit(Op::JumpIfFalse(0), sp);
+                self.expr(then)?;
+                let end = self.emit(Op::Jump(0), sp);
+                let at = self.here();
+                self.patch(skip, at);
+                self.expr(orelse)?;
+                let at = self.here();
+                self.patch(end, at);
+            }
+            E::Cast { expr, .. } => self.expr(expr)?,
+            E::ListComp { elt, gens } | E::SetComp { elt, gens } if self.module => {
+                let list = matches!(e.kind, E::ListComp { .. });
+                self.emit(Op::EnterScope, sp);
+                self.emit(if list { Op::BuildList(0) } else { Op::NewSet }, sp);
+                self.comprehension(gens, sp, &mut |l| {
+                    l.expr(elt)?;
+                    l.emit(if list { Op::ListAppend } else { Op::SetAdd }, sp);
+                    Ok(())
+                })?;
+                self.emit(Op::ExitScope, sp);
+            }
+            E::DictComp { key, value, gens } if self.module => {
+                self.emit(Op::EnterScope, sp);
+                self.emit(Op::NewDict, sp);
+                self.comprehension(gens, sp, &mut |l| {
+                    l.expr(key)?;
+                    l.expr(value)?;
+                    l.emit(Op::DictPut, sp);
+                    Ok(())
+                })?;
+                self.emit(Op::ExitScope, sp);
+            }
+            _ => return Err(Unsupported),
+        }
+        Ok(())
+    }
+
+    /// The loops of a comprehension (module code, in its own scope): each generator's
+    /// iterable, targets bound in the scope, conditions, then `body` innermost.
+    fn comprehension(
+        &mut self,
+        gens: &[ast::Comprehension],
+        sp: Span,
+        body: &mut dyn FnMut(&mut Lower) -> L<()>,
+    ) -> L<()> {
+        let Some((first, rest)) = gens.split_first() else {
+            return body(self);
+        };
+        self.expr(&first.iter)?;
+        self.emit(Op::GetIter(true), sp);
+        let head = self.here();
+        let exit = self.emit(Op::ForIter(0), sp);
+        match &first.target.kind {
+            E::Name(n) => {
+                let i = self.name(n);
+                self.emit(Op::DefineName(i), sp);
+            }
+            E::Tuple(items) | E::List(items) => {
+                let mut names = Vec::new();
+                for t in items {
+                    let E::Name(n) = &t.kind else {
+                        return Err(Unsupported);
+                    };
+                    names.push(n.clone());
+                }
+                self.kwnames.push(names);
+                let k = (self.kwnames.len() - 1) as u32;
+                self.emit(Op::UnpackDefine(k), sp);
+            }
+            _ => return Err(Unsupported),
+        }
+        for c in &first.conds {
+            self.expr(c)?;
+            self.emit(Op::JumpIfFalse(head), sp);
+        }
+        self.comprehension(rest, sp, body)?;
+        self.emit(Op::Jump(head), sp);
+        let at = self.here();
+        self.patch(exit, at);
+        Ok(())
+    }
+
+    /// Positional arguments then keyword arguments (in source order; any other
+    /// arrangement or a `*`/`**` argument is outside the subset): (positional count,
+    /// keyword names).
+    fn args(&mut self, args: &[Arg]) -> L<(u32, Vec<Rc<str>>)> {
+        let mut npos = 0u32;
+        let mut kw = Vec::new();
+        for a in args {
+            match a {
+                Arg::Positional(e) if kw.is_empty() => {
+                    self.expr(e)?;
+                    npos += 1;
+                }
+                Arg::Keyword(n, e) => {
+                    self.expr(e)?;
+                    kw.push(n.name.clone());
+                }
+                _ => return Err(Unsupported),
+            }
+        }
+        Ok((npos, kw))
+    }
+
+    fn call(&mut self, func: &ast::Expr, args: &[Arg], sp: Span) -> L<()> {
+        match &func.kind {
+            E::Attr {
+                obj,
+                name,
+                null_safe: false,
+            } => {
+                self.expr(obj)?;
+                let n = self.name(&name.name);
+                let (npos, kw) = self.args(args)?;
+                if kw.is_empty() {
+                    self.emit(Op::CallMethod(n, npos), sp);
+                } else {
+                    self.kwnames.push(kw);
+                    let k = (self.kwnames.len() - 1) as u32;
+                    self.emit(Op::CallMethodKw(n, npos, k), sp);
+                }
+            }
+            E::Attr { .. } => return Err(Unsupported),
+            E::Name(n) if &**n == "super" => return Err(Unsupported),
+            _ => {
+                self.expr(func)?;
+                let (npos, kw) = self.args(args)?;
+                if kw.is_empty() {
+                    self.emit(Op::Call(npos), sp);
+                } else {
+                    self.kwnames.push(kw);
+                    let k = (self.kwnames.len() - 1) as u32;
+                    self.emit(Op::CallKw(npos, k), sp);
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,205 @@
+//! The compiled execution core (issue 11, first landing): a def whose whole body uses
+//! only the supported subset is lowered once to bytecode ([`Code`]) and runs on a
+//! stack machine with heap-allocated frames (`exec.rs`); anything else stays on the
+//! tree-walker. The decision is made once per function body, at its first call, and
+//! cached on the function ([`CodeCell`]): a body is either wholly compiled or not at all.
+//!
+//! - `lower.rs`: the checked AST of a def → [`Code`] (or `None`: not in the subset);
+//! - `exec.rs`: the execution loop. Calls between compiled functions push a frame in the
+//!   same loop (no native recursion); every other call goes through the existing call
+//!   path (`Interp::call_value`, `call_function`, `call_method_value`).
+//!
+//! Semantics are the tree-walker's, exactly: the operations are the same functions
+//! (`ops.rs`), an instruction that can raise carries the span the tree-walker would
+//! record (the innermost expression, or the statement for statement-level failures),
+//! `Tick` charges the operation budget where `exec_stmt` does, calls charge it where
+//! `call_plain`/`call_function` do, and the depth limit is the same counter.
+
+mod exec;
+mod lower;
+
+use super::value::{FuncBody, Function, Value};
+use super::{Ctx, Flow, Interp, R};
+use crate::ast::{self, BinOp, CmpOp, UnaryOp};
+use crate::span::Span;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+pub(super) use exec::Stacks;
+
+/// One instruction. Operands index the code object's tables (`consts`, `names`,
+/// `local_names`, `kwnames`) or are jump targets (instruction indexes).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Op {
+    /// Start of a statement: one unit of the operation budget (`Interp::tick`).
+    Tick,
+    /// Once per loop iteration: the time check of long loops (`Interp::poll`).
+    Poll,
+    Const(u32),
+    /// Push a local slot; an unbound slot reads the name through the closure chain
+    /// (the tree-walker's scope lookup), `NameError` if unbound there too.
+    LoadLocal(u32),
+    /// Assign a local: a bound slot is rebound; else an enclosing binding of the name
+    /// (module global, builtin) is rebound, as Jac's assignment rule says; else the
+    /// slot is bound.
+    StoreLocal(u32),
+    /// `x: T = v`: binds the slot itself (`scope_define`).
+    DefineLocal(u32),
+    /// A name the function never assigns: looked up through the closure chain.
+    LoadGlobal(u32),
+    LoadSelf,
+    LoadHere,
+    LoadVisitor,
+    Pop,
+    Dup,
+    Dup2,
+    Unary(UnaryOp),
+    Binary(BinOp),
+    Compare(CmpOp),
+    /// A link of a comparison chain `a < b < c`: [a, b] → [b] if true, else jump
+    /// with `False` pushed.
+    CompareChain(CmpOp, u32),
+    JumpIfFalse(u32),
+    /// `and`: jump keeping the left value if it is false, else pop it.
+    JumpIfFalseOrPop(u32),
+    /// `or`: jump keeping the left value if it is true, else pop it.
+    JumpIfTrueOrPop(u32),
+    Jump(u32),
+    GetAttr(u32),
+    /// [value, obj] → set `obj.name = value`.
+    SetAttr(u32),
+    /// [obj, value] → set `obj.name = value` (augmented assignment).
+    SetAttrTop(u32),
+    GetItem,
+    /// [value, obj, index] → `obj[index] = value`.
+    SetItem,
+    /// [obj, index, value] → `obj[index] = value` (augmented assignment).
+    SetItemTop,
+    /// [cur, rhs] → the new value of `target op= rhs`; with the flag, a list `cur`
+    /// under `+=` is extended in place (and stays the value).
+    AugBinary(BinOp, bool),
+    /// [cur, rhs] → `local op= rhs` with the tree-walker's in-place cases (list
+    /// extension, string append), then stored.
+    AugLocal(u32, BinOp),
+    BuildList(u32),
+    BuildTuple(u32),
+    NewDict,
+    /// [dict, key, value] → [dict] with the pair inserted.
+    DictInsert,
+    /// [f, args...] → f(args).
+    Call(u32),
+    /// [f, args..., kwargs...] → f(args, names=kwargs): (positional count, kwnames index).
+    CallKw(u32, u32),
+    /// [recv, args...] → recv.name(args): (name, count).
+    CallMethod(u32, u32),
+    /// [recv, args..., kwargs...]: (name, positional count, kwnames index).
+    CallMethodKw(u32, u32, u32),
+    Return,
+    ReturnNone,
+    /// Pop an iterable, push a loop iterator (ranges lazily, generators step by step,
+    /// anything else materialised as `for` does); with the flag, a comprehension's
+    /// (generators materialised too, as `comprehend` does).
+    GetIter(bool),
+    /// Push the next item of the innermost loop iterator, or pop it and jump.
+    ForIter(u32),
+    PopIter,
+    /// Module code: `name = value` by name (`scope_set` on the module scope).
+    StoreName(u32),
+    /// Module code: `name: T = value` (`scope_define`).
+    DefineName(u32),
+    /// Module code: [cur, rhs] → `name op= rhs` by name, with the in-place cases.
+    AugName(u32, BinOp),
+    /// Module code: an expression outside the subset, evaluated by the tree-walker in
+    /// the module context (exact there, since module code keeps its names by name).
+    EvalAst(u32),
+    /// Module code: a statement outside the subset, run by the tree-walker (only
+    /// statements whose control flow cannot leave them).
+    ExecAst(u32),
+    /// Module code: enter a comprehension's own scope (a child of the current one).
+    EnterScope,
+    ExitScope,
+    /// [.., v] → bind the comprehension targets (a `kwnames` list) from a tuple or
+    /// iterable `v` in the current scope, as `assign_local` does.
+    UnpackDefine(u32),
+    /// [list, v] → [list] with `v` appended (growth bounded).
+    ListAppend,
+    /// [set, v] → [set] with `v` added.
+    SetAdd,
+    /// [dict, k, v] → [dict] with `k: v` (comprehension growth bounds).
+    DictPut,
+    /// Push an empty set.
+    NewSet,
+}
+
+/// A compiled def body.
+pub(crate) struct Code {
+    pub ops: Vec<Op>,
+    /// The span each instruction records when it raises (same index as `ops`).
+    pub spans: Vec<Span>,
+    pub consts: Vec<Value>,
+    pub names: Vec<Rc<str>>,
+    pub kwnames: Vec<Vec<Rc<str>>>,
+    /// The name of each local slot; parameters first, in order.
+    pub local_names: Vec<Rc<str>>,
+    /// Module code: the expressions and statements the tree-walker runs.
+    pub exprs: Vec<ast::Expr>,
+    pub stmts: Vec<ast::Stmt>,
+}
+
+/// The per-function cache of the lowering decision: the body it was made for (kept
+/// alive so a replaced body can never be mistaken for it) and the code, `None` when the
+/// body is outside the subset.
+pub type CodeCell = RefCell<Option<(Rc<[ast::Stmt]>, Option<Rc<Code>>)>>;
+
+/// Whether a call of `func` with `n` positional arguments and nothing else binds its
+/// parameters one to one (the tree-walker's `call_plain` shape).
+fn plain_shape(func: &Function, n: usize) -> bool {
+    func.params.len() == n
+        && !func.is_classmethod
+        && !func.is_async
+        && func.params.iter().all(|p| p.kind == ast::ParamKind::Normal)
+}
+
+impl Interp<'_> {
+    /// The compiled code of `func` when the VM is on and its body `body` is in the
+    /// subset (lowered at the first call, then cached on the function).
+    pub(super) fn vm_code(&self, func: &Function, body: &Rc<[ast::Stmt]>) -> Option<Rc<Code>> {
+        if !self.limits.vm
+            || func.captured.is_some()
+            || func.is_lambda
+            || func.is_classmethod
+            || func.is_async
+            || !func.params.iter().all(|p| p.kind == ast::ParamKind::Normal)
+        {
+            return None;
+        }
+        if let Some((b, code)) = &*func.code.borrow()
+            && Rc::ptr_eq(b, body)
+        {
+            return code.clone();
+        }
+        let code = lower::lower(func, body).map(Rc::new);
+        *func.code.borrow_mut() = Some((body.clone(), code.clone()));
+        code
+    }
+
+    /// Run an entry block (module code, `ctx` the module's context): compiled when the
+    /// VM is on and it lowers, else on the tree-walker.
+    pub(super) fn exec_entry_block(&mut self, body: &[ast::Stmt], ctx: &Ctx) -> R<Flow> {
+        if self.limits.vm
+            && let Some(code) = lower::lower_module(body)
+        {
+            return self.vm_run_module(Rc::new(code), ctx).map(|_| Flow::Normal);
+        }
+        self.exec_block(body, ctx)
+    }
+
+    /// The compiled code of `func` if it has a plain body that lowers.
+    fn vm_code_of(&self, func: &Function) -> Option<Rc<Code>> {
+        let body = match &*func.body.borrow() {
+            FuncBody::Block(b) => b.clone(),
+            _ => return None,
+        };
+        self.vm_code(func, &body)
+    }
+}

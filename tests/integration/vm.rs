@@ -1,0 +1,129 @@
+//! The compiled execution core (`lang/src/interp/vm`): limits hit inside compiled code
+//! end the run exactly as on the tree-walker (`svc run --no-vm`). The fixture suite
+//! runs both ways in `fixtures::`.
+
+use crate::{TempDir, stderr, stdout, svc_in};
+use std::time::{Duration, Instant};
+
+/// `svc run --no-store [EXTRA...] prog.svc` with and without `--no-vm`: (stdout,
+/// stderr, exit code) of each.
+fn both_ways(program: &str, extra: &[&str]) -> [(String, String, Option<i32>); 2] {
+    let dir = TempDir::new("vm");
+    dir.write("prog.svc", program);
+    let run = |no_vm: bool| {
+        let mut args = vec!["run", "--no-store"];
+        if no_vm {
+            args.push("--no-vm");
+        }
+        args.extend_from_slice(extra);
+        args.push("prog.svc");
+        let out = svc_in(dir.path(), &args);
+        (stdout(&out), stderr(&out), out.status.code())
+    };
+    [run(false), run(true)]
+}
+
+const COUNTING: &str = r#"
+def step(i: int) -> int {
+    if i % 2 == 0 {
+        return i // 2;
+    }
+    return 3 * i + 1;
+}
+
+def walk(n: int) -> int {
+    count = 0;
+    while n != 1 {
+        n = step(n);
+        count += 1;
+        print(count, n);
+    }
+    return count;
+}
+
+with entry {
+    print("steps", walk(27));
+}
+"#;
+
+#[test]
+fn operation_budget_ends_compiled_code_at_the_same_statement() {
+    for budget in ["1", "7", "40", "333", "500"] {
+        let [vm, tree] = both_ways(COUNTING, &["--max-ops", budget]);
+        assert_eq!(vm.2, Some(1), "budget {budget}: {vm:?}");
+        assert!(
+            vm.1.contains("operation budget exceeded"),
+            "budget {budget}: {}",
+            vm.1
+        );
+        assert_eq!(vm, tree, "budget {budget}");
+    }
+    let [vm, tree] = both_ways(COUNTING, &["--max-ops", "100000"]);
+    assert_eq!(vm.2, Some(0));
+    assert!(vm.0.ends_with("steps 111\n"), "{}", vm.0);
+    assert_eq!(vm, tree);
+}
+
+#[test]
+fn depth_limit_in_compiled_recursion_is_the_same_recursion_error() {
+    let program = r#"
+glob reached = 0;
+
+def down(n: int) -> int {
+    reached = n;
+    return down(n + 1) + 1;
+}
+
+with entry {
+    try {
+        down(0);
+    } except RecursionError as e {
+        print("caught", e, reached);
+    }
+    down(0);
+}
+"#;
+    for depth in ["5", "64", "400"] {
+        let [vm, tree] = both_ways(program, &["--max-depth", depth]);
+        assert_eq!(vm.2, Some(1), "{vm:?}");
+        assert!(
+            vm.1.contains("maximum recursion depth exceeded"),
+            "{}",
+            vm.1
+        );
+        assert_eq!(vm, tree, "depth {depth}");
+    }
+}
+
+#[test]
+fn time_budget_stops_a_compiled_endless_loop() {
+    let program = r#"
+def spin() -> int {
+    n = 0;
+    while True {
+        n += 1;
+    }
+    return n;
+}
+
+with entry {
+    print("before");
+    spin();
+}
+"#;
+    let dir = TempDir::new("vm");
+    dir.write("prog.svc", program);
+    let start = Instant::now();
+    let out = svc_in(
+        dir.path(),
+        &["run", "--no-store", "--timeout", "0.3", "prog.svc"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "before\n");
+    assert!(
+        stderr(&out).contains("time budget exceeded"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(start.elapsed() < Duration::from_secs(20));
+}
