@@ -48,20 +48,23 @@ impl FromRequest for TraceId {
     }
 }
 
-/// A random UUID (version 4) in its usual text form.
+/// A random UUID (version 4) in its usual text form. Written digit by digit into one
+/// 36-byte string: it is made for every call and every WebSocket message, and two
+/// `format!` passes were ~2% of a WebSocket echo's server time.
 pub fn new_trace_id() -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut id = trace_random();
     id = (id & !(0xF << 76)) | (0x4 << 76);
     id = (id & !(0x3 << 62)) | (0x2 << 62);
-    let hex = format!("{id:032x}");
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..]
-    )
+    let mut out = String::with_capacity(36);
+    for i in 0..32 {
+        if matches!(i, 8 | 12 | 16 | 20) {
+            out.push('-');
+        }
+        let nibble = (id >> (124 - 4 * i)) & 0xF;
+        out.push(HEX[nibble as usize] as char);
+    }
+    out
 }
 
 /// 128 random bits for a trace id: a per-thread SplitMix64 stream seeded once from the
@@ -314,6 +317,13 @@ mod tests {
         assert_eq!(a.len(), 36);
         assert_eq!(&a[14..15], "4");
         assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"), "{a}");
+        for (i, c) in a.char_indices() {
+            if matches!(i, 8 | 13 | 18 | 23) {
+                assert_eq!(c, '-', "{a}");
+            } else {
+                assert!(c.is_ascii_hexdigit() && !c.is_ascii_uppercase(), "{a}");
+            }
+        }
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod bridge;
 pub mod hub;
 pub mod messages;
 pub mod session;
+pub mod wire;
 
 use super::AppState;
 use super::auth;
@@ -192,28 +193,27 @@ async fn connect(
     let registry = Arc::clone(&state.ws);
     let identity = req.app_data::<web::Data<Identity>>().cloned();
     let auth = handshake_auth(&req, identity.as_deref().map(|d| &**d), endpoint.public).await;
-    let (response, session, stream) = actix_ws::handle(&req, body).map_err(|e| {
+    wire::verify(&req).map_err(|e| {
         ApiError::new(
             ErrorCode::BadRequest,
             format!("expected a WebSocket handshake: {e}"),
         )
     })?;
     let limits = registry.limits();
-    let stream = stream.max_frame_size(limits.max_frame_bytes);
     let auth = match auth {
         Ok(a) => a,
         Err(e) => {
-            let reason = e.message;
-            actix_web::rt::spawn(async move {
-                drop(stream);
-                let _ = session
-                    .close(Some(actix_ws::CloseReason {
-                        code: session::CLOSE_UNAUTHORIZED.into(),
-                        description: Some(reason),
-                    }))
-                    .await;
-            });
-            return Ok(response);
+            // Upgrade, then close at once with 4401 (the reason as the close frame's).
+            let (outbox, rx) = tokio::sync::mpsc::channel(1);
+            drop(outbox);
+            let (closer, close_rx) = tokio::sync::oneshot::channel();
+            let (gone, _) = tokio::sync::oneshot::channel();
+            let _ = closer.send(Some(wire::CloseReason {
+                code: session::CLOSE_UNAUTHORIZED.into(),
+                description: Some(e.message),
+            }));
+            drop(body);
+            return Ok(wire::upgrade(&req, wire::WsBody::new(rx, close_rx, gone)));
         }
     };
     let id = registry.admit()?;
@@ -234,7 +234,7 @@ async fn connect(
         auth,
         hub,
     };
-    let (addr, outbox) = WsSession::start(opening, session, stream);
+    let (addr, outbox, body) = WsSession::start(opening, body);
     // Join the hub before the handshake is answered: a client that has its 101 receives
     // every broadcast made after it (a join from the session's own start could still be
     // on its way when another client's message is broadcast).
@@ -250,7 +250,7 @@ async fn connect(
             .await;
     }
     registry.register(id, addr);
-    Ok(response)
+    Ok(wire::upgrade(&req, body))
 }
 
 /// Who the session starts as. A token sent with the handshake (`token` query

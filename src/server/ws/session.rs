@@ -1,18 +1,20 @@
 //! The session actor: one per WebSocket connection. It owns the connection's outbox and
 //! its state (who the caller is, messages waiting to run, heartbeat), and handles:
 //!
-//! - client frames (a `StreamHandler` over actix-ws's `MessageStream`): JSON text is a
-//!   walker run, `{"type": "ping"}` is answered `{"type": "pong"}`, protocol pings are
-//!   ponged, continuation frames are joined (at most `max_frame_bytes`, else close 4413);
+//! - client frames (a `StreamHandler` over `wire::Frames`): JSON text is a walker run,
+//!   `{"type": "ping"}` is answered `{"type": "pong"}`, protocol pings are ponged,
+//!   continuation frames are joined (at most `max_frame_bytes`, else close 4413);
 //! - the outcome of its runs (an actor future per run; one run at a time, in arrival
 //!   order, at most `max_queued_messages` waiting);
 //! - `Deliver` (a hub's broadcast), `CloseSession` (shutdown), `Tick` (heartbeat).
 //!
-//! Writing never blocks the actor: frames go into a bounded outbox drained by a writer
-//! task that owns the `actix_ws::Session`. A full outbox means the client does not read:
-//! the session is closed with 1013 ("try again later") rather than slowing anyone else.
+//! Writing never blocks the actor: frames go into a bounded outbox that the response
+//! body (`wire::WsBody`) drains into the socket. A full outbox means the client does not
+//! read: the session is closed with 1013 ("try again later") rather than slowing anyone
+//! else.
 
 use super::messages::{CloseSession, Deliver, Join, Leave, Publish, Tick};
+use super::wire::{CloseCode, CloseReason, Frames, Item, Outgoing, WsBody};
 use super::{Registry, hub::Hub};
 use crate::server::AppState;
 use crate::server::auth;
@@ -24,8 +26,8 @@ use actix::{
     Actor, ActorContext as _, ActorFutureExt as _, Addr, AsyncContext as _, Handler, StreamHandler,
     WrapFuture as _,
 };
+use actix_http::ws::{Message, ProtocolError};
 use actix_web::web::{self, Bytes, BytesMut};
-use actix_ws::{CloseCode, CloseReason, Item, Message, ProtocolError};
 use actors::identity::IdentityHandle as Identity;
 use actors::runtime::{CallError, CallOutcome, CallRequest, Caller, EndpointKind, Start};
 use bytestring::ByteString;
@@ -42,22 +44,6 @@ pub const CLOSE_NORMAL: u16 = 1000;
 pub const CLOSE_GOING_AWAY: u16 = 1001;
 pub const CLOSE_PROTOCOL: u16 = 1002;
 pub const CLOSE_TRY_AGAIN: u16 = 1013;
-
-/// How long the writer may take to hand the close frame over before dropping the socket.
-const CLOSE_GRACE: Duration = Duration::from_secs(2);
-/// The same for a client closed because it does not read (1013): its close frame waits
-/// behind the frames already buffered for it, so it gets longer to start reading and see
-/// why it was closed. Nothing more is queued for it meanwhile (the buffers are already
-/// at their bound).
-const SLOW_CLOSE_GRACE: Duration = Duration::from_secs(30);
-
-/// The close grace for `reason`.
-fn close_grace(reason: Option<&CloseReason>) -> Duration {
-    match reason {
-        Some(r) if u16::from(r.code) == CLOSE_TRY_AGAIN => SLOW_CLOSE_GRACE,
-        _ => CLOSE_GRACE,
-    }
-}
 
 /// Who the session's runs run as.
 #[derive(Clone, Debug)]
@@ -80,14 +66,6 @@ pub struct Limits {
     pub max_frame_bytes: usize,
     pub outbox_capacity: usize,
     pub max_queued: usize,
-}
-
-/// What the writer task writes.
-#[derive(Debug)]
-pub(crate) enum Outgoing {
-    Text(ByteString),
-    Ping,
-    Pong(Bytes),
 }
 
 /// A session's bounded outbox, as its hub holds it: a broadcast frame goes straight into
@@ -172,20 +150,22 @@ pub struct Opening {
 }
 
 impl WsSession {
-    /// Start the actor for an upgraded connection; it reads `stream` and writes
-    /// through `session`.
-    pub fn start(
-        opening: Opening,
-        session: actix_ws::Session,
-        stream: actix_ws::MessageStream,
-    ) -> (Addr<WsSession>, Outbox) {
+    /// Start the actor for an upgraded connection: it reads the client's frames from
+    /// `payload`; the returned body (the response's) writes its outbox to the client.
+    pub fn start(opening: Opening, payload: web::Payload) -> (Addr<WsSession>, Outbox, WsBody) {
         let (outbox, rx) = mpsc::channel(opening.limits.outbox_capacity.max(1));
         let handle = Outbox(outbox.clone());
         let (closer, close_rx) = oneshot::channel();
-        actix_web::rt::spawn(write_loop(session, rx, close_rx));
+        let (gone, gone_rx) = oneshot::channel();
+        let body = WsBody::new(rx, close_rx, gone);
+        let frames = Frames::new(
+            payload.into_inner(),
+            opening.limits.max_frame_bytes,
+            gone_rx,
+        );
         let now = Instant::now();
         let addr = WsSession::create(move |ctx| {
-            ctx.add_stream(stream);
+            ctx.add_stream(frames);
             WsSession {
                 id: opening.id,
                 walker: opening.walker,
@@ -206,7 +186,7 @@ impl WsSession {
                 last_ping: now,
             }
         });
-        (addr, handle)
+        (addr, handle, body)
     }
 
     /// Queue a frame for the client; a full outbox closes the session (1013).
@@ -653,50 +633,5 @@ impl Handler<Tick> for WsSession {
             self.last_ping = now;
             self.send(Outgoing::Ping, ctx);
         }
-    }
-}
-
-/// The writer task: drains the outbox into the socket; on a close request, sends the
-/// close frame (at most [`CLOSE_GRACE`], for a slow client [`SLOW_CLOSE_GRACE`], later
-/// the socket is dropped regardless).
-async fn write_loop(
-    mut session: actix_ws::Session,
-    mut outbox: mpsc::Receiver<Outgoing>,
-    mut close: oneshot::Receiver<Option<CloseReason>>,
-) {
-    loop {
-        let next = tokio::select! {
-            biased;
-            reason = &mut close => Err(reason.ok().flatten()),
-            out = outbox.recv() => out.ok_or(None),
-        };
-        let out = match next {
-            Ok(out) => out,
-            Err(reason) => {
-                let grace = close_grace(reason.as_ref());
-                let _ = tokio::time::timeout(grace, session.close(reason)).await;
-                return;
-            }
-        };
-        let sent = tokio::select! {
-            biased;
-            reason = &mut close => {
-                let reason = reason.ok().flatten();
-                let _ = tokio::time::timeout(close_grace(reason.as_ref()), session.close(reason)).await;
-                return;
-            }
-            sent = write(&mut session, out) => sent,
-        };
-        if sent.is_err() {
-            return;
-        }
-    }
-}
-
-async fn write(session: &mut actix_ws::Session, out: Outgoing) -> Result<(), actix_ws::Closed> {
-    match out {
-        Outgoing::Text(text) => session.text(text).await,
-        Outgoing::Ping => session.ping(b"").await,
-        Outgoing::Pong(bytes) => session.pong(&bytes).await,
     }
 }
