@@ -18,6 +18,14 @@ mod sv;
 mod webhook;
 
 use clap::Parser as _;
+
+/// mimalloc instead of glibc's malloc: the server allocates on one thread and frees on
+/// another all the time (a request body parsed on an HTTP worker and dropped on a run
+/// worker, an event published by one thread and delivered on another), which is where
+/// glibc's arenas spend their time (`malloc_consolidate`, heap growth page faults).
+/// Measured in ARCHITECTURE.md "Allocator".
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

@@ -128,11 +128,15 @@ fn print(rows: &[Row]) {
 }
 
 fn record(t: u64) -> serde_json::Map<String, Json> {
-    json!({"data": {"t": t}, "trace_id": "", "event_type": "bench", "id": lang::interp::events::uuid4(),
-           "source": "svc-scale", "time": "", "headers": {}})
-    .as_object()
-    .cloned()
-    .unwrap()
+    let mut m = serde_json::Map::new();
+    m.insert("data".into(), json!({ "t": t }));
+    m.insert("trace_id".into(), Json::from(""));
+    m.insert("event_type".into(), Json::from("bench"));
+    m.insert("id".into(), Json::from(lang::interp::events::uuid4()));
+    m.insert("source".into(), Json::from("svc-scale"));
+    m.insert("time".into(), Json::from(""));
+    m.insert("headers".into(), Json::Object(serde_json::Map::new()));
+    m
 }
 
 fn events_config() -> config::EventsConfig {
@@ -376,3 +380,7 @@ fn main() {
     );
     print(&rows);
 }
+
+/// The same global allocator as the `svc` binary (src/main.rs).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

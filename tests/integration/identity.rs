@@ -4,7 +4,7 @@
 //! a real SMTP server (`aiosmtpd`, started here with `smtp_sink.py`, plain and STARTTLS);
 //! expired and reused tokens; login throttling and timing; the JWT secret rules.
 
-use crate::support::{Response, ServerGuard, free_port, request};
+use crate::support::{Response, ServerGuard, free_port, request, wait_until};
 use crate::{TempDir, stderr, svc, svc_in};
 use serde_json::{Value, json};
 use std::net::TcpStream;
@@ -1709,6 +1709,8 @@ fn svc_emailer_providers() {
             502,
             "EMAIL_SEND_FAILED",
         );
+        // The log writer thread writes the line a wake-up after the response.
+        wait_until(Duration::from_secs(5), || server.stderr().contains(reason));
         let log = server.stderr();
         assert!(log.contains(reason), "{class}: no `{reason}` in\n{log}");
     }
