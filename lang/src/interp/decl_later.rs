@@ -363,6 +363,12 @@ pub(super) fn getter_name(field: &str) -> String {
     format!("<get {field}>")
 }
 
+/// The method a decorated method (`@logged def add`) is kept as: the class attribute
+/// `add` is what the decorators returned.
+pub(super) fn undecorated_name(method: &str) -> String {
+    format!("<undecorated {method}>")
+}
+
 /// The method a property's setter is stored as.
 pub(super) fn setter_name(field: &str) -> String {
     format!("<set {field}>")

@@ -68,6 +68,17 @@ enum Op {
     /// Match the caught exception against the handlers and run the first that fits
     /// (handler bodies hold no `yield`); no match re-raises.
     Except(Vec<ast::ExceptHandler>),
+    /// One handler of a `try` whose handlers hold `yield` (lowered like a loop body):
+    /// when the caught exception matches `ty`, bind it to `name` and go on into the
+    /// handler's ops as the exception being handled, else jump to `miss` (the next
+    /// handler, or the `Reraise` after the last).
+    ExceptTest {
+        ty: Option<ast::Expr>,
+        name: Option<ast::Name>,
+        miss: usize,
+    },
+    /// The end of a lowered handler: its exception is no longer being handled.
+    ExceptEnd,
     /// Raise the exception a `finally` of the error path was entered with.
     Reraise,
 }
@@ -99,8 +110,12 @@ struct GenRun {
 struct Frame {
     pc: usize,
     slots: Vec<Option<GenIter>>,
-    /// Open `try` regions, innermost last: the op an exception jumps to.
-    handlers: Vec<usize>,
+    /// Open `try` regions, innermost last: the op an exception jumps to, and how many
+    /// lowered handlers were running when the region opened.
+    handlers: Vec<(usize, usize)>,
+    /// The exceptions lowered `except` bodies are handling, innermost last (what a bare
+    /// `raise` re-raises); put back on the interpreter's stack at each resume.
+    handled: Vec<Value>,
     /// The exception being dispatched to `except` or carried through `finally`.
     exc: Option<Box<PyErr>>,
 }
@@ -330,6 +345,7 @@ impl Compiler {
     fn set_target(&mut self, at: usize, to: usize, is_break: bool) {
         match &mut self.ops[at] {
             Op::Jump(t) | Op::JumpIfNot(_, t) | Op::TryEnter(t) => *t = to,
+            Op::ExceptTest { miss, .. } => *miss = to,
             Op::ForNext { done, .. } => *done = to,
             Op::Stmt { brk, cont, .. } => {
                 if is_break {
@@ -540,9 +556,6 @@ impl Compiler {
                 orelse,
                 finally,
             } => {
-                if handlers.iter().any(|h| block_has_yield(&h.body)) {
-                    return unsupported("inside an `except` block");
-                }
                 let parts = [Some(body), orelse.as_ref()];
                 if parts.into_iter().flatten().any(|b| leaves_block(b, false))
                     || handlers.iter().any(|h| leaves_block(&h.body, false))
@@ -569,7 +582,11 @@ impl Compiler {
                     let skip = self.push(Op::Jump(usize::MAX));
                     let at = self.ops.len();
                     self.set_target(i, at, true);
-                    self.push(Op::Except(handlers.clone()));
+                    if handlers.iter().any(|h| block_has_yield(&h.body)) {
+                        self.lowered_handlers(handlers)?;
+                    } else {
+                        self.push(Op::Except(handlers.clone()));
+                    }
                     let after = self.ops.len();
                     self.set_target(skip, after, true);
                 }
@@ -591,6 +608,30 @@ impl Compiler {
             }
             _ => unsupported("in this statement"),
         }
+    }
+
+    /// `except` handlers that hold `yield`: each tests the caught exception, runs its
+    /// lowered body and jumps past the rest; no match re-raises.
+    fn lowered_handlers(&mut self, handlers: &[ast::ExceptHandler]) -> CResult {
+        let mut ends = Vec::new();
+        for h in handlers {
+            let test = self.push(Op::ExceptTest {
+                ty: h.ty.clone(),
+                name: h.name.clone(),
+                miss: usize::MAX,
+            });
+            self.block(&h.body)?;
+            self.push(Op::ExceptEnd);
+            ends.push(self.push(Op::Jump(usize::MAX)));
+            let next = self.ops.len();
+            self.set_target(test, next, true);
+        }
+        self.push(Op::Reraise);
+        let after = self.ops.len();
+        for j in ends {
+            self.set_target(j, after, true);
+        }
+        Ok(())
     }
 
     /// A loop body followed by the jump back to `top`; the loop's patches stay open.
@@ -775,7 +816,10 @@ impl Interp<'_> {
             match throw {
                 Some(e) if frame.handlers.is_empty() => Err(Interrupt::Exc(e)),
                 Some(e) => {
-                    frame.pc = frame.handlers.pop().unwrap_or(frame.pc);
+                    if let Some((to, handled)) = frame.handlers.pop() {
+                        frame.pc = to;
+                        frame.handled.truncate(handled);
+                    }
                     frame.exc = Some(e);
                     self.depth += 1;
                     let r = self.gen_run(&g.code, &ctx, &mut frame, Value::None);
@@ -809,6 +853,15 @@ impl Interp<'_> {
             Ok(ops) => ops,
             Err((_, msg)) => return Err(self.err("SyntaxError", msg.clone())),
         };
+        // The exceptions suspended `except` bodies handle are handled again while it runs.
+        let base = self.handling.len();
+        self.handling.extend(frame.handled.iter().cloned());
+        let r = self.gen_loop(ops, ctx, frame, sent);
+        self.handling.truncate(base);
+        r
+    }
+
+    fn gen_loop(&mut self, ops: &[Op], ctx: &Ctx, frame: &mut Frame, sent: Value) -> R<GenStep> {
         let mut sent = Some(sent);
         loop {
             self.tick()?;
@@ -819,7 +872,12 @@ impl Interp<'_> {
                 Ok(None) => {}
                 Ok(Some(step)) => return Ok(step),
                 Err(Interrupt::Exc(e)) => match frame.handlers.pop() {
-                    Some(to) => {
+                    Some((to, handled)) => {
+                        // Leaving lowered `except` bodies opened inside the region.
+                        let left = frame.handled.len().saturating_sub(handled);
+                        frame.handled.truncate(handled);
+                        let keep = self.handling.len().saturating_sub(left);
+                        self.handling.truncate(keep);
                         frame.exc = Some(e);
                         frame.pc = to;
                     }
@@ -915,7 +973,7 @@ impl Interp<'_> {
                     }
                 }
                 Op::TryEnter(to) => {
-                    frame.handlers.push(*to);
+                    frame.handlers.push((*to, frame.handled.len()));
                     frame.pc += 1;
                 }
                 Op::TryExit => {
@@ -948,6 +1006,39 @@ impl Interp<'_> {
                         }
                     }
                     return Err(Interrupt::Exc(err));
+                }
+                Op::ExceptTest { ty, name, miss } => {
+                    let Some(err) = frame.exc.take() else {
+                        frame.pc = *miss;
+                        return Ok(None);
+                    };
+                    let matches = match ty {
+                        None => Ok(true),
+                        Some(t) => match self.eval(t, ctx) {
+                            Ok(tv) => self.exc_matches(&err.value, &tv),
+                            Err(e) => Err(e),
+                        },
+                    };
+                    match matches {
+                        Ok(true) => {
+                            if let Some(n) = name {
+                                scope_set(&ctx.scope, &n.name, err.value.clone());
+                            }
+                            frame.handled.push(err.value.clone());
+                            self.handling.push(err.value.clone());
+                            frame.pc += 1;
+                        }
+                        Ok(false) => {
+                            frame.exc = Some(err);
+                            frame.pc = *miss;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                Op::ExceptEnd => {
+                    frame.handled.pop();
+                    self.handling.pop();
+                    frame.pc += 1;
                 }
                 Op::Reraise => {
                     return match frame.exc.take() {

@@ -126,7 +126,13 @@ impl Interp<'_> {
                     Some(n) => (n, &ab.decorators),
                     None => continue,
                 },
-                Item::Archetype(a) => (&a.name, &a.decorators),
+                Item::Archetype(a) => {
+                    // The class body's decorators first, then the class's own.
+                    if let Some(Value::Class(c)) = scope_get(&ctx.scope, &a.name.name) {
+                        self.apply_method_decorators(&c, a, ctx)?;
+                    }
+                    (&a.name, &a.decorators)
+                }
                 _ => continue,
             };
             if decorators.iter().any(|d| !is_server_metadata(d)) {
@@ -305,7 +311,61 @@ pub(super) fn is_server_metadata(d: &ast::Expr) -> bool {
     matches!(&head.kind, ast::ExprKind::Name(n) if matches!(&**n, "restspec" | "schedule" | "subscribe"))
 }
 
+/// Decorators that shape how a method is stored (`@property`, `@p.setter`,
+/// `@staticmethod`, `@classmethod`; `decl_later::method_key`).
+fn is_storage_decorator(d: &ast::Expr) -> bool {
+    use super::decl_later::is_plain_decorator;
+    ["property", "staticmethod", "classmethod"]
+        .iter()
+        .any(|n| is_plain_decorator(d, n))
+        || matches!(&d.kind, ast::ExprKind::Attr { name, .. } if matches!(&*name.name, "setter" | "getter"))
+}
+
+/// A `def` method whose decorators are called when its archetype is declared (Python's
+/// `add = logged(add)` in a class body): it has one that is neither server metadata
+/// nor a storage decorator, and no storage decorator (a mix stays parsed only).
+/// Abilities (`can ... with T entry`) are never decorated (see ARCHITECTURE.md).
+pub(super) fn has_called_method_decorators(ab: &ast::Ability) -> bool {
+    ab.kind != ast::AbilityKind::Can
+        && ab.event.is_none()
+        && ab.name.is_some()
+        && !ab.decorators.iter().any(is_storage_decorator)
+        && ab.decorators.iter().any(|d| !is_server_metadata(d))
+}
+
 impl Interp<'_> {
+    /// Bind each decorated method of `class` (and of the archetypes nested in it) to
+    /// what its decorators return, innermost first, as a class attribute: `c.add` then
+    /// binds `c` as the first argument when that is a plain function, as Python does.
+    pub(super) fn apply_method_decorators(
+        &mut self,
+        class: &Rc<Class>,
+        a: &ast::Archetype,
+        ctx: &Ctx,
+    ) -> R<()> {
+        for m in &a.members {
+            match m {
+                ast::Member::Ability(ab) if has_called_method_decorators(ab) => {
+                    let Some(n) = &ab.name else { continue };
+                    let kept = super::decl_later::undecorated_name(&n.name);
+                    let Some(f) = class.methods.borrow().get(kept.as_str()).cloned() else {
+                        continue;
+                    };
+                    let v = self.apply_decorators(&ab.decorators, Value::Func(f), ctx)?;
+                    class.statics.borrow_mut().insert(n.name.clone(), v);
+                }
+                ast::Member::Archetype(inner) => {
+                    let c = class.statics.borrow().get(&inner.name.name).cloned();
+                    if let Some(Value::Class(c)) = c {
+                        self.apply_method_decorators(&c, inner, ctx)?;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     /// `@d1 @d2 def f` binds `f = d1(d2(f))`; server metadata decorators are skipped.
     pub(super) fn apply_decorators(
         &mut self,

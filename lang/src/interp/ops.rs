@@ -97,6 +97,11 @@ impl Interp<'_> {
                 return Ok(Value::Int(r));
             }
         }
+        if matches!(op, BinOp::BitOr | BinOp::BitAnd | BinOp::BitXor)
+            && let Some(v) = self.re_flag_binop(op, a, b)
+        {
+            return Ok(v);
+        }
         if let Some((a, b)) = typed_enum_operands(a, b) {
             return self.binary_op(op, &a, &b);
         }
@@ -439,6 +444,19 @@ impl Interp<'_> {
     }
 
     pub(crate) fn unary_op(&mut self, op: UnaryOp, v: &Value) -> R<Value> {
+        if let Value::EnumMember(m) = v
+            && op != UnaryOp::Not
+            && super::decl_later::enum_value_type(&m.class).is_some()
+        {
+            if op == UnaryOp::Invert
+                && let Some(f) = self.re_flag_invert(v)
+            {
+                return Ok(f);
+            }
+            // A typed enum's member is its value (`-E.A` of an `enum E: int`).
+            let value = m.value.clone();
+            return self.unary_op(op, &value);
+        }
         match op {
             UnaryOp::Not => Ok(Value::Bool(!self.truthy(v)?)),
             UnaryOp::Neg => match v {
@@ -774,6 +792,11 @@ impl Interp<'_> {
             Value::Set(s) => !s.borrow().is_empty(),
             Value::Range(a, b, s) => range_len(*a, *b, *s) > 0,
             Value::Instance(_) => self.stdlib_truthy(v).unwrap_or(true),
+            // A typed enum's member is as true as its value (`re.NOFLAG` is false).
+            Value::EnumMember(m) if super::decl_later::enum_value_type(&m.class).is_some() => {
+                let value = m.value.clone();
+                return self.truthy(&value);
+            }
             _ => true,
         })
     }
@@ -946,7 +969,7 @@ impl Interp<'_> {
                     return Ok(Value::Bound(Rc::new((v.clone(), f))));
                 }
                 if let Some(s) = class.find_static(name) {
-                    return Ok(s);
+                    return Ok(bind_class_attr(v, s));
                 }
                 if let Some(g) = class.find_method(&super::decl_later::getter_name(name)) {
                     return self.call_function(&g, Some(v.clone()), vec![], vec![], None);
@@ -975,7 +998,7 @@ impl Interp<'_> {
                     return Ok(Value::Bound(Rc::new((v.clone(), f))));
                 }
                 if let Some(s) = inst.class.find_static(name) {
-                    return Ok(s);
+                    return Ok(bind_class_attr(v, s));
                 }
                 if let Some(g) = inst
                     .class
@@ -1466,4 +1489,17 @@ pub fn set_items(s: &Set) -> Vec<Value> {
         items.sort_by_key(|v| if let Value::Int(i) = v { *i } else { 0 });
     }
     items
+}
+
+/// A class attribute read through an instance: a function there (what a method
+/// decorator returned, or one assigned in a `class` body) binds the instance as its
+/// first argument, as Python binds functions found on the class; anything else is
+/// returned as it is.
+fn bind_class_attr(recv: &Value, attr: Value) -> Value {
+    match attr {
+        Value::Func(f) if !f.is_static && !f.is_classmethod => {
+            Value::Bound(Rc::new((recv.clone(), f)))
+        }
+        other => other,
+    }
 }
