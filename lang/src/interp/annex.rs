@@ -89,10 +89,12 @@ impl Interp<'_> {
                 file: annex.file,
                 ..ctx.clone()
             };
-            self.declare_items(&annex.module.items, &actx, path, name)?;
+            self.declare_items(&annex.module.items, &actx, path, name, false)?;
             for item in &annex.module.items {
-                if let Item::Glob(g) = item {
-                    self.exec_glob(g, &actx)?;
+                match item {
+                    Item::Glob(g) => self.exec_glob(g, &actx)?,
+                    Item::Ability(_) | Item::Archetype(_) => self.decorate_item(item, &actx)?,
+                    _ => {}
                 }
             }
         }

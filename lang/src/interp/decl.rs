@@ -205,12 +205,14 @@ impl Interp<'_> {
         module: &Rc<str>,
     ) -> R<Rc<Class>> {
         let bases = self.eval_bases(&e.bases, ctx)?;
+        // A typed enum (`enum S: str`) is a subclass of its base (`isinstance(S.A, str)`).
+        let mro = ancestors(&bases);
         let class = Rc::new(Class {
             name: e.name.name.clone(),
             kind: ClassKind::Enum,
             module: module.clone(),
             bases,
-            mro: Vec::new(),
+            mro,
             fields: Vec::new(),
             field_index: Default::default(),
             methods: Default::default(),

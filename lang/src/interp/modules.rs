@@ -52,12 +52,14 @@ impl Interp<'_> {
         }
         let ctx = Ctx::module(scope.clone(), file);
         // Pass 1: imports and declarations (classes, functions, impls).
-        self.declare_items(&module.items, &ctx, path, &name)?;
+        self.declare_items(&module.items, &ctx, path, &name, false)?;
         self.load_impl_annexes(path, &ctx, &name)?;
-        // Pass 2: globs and entry blocks in file order.
+        // Pass 2: globs, decorators and entry blocks in file order (a decorator may
+        // read a glob declared above it, as Python runs a module top to bottom).
         for item in &module.items {
             match item {
                 Item::Glob(g) => self.exec_glob(g, &ctx)?,
+                Item::Ability(_) | Item::Archetype(_) => self.decorate_item(item, &ctx)?,
                 Item::Entry(e) if !e.is_exit => {
                     let runs = match &e.name {
                         None => true,
@@ -83,12 +85,15 @@ impl Interp<'_> {
         Ok(m)
     }
 
+    /// Declare `items`; with `decorate`, apply their decorators too (otherwise the caller
+    /// calls [`Self::decorate_item`] for each in its own order).
     pub(super) fn declare_items(
         &mut self,
         items: &[Item],
         ctx: &Ctx,
         path: &Path,
         module: &Rc<str>,
+        decorate: bool,
     ) -> R<()> {
         // Archetypes first (in dependency order), then enums, functions, impls.
         let mut arch_decls: Vec<&ast::Archetype> = Vec::new();
@@ -116,29 +121,9 @@ impl Interp<'_> {
                 }
             }
         }
-        // Decorators apply once every function of the module exists (a decorator is
-        // usually another def of the same module), innermost first, as in Python.
-        // Archetype decorators (`@d obj A {}` binds `A = d(A)`) apply in the same pass, in
-        // source order.
-        for item in items {
-            let (name, decorators) = match item {
-                Item::Ability(ab) => match &ab.name {
-                    Some(n) => (n, &ab.decorators),
-                    None => continue,
-                },
-                Item::Archetype(a) => {
-                    // The class body's decorators first, then the class's own.
-                    if let Some(Value::Class(c)) = scope_get(&ctx.scope, &a.name.name) {
-                        self.apply_method_decorators(&c, a, ctx)?;
-                    }
-                    (&a.name, &a.decorators)
-                }
-                _ => continue,
-            };
-            if decorators.iter().any(|d| !is_server_metadata(d)) {
-                let f = scope_get(&ctx.scope, &name.name).unwrap_or(Value::None);
-                let v = self.apply_decorators(decorators, f, ctx)?;
-                scope_define(&ctx.scope, name.name.clone(), v);
+        if decorate {
+            for item in items {
+                self.decorate_item(item, ctx)?;
             }
         }
         for item in items {
@@ -334,6 +319,33 @@ pub(super) fn has_called_method_decorators(ab: &ast::Ability) -> bool {
 }
 
 impl Interp<'_> {
+    /// Apply the decorators of a declared def or archetype, innermost first, as Python
+    /// does: `@d1 @d2 def f` binds `f = d1(d2(f))`; an archetype's method decorators
+    /// first (Python runs the class body first), then `@d obj A {}` binds `A = d(A)`.
+    /// Every function of the module is declared by then; a module calls this in file
+    /// order with its globs, so a decorator may read a glob declared above it.
+    pub(super) fn decorate_item(&mut self, item: &Item, ctx: &Ctx) -> R<()> {
+        let (name, decorators) = match item {
+            Item::Ability(ab) => match &ab.name {
+                Some(n) => (n, &ab.decorators),
+                None => return Ok(()),
+            },
+            Item::Archetype(a) => {
+                if let Some(Value::Class(c)) = scope_get(&ctx.scope, &a.name.name) {
+                    self.apply_method_decorators(&c, a, ctx)?;
+                }
+                (&a.name, &a.decorators)
+            }
+            _ => return Ok(()),
+        };
+        if decorators.iter().any(|d| !is_server_metadata(d)) {
+            let f = scope_get(&ctx.scope, &name.name).unwrap_or(Value::None);
+            let v = self.apply_decorators(decorators, f, ctx)?;
+            scope_define(&ctx.scope, name.name.clone(), v);
+        }
+        Ok(())
+    }
+
     /// Bind each decorated method of `class` (and of the archetypes nested in it) to
     /// what its decorators return, innermost first, as a class attribute: `c.add` then
     /// binds `c` as the first argument when that is a plain function, as Python does.

@@ -282,6 +282,10 @@ pub(super) fn len(it: &mut Interp, v: &Value) -> R<Value> {
         Value::Dict(d) => d.borrow().len(),
         Value::Set(s) => s.borrow().len(),
         Value::Range(a, b, c) => collections::range_len(*a, *b, *c),
+        // `len(Color)`: how many members the enum has.
+        Value::Class(c) if c.kind == crate::interp::value::ClassKind::Enum => {
+            c.members.borrow().len()
+        }
         _ => {
             if let Some(r) = user_dunder(it, v, "__len__", Vec::new()) {
                 let r = r?;
