@@ -79,6 +79,12 @@ enum Op {
     },
     /// The end of a lowered handler: its exception is no longer being handled.
     ExceptEnd,
+    /// Leave the `try` regions and lowered handlers opened since a loop began (a
+    /// `break`/`continue` out of a `try` without `finally` goes through this first).
+    Unwind {
+        regions: usize,
+        handled: usize,
+    },
     /// Raise the exception a `finally` of the error path was entered with.
     Reraise,
 }
@@ -154,6 +160,8 @@ pub(super) fn compile_if_generator(body: &[ast::Stmt]) -> Option<Rc<GenCode>> {
         ops: Vec::new(),
         slots: 0,
         loops: Vec::new(),
+        regions: 0,
+        handled: 0,
     };
     let ops = c.block(body).map(|()| c.ops);
     Some(Rc::new(GenCode {
@@ -317,12 +325,21 @@ const UNSUPPORTED: &str = "svc runs `yield` as a statement or as the right side 
 struct LoopPatch {
     breaks: Vec<usize>,
     conts: Vec<usize>,
+    /// `try` regions and lowered handlers open where the loop begins.
+    depth: (usize, usize),
+    /// A `break`/`continue` stands deeper than `depth`: its jump unwinds first.
+    unwind: bool,
 }
 
 struct Compiler {
     ops: Vec<Op>,
     slots: usize,
     loops: Vec<LoopPatch>,
+    /// `try` regions open at the op being compiled (as the frame's handler stack
+    /// will hold them when it runs).
+    regions: usize,
+    /// Lowered `except` bodies open at the op being compiled.
+    handled: usize,
 }
 
 type CResult = Result<(), (Span, String)>;
@@ -360,11 +377,56 @@ impl Compiler {
 
     fn close_loop(&mut self, cont_to: usize, break_to: usize) {
         if let Some(l) = self.loops.pop() {
-            for b in l.breaks {
-                self.set_target(b, break_to, true);
+            self.patch_loop(l, cont_to, break_to);
+        }
+    }
+
+    /// A loop patch for the current loop.
+    fn new_loop(&self) -> LoopPatch {
+        LoopPatch {
+            breaks: Vec::new(),
+            conts: Vec::new(),
+            depth: (self.regions, self.handled),
+            unwind: false,
+        }
+    }
+
+    /// Point the loop's `break`s at `break_to` (the next op) and its `continue`s at
+    /// `cont_to`; when one stands inside a `try` opened in the loop, through an `Unwind`
+    /// placed after the loop (normal flow jumps over it).
+    fn patch_loop(&mut self, l: LoopPatch, cont_to: usize, break_to: usize) {
+        let (break_to, cont_to) = if l.unwind {
+            let (regions, handled) = l.depth;
+            let over = self.push(Op::Jump(usize::MAX));
+            let brk = self.push(Op::Unwind { regions, handled });
+            self.push(Op::Jump(break_to));
+            let cont = self.push(Op::Unwind { regions, handled });
+            self.push(Op::Jump(cont_to));
+            let after = self.ops.len();
+            self.set_target(over, after, true);
+            self.set_target(brk + 1, after, true);
+            (brk, cont)
+        } else {
+            (break_to, cont_to)
+        };
+        for b in l.breaks {
+            self.set_target(b, break_to, true);
+        }
+        for c in l.conts {
+            self.set_target(c, cont_to, false);
+        }
+    }
+
+    /// Record a `break`/`continue` (or a statement that may end in one) of the loop.
+    fn loop_exit(&mut self, at: usize, brk: bool, cont: bool) {
+        let depth = (self.regions, self.handled);
+        if let Some(l) = self.loops.last_mut() {
+            l.unwind |= l.depth != depth;
+            if brk {
+                l.breaks.push(at);
             }
-            for c in l.conts {
-                self.set_target(c, cont_to, false);
+            if cont {
+                l.conts.push(at);
             }
         }
     }
@@ -395,13 +457,8 @@ impl Compiler {
             match s.kind {
                 StmtKind::Break | StmtKind::Continue if in_loop => {
                     let i = self.push(Op::Jump(usize::MAX));
-                    if let Some(l) = self.loops.last_mut() {
-                        if matches!(s.kind, StmtKind::Break) {
-                            l.breaks.push(i);
-                        } else {
-                            l.conts.push(i);
-                        }
-                    }
+                    let brk = matches!(s.kind, StmtKind::Break);
+                    self.loop_exit(i, brk, !brk);
                 }
                 _ => {
                     let i = self.push(Op::Stmt {
@@ -409,7 +466,9 @@ impl Compiler {
                         brk: None,
                         cont: None,
                     });
-                    if let Some(l) = self.loops.last_mut() {
+                    if in_loop && leaves_block(std::slice::from_ref(s), false) {
+                        self.loop_exit(i, true, true);
+                    } else if let Some(l) = self.loops.last_mut() {
                         l.breaks.push(i);
                         l.conts.push(i);
                     }
@@ -520,10 +579,8 @@ impl Compiler {
                 self.stmt(init)?;
                 let top = self.ops.len();
                 let j = self.push(Op::JumpIfNot(cond.clone(), usize::MAX));
-                self.loops.push(LoopPatch {
-                    breaks: Vec::new(),
-                    conts: Vec::new(),
-                });
+                let l = self.new_loop();
+                self.loops.push(l);
                 self.block(body)?;
                 let step_at = self.ops.len();
                 // The step belongs to the loop header, not its body.
@@ -541,12 +598,7 @@ impl Compiler {
                 }
                 let end = self.ops.len();
                 if let Some(l) = l {
-                    for b in l.breaks {
-                        self.set_target(b, end, true);
-                    }
-                    for c in l.conts {
-                        self.set_target(c, step_at, false);
-                    }
+                    self.patch_loop(l, step_at, end);
                 }
                 Ok(())
             }
@@ -556,9 +608,12 @@ impl Compiler {
                 orelse,
                 finally,
             } => {
+                // Leaving a `try` early is supported unless a `finally` must run on the
+                // way out (a `break`/`continue` unwinds through `Op::Unwind`).
                 let parts = [Some(body), orelse.as_ref()];
-                if parts.into_iter().flatten().any(|b| leaves_block(b, false))
-                    || handlers.iter().any(|h| leaves_block(&h.body, false))
+                if finally.is_some()
+                    && (parts.into_iter().flatten().any(|b| leaves_block(b, false))
+                        || handlers.iter().any(|h| leaves_block(&h.body, false)))
                 {
                     return Err((
                         s.span,
@@ -570,10 +625,13 @@ impl Compiler {
                 let outer = finally
                     .as_ref()
                     .map(|_| self.push(Op::TryEnter(usize::MAX)));
+                self.regions += usize::from(outer.is_some());
                 let inner = (!handlers.is_empty()).then(|| self.push(Op::TryEnter(usize::MAX)));
+                self.regions += usize::from(inner.is_some());
                 self.block(body)?;
                 if inner.is_some() {
                     self.push(Op::TryExit);
+                    self.regions -= 1;
                 }
                 if let Some(b) = orelse {
                     self.block(b)?;
@@ -592,6 +650,7 @@ impl Compiler {
                 }
                 if let (Some(o), Some(f)) = (outer, finally) {
                     self.push(Op::TryExit);
+                    self.regions -= 1;
                     self.block(f)?;
                     let skip = self.push(Op::Jump(usize::MAX));
                     let at = self.ops.len();
@@ -620,8 +679,10 @@ impl Compiler {
                 name: h.name.clone(),
                 miss: usize::MAX,
             });
+            self.handled += 1;
             self.block(&h.body)?;
             self.push(Op::ExceptEnd);
+            self.handled -= 1;
             ends.push(self.push(Op::Jump(usize::MAX)));
             let next = self.ops.len();
             self.set_target(test, next, true);
@@ -636,10 +697,8 @@ impl Compiler {
 
     /// A loop body followed by the jump back to `top`; the loop's patches stay open.
     fn loop_body(&mut self, body: &[ast::Stmt], top: usize) -> CResult {
-        self.loops.push(LoopPatch {
-            breaks: Vec::new(),
-            conts: Vec::new(),
-        });
+        let l = self.new_loop();
+        self.loops.push(l);
         self.block(body)?;
         self.push(Op::Jump(top));
         Ok(())
@@ -1034,6 +1093,14 @@ impl Interp<'_> {
                         }
                         Err(e) => return Err(e),
                     }
+                }
+                Op::Unwind { regions, handled } => {
+                    frame.handlers.truncate(*regions);
+                    let left = frame.handled.len().saturating_sub(*handled);
+                    frame.handled.truncate(*handled);
+                    let keep = self.handling.len().saturating_sub(left);
+                    self.handling.truncate(keep);
+                    frame.pc += 1;
                 }
                 Op::ExceptEnd => {
                     frame.handled.pop();
