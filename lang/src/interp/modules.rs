@@ -161,6 +161,7 @@ impl Interp<'_> {
 
     pub(super) fn exec_import(&mut self, imp: &ast::Import, ctx: &Ctx, path: &Path) -> R<()> {
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let ext = crate::host::module_ext(path);
         let resolve = |mp: &ast::ModPath| -> PathBuf {
             let mut p = dir.clone();
             for _ in 1..mp.dots {
@@ -168,7 +169,7 @@ impl Interp<'_> {
             }
             for (i, part) in mp.parts.iter().enumerate() {
                 if i + 1 == mp.parts.len() {
-                    p.push(format!("{}.svc", part.name));
+                    p.push(format!("{}.{ext}", part.name));
                 } else {
                     p.push(&*part.name);
                 }
