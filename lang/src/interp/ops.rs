@@ -956,7 +956,54 @@ impl Interp<'_> {
     // Attributes
     // -----------------------------------------------------------------------------------
 
+    /// `obj.__dict__` / `vars(obj)` of an archetype instance, node or edge: its fields
+    /// in declaration order, then the attributes set on it later in the order they were
+    /// first set (a walker's `reports` always; an exception's `args` never). A new dict,
+    /// not a live view: writing to it does not change the object. `None` for values
+    /// without one.
+    pub(crate) fn attr_dict(&mut self, v: &Value) -> R<Option<Value>> {
+        let (class, fields, extra) = match v {
+            Value::Instance(i) if Self::stdlib_key(v).is_none() => {
+                let extra: Vec<(Rc<str>, Value)> = i
+                    .extra
+                    .borrow()
+                    .as_ref()
+                    .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                    .unwrap_or_default();
+                (i.class.clone(), i.fields.borrow().clone(), extra)
+            }
+            Value::Anchor(h) => {
+                self.readable_fields(*h)?;
+                let slot = self.graph.slot(*h);
+                (slot.class.clone(), slot.fields.clone(), Vec::new())
+            }
+            _ => return Ok(None),
+        };
+        let mut d = Dict::default();
+        for (f, x) in class.fields.iter().zip(fields) {
+            if !f.is_static {
+                d.insert(HashKey(Value::Str(f.name.clone().into())), x);
+            }
+        }
+        let is_exc = class.is_exception();
+        for (k, x) in extra {
+            if !(is_exc && &*k == "args") {
+                d.insert(HashKey(Value::Str(k.into())), x);
+            }
+        }
+        if class.is_walker() {
+            d.entry(HashKey(Value::str("reports")))
+                .or_insert_with(|| Value::list(Vec::new()));
+        }
+        Ok(Some(Value::dict(d)))
+    }
+
     pub fn get_attr(&mut self, v: &Value, name: &str) -> R<Value> {
+        if name == "__dict__"
+            && let Some(d) = self.attr_dict(v)?
+        {
+            return Ok(d);
+        }
         match v {
             Value::Anchor(h) => {
                 let h = *h;

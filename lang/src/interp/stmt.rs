@@ -791,7 +791,7 @@ impl Interp<'_> {
                 let o = self.eval(obj, ctx)?;
                 if let Value::Instance(i) = &o
                     && let Some(m) = i.extra.borrow_mut().as_mut()
-                    && m.remove(&*name.name).is_some()
+                    && m.shift_remove(&*name.name).is_some()
                 {
                     return Ok(());
                 }

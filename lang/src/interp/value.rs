@@ -438,7 +438,8 @@ pub struct Instance {
     pub fields: RefCell<Vec<Value>>,
     /// Attributes not declared with `has` (exception `args`, walker `reports`, dynamic
     /// attributes set on `class` instances).
-    pub extra: RefCell<Option<Box<FxHashMap<Rc<str>, Value>>>>,
+    /// In the order they were first set (what `__dict__` lists after the fields).
+    pub extra: RefCell<Option<Box<IndexMap<Rc<str>, Value, FxBuild>>>>,
     pub id: u64,
 }
 

@@ -72,6 +72,16 @@ pub(super) fn call(
             }
             Value::Class(it.class_of(&args[0]))
         }
+        "vars" => {
+            let [v] = bind(it, "vars", args, kwargs, ["object"], 1)?;
+            let v = v.unwrap_or(Value::None);
+            match it.attr_dict(&v)? {
+                Some(d) => d,
+                None => {
+                    return Err(it.err("TypeError", "vars() argument must have __dict__ attribute"));
+                }
+            }
+        }
         "hasattr" => {
             let [v, n] = bind(it, "hasattr", args, kwargs, ["obj", "name"], 2)?;
             let (v, n) = (v.unwrap_or(Value::None), n.unwrap_or(Value::None));
