@@ -999,11 +999,6 @@ impl Interp<'_> {
     }
 
     pub fn get_attr(&mut self, v: &Value, name: &str) -> R<Value> {
-        if name == "__dict__"
-            && let Some(d) = self.attr_dict(v)?
-        {
-            return Ok(d);
-        }
         match v {
             Value::Anchor(h) => {
                 let h = *h;
@@ -1131,6 +1126,12 @@ impl Interp<'_> {
                     ))));
                 }
             }
+        }
+        // Last, off the hot path: nothing else matched.
+        if name == "__dict__"
+            && let Some(d) = self.attr_dict(v)?
+        {
+            return Ok(d);
         }
         Err(self.err(
             "AttributeError",
