@@ -16,6 +16,16 @@ pub mod level {
     pub const WRITE: i8 = 2;
 }
 
+/// The extension of the modules a module imports and of its annex files: a `.jac` file
+/// (Jac's own spelling, which `svc run` accepts) finds `.jac` siblings, any other `.svc`.
+pub fn module_ext(path: &std::path::Path) -> &'static str {
+    if path.extension().is_some_and(|e| e == "jac") {
+        "jac"
+    } else {
+        "svc"
+    }
+}
+
 pub fn format_id(id: AnchorId) -> String {
     format!("{id:032x}")
 }

@@ -27,6 +27,7 @@ pub const BUILTIN_FUNCTIONS: &[&str] = &[
     "issubclass",
     "hasattr",
     "getattr",
+    "vars",
     "setattr",
     "hash",
     "id",

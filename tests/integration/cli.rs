@@ -189,3 +189,30 @@ fn very_long_operator_chains_are_refused_not_crashed() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "3000\n");
 }
+
+/// A `.jac` program imports `.jac` modules beside it, `include`s them and loads its
+/// `.impl.jac` annexes, as `jac run` does; `svc check` resolves the same files.
+#[test]
+fn jac_files_import_and_annex_jac_siblings() {
+    let dir = TempDir::new("jacsiblings");
+    dir.write(
+        "helpers.jac",
+        "glob GREETING = \"hi\";\ndef shout(s: str) -> str { return s.upper() + \"!\"; }\n",
+    );
+    dir.write("extra.jac", "def twice(x: int) -> int { return x * 2; }\n");
+    dir.write(
+        "main.jac",
+        "include extra;\nimport from helpers { shout }\nimport helpers;\n\
+         obj Calc { has n: int = 2; def double() -> int; }\n\
+         with entry { print(shout(helpers.GREETING), twice(3), Calc().double()); }\n",
+    );
+    dir.write(
+        "main.impl.jac",
+        "impl Calc.double() -> int { return self.n * 10; }\n",
+    );
+    let out = svc_in(dir.path(), &["run", "--no-store", "main.jac"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "HI! 6 20\n");
+    let out = svc_in(dir.path(), &["check", "main.jac"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}

@@ -196,6 +196,7 @@ impl<'a> Cx<'a, '_> {
             return Resolved::Http;
         }
         let mut file = self.path.parent().map(PathBuf::from).unwrap_or_default();
+        let ext = crate::host::module_ext(&self.path);
         let mut rel: Vec<String> = Vec::new();
         for _ in 1..mp.dots {
             file.push("..");
@@ -203,7 +204,7 @@ impl<'a> Cx<'a, '_> {
         }
         for (i, part) in mp.parts.iter().enumerate() {
             let piece = if i + 1 == mp.parts.len() {
-                format!("{}.svc", part.name)
+                format!("{}.{ext}", part.name)
             } else {
                 part.name.to_string()
             };

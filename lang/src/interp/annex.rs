@@ -23,16 +23,23 @@ pub fn annex_paths(host: &mut dyn Host, path: &Path, suffix: &str) -> Vec<PathBu
     let Some(file) = path.file_name().and_then(|f| f.to_str()) else {
         return Vec::new();
     };
+    // A `.jac` module has `.impl.jac`/`.test.jac` annexes.
+    let dot_ext = format!(".{}", crate::host::module_ext(path));
+    let annex_suffix = |s: &str| format!("{}{dot_ext}", s.strip_suffix(".svc").unwrap_or(s));
+    let suffix = &annex_suffix(suffix);
     // An annex has no annexes of its own.
-    if !file.ends_with(".svc") || file.ends_with(IMPL_SUFFIX) || file.ends_with(TEST_SUFFIX) {
+    if !file.ends_with(&dot_ext)
+        || file.ends_with(&annex_suffix(IMPL_SUFFIX))
+        || file.ends_with(&annex_suffix(TEST_SUFFIX))
+    {
         return Vec::new();
     }
-    let base = &file[..file.len() - ".svc".len()];
+    let base = &file[..file.len() - dot_ext.len()];
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let kind = &suffix[1..suffix.len() - ".svc".len()]; // "impl" or "test"
+    let kind = &suffix[1..suffix.len() - dot_ext.len()]; // "impl" or "test"
     let module_folder = dir.join(format!("{base}.{kind}"));
     let shared_folder = dir.join(kind);
     let prefix = format!("{base}.");
@@ -89,10 +96,12 @@ impl Interp<'_> {
                 file: annex.file,
                 ..ctx.clone()
             };
-            self.declare_items(&annex.module.items, &actx, path, name)?;
+            self.declare_items(&annex.module.items, &actx, path, name, false)?;
             for item in &annex.module.items {
-                if let Item::Glob(g) = item {
-                    self.exec_glob(g, &actx)?;
+                match item {
+                    Item::Glob(g) => self.exec_glob(g, &actx)?,
+                    Item::Ability(_) | Item::Archetype(_) => self.decorate_item(item, &actx)?,
+                    _ => {}
                 }
             }
         }

@@ -12,13 +12,25 @@ impl Interp<'_> {
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> R<Value> {
         match f {
-            Value::Func(func) => {
-                let this = None;
-                self.call_function(func, this, args, kwargs, None)
+            // An instance method read from its class (`Calc.add(c, 4)`, or the function
+            // a method decorator received): the first argument is the receiver.
+            Value::Func(func) if func.is_instance_method() && !args.is_empty() => {
+                let mut args = args;
+                let this = args.remove(0);
+                self.call_function(func, Some(this), args, kwargs, None)
             }
+            Value::Func(func) => self.call_function(func, None, args, kwargs, None),
             Value::Bound(b) => {
                 let (recv, func) = (&b.0, &b.1);
-                self.call_function(func, Some(recv.clone()), args, kwargs, None)
+                if func.owner.borrow().is_some() {
+                    return self.call_function(func, Some(recv.clone()), args, kwargs, None);
+                }
+                // A plain function found on the class (what a method decorator
+                // returned): the receiver is its first argument, as Python binds it.
+                let mut all = Vec::with_capacity(args.len() + 1);
+                all.push(recv.clone());
+                all.extend(args);
+                self.call_function(func, None, all, kwargs, None)
             }
             Value::Builtin(name) => self.call_builtin_fn(name, args, kwargs),
             Value::BuiltinMethod(b) => {
@@ -130,6 +142,19 @@ impl Interp<'_> {
                 visitor.or_else(|| c.2.clone()),
             ),
             _ => (this, here, visitor),
+        };
+        // A function that is not a method but names its first parameter `self` (a
+        // decorator's wrapper, `def w(self: any, x: int)`): `self` reads that argument.
+        let this = match this {
+            None if owner.is_none()
+                && func
+                    .params
+                    .first()
+                    .is_some_and(|p| &*p.name == "self" && p.kind == ast::ParamKind::Normal) =>
+            {
+                scope_get(&scope, "self")
+            }
+            this => this,
         };
         let ctx = Ctx {
             scope,

@@ -154,7 +154,13 @@ impl Interp<'_> {
                             class.methods.borrow_mut().insert(n.name.clone(), f);
                         }
                     } else if let Some(n) = &ab.name {
-                        let key = decl_later::method_key(&ab.decorators, &n.name);
+                        // A method whose decorators are called is kept aside until the
+                        // module's decorator pass binds `name = d(f)` on the class.
+                        let key = if super::modules::has_called_method_decorators(ab) {
+                            Rc::from(decl_later::undecorated_name(&n.name))
+                        } else {
+                            decl_later::method_key(&ab.decorators, &n.name)
+                        };
                         class.methods.borrow_mut().insert(key, f);
                     }
                 }
@@ -199,12 +205,14 @@ impl Interp<'_> {
         module: &Rc<str>,
     ) -> R<Rc<Class>> {
         let bases = self.eval_bases(&e.bases, ctx)?;
+        // A typed enum (`enum S: str`) is a subclass of its base (`isinstance(S.A, str)`).
+        let mro = ancestors(&bases);
         let class = Rc::new(Class {
             name: e.name.name.clone(),
             kind: ClassKind::Enum,
             module: module.clone(),
             bases,
-            mro: Vec::new(),
+            mro,
             fields: Vec::new(),
             field_index: Default::default(),
             methods: Default::default(),
@@ -365,7 +373,10 @@ impl Interp<'_> {
                 }
                 continue;
             }
-            let f = class.methods.borrow().get(*n).cloned();
+            let f = class.methods.borrow().get(*n).cloned().or_else(|| {
+                let kept = decl_later::undecorated_name(n);
+                class.methods.borrow().get(kept.as_str()).cloned()
+            });
             match f {
                 Some(f) => {
                     *f.body.borrow_mut() =

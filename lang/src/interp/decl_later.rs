@@ -76,6 +76,20 @@ impl Interp<'_> {
         args: Vec<Value>,
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> R<Value> {
+        // `super.init(msg)` of a class deriving from a builtin exception: the
+        // exception's `args`, as `Exception.__init__` sets them.
+        if base.kind == ClassKind::Exception {
+            if !kwargs.is_empty() {
+                return Err(self.err(
+                    "TypeError",
+                    format!("{}() takes no keyword arguments", base.name),
+                ));
+            }
+            if let Value::Instance(i) = this {
+                i.set_extra(Rc::from("args"), Value::tuple(args));
+            }
+            return Ok(Value::None);
+        }
         let init_fields: Vec<usize> = (0..base.fields.len())
             .filter(|&i| !base.fields[i].postinit && !base.fields[i].is_static)
             .collect();
@@ -256,7 +270,10 @@ pub(super) fn drop_explicit_receiver(
     owner: Option<&Rc<Class>>,
     mut params: Vec<ParamDef>,
 ) -> Vec<ParamDef> {
-    let in_class = owner.is_some_and(|c| c.arch_kind() == Some(ArchKind::Class));
+    // A `class` deriving from an exception is stored as an `obj` kind (see
+    // `declare_archetype`); its methods still spell their receiver.
+    let in_class =
+        owner.is_some_and(|c| c.arch_kind() == Some(ArchKind::Class) || c.is_exception());
     let is_class_method = ab.is_class_method
         || ab
             .decorators
@@ -361,6 +378,12 @@ pub(super) fn method_key(decorators: &[ast::Expr], name: &Rc<str>) -> Rc<str> {
 /// The method a property's getter is stored as.
 pub(super) fn getter_name(field: &str) -> String {
     format!("<get {field}>")
+}
+
+/// The method a decorated method (`@logged def add`) is kept as: the class attribute
+/// `add` is what the decorators returned.
+pub(super) fn undecorated_name(method: &str) -> String {
+    format!("<undecorated {method}>")
 }
 
 /// The method a property's setter is stored as.

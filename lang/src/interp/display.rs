@@ -10,6 +10,7 @@ impl Interp<'_> {
     pub fn to_str(&mut self, v: &Value) -> R<String> {
         match v {
             Value::Str(s) => Ok(s.to_string()),
+            Value::EnumMember(m) if let Some(t) = super::stdlib::flag_text(m) => Ok(t),
             Value::EnumMember(m) if super::decl_later::enum_value_type(&m.class).is_some() => {
                 let v = m.value.clone();
                 self.to_str(&v)
@@ -186,6 +187,7 @@ impl Interp<'_> {
                     let _ = write!(out, "<class '{}.{}'>", c.module, c.name);
                 }
             }
+            Value::EnumMember(m) if let Some(t) = super::stdlib::flag_text(m) => out.push_str(&t),
             Value::EnumMember(m) => {
                 let mut val = String::new();
                 self.write_repr(&m.value, &mut val, depth + 1)?;

@@ -541,6 +541,9 @@ impl Interp<'_> {
             Value::BigInt(b) => pyfmt::format_int(b, &fs),
             Value::Float(f) => pyfmt::format_float(*f, &fs),
             Value::Str(s) => pyfmt::format_str(s, &fs),
+            Value::EnumMember(m) if spec.is_empty() && super::stdlib::flag_text(m).is_some() => {
+                return self.to_str(v);
+            }
             Value::EnumMember(m) => {
                 let m = m.clone();
                 return self.format_value(&m.value, spec);
@@ -695,6 +698,11 @@ impl Interp<'_> {
                 for base in class.mro.iter() {
                     if let Some(f) = base.methods.borrow().get(name).cloned() {
                         return self.call_function(&f, Some(this.clone()), args, kwargs, None);
+                    }
+                    // A decorated method: what the decorators returned, bound to `self`.
+                    if let Some(Value::Func(f)) = base.statics.borrow().get(name).cloned() {
+                        let bound = Value::Bound(Rc::new((this.clone(), f)));
+                        return self.call_value(&bound, args, kwargs);
                     }
                 }
                 if name == "init" || name == "__init__" {

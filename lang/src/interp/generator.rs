@@ -68,6 +68,23 @@ enum Op {
     /// Match the caught exception against the handlers and run the first that fits
     /// (handler bodies hold no `yield`); no match re-raises.
     Except(Vec<ast::ExceptHandler>),
+    /// One handler of a `try` whose handlers hold `yield` (lowered like a loop body):
+    /// when the caught exception matches `ty`, bind it to `name` and go on into the
+    /// handler's ops as the exception being handled, else jump to `miss` (the next
+    /// handler, or the `Reraise` after the last).
+    ExceptTest {
+        ty: Option<ast::Expr>,
+        name: Option<ast::Name>,
+        miss: usize,
+    },
+    /// The end of a lowered handler: its exception is no longer being handled.
+    ExceptEnd,
+    /// Leave the `try` regions and lowered handlers opened since a loop began (a
+    /// `break`/`continue` out of a `try` without `finally` goes through this first).
+    Unwind {
+        regions: usize,
+        handled: usize,
+    },
     /// Raise the exception a `finally` of the error path was entered with.
     Reraise,
 }
@@ -99,8 +116,12 @@ struct GenRun {
 struct Frame {
     pc: usize,
     slots: Vec<Option<GenIter>>,
-    /// Open `try` regions, innermost last: the op an exception jumps to.
-    handlers: Vec<usize>,
+    /// Open `try` regions, innermost last: the op an exception jumps to, and how many
+    /// lowered handlers were running when the region opened.
+    handlers: Vec<(usize, usize)>,
+    /// The exceptions lowered `except` bodies are handling, innermost last (what a bare
+    /// `raise` re-raises); put back on the interpreter's stack at each resume.
+    handled: Vec<Value>,
     /// The exception being dispatched to `except` or carried through `finally`.
     exc: Option<Box<PyErr>>,
 }
@@ -139,6 +160,8 @@ pub(super) fn compile_if_generator(body: &[ast::Stmt]) -> Option<Rc<GenCode>> {
         ops: Vec::new(),
         slots: 0,
         loops: Vec::new(),
+        regions: 0,
+        handled: 0,
     };
     let ops = c.block(body).map(|()| c.ops);
     Some(Rc::new(GenCode {
@@ -302,12 +325,21 @@ const UNSUPPORTED: &str = "svc runs `yield` as a statement or as the right side 
 struct LoopPatch {
     breaks: Vec<usize>,
     conts: Vec<usize>,
+    /// `try` regions and lowered handlers open where the loop begins.
+    depth: (usize, usize),
+    /// A `break`/`continue` stands deeper than `depth`: its jump unwinds first.
+    unwind: bool,
 }
 
 struct Compiler {
     ops: Vec<Op>,
     slots: usize,
     loops: Vec<LoopPatch>,
+    /// `try` regions open at the op being compiled (as the frame's handler stack
+    /// will hold them when it runs).
+    regions: usize,
+    /// Lowered `except` bodies open at the op being compiled.
+    handled: usize,
 }
 
 type CResult = Result<(), (Span, String)>;
@@ -330,6 +362,7 @@ impl Compiler {
     fn set_target(&mut self, at: usize, to: usize, is_break: bool) {
         match &mut self.ops[at] {
             Op::Jump(t) | Op::JumpIfNot(_, t) | Op::TryEnter(t) => *t = to,
+            Op::ExceptTest { miss, .. } => *miss = to,
             Op::ForNext { done, .. } => *done = to,
             Op::Stmt { brk, cont, .. } => {
                 if is_break {
@@ -344,11 +377,56 @@ impl Compiler {
 
     fn close_loop(&mut self, cont_to: usize, break_to: usize) {
         if let Some(l) = self.loops.pop() {
-            for b in l.breaks {
-                self.set_target(b, break_to, true);
+            self.patch_loop(l, cont_to, break_to);
+        }
+    }
+
+    /// A loop patch for the current loop.
+    fn new_loop(&self) -> LoopPatch {
+        LoopPatch {
+            breaks: Vec::new(),
+            conts: Vec::new(),
+            depth: (self.regions, self.handled),
+            unwind: false,
+        }
+    }
+
+    /// Point the loop's `break`s at `break_to` (the next op) and its `continue`s at
+    /// `cont_to`; when one stands inside a `try` opened in the loop, through an `Unwind`
+    /// placed after the loop (normal flow jumps over it).
+    fn patch_loop(&mut self, l: LoopPatch, cont_to: usize, break_to: usize) {
+        let (break_to, cont_to) = if l.unwind {
+            let (regions, handled) = l.depth;
+            let over = self.push(Op::Jump(usize::MAX));
+            let brk = self.push(Op::Unwind { regions, handled });
+            self.push(Op::Jump(break_to));
+            let cont = self.push(Op::Unwind { regions, handled });
+            self.push(Op::Jump(cont_to));
+            let after = self.ops.len();
+            self.set_target(over, after, true);
+            self.set_target(brk + 1, after, true);
+            (brk, cont)
+        } else {
+            (break_to, cont_to)
+        };
+        for b in l.breaks {
+            self.set_target(b, break_to, true);
+        }
+        for c in l.conts {
+            self.set_target(c, cont_to, false);
+        }
+    }
+
+    /// Record a `break`/`continue` (or a statement that may end in one) of the loop.
+    fn loop_exit(&mut self, at: usize, brk: bool, cont: bool) {
+        let depth = (self.regions, self.handled);
+        if let Some(l) = self.loops.last_mut() {
+            l.unwind |= l.depth != depth;
+            if brk {
+                l.breaks.push(at);
             }
-            for c in l.conts {
-                self.set_target(c, cont_to, false);
+            if cont {
+                l.conts.push(at);
             }
         }
     }
@@ -379,13 +457,8 @@ impl Compiler {
             match s.kind {
                 StmtKind::Break | StmtKind::Continue if in_loop => {
                     let i = self.push(Op::Jump(usize::MAX));
-                    if let Some(l) = self.loops.last_mut() {
-                        if matches!(s.kind, StmtKind::Break) {
-                            l.breaks.push(i);
-                        } else {
-                            l.conts.push(i);
-                        }
-                    }
+                    let brk = matches!(s.kind, StmtKind::Break);
+                    self.loop_exit(i, brk, !brk);
                 }
                 _ => {
                     let i = self.push(Op::Stmt {
@@ -393,7 +466,9 @@ impl Compiler {
                         brk: None,
                         cont: None,
                     });
-                    if let Some(l) = self.loops.last_mut() {
+                    if in_loop && leaves_block(std::slice::from_ref(s), false) {
+                        self.loop_exit(i, true, true);
+                    } else if let Some(l) = self.loops.last_mut() {
                         l.breaks.push(i);
                         l.conts.push(i);
                     }
@@ -504,10 +579,8 @@ impl Compiler {
                 self.stmt(init)?;
                 let top = self.ops.len();
                 let j = self.push(Op::JumpIfNot(cond.clone(), usize::MAX));
-                self.loops.push(LoopPatch {
-                    breaks: Vec::new(),
-                    conts: Vec::new(),
-                });
+                let l = self.new_loop();
+                self.loops.push(l);
                 self.block(body)?;
                 let step_at = self.ops.len();
                 // The step belongs to the loop header, not its body.
@@ -525,12 +598,7 @@ impl Compiler {
                 }
                 let end = self.ops.len();
                 if let Some(l) = l {
-                    for b in l.breaks {
-                        self.set_target(b, end, true);
-                    }
-                    for c in l.conts {
-                        self.set_target(c, step_at, false);
-                    }
+                    self.patch_loop(l, step_at, end);
                 }
                 Ok(())
             }
@@ -540,12 +608,12 @@ impl Compiler {
                 orelse,
                 finally,
             } => {
-                if handlers.iter().any(|h| block_has_yield(&h.body)) {
-                    return unsupported("inside an `except` block");
-                }
+                // Leaving a `try` early is supported unless a `finally` must run on the
+                // way out (a `break`/`continue` unwinds through `Op::Unwind`).
                 let parts = [Some(body), orelse.as_ref()];
-                if parts.into_iter().flatten().any(|b| leaves_block(b, false))
-                    || handlers.iter().any(|h| leaves_block(&h.body, false))
+                if finally.is_some()
+                    && (parts.into_iter().flatten().any(|b| leaves_block(b, false))
+                        || handlers.iter().any(|h| leaves_block(&h.body, false)))
                 {
                     return Err((
                         s.span,
@@ -557,10 +625,13 @@ impl Compiler {
                 let outer = finally
                     .as_ref()
                     .map(|_| self.push(Op::TryEnter(usize::MAX)));
+                self.regions += usize::from(outer.is_some());
                 let inner = (!handlers.is_empty()).then(|| self.push(Op::TryEnter(usize::MAX)));
+                self.regions += usize::from(inner.is_some());
                 self.block(body)?;
                 if inner.is_some() {
                     self.push(Op::TryExit);
+                    self.regions -= 1;
                 }
                 if let Some(b) = orelse {
                     self.block(b)?;
@@ -569,12 +640,17 @@ impl Compiler {
                     let skip = self.push(Op::Jump(usize::MAX));
                     let at = self.ops.len();
                     self.set_target(i, at, true);
-                    self.push(Op::Except(handlers.clone()));
+                    if handlers.iter().any(|h| block_has_yield(&h.body)) {
+                        self.lowered_handlers(handlers)?;
+                    } else {
+                        self.push(Op::Except(handlers.clone()));
+                    }
                     let after = self.ops.len();
                     self.set_target(skip, after, true);
                 }
                 if let (Some(o), Some(f)) = (outer, finally) {
                     self.push(Op::TryExit);
+                    self.regions -= 1;
                     self.block(f)?;
                     let skip = self.push(Op::Jump(usize::MAX));
                     let at = self.ops.len();
@@ -593,12 +669,36 @@ impl Compiler {
         }
     }
 
+    /// `except` handlers that hold `yield`: each tests the caught exception, runs its
+    /// lowered body and jumps past the rest; no match re-raises.
+    fn lowered_handlers(&mut self, handlers: &[ast::ExceptHandler]) -> CResult {
+        let mut ends = Vec::new();
+        for h in handlers {
+            let test = self.push(Op::ExceptTest {
+                ty: h.ty.clone(),
+                name: h.name.clone(),
+                miss: usize::MAX,
+            });
+            self.handled += 1;
+            self.block(&h.body)?;
+            self.push(Op::ExceptEnd);
+            self.handled -= 1;
+            ends.push(self.push(Op::Jump(usize::MAX)));
+            let next = self.ops.len();
+            self.set_target(test, next, true);
+        }
+        self.push(Op::Reraise);
+        let after = self.ops.len();
+        for j in ends {
+            self.set_target(j, after, true);
+        }
+        Ok(())
+    }
+
     /// A loop body followed by the jump back to `top`; the loop's patches stay open.
     fn loop_body(&mut self, body: &[ast::Stmt], top: usize) -> CResult {
-        self.loops.push(LoopPatch {
-            breaks: Vec::new(),
-            conts: Vec::new(),
-        });
+        let l = self.new_loop();
+        self.loops.push(l);
         self.block(body)?;
         self.push(Op::Jump(top));
         Ok(())
@@ -775,7 +875,10 @@ impl Interp<'_> {
             match throw {
                 Some(e) if frame.handlers.is_empty() => Err(Interrupt::Exc(e)),
                 Some(e) => {
-                    frame.pc = frame.handlers.pop().unwrap_or(frame.pc);
+                    if let Some((to, handled)) = frame.handlers.pop() {
+                        frame.pc = to;
+                        frame.handled.truncate(handled);
+                    }
                     frame.exc = Some(e);
                     self.depth += 1;
                     let r = self.gen_run(&g.code, &ctx, &mut frame, Value::None);
@@ -809,6 +912,15 @@ impl Interp<'_> {
             Ok(ops) => ops,
             Err((_, msg)) => return Err(self.err("SyntaxError", msg.clone())),
         };
+        // The exceptions suspended `except` bodies handle are handled again while it runs.
+        let base = self.handling.len();
+        self.handling.extend(frame.handled.iter().cloned());
+        let r = self.gen_loop(ops, ctx, frame, sent);
+        self.handling.truncate(base);
+        r
+    }
+
+    fn gen_loop(&mut self, ops: &[Op], ctx: &Ctx, frame: &mut Frame, sent: Value) -> R<GenStep> {
         let mut sent = Some(sent);
         loop {
             self.tick()?;
@@ -819,7 +931,12 @@ impl Interp<'_> {
                 Ok(None) => {}
                 Ok(Some(step)) => return Ok(step),
                 Err(Interrupt::Exc(e)) => match frame.handlers.pop() {
-                    Some(to) => {
+                    Some((to, handled)) => {
+                        // Leaving lowered `except` bodies opened inside the region.
+                        let left = frame.handled.len().saturating_sub(handled);
+                        frame.handled.truncate(handled);
+                        let keep = self.handling.len().saturating_sub(left);
+                        self.handling.truncate(keep);
                         frame.exc = Some(e);
                         frame.pc = to;
                     }
@@ -915,7 +1032,7 @@ impl Interp<'_> {
                     }
                 }
                 Op::TryEnter(to) => {
-                    frame.handlers.push(*to);
+                    frame.handlers.push((*to, frame.handled.len()));
                     frame.pc += 1;
                 }
                 Op::TryExit => {
@@ -948,6 +1065,47 @@ impl Interp<'_> {
                         }
                     }
                     return Err(Interrupt::Exc(err));
+                }
+                Op::ExceptTest { ty, name, miss } => {
+                    let Some(err) = frame.exc.take() else {
+                        frame.pc = *miss;
+                        return Ok(None);
+                    };
+                    let matches = match ty {
+                        None => Ok(true),
+                        Some(t) => match self.eval(t, ctx) {
+                            Ok(tv) => self.exc_matches(&err.value, &tv),
+                            Err(e) => Err(e),
+                        },
+                    };
+                    match matches {
+                        Ok(true) => {
+                            if let Some(n) = name {
+                                scope_set(&ctx.scope, &n.name, err.value.clone());
+                            }
+                            frame.handled.push(err.value.clone());
+                            self.handling.push(err.value.clone());
+                            frame.pc += 1;
+                        }
+                        Ok(false) => {
+                            frame.exc = Some(err);
+                            frame.pc = *miss;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                Op::Unwind { regions, handled } => {
+                    frame.handlers.truncate(*regions);
+                    let left = frame.handled.len().saturating_sub(*handled);
+                    frame.handled.truncate(*handled);
+                    let keep = self.handling.len().saturating_sub(left);
+                    self.handling.truncate(keep);
+                    frame.pc += 1;
+                }
+                Op::ExceptEnd => {
+                    frame.handled.pop();
+                    self.handling.pop();
+                    frame.pc += 1;
                 }
                 Op::Reraise => {
                     return match frame.exc.take() {

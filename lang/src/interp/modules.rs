@@ -52,12 +52,14 @@ impl Interp<'_> {
         }
         let ctx = Ctx::module(scope.clone(), file);
         // Pass 1: imports and declarations (classes, functions, impls).
-        self.declare_items(&module.items, &ctx, path, &name)?;
+        self.declare_items(&module.items, &ctx, path, &name, false)?;
         self.load_impl_annexes(path, &ctx, &name)?;
-        // Pass 2: globs and entry blocks in file order.
+        // Pass 2: globs, decorators and entry blocks in file order (a decorator may
+        // read a glob declared above it, as Python runs a module top to bottom).
         for item in &module.items {
             match item {
                 Item::Glob(g) => self.exec_glob(g, &ctx)?,
+                Item::Ability(_) | Item::Archetype(_) => self.decorate_item(item, &ctx)?,
                 Item::Entry(e) if !e.is_exit => {
                     let runs = match &e.name {
                         None => true,
@@ -83,12 +85,15 @@ impl Interp<'_> {
         Ok(m)
     }
 
+    /// Declare `items`; with `decorate`, apply their decorators too (otherwise the caller
+    /// calls [`Self::decorate_item`] for each in its own order).
     pub(super) fn declare_items(
         &mut self,
         items: &[Item],
         ctx: &Ctx,
         path: &Path,
         module: &Rc<str>,
+        decorate: bool,
     ) -> R<()> {
         // Archetypes first (in dependency order), then enums, functions, impls.
         let mut arch_decls: Vec<&ast::Archetype> = Vec::new();
@@ -116,23 +121,9 @@ impl Interp<'_> {
                 }
             }
         }
-        // Decorators apply once every function of the module exists (a decorator is
-        // usually another def of the same module), innermost first, as in Python.
-        // Archetype decorators (`@d obj A {}` binds `A = d(A)`) apply in the same pass, in
-        // source order.
-        for item in items {
-            let (name, decorators) = match item {
-                Item::Ability(ab) => match &ab.name {
-                    Some(n) => (n, &ab.decorators),
-                    None => continue,
-                },
-                Item::Archetype(a) => (&a.name, &a.decorators),
-                _ => continue,
-            };
-            if decorators.iter().any(|d| !is_server_metadata(d)) {
-                let f = scope_get(&ctx.scope, &name.name).unwrap_or(Value::None);
-                let v = self.apply_decorators(decorators, f, ctx)?;
-                scope_define(&ctx.scope, name.name.clone(), v);
+        if decorate {
+            for item in items {
+                self.decorate_item(item, ctx)?;
             }
         }
         for item in items {
@@ -170,6 +161,7 @@ impl Interp<'_> {
 
     pub(super) fn exec_import(&mut self, imp: &ast::Import, ctx: &Ctx, path: &Path) -> R<()> {
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let ext = crate::host::module_ext(path);
         let resolve = |mp: &ast::ModPath| -> PathBuf {
             let mut p = dir.clone();
             for _ in 1..mp.dots {
@@ -177,7 +169,7 @@ impl Interp<'_> {
             }
             for (i, part) in mp.parts.iter().enumerate() {
                 if i + 1 == mp.parts.len() {
-                    p.push(format!("{}.svc", part.name));
+                    p.push(format!("{}.{ext}", part.name));
                 } else {
                     p.push(&*part.name);
                 }
@@ -305,7 +297,88 @@ pub(super) fn is_server_metadata(d: &ast::Expr) -> bool {
     matches!(&head.kind, ast::ExprKind::Name(n) if matches!(&**n, "restspec" | "schedule" | "subscribe"))
 }
 
+/// Decorators that shape how a method is stored (`@property`, `@p.setter`,
+/// `@staticmethod`, `@classmethod`; `decl_later::method_key`).
+fn is_storage_decorator(d: &ast::Expr) -> bool {
+    use super::decl_later::is_plain_decorator;
+    ["property", "staticmethod", "classmethod"]
+        .iter()
+        .any(|n| is_plain_decorator(d, n))
+        || matches!(&d.kind, ast::ExprKind::Attr { name, .. } if matches!(&*name.name, "setter" | "getter"))
+}
+
+/// A `def` method whose decorators are called when its archetype is declared (Python's
+/// `add = logged(add)` in a class body): it has one that is neither server metadata
+/// nor a storage decorator, and no storage decorator (a mix stays parsed only).
+/// Abilities (`can ... with T entry`) are never decorated (see ARCHITECTURE.md).
+pub(super) fn has_called_method_decorators(ab: &ast::Ability) -> bool {
+    ab.kind != ast::AbilityKind::Can
+        && ab.event.is_none()
+        && ab.name.is_some()
+        && !ab.decorators.iter().any(is_storage_decorator)
+        && ab.decorators.iter().any(|d| !is_server_metadata(d))
+}
+
 impl Interp<'_> {
+    /// Apply the decorators of a declared def or archetype, innermost first, as Python
+    /// does: `@d1 @d2 def f` binds `f = d1(d2(f))`; an archetype's method decorators
+    /// first (Python runs the class body first), then `@d obj A {}` binds `A = d(A)`.
+    /// Every function of the module is declared by then; a module calls this in file
+    /// order with its globs, so a decorator may read a glob declared above it.
+    pub(super) fn decorate_item(&mut self, item: &Item, ctx: &Ctx) -> R<()> {
+        let (name, decorators) = match item {
+            Item::Ability(ab) => match &ab.name {
+                Some(n) => (n, &ab.decorators),
+                None => return Ok(()),
+            },
+            Item::Archetype(a) => {
+                if let Some(Value::Class(c)) = scope_get(&ctx.scope, &a.name.name) {
+                    self.apply_method_decorators(&c, a, ctx)?;
+                }
+                (&a.name, &a.decorators)
+            }
+            _ => return Ok(()),
+        };
+        if decorators.iter().any(|d| !is_server_metadata(d)) {
+            let f = scope_get(&ctx.scope, &name.name).unwrap_or(Value::None);
+            let v = self.apply_decorators(decorators, f, ctx)?;
+            scope_define(&ctx.scope, name.name.clone(), v);
+        }
+        Ok(())
+    }
+
+    /// Bind each decorated method of `class` (and of the archetypes nested in it) to
+    /// what its decorators return, innermost first, as a class attribute: `c.add` then
+    /// binds `c` as the first argument when that is a plain function, as Python does.
+    pub(super) fn apply_method_decorators(
+        &mut self,
+        class: &Rc<Class>,
+        a: &ast::Archetype,
+        ctx: &Ctx,
+    ) -> R<()> {
+        for m in &a.members {
+            match m {
+                ast::Member::Ability(ab) if has_called_method_decorators(ab) => {
+                    let Some(n) = &ab.name else { continue };
+                    let kept = super::decl_later::undecorated_name(&n.name);
+                    let Some(f) = class.methods.borrow().get(kept.as_str()).cloned() else {
+                        continue;
+                    };
+                    let v = self.apply_decorators(&ab.decorators, Value::Func(f), ctx)?;
+                    class.statics.borrow_mut().insert(n.name.clone(), v);
+                }
+                ast::Member::Archetype(inner) => {
+                    let c = class.statics.borrow().get(&inner.name.name).cloned();
+                    if let Some(Value::Class(c)) = c {
+                        self.apply_method_decorators(&c, inner, ctx)?;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     /// `@d1 @d2 def f` binds `f = d1(d2(f))`; server metadata decorators are skipped.
     pub(super) fn apply_decorators(
         &mut self,

@@ -97,6 +97,11 @@ impl Interp<'_> {
                 return Ok(Value::Int(r));
             }
         }
+        if matches!(op, BinOp::BitOr | BinOp::BitAnd | BinOp::BitXor)
+            && let Some(v) = self.re_flag_binop(op, a, b)
+        {
+            return Ok(v);
+        }
         if let Some((a, b)) = typed_enum_operands(a, b) {
             return self.binary_op(op, &a, &b);
         }
@@ -439,6 +444,19 @@ impl Interp<'_> {
     }
 
     pub(crate) fn unary_op(&mut self, op: UnaryOp, v: &Value) -> R<Value> {
+        if let Value::EnumMember(m) = v
+            && op != UnaryOp::Not
+            && super::decl_later::enum_value_type(&m.class).is_some()
+        {
+            if op == UnaryOp::Invert
+                && let Some(f) = self.re_flag_invert(v)
+            {
+                return Ok(f);
+            }
+            // A typed enum's member is its value (`-E.A` of an `enum E: int`).
+            let value = m.value.clone();
+            return self.unary_op(op, &value);
+        }
         match op {
             UnaryOp::Not => Ok(Value::Bool(!self.truthy(v)?)),
             UnaryOp::Neg => match v {
@@ -774,6 +792,11 @@ impl Interp<'_> {
             Value::Set(s) => !s.borrow().is_empty(),
             Value::Range(a, b, s) => range_len(*a, *b, *s) > 0,
             Value::Instance(_) => self.stdlib_truthy(v).unwrap_or(true),
+            // A typed enum's member is as true as its value (`re.NOFLAG` is false).
+            Value::EnumMember(m) if super::decl_later::enum_value_type(&m.class).is_some() => {
+                let value = m.value.clone();
+                return self.truthy(&value);
+            }
             _ => true,
         })
     }
@@ -933,6 +956,48 @@ impl Interp<'_> {
     // Attributes
     // -----------------------------------------------------------------------------------
 
+    /// `obj.__dict__` / `vars(obj)` of an archetype instance, node or edge: its fields
+    /// in declaration order, then the attributes set on it later in the order they were
+    /// first set (a walker's `reports` always; an exception's `args` never). A new dict,
+    /// not a live view: writing to it does not change the object. `None` for values
+    /// without one.
+    pub(crate) fn attr_dict(&mut self, v: &Value) -> R<Option<Value>> {
+        let (class, fields, extra) = match v {
+            Value::Instance(i) if Self::stdlib_key(v).is_none() => {
+                let extra: Vec<(Rc<str>, Value)> = i
+                    .extra
+                    .borrow()
+                    .as_ref()
+                    .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                    .unwrap_or_default();
+                (i.class.clone(), i.fields.borrow().clone(), extra)
+            }
+            Value::Anchor(h) => {
+                self.readable_fields(*h)?;
+                let slot = self.graph.slot(*h);
+                (slot.class.clone(), slot.fields.clone(), Vec::new())
+            }
+            _ => return Ok(None),
+        };
+        let mut d = Dict::default();
+        for (f, x) in class.fields.iter().zip(fields) {
+            if !f.is_static {
+                d.insert(HashKey(Value::Str(f.name.clone().into())), x);
+            }
+        }
+        let is_exc = class.is_exception();
+        for (k, x) in extra {
+            if !(is_exc && &*k == "args") {
+                d.insert(HashKey(Value::Str(k.into())), x);
+            }
+        }
+        if class.is_walker() {
+            d.entry(HashKey(Value::str("reports")))
+                .or_insert_with(|| Value::list(Vec::new()));
+        }
+        Ok(Some(Value::dict(d)))
+    }
+
     pub fn get_attr(&mut self, v: &Value, name: &str) -> R<Value> {
         match v {
             Value::Anchor(h) => {
@@ -946,7 +1011,7 @@ impl Interp<'_> {
                     return Ok(Value::Bound(Rc::new((v.clone(), f))));
                 }
                 if let Some(s) = class.find_static(name) {
-                    return Ok(s);
+                    return Ok(bind_class_attr(v, s));
                 }
                 if let Some(g) = class.find_method(&super::decl_later::getter_name(name)) {
                     return self.call_function(&g, Some(v.clone()), vec![], vec![], None);
@@ -975,7 +1040,7 @@ impl Interp<'_> {
                     return Ok(Value::Bound(Rc::new((v.clone(), f))));
                 }
                 if let Some(s) = inst.class.find_static(name) {
-                    return Ok(s);
+                    return Ok(bind_class_attr(v, s));
                 }
                 if let Some(g) = inst
                     .class
@@ -1061,6 +1126,12 @@ impl Interp<'_> {
                     ))));
                 }
             }
+        }
+        // Last, off the hot path: nothing else matched.
+        if name == "__dict__"
+            && let Some(d) = self.attr_dict(v)?
+        {
+            return Ok(d);
         }
         Err(self.err(
             "AttributeError",
@@ -1466,4 +1537,17 @@ pub fn set_items(s: &Set) -> Vec<Value> {
         items.sort_by_key(|v| if let Value::Int(i) = v { *i } else { 0 });
     }
     items
+}
+
+/// A class attribute read through an instance: a function there (what a method
+/// decorator returned, or one assigned in a `class` body) binds the instance as its
+/// first argument, as Python binds functions found on the class; anything else is
+/// returned as it is.
+fn bind_class_attr(recv: &Value, attr: Value) -> Value {
+    match attr {
+        Value::Func(f) if !f.is_static && !f.is_classmethod => {
+            Value::Bound(Rc::new((recv.clone(), f)))
+        }
+        other => other,
+    }
 }

@@ -159,11 +159,12 @@ impl Interp<'_> {
             }
         }
         if !pos_as_kw.is_empty() {
-            let names: Vec<String> = pos_as_kw.iter().map(|n| format!("'{n}'")).collect();
+            // CPython quotes the whole list once: `'a, b'`.
+            let names: Vec<String> = pos_as_kw.iter().map(|n| n.to_string()).collect();
             return Err(self.err(
                 "TypeError",
                 format!(
-                    "{fname}() got some positional-only arguments passed as keyword arguments: {}",
+                    "{fname}() got some positional-only arguments passed as keyword arguments: '{}'",
                     names.join(", ")
                 ),
             ));

@@ -318,6 +318,7 @@ impl Interp<'_> {
             Item::Archetype(a) => {
                 let module = Rc::from("__main__");
                 let c = self.declare_archetype(a, ctx, &module)?;
+                self.apply_method_decorators(&c, a, ctx)?;
                 let v = self.apply_decorators(&a.decorators, Value::Class(c), ctx)?;
                 scope_define(&ctx.scope, a.name.name.clone(), v);
             }
@@ -790,7 +791,7 @@ impl Interp<'_> {
                 let o = self.eval(obj, ctx)?;
                 if let Value::Instance(i) = &o
                     && let Some(m) = i.extra.borrow_mut().as_mut()
-                    && m.remove(&*name.name).is_some()
+                    && m.shift_remove(&*name.name).is_some()
                 {
                     return Ok(());
                 }

@@ -129,7 +129,7 @@ impl Interp<'_> {
         let file = self.add_file(sf);
         let scope = Scope::new_ref(Some(self.builtins.clone()));
         let ctx = super::Ctx::module(scope.clone(), file);
-        self.declare_items(&items, &ctx, provider, &Rc::from(module))?;
+        self.declare_items(&items, &ctx, provider, &Rc::from(module), true)?;
         // Kept so the provider's return annotations resolve among its own names.
         let types = Value::Module(Rc::new(ModuleObj {
             name: Rc::from(module),

@@ -438,7 +438,8 @@ pub struct Instance {
     pub fields: RefCell<Vec<Value>>,
     /// Attributes not declared with `has` (exception `args`, walker `reports`, dynamic
     /// attributes set on `class` instances).
-    pub extra: RefCell<Option<Box<FxHashMap<Rc<str>, Value>>>>,
+    /// In the order they were first set (what `__dict__` lists after the fields).
+    pub extra: RefCell<Option<Box<IndexMap<Rc<str>, Value, FxBuild>>>>,
     pub id: u64,
 }
 
@@ -519,6 +520,14 @@ pub struct Function {
 impl fmt::Debug for Function {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "<function {}>", self.name)
+    }
+}
+
+impl Function {
+    /// A method called on an instance (`self` implicit): neither static nor a class
+    /// method, declared in a class.
+    pub fn is_instance_method(&self) -> bool {
+        !self.is_static && !self.is_classmethod && self.owner.borrow().is_some()
     }
 }
 
@@ -808,9 +817,15 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
         // A stdlib value (`datetime`, `timedelta`, `UUID` ...) hashes by its fields.
         Value::Instance(i) if super::stdlib::hashes_by_value(&i.class) => {
             state.write_u8(7);
-            for f in i.fields.borrow().iter() {
+            let n = super::stdlib::identity_fields(&i.class);
+            for f in i.fields.borrow().iter().take(n) {
                 hash_value(f, state);
             }
+        }
+        // A typed enum's member (`enum E: int`) hashes as its value, so it is the same
+        // dict key (Python's `IntEnum`/`StrEnum`).
+        Value::EnumMember(m) if super::decl_later::enum_value_type(&m.class).is_some() => {
+            hash_value(&m.value, state)
         }
         other => state.write_usize(identity(other).unwrap_or(0)),
     }
@@ -840,7 +855,19 @@ pub fn key_eq(a: &Value, b: &Value) -> bool {
                 && x.class.stored.name == y.class.stored.name =>
         {
             let (p, q) = (x.fields.borrow(), y.fields.borrow());
-            p.len() == q.len() && p.iter().zip(q.iter()).all(|(m, n)| key_eq(m, n))
+            let n = super::stdlib::identity_fields(&x.class);
+            p.len() == q.len() && p.iter().zip(q.iter()).take(n).all(|(m, n)| key_eq(m, n))
+        }
+        (V::EnumMember(m), other) | (other, V::EnumMember(m))
+            if super::decl_later::enum_value_type(&m.class).is_some() =>
+        {
+            match other {
+                V::EnumMember(o) if Rc::ptr_eq(m, o) => true,
+                V::EnumMember(o) if super::decl_later::enum_value_type(&o.class).is_some() => {
+                    key_eq(&m.value, &o.value)
+                }
+                _ => key_eq(&m.value, other),
+            }
         }
         _ => {
             if let (Some(x), Some(y)) = (num_of(a), num_of(b)) {

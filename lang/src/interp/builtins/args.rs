@@ -161,6 +161,12 @@ pub(super) fn tname(it: &Interp, v: &Value) -> String {
 pub(super) fn index_of(it: &Interp, v: &Value) -> Result<i64, Interrupt> {
     match v {
         Value::Int(i) => Ok(*i),
+        // A member of an `int` enum (`re.I`, `enum E: int`) indexes as its value.
+        Value::EnumMember(m)
+            if crate::interp::decl_later::enum_value_type(&m.class) == Some("int") =>
+        {
+            index_of(it, &m.value)
+        }
         Value::Bool(b) => Ok(i64::from(*b)),
         Value::BigInt(_) => Err(it.err(
             "OverflowError",

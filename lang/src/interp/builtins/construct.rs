@@ -26,11 +26,11 @@ pub fn construct_builtin(
     match &*class.name {
         "int" => {
             let [x, base] = bind(it, "int", args, kwargs, ["x", "base"], 0)?;
-            make_int(it, x, base)
+            make_int(it, x.map(typed_member_value), base)
         }
         "float" => {
             let [x] = bind(it, "float", args, kwargs, ["x"], 0)?;
-            make_float(it, x)
+            make_float(it, x.map(typed_member_value))
         }
         "str" => {
             let [x] = bind(it, "str", args, kwargs, ["object"], 0)?;
@@ -221,5 +221,15 @@ fn make_float(it: &mut Interp, x: Option<Value>) -> R<Value> {
                 format!("float() argument must be a string or a real number, not '{t}'"),
             ))
         }
+    }
+}
+
+/// A typed enum's member (`enum E: int`, `re.I`) converts as its value (`int(E.A)`).
+fn typed_member_value(v: Value) -> Value {
+    match v {
+        Value::EnumMember(m) if crate::interp::decl_later::enum_value_type(&m.class).is_some() => {
+            m.value.clone()
+        }
+        other => other,
     }
 }

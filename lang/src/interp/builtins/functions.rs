@@ -72,6 +72,16 @@ pub(super) fn call(
             }
             Value::Class(it.class_of(&args[0]))
         }
+        "vars" => {
+            let [v] = bind(it, "vars", args, kwargs, ["object"], 1)?;
+            let v = v.unwrap_or(Value::None);
+            match it.attr_dict(&v)? {
+                Some(d) => d,
+                None => {
+                    return Err(it.err("TypeError", "vars() argument must have __dict__ attribute"));
+                }
+            }
+        }
         "hasattr" => {
             let [v, n] = bind(it, "hasattr", args, kwargs, ["obj", "name"], 2)?;
             let (v, n) = (v.unwrap_or(Value::None), n.unwrap_or(Value::None));
@@ -282,6 +292,10 @@ pub(super) fn len(it: &mut Interp, v: &Value) -> R<Value> {
         Value::Dict(d) => d.borrow().len(),
         Value::Set(s) => s.borrow().len(),
         Value::Range(a, b, c) => collections::range_len(*a, *b, *c),
+        // `len(Color)`: how many members the enum has.
+        Value::Class(c) if c.kind == crate::interp::value::ClassKind::Enum => {
+            c.members.borrow().len()
+        }
         _ => {
             if let Some(r) = user_dunder(it, v, "__len__", Vec::new()) {
                 let r = r?;

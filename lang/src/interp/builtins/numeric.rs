@@ -222,6 +222,11 @@ fn mod_inverse(a: &BigInt, m: &BigInt) -> Option<BigInt> {
 
 /// `bin`, `hex`, `oct`.
 pub(super) fn radix_str(it: &mut Interp, v: &Value, which: &str) -> R<Value> {
+    if let Value::EnumMember(m) = v
+        && crate::interp::decl_later::enum_value_type(&m.class) == Some("int")
+    {
+        return radix_str(it, &m.value.clone(), which);
+    }
     let Some(n) = to_big(v) else {
         if let Some(r) = user_dunder(it, v, "__index__", Vec::new()) {
             let r = r?;
@@ -417,10 +422,21 @@ pub(super) fn py_hash(it: &mut Interp, v: &Value) -> R<i64> {
             let t = tname(it, v);
             return Err(it.err("TypeError", format!("unhashable type: '{t}'")));
         }
+        // A typed enum's member hashes as its value (it is the same dict key).
+        Value::EnumMember(m) if crate::interp::decl_later::enum_value_type(&m.class).is_some() => {
+            py_hash(it, &m.value.clone())?
+        }
         Value::EnumMember(m) => {
             use std::hash::{Hash, Hasher};
             let mut h = crate::interp::value::FxHasher::default();
             m.name.hash(&mut h);
+            fix_hash((h.finish() >> 1) as i64)
+        }
+        // `datetime`, `timedelta`, `UUID` ...: by value, as they are dict keys.
+        Value::Instance(i) if crate::interp::stdlib::hashes_by_value(&i.class) => {
+            use std::hash::{Hash, Hasher};
+            let mut h = crate::interp::value::FxHasher::default();
+            it.hash_key(v)?.hash(&mut h);
             fix_hash((h.finish() >> 1) as i64)
         }
         Value::Instance(_) | Value::Anchor(_) => {

@@ -197,8 +197,9 @@ impl Interp<'_> {
         self.stdlib_instance("datetime.timezone", vec![off, Value::None])
     }
 
-    /// A `datetime` from its eight fields, validated as the constructor does.
-    pub(super) fn checked_datetime(&mut self, fields: Vec<Value>) -> R<Value> {
+    /// A `datetime` from its eight fields (`fold` 0), validated as the constructor does.
+    pub(super) fn checked_datetime(&mut self, mut fields: Vec<Value>) -> R<Value> {
+        fields.push(Value::Int(0));
         let n: Vec<i64> = fields.iter().take(7).map(int_of).collect();
         self.validate_ymd(n[0], n[1], n[2])?;
         self.validate_time(n[3], n[4], n[5], n[6])?;
@@ -221,12 +222,12 @@ impl Interp<'_> {
             ("datetime.datetime", "min") => {
                 let f = [1, 1, 1, 0, 0, 0, 0].map(Value::Int);
                 let mut f = f.to_vec();
-                f.push(Value::None);
+                f.extend([Value::None, Value::Int(0)]);
                 Some(self.stdlib_instance("datetime.datetime", f))
             }
             ("datetime.datetime", "max") => {
                 let mut f = [9999, 12, 31, 23, 59, 59, 999_999].map(Value::Int).to_vec();
-                f.push(Value::None);
+                f.extend([Value::None, Value::Int(0)]);
                 Some(self.stdlib_instance("datetime.datetime", f))
             }
             _ => None,
@@ -302,6 +303,7 @@ impl Interp<'_> {
                 Value::Int((secs % 60) as i64),
                 Value::Int((t % US_PER_SEC) as i64),
                 tz,
+                Value::Int(0),
             ],
         ))
     }
@@ -346,6 +348,14 @@ impl Interp<'_> {
         };
         let us = unix_us + i128::from(EPOCH_ORDINAL) * US_PER_DAY + offset;
         self.make_dt(us, tz)
+    }
+
+    /// A `fold=` argument: 0 or 1.
+    fn fold_arg(&self, v: &Value) -> R<i64> {
+        match self.int_arg(v)? {
+            f @ (0 | 1) => Ok(f),
+            _ => Err(self.err("ValueError", "fold must be either 0 or 1")),
+        }
     }
 
     fn validate_ymd(&self, y: i64, m: i64, d: i64) -> R<()> {
@@ -495,13 +505,12 @@ impl Interp<'_> {
                     args,
                     kwargs,
                 )?;
-                // `fold` (which side of a repeated wall-clock hour) is accepted and
-                // checked; svc's time zones are fixed offsets, where it changes nothing.
-                if let Some(f) = a.get(8)
-                    && !matches!(self.int_arg(f)?, 0 | 1)
-                {
-                    return Err(self.err("ValueError", "fold must be either 0 or 1"));
-                }
+                // `fold` (which side of a repeated wall-clock hour) is kept and shown
+                // by `repr`; svc's time zones are fixed offsets, where it changes nothing.
+                let fold = match a.get(8) {
+                    Some(f) => self.fold_arg(f)?,
+                    None => 0,
+                };
                 let mut v = [0i64; 7];
                 for (i, slot) in v.iter_mut().enumerate() {
                     if let Some(x) = a.get(i) {
@@ -512,7 +521,7 @@ impl Interp<'_> {
                 self.validate_time(v[3], v[4], v[5], v[6])?;
                 let tz = self.tz_arg(a.get(7))?;
                 let mut fields: Vec<Value> = v.iter().map(|x| Value::Int(*x)).collect();
-                fields.push(tz);
+                fields.extend([tz, Value::Int(fold)]);
                 Ok(self.stdlib_instance("datetime.datetime", fields))
             }
             "datetime.timezone" => {
@@ -756,7 +765,7 @@ impl Interp<'_> {
             .iter()
             .map(|x| Value::Int(*x))
             .collect();
-        fields.push(tz);
+        fields.extend([tz, Value::Int(0)]);
         Ok(self.stdlib_instance("datetime.datetime", fields))
     }
 
@@ -876,6 +885,7 @@ impl Interp<'_> {
                         "second",
                         "microsecond",
                         "tzinfo",
+                        "fold",
                     ]
                 } else {
                     &["year", "month", "day"]
@@ -896,6 +906,8 @@ impl Interp<'_> {
                     if let Some(v) = a.get(i) {
                         *slot = if i == 7 {
                             self.tz_arg(Some(v))?
+                        } else if i == 8 {
+                            Value::Int(self.fold_arg(v)?)
                         } else {
                             Value::Int(self.int_arg(v)?)
                         };
@@ -1193,6 +1205,9 @@ impl Interp<'_> {
                 }
                 if us != 0 {
                     out.push_str(&format!(", {us}"));
+                }
+                if g("fold") != 0 {
+                    out.push_str(", fold=1");
                 }
                 let tz = self.field(v, "tzinfo");
                 if !tz.is_none() {

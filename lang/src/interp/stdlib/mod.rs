@@ -53,6 +53,24 @@ pub fn hashes_by_value(c: &Class) -> bool {
     is_stdlib_class(c) && !c.stored.name.starts_with("re.")
 }
 
+/// `str()` and `repr()` of a `re` flag (`re.IGNORECASE`); `None` for other members.
+pub fn flag_text(m: &EnumMember) -> Option<String> {
+    match m.value {
+        Value::Int(v) if re::is_flag_class(&m.class) => Some(re::flag_text(v)),
+        _ => None,
+    }
+}
+
+/// How many leading fields of a by-value stdlib instance make its identity as a dict
+/// key: all but a `datetime`'s `fold`, which CPython leaves out of `==` and `hash`.
+pub fn identity_fields(c: &Class) -> usize {
+    if &*c.stored.name == "datetime.datetime" {
+        c.fields.len() - 1
+    } else {
+        c.fields.len()
+    }
+}
+
 /// Every public name of a built-in module (for the checker and `import from`).
 pub fn members(module: &str) -> &'static [&'static str] {
     match module {
@@ -106,6 +124,8 @@ const CLASSES: &[ClassSpec] = &[
             "second",
             "microsecond",
             "tzinfo",
+            // Last: not part of the value (`identity_fields`).
+            "fold",
         ],
         exception_base: None,
     },
@@ -321,6 +341,7 @@ impl Interp<'_> {
             };
             Rc::make_mut(&mut self.builtin_classes).insert(spec.key, Rc::new(class));
         }
+        self.install_regex_flag();
     }
 
     pub(super) fn stdlib_class(&mut self, key: &'static str) -> Rc<Class> {
@@ -346,7 +367,7 @@ impl Interp<'_> {
     fn stdlib_member(&mut self, module: &str, member: &'static str) -> Value {
         let constant = match module {
             "math" => math::constant(member),
-            "re" => re::constant(member),
+            "re" => re::flag_value(member).map(|v| self.re_flag(v)),
             "datetime" => self.datetime_member(member),
             _ => None,
         };
@@ -742,6 +763,10 @@ impl Interp<'_> {
     pub(super) fn int_arg(&self, v: &Value) -> R<i64> {
         match v {
             Value::Int(i) => Ok(*i),
+            // A typed enum's member (`re.I`, an `enum E: int` member) is its int.
+            Value::EnumMember(m) if super::decl_later::enum_value_type(&m.class) == Some("int") => {
+                self.int_arg(&m.value)
+            }
             Value::Bool(b) => Ok(i64::from(*b)),
             Value::BigInt(_) => {
                 Err(self.err("OverflowError", "Python int too large to convert to C long"))

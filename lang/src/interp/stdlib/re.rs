@@ -68,8 +68,9 @@ const U: i64 = 32;
 const X: i64 = 64;
 const A: i64 = 256;
 
-pub fn constant(name: &str) -> Option<Value> {
-    Some(Value::Int(match name {
+/// The value of flag constant `name` (`re.I`, `re.IGNORECASE`, ...).
+pub fn flag_value(name: &str) -> Option<i64> {
+    Some(match name {
         "I" | "IGNORECASE" => I,
         "M" | "MULTILINE" => M,
         "S" | "DOTALL" => S,
@@ -78,7 +79,57 @@ pub fn constant(name: &str) -> Option<Value> {
         "U" | "UNICODE" => U,
         "NOFLAG" => 0,
         _ => return None,
-    }))
+    })
+}
+
+/// The members of `re.RegexFlag` in CPython's declaration order (which `str()` of a
+/// combination follows), with `LOCALE`, `TEMPLATE` and `DEBUG`, which only show up in
+/// the text of a complement (`~re.I`).
+const FLAG_MEMBERS: &[(&str, i64)] = &[
+    ("NOFLAG", 0),
+    ("ASCII", A),
+    ("IGNORECASE", I),
+    ("LOCALE", 4),
+    ("UNICODE", U),
+    ("MULTILINE", M),
+    ("DOTALL", S),
+    ("VERBOSE", X),
+    ("TEMPLATE", 1),
+    ("DEBUG", 128),
+];
+
+/// Every bit a member of `RegexFlag` has (what `~flag` keeps).
+const FLAG_MASK: i64 = 511;
+
+/// The key of `re.RegexFlag` among the stdlib classes.
+pub const FLAG_CLASS: &str = "re.RegexFlag";
+
+/// `c` is `re.RegexFlag`: its members are ints that print as `re.IGNORECASE`.
+pub fn is_flag_class(c: &Class) -> bool {
+    super::is_stdlib_class(c) && &*c.stored.name == FLAG_CLASS
+}
+
+/// CPython's `str()`/`repr()` of a `RegexFlag` value: `re.NOFLAG`, `re.IGNORECASE`,
+/// `re.IGNORECASE|re.MULTILINE`, unknown bits last in hex (`re.IGNORECASE|0x400`).
+pub fn flag_text(v: i64) -> String {
+    if v == 0 {
+        return "re.NOFLAG".to_string();
+    }
+    let mut parts: Vec<String> = FLAG_MEMBERS
+        .iter()
+        .filter(|(_, bit)| *bit != 0 && v & bit == *bit)
+        .map(|(n, _)| format!("re.{n}"))
+        .collect();
+    let rest = v & !FLAG_MASK;
+    if rest != 0 {
+        parts.push(format!("{rest:#x}"));
+    }
+    parts.join("|")
+}
+
+/// The `name` of a combination (`IGNORECASE|MULTILINE`).
+fn flag_name(v: i64) -> String {
+    flag_text(v).replace("re.", "")
 }
 
 /// A compiled pattern: the search form, the anchored form (`match`) and the whole-text
@@ -1330,6 +1381,100 @@ impl Interp<'_> {
                 ))
             }
             _ => Ok(String::new()),
+        }
+    }
+}
+
+impl Interp<'_> {
+    /// `re.RegexFlag`, an `int` enum holding the canonical flags (installed with the
+    /// other stdlib classes).
+    pub(super) fn install_regex_flag(&mut self) {
+        let bases: Vec<Rc<Class>> = self
+            .builtin_classes
+            .get("int")
+            .cloned()
+            .into_iter()
+            .collect();
+        let mut mro = bases.clone();
+        for b in &bases {
+            mro.extend(b.mro.iter().cloned());
+        }
+        let mut c = Class::bare_builtin("RegexFlag", ClassKind::Enum, bases, mro);
+        c.module = Rc::from("re");
+        c.stored = StoredNames::new(super::MARK, FLAG_CLASS, "");
+        let class = Rc::new(c);
+        for (name, v) in FLAG_MEMBERS {
+            let m = Rc::new(EnumMember {
+                class: class.clone(),
+                name: Rc::from(*name),
+                value: Value::Int(*v),
+            });
+            class
+                .statics
+                .borrow_mut()
+                .insert(Rc::from(*name), Value::EnumMember(m.clone()));
+            class.members.borrow_mut().push(m);
+        }
+        Rc::make_mut(&mut self.builtin_classes).insert(FLAG_CLASS, class);
+    }
+
+    /// The `RegexFlag` of value `v`: its canonical member (so `re.I | re.I is re.I`),
+    /// else a combination (`re.IGNORECASE|re.MULTILINE`).
+    pub(super) fn re_flag(&mut self, v: i64) -> Value {
+        let class = self.stdlib_class(FLAG_CLASS);
+        let known = class
+            .members
+            .borrow()
+            .iter()
+            .find(|m| matches!(m.value, Value::Int(x) if x == v))
+            .cloned();
+        Value::EnumMember(known.unwrap_or_else(|| {
+            Rc::new(EnumMember {
+                class: class.clone(),
+                name: Rc::from(flag_name(v)),
+                value: Value::Int(v),
+            })
+        }))
+    }
+
+    /// `a | b`, `a & b`, `a ^ b` where one side is a `re` flag and the other a flag or
+    /// an int: a flag, as CPython's `RegexFlag` gives (`None`: not such operands).
+    pub(crate) fn re_flag_binop(
+        &mut self,
+        op: crate::ast::BinOp,
+        a: &Value,
+        b: &Value,
+    ) -> Option<Value> {
+        use crate::ast::BinOp;
+        let flag = |v: &Value| match v {
+            Value::EnumMember(m) if is_flag_class(&m.class) => match m.value {
+                Value::Int(i) => Some(i),
+                _ => None,
+            },
+            _ => None,
+        };
+        let (x, y) = match (flag(a), flag(b), a, b) {
+            (Some(x), Some(y), _, _) => (x, y),
+            (Some(x), None, _, Value::Int(y)) | (None, Some(x), Value::Int(y), _) => (x, *y),
+            _ => return None,
+        };
+        let r = match op {
+            BinOp::BitOr => x | y,
+            BinOp::BitAnd => x & y,
+            BinOp::BitXor => x ^ y,
+            _ => return None,
+        };
+        Some(self.re_flag(r))
+    }
+
+    /// `~flag`: the flags it does not hold, within `RegexFlag`'s members.
+    pub(crate) fn re_flag_invert(&mut self, v: &Value) -> Option<Value> {
+        match v {
+            Value::EnumMember(m) if is_flag_class(&m.class) => match m.value {
+                Value::Int(i) => Some(self.re_flag(!i & FLAG_MASK)),
+                _ => None,
+            },
+            _ => None,
         }
     }
 }
