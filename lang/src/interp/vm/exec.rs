@@ -134,6 +134,8 @@ impl Interp<'_> {
     /// Run compiled module code (an entry block) in the module's context `ctx`.
     pub(in crate::interp) fn vm_run_module(&mut self, code: Rc<Code>, ctx: &Ctx) -> R<Value> {
         let mut st = self.vm_stacks.pop().unwrap_or_default();
+        // The slots of its comprehensions' targets.
+        st.slots.resize(code.local_names.len(), None);
         st.frames.push(Frame {
             code,
             func: None,
@@ -194,25 +196,56 @@ impl Interp<'_> {
         e
     }
 
+    /// The `n` values a comprehension's tuple target binds from `v` when it is not a
+    /// tuple of that size (the tree-walker's `assign_local`).
+    fn vm_unpack(&mut self, v: &Value, n: usize) -> R<Vec<Value>> {
+        let vals = self.iterate(v)?;
+        if vals.len() != n {
+            return Err(self.err(
+                "ValueError",
+                format!(
+                    "not enough values to unpack (expected {n}, got {})",
+                    vals.len()
+                ),
+            ));
+        }
+        Ok(vals)
+    }
+
     fn vm_name_error(&self, name: &str) -> Interrupt {
         self.err("NameError", format!("name '{name}' is not defined"))
     }
 
-    /// Enter compiled `code` of `func` for a call whose `n` arguments are the top of
-    /// the operand stack (the callee, if any, below them is left for the caller to
-    /// pop). The depth check and the tick are the caller's.
-    fn vm_push_frame(
+    /// Call compiled `code` of `func` from the instruction at `at` of the running
+    /// frame (whose current scope is `scope`): `n` arguments on top of the operand
+    /// stack, the callee (or, for a method, the receiver, which becomes `self`) under
+    /// them. The depth check and the tick come first, where `call_plain` has them; on
+    /// success the callee's frame is on top, the arguments in its first slots.
+    fn vm_enter(
         &mut self,
         st: &mut Stacks,
         func: Rc<Function>,
         code: Rc<Code>,
         n: usize,
-        this: Option<Value>,
-    ) {
+        method: bool,
+        at: usize,
+        scope: &ScopeRef,
+    ) -> R<()> {
+        if self.depth >= self.limits.max_depth {
+            return Err(self.err("RecursionError", "maximum recursion depth exceeded"));
+        }
+        self.tick()?;
+        if let Some(fr) = st.frames.last_mut() {
+            fr.pc = at;
+            if !Rc::ptr_eq(&fr.scope, scope) {
+                fr.scope = scope.clone();
+            }
+        }
         let base = st.stack.len() - n;
         let slot_base = st.slots.len();
         st.slots.extend(st.stack.drain(base..).map(Some));
         st.slots.resize(slot_base + code.local_names.len(), None);
+        let under = st.stack.pop();
         st.frames.push(Frame {
             code,
             file: func.file,
@@ -222,11 +255,12 @@ impl Interp<'_> {
             slot_base,
             stack_base: st.stack.len(),
             iter_base: st.iters.len(),
-            this,
+            this: if method { under } else { None },
             here: None,
             visitor: None,
         });
         self.depth += 1;
+        Ok(())
     }
 
     /// The execution loop; `mctx` is the module context when the entry frame is module
@@ -335,6 +369,21 @@ impl Interp<'_> {
                             BinOp::Add => x.checked_add(*y),
                             BinOp::Sub => x.checked_sub(*y),
                             BinOp::Mul => x.checked_mul(*y),
+                            // A zero divisor goes the general way, which raises.
+                            BinOp::Mod if *y != 0 => x.checked_rem(*y).map(|r| {
+                                if r != 0 && (r < 0) != (*y < 0) {
+                                    r + y
+                                } else {
+                                    r
+                                }
+                            }),
+                            BinOp::FloorDiv if *y != 0 => x.checked_div(*y).map(|q| {
+                                if (x % y != 0) && ((*x < 0) != (*y < 0)) {
+                                    q - 1
+                                } else {
+                                    q
+                                }
+                            }),
                             _ => None,
                         };
                         if let Some(r) = r {
@@ -503,23 +552,7 @@ impl Interp<'_> {
                         _ => None,
                     };
                     if let Some((f, c)) = compiled {
-                        if self.depth >= self.limits.max_depth {
-                            tri!(Err(
-                                self.err("RecursionError", "maximum recursion depth exceeded")
-                            ));
-                        }
-                        tri!(self.tick());
-                        if let Some(fr) = st.frames.last_mut() {
-                            fr.pc = pc - 1;
-                            fr.scope = scope.clone();
-                        }
-                        self.vm_push_frame(st, f, c, n, None);
-                        // The callee value under the arguments.
-                        let callee_at = st.stack.len() - 1;
-                        st.stack.remove(callee_at);
-                        if let Some(fr) = st.frames.last_mut() {
-                            fr.stack_base = callee_at;
-                        }
+                        tri!(self.vm_enter(st, f, c, n, false, pc - 1, &scope));
                         enter_top!(false);
                         continue;
                     }
@@ -553,24 +586,7 @@ impl Interp<'_> {
                     match method {
                         Some(f) if !f.is_static && plain_shape(&f, n) => {
                             if let Some(c) = self.vm_code_of(&f) {
-                                if self.depth >= self.limits.max_depth {
-                                    tri!(Err(self.err(
-                                        "RecursionError",
-                                        "maximum recursion depth exceeded"
-                                    )));
-                                }
-                                tri!(self.tick());
-                                if let Some(fr) = st.frames.last_mut() {
-                                    fr.pc = pc - 1;
-                                    fr.scope = scope.clone();
-                                }
-                                let this = st.stack[base - 1].clone();
-                                self.vm_push_frame(st, f, c, n, Some(this));
-                                let recv_at = st.stack.len() - 1;
-                                st.stack.remove(recv_at);
-                                if let Some(fr) = st.frames.last_mut() {
-                                    fr.stack_base = recv_at;
-                                }
+                                tri!(self.vm_enter(st, f, c, n, true, pc - 1, &scope));
                                 enter_top!(false);
                                 continue;
                             }
@@ -749,19 +765,25 @@ impl Interp<'_> {
                         }
                         continue;
                     }
-                    let vals = tri!(self.iterate(&v));
-                    if vals.len() != names.len() {
-                        tri!(Err(self.err(
-                            "ValueError",
-                            format!(
-                                "not enough values to unpack (expected {}, got {})",
-                                names.len(),
-                                vals.len()
-                            ),
-                        )));
-                    }
+                    let vals = tri!(self.vm_unpack(&v, names.len()));
                     for (n, x) in names.iter().zip(vals) {
                         scope_define(&scope, n.clone(), x);
+                    }
+                }
+                Op::UnpackLocals(k) => {
+                    let v = st.pop();
+                    let slots = &code.slot_lists[k as usize];
+                    if let Value::Tuple(t) = &v
+                        && t.len() == slots.len()
+                    {
+                        for (s, x) in slots.iter().zip(t.iter()) {
+                            st.slots[sb + *s as usize] = Some(x.clone());
+                        }
+                        continue;
+                    }
+                    let vals = tri!(self.vm_unpack(&v, slots.len()));
+                    for (s, x) in slots.iter().zip(vals) {
+                        st.slots[sb + *s as usize] = Some(x);
                     }
                 }
                 Op::ListAppend => {

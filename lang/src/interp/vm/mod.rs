@@ -121,6 +121,9 @@ pub(crate) enum Op {
     /// [.., v] → bind the comprehension targets (a `kwnames` list) from a tuple or
     /// iterable `v` in the current scope, as `assign_local` does.
     UnpackDefine(u32),
+    /// [.., v] → bind the comprehension targets in the slots of a `slot_lists` entry
+    /// from a tuple or iterable `v`, as `assign_local` does.
+    UnpackLocals(u32),
     /// [list, v] → [list] with `v` appended (growth bounded).
     ListAppend,
     /// [set, v] → [set] with `v` added.
@@ -139,8 +142,11 @@ pub(crate) struct Code {
     pub consts: Vec<Value>,
     pub names: Vec<Rc<str>>,
     pub kwnames: Vec<Vec<Rc<str>>>,
-    /// The name of each local slot; parameters first, in order.
+    /// The name of each local slot; parameters first, in order, then the targets of
+    /// comprehensions.
     pub local_names: Vec<Rc<str>>,
+    /// The slots of comprehensions' tuple targets (`UnpackLocals`).
+    pub slot_lists: Vec<Vec<u32>>,
     /// Module code: the expressions and statements the tree-walker runs.
     pub exprs: Vec<ast::Expr>,
     pub stmts: Vec<ast::Stmt>,
@@ -194,8 +200,22 @@ impl Interp<'_> {
         self.exec_block(body, ctx)
     }
 
-    /// The compiled code of `func` if it has a plain body that lowers.
+    /// The compiled code of `func` if it has a plain body that lowers. The hot path
+    /// of every call from compiled code: once the decision is cached for the current
+    /// body, two borrows and a pointer comparison.
     fn vm_code_of(&self, func: &Function) -> Option<Rc<Code>> {
+        {
+            let body = func.body.borrow();
+            let FuncBody::Block(b) = &*body else {
+                return None;
+            };
+            if self.limits.vm
+                && let Some((cached, code)) = &*func.code.borrow()
+                && Rc::ptr_eq(cached, b)
+            {
+                return code.clone();
+            }
+        }
         let body = match &*func.body.borrow() {
             FuncBody::Block(b) => b.clone(),
             _ => return None,
