@@ -2,7 +2,7 @@
 //! function it calls, each call a heap frame (`Frame`) over shared stacks (`Stacks`):
 //! slots, operands and loop iterators, each frame owning the part above its bases.
 
-use super::{Code, Op, plain_shape};
+use super::{Code, MethodHit, Op, plain_shape};
 use crate::ast::{BinOp, CmpOp};
 use crate::interp::generator::{GenStep, Generator};
 use crate::interp::value::*;
@@ -40,8 +40,6 @@ struct Frame {
     stack_base: usize,
     iter_base: usize,
     this: Option<Value>,
-    here: Option<Value>,
-    visitor: Option<Value>,
 }
 
 /// The VM's stacks; one set per native entry into the VM, reused through a small pool
@@ -54,10 +52,35 @@ pub struct Stacks {
     iters: Vec<VmIter>,
     /// Scopes of the comprehensions entered, outermost first (module code).
     scopes: Vec<ScopeRef>,
+    /// `here` and `visitor` of the entry frame (a frame pushed for a call never has
+    /// them: a walker's ability is entered from the tree-walker), kept out of `Frame`
+    /// so a call moves less.
+    here: Option<Value>,
+    visitor: Option<Value>,
 }
 
 /// Stack sets kept for reuse (one per level of tree-walker → VM nesting).
 const STACKS_POOL: usize = 16;
+
+/// The field slot attribute site `site` of `code` finds name `name` in for instance
+/// `inst` (the value `o`): from the site's cache when the class is the one seen last,
+/// else looked up by name and remembered. `None` when the name is no declared field
+/// (or the class is a stdlib type, whose attributes are read-only): the general path.
+fn cached_field(code: &Code, name: u32, site: u32, o: &Value, inst: &Instance) -> Option<usize> {
+    let cache = &code.attr_cache[site as usize];
+    if let Some((class, slot)) = &*cache.borrow()
+        && Rc::ptr_eq(class, &inst.class)
+    {
+        return Some(*slot);
+    }
+    if Interp::stdlib_key(o).is_some() {
+        return None;
+    }
+    let name = &code.names[name as usize];
+    let slot = inst.class.field_slot(name)?;
+    *cache.borrow_mut() = Some((inst.class.clone(), slot));
+    Some(slot)
+}
 
 /// Rebind the nearest binding of `name` along `scope`'s chain; the value comes back
 /// when there is none.
@@ -125,9 +148,9 @@ impl Interp<'_> {
             stack_base: 0,
             iter_base: 0,
             this: ctx.this.clone(),
-            here: ctx.here.clone(),
-            visitor: ctx.visitor.clone(),
         });
+        st.here = ctx.here.clone();
+        st.visitor = ctx.visitor.clone();
         self.vm_finish(st, None)
     }
 
@@ -146,9 +169,9 @@ impl Interp<'_> {
             stack_base: 0,
             iter_base: 0,
             this: ctx.this.clone(),
-            here: ctx.here.clone(),
-            visitor: ctx.visitor.clone(),
         });
+        st.here = ctx.here.clone();
+        st.visitor = ctx.visitor.clone();
         self.vm_finish(st, Some(ctx))
     }
 
@@ -160,6 +183,8 @@ impl Interp<'_> {
         st.slots.clear();
         st.iters.clear();
         st.scopes.clear();
+        st.here = None;
+        st.visitor = None;
         if self.vm_stacks.len() < STACKS_POOL {
             self.vm_stacks.push(st);
         }
@@ -241,10 +266,12 @@ impl Interp<'_> {
                 fr.scope = scope.clone();
             }
         }
-        let base = st.stack.len() - n;
+        // The arguments move from the top of the operand stack into the first slots.
         let slot_base = st.slots.len();
-        st.slots.extend(st.stack.drain(base..).map(Some));
         st.slots.resize(slot_base + code.local_names.len(), None);
+        for i in (0..n).rev() {
+            st.slots[slot_base + i] = st.stack.pop();
+        }
         let under = st.stack.pop();
         st.frames.push(Frame {
             code,
@@ -256,8 +283,6 @@ impl Interp<'_> {
             stack_base: st.stack.len(),
             iter_base: st.iters.len(),
             this: if method { under } else { None },
-            here: None,
-            visitor: None,
         });
         self.depth += 1;
         Ok(())
@@ -330,11 +355,13 @@ impl Interp<'_> {
                     st.stack.push(v);
                 }
                 Op::LoadSelf | Op::LoadHere | Op::LoadVisitor => {
-                    let (v, name) = match (op, st.frames.last()) {
-                        (Op::LoadSelf, Some(f)) => (f.this.clone(), "self"),
-                        (Op::LoadHere, Some(f)) => (f.here.clone(), "here"),
-                        (_, Some(f)) => (f.visitor.clone(), "visitor"),
-                        (_, None) => (None, "self"),
+                    let entry = st.frames.len() == 1;
+                    let (v, name) = match op {
+                        Op::LoadSelf => (st.frames.last().and_then(|f| f.this.clone()), "self"),
+                        Op::LoadHere if entry => (st.here.clone(), "here"),
+                        Op::LoadHere => (None, "here"),
+                        _ if entry => (st.visitor.clone(), "visitor"),
+                        _ => (None, "visitor"),
                     };
                     match v {
                         Some(v) => st.stack.push(v),
@@ -438,19 +465,33 @@ impl Interp<'_> {
                     }
                 }
                 Op::Jump(target) => pc = target as usize,
-                Op::GetAttr(i) => {
+                Op::GetAttr(i, site) => {
                     let o = st.pop();
+                    if let Value::Instance(inst) = &o
+                        && let Some(slot) = cached_field(&code, i, site, &o, inst)
+                        && let Some(v) = inst.fields.borrow().get(slot)
+                    {
+                        st.stack.push(v.clone());
+                        continue;
+                    }
                     let v = tri!(self.get_attr(&o, &code.names[i as usize]));
                     st.stack.push(v);
                 }
-                Op::SetAttr(i) => {
-                    let o = st.pop();
-                    let v = st.pop();
-                    tri!(self.set_attr(&o, &code.names[i as usize], v));
-                }
-                Op::SetAttrTop(i) => {
-                    let v = st.pop();
-                    let o = st.pop();
+                Op::SetAttr(i, site) | Op::SetAttrTop(i, site) => {
+                    let (o, v) = if matches!(op, Op::SetAttr(..)) {
+                        let o = st.pop();
+                        (o, st.pop())
+                    } else {
+                        let v = st.pop();
+                        (st.pop(), v)
+                    };
+                    if let Value::Instance(inst) = &o
+                        && let Some(slot) = cached_field(&code, i, site, &o, inst)
+                        && let Some(f) = inst.fields.borrow_mut().get_mut(slot)
+                    {
+                        *f = v;
+                        continue;
+                    }
                     tri!(self.set_attr(&o, &code.names[i as usize], v));
                 }
                 Op::GetItem => {
@@ -571,18 +612,37 @@ impl Interp<'_> {
                     let v = tri!(self.call_value(&f, args, kw));
                     st.stack.push(v);
                 }
-                Op::CallMethod(i, n) => {
+                Op::CallMethod(i, n, site) => {
                     let n = n as usize;
                     let name = &code.names[i as usize];
                     let base = st.stack.len() - n;
                     let recv = &st.stack[base - 1];
-                    let method = match recv {
+                    let class = match recv {
                         Value::Instance(inst) if Self::stdlib_key(recv).is_none() => {
-                            inst.class.find_method(name)
+                            Some(inst.class.clone())
                         }
-                        Value::Anchor(h) => self.graph.slot(*h).class.find_method(name),
+                        Value::Anchor(h) => Some(self.graph.slot(*h).class.clone()),
                         _ => None,
                     };
+                    let cache = &code.method_cache[site as usize];
+                    let method = class.and_then(|class| {
+                        let epoch = methods_epoch();
+                        if let Some(hit) = &*cache.borrow()
+                            && hit.epoch == epoch
+                            && Rc::ptr_eq(&hit.class, &class)
+                        {
+                            return Some(hit.func.clone());
+                        }
+                        let f = class.find_method(name)?;
+                        if !f.is_static && plain_shape(&f, n) {
+                            *cache.borrow_mut() = Some(MethodHit {
+                                class,
+                                epoch,
+                                func: f.clone(),
+                            });
+                        }
+                        Some(f)
+                    });
                     match method {
                         Some(f) if !f.is_static && plain_shape(&f, n) => {
                             if let Some(c) = self.vm_code_of(&f) {

@@ -12,6 +12,7 @@ use super::{Code, Op};
 use crate::ast::{self, Arg, ExprKind as E, StmtKind as S};
 use crate::interp::value::{Function, Value};
 use crate::span::Span;
+use std::cell::RefCell;
 use std::rc::Rc;
 
 #[cfg(test)]
@@ -59,6 +60,10 @@ struct Lower {
     comps: Vec<Vec<(Rc<str>, Option<u32>)>>,
     /// Slot lists of tuple targets (`UnpackLocals`).
     slot_lists: Vec<Vec<u32>>,
+    /// How many `GetAttr`/`SetAttr`/`SetAttrTop` and `CallMethod` sites (each has
+    /// its own cache entry).
+    attr_sites: u32,
+    method_sites: u32,
     /// Inside a comprehension lowered to slots in module code: nothing may fall back
     /// to the tree-walker, which would not see the slots.
     strict: bool,
@@ -242,6 +247,8 @@ impl Lower {
             stmts: Vec::new(),
             comps: Vec::new(),
             slot_lists: Vec::new(),
+            attr_sites: 0,
+            method_sites: 0,
             strict: false,
         }
     }
@@ -255,6 +262,8 @@ impl Lower {
             kwnames: self.kwnames,
             local_names: self.locals,
             slot_lists: self.slot_lists,
+            attr_cache: (0..self.attr_sites).map(|_| RefCell::new(None)).collect(),
+            method_cache: (0..self.method_sites).map(|_| RefCell::new(None)).collect(),
             exprs: self.exprs,
             stmts: self.stmts,
         }
@@ -314,6 +323,12 @@ impl Lower {
         self.ops.push(op);
         self.spans.push(span);
         self.ops.len() - 1
+    }
+
+    /// A new attribute access site.
+    fn attr_site(&mut self) -> u32 {
+        self.attr_sites += 1;
+        self.attr_sites - 1
     }
 
     fn here(&self) -> u32 {
@@ -459,10 +474,16 @@ impl Lower {
                     let n = self.name(&name.name);
                     self.expr(obj)?;
                     self.emit(Op::Dup, sp);
-                    self.emit(Op::GetAttr(n), sp);
+                    {
+                        let site = self.attr_site();
+                        self.emit(Op::GetAttr(n, site), sp);
+                    }
                     self.expr(value)?;
                     self.emit(Op::AugBinary(*op, true), sp);
-                    self.emit(Op::SetAttrTop(n), sp);
+                    {
+                        let site = self.attr_site();
+                        self.emit(Op::SetAttrTop(n, site), sp);
+                    }
                 }
                 E::Index { obj, index, .. } if !matches!(index.kind, E::Slice { .. }) => {
                     self.expr(obj)?;
@@ -659,7 +680,10 @@ impl Lower {
             E::Attr { obj, name, .. } => {
                 let n = self.name(&name.name);
                 self.expr(obj)?;
-                self.emit(Op::SetAttr(n), sp);
+                {
+                    let site = self.attr_site();
+                    self.emit(Op::SetAttr(n, site), sp);
+                }
             }
             E::Index { obj, index, .. } if !matches!(index.kind, E::Slice { .. }) => {
                 self.expr(obj)?;
@@ -740,7 +764,10 @@ impl Lower {
             } => {
                 self.expr(obj)?;
                 let n = self.name(&name.name);
-                self.emit(Op::GetAttr(n), sp);
+                {
+                    let site = self.attr_site();
+                    self.emit(Op::GetAttr(n, site), sp);
+                }
             }
             E::Index {
                 obj,
@@ -976,7 +1003,9 @@ impl Lower {
                 let n = self.name(&name.name);
                 let (npos, kw) = self.args(args)?;
                 if kw.is_empty() {
-                    self.emit(Op::CallMethod(n, npos), sp);
+                    let site = self.method_sites;
+                    self.method_sites += 1;
+                    self.emit(Op::CallMethod(n, npos, site), sp);
                 } else {
                     self.kwnames.push(kw);
                     let k = (self.kwnames.len() - 1) as u32;
