@@ -9,7 +9,12 @@
 # python/svc (higher = svc faster). The outputs of the two must be identical.
 #
 # With BASE_ARGS set (e.g. BASE_ARGS=--no-vm), the same svc binary also runs each program
-# with those `svc run` flags, interleaved, as a baseline column (`base ms`).
+# with those `svc run` flags, interleaved, as a baseline column (`base ms`). With BASE_SVC
+# set (another svc binary, e.g. a copy from before a change), the baseline column runs
+# that binary instead (with BASE_ARGS, if any).
+#
+# With CPU=1 each time is the process's CPU time (`perf stat -e task-clock`) instead of
+# wall time: on a shared, loaded machine wall time mostly measures waiting for a core.
 #
 # Environment: SVC (a prebuilt svc binary; default: build release and use it),
 # PYTHON (default: ~/.pyenv/versions/3.12*/bin/python, else python3.12), RUNS (default 5),
@@ -39,10 +44,20 @@ fi
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 
-# time_ms OUT CMD...: run CMD once (stdout to OUT), print its wall time in ms.
+# time_ms OUT CMD...: run CMD once (stdout to OUT), print its wall (or CPU) time in ms.
 time_ms() {
   local out="$1" start end
   shift
+  if [ "${CPU:-}" = 1 ]; then
+    if ! perf stat -x, -o "$scratch/perf" -e task-clock "$@" >"$out" 2>"$scratch/stderr"; then
+      echo "failed: $*" >&2
+      head -n 5 "$scratch/stderr" >&2
+      echo fail
+      return
+    fi
+    grep task-clock "$scratch/perf" | cut -d, -f1 | cut -d. -f1
+    return
+  fi
   start=$(date +%s%N)
   if ! "$@" >"$out" 2>"$scratch/stderr"; then
     echo "failed: $*" >&2
@@ -61,7 +76,9 @@ median() {
 echo "svc: $SVC" >&2
 echo "python: $PYTHON ($("$PYTHON" --version 2>&1))" >&2
 BASE_ARGS="${BASE_ARGS:-}"
-if [ -n "$BASE_ARGS" ]; then
+BASE_SVC="${BASE_SVC:-}"
+[ -z "$BASE_SVC" ] || echo "base: $BASE_SVC $BASE_ARGS" >&2
+if [ -n "$BASE_ARGS$BASE_SVC" ]; then
   printf '%-16s %10s %10s %12s %10s %10s\n' program "base ms" "svc ms" "CPython ms" "py/base" "py/svc"
 else
   printf '%-16s %10s %12s %10s\n' program "svc ms" "CPython ms" "py/svc"
@@ -72,9 +89,9 @@ for src in "$root"/benches/compute/*.svc; do
   py="${src%.svc}.py"
   svc_times=() py_times=() base_times=()
   for ((i = 0; i < RUNS; i++)); do
-    if [ -n "$BASE_ARGS" ]; then
+    if [ -n "$BASE_ARGS$BASE_SVC" ]; then
       # shellcheck disable=SC2086 # BASE_ARGS is a list of flags
-      base_times+=("$(cd "$scratch" && time_ms "$scratch/base.out" "$SVC" run --no-store $BASE_ARGS "$src")")
+      base_times+=("$(cd "$scratch" && time_ms "$scratch/base.out" "${BASE_SVC:-$SVC}" run --no-store $BASE_ARGS "$src")")
     fi
     svc_times+=("$(cd "$scratch" && time_ms "$scratch/svc.out" "$SVC" run --no-store "$src")")
     py_times+=("$(cd "$scratch" && time_ms "$scratch/py.out" "$PYTHON" "$py")")
@@ -87,9 +104,9 @@ for src in "$root"/benches/compute/*.svc; do
   ratio_of() {
     awk -v s="$1" -v p="$py_ms" 'BEGIN { if (s ~ /^[0-9]+$/ && p ~ /^[0-9]+$/ && s > 0) printf "%.2fx", p / s; else print "-" }'
   }
-  if [ -n "$BASE_ARGS" ]; then
+  if [ -n "$BASE_ARGS$BASE_SVC" ]; then
     if ! cmp -s "$scratch/svc.out" "$scratch/base.out"; then
-      echo "warning: $prog: svc and svc $BASE_ARGS printed different output" >&2
+      echo "warning: $prog: svc and the baseline printed different output" >&2
     fi
     base_ms="$(median "${base_times[@]}")"
     printf '%-16s %10s %10s %12s %10s %10s\n' "$prog" "$base_ms" "$svc_ms" "$py_ms" "$(ratio_of "$base_ms")" "$(ratio_of "$svc_ms")"

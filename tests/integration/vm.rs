@@ -127,3 +127,65 @@ with entry {
     );
     assert!(start.elapsed() < Duration::from_secs(20));
 }
+
+const COMPREHENDING: &str = r#"
+def double(v: int) -> int {
+    return v * 2;
+}
+
+def table(n: int) -> dict {
+    return {k: [double(j) for j in range(k)] for k in range(n) if k % 2 == 0};
+}
+
+with entry {
+    print(table(6));
+    print(len(table(40)));
+}
+"#;
+
+#[test]
+fn limits_end_a_comprehension_in_a_compiled_def_as_on_the_tree_walker() {
+    for budget in ["3", "20", "57", "400"] {
+        let [vm, tree] = both_ways(COMPREHENDING, &["--max-ops", budget]);
+        assert_eq!(vm.2, Some(1), "budget {budget}: {vm:?}");
+        assert!(vm.1.contains("operation budget exceeded"), "{}", vm.1);
+        assert_eq!(vm, tree, "budget {budget}");
+    }
+    let [vm, tree] = both_ways(COMPREHENDING, &["--max-depth", "1"]);
+    assert_eq!(vm.2, Some(1), "{vm:?}");
+    assert!(
+        vm.1.contains("maximum recursion depth exceeded"),
+        "{}",
+        vm.1
+    );
+    assert_eq!(vm, tree);
+}
+
+#[test]
+fn time_budget_stops_an_endless_comprehension_in_a_compiled_def() {
+    let program = r#"
+def none_kept() -> list {
+    return [i for i in range(1000000000000000) if i < 0];
+}
+
+with entry {
+    print("before");
+    none_kept();
+}
+"#;
+    let dir = TempDir::new("vm");
+    dir.write("prog.svc", program);
+    let start = Instant::now();
+    let out = svc_in(
+        dir.path(),
+        &["run", "--no-store", "--timeout", "0.3", "prog.svc"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "before\n");
+    assert!(
+        stderr(&out).contains("time budget exceeded"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(start.elapsed() < Duration::from_secs(20));
+}

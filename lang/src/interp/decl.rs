@@ -151,7 +151,7 @@ impl Interp<'_> {
                             abilities.push(def);
                         }
                         if let Some(n) = &ab.name {
-                            class.methods.borrow_mut().insert(n.name.clone(), f);
+                            class.add_method(n.name.clone(), f);
                         }
                     } else if let Some(n) = &ab.name {
                         // A method whose decorators are called is kept aside until the
@@ -161,7 +161,7 @@ impl Interp<'_> {
                         } else {
                             decl_later::method_key(&ab.decorators, &n.name)
                         };
-                        class.methods.borrow_mut().insert(key, f);
+                        class.add_method(key, f);
                     }
                 }
                 Member::Archetype(inner) => {
@@ -239,7 +239,7 @@ impl Interp<'_> {
             if let Member::Ability(ab) = x {
                 let f = self.make_function_from_ability(ab, ctx, Some(&class));
                 if let Some(n) = &ab.name {
-                    class.methods.borrow_mut().insert(n.name.clone(), f);
+                    class.add_method(n.name.clone(), f);
                 }
             }
         }
@@ -422,7 +422,7 @@ impl Interp<'_> {
                             func: f.clone(),
                         }));
                     }
-                    class.methods.borrow_mut().insert(Rc::from(*n), f);
+                    class.add_method(Rc::from(*n), f);
                 }
             }
         }

@@ -439,6 +439,7 @@ impl<'h> Interp<'h> {
         Value::Instance(inst)
     }
 
+    #[inline]
     fn tick(&mut self) -> R<()> {
         self.ops += 1;
         if let Some(max) = self.limits.max_ops

@@ -269,7 +269,8 @@ pub struct Class {
     /// Instance fields, inherited first.
     pub fields: Vec<FieldDef>,
     pub field_index: FxHashMap<Rc<str>, usize>,
-    /// Methods declared by this class only (lookup walks the `mro`).
+    /// Methods declared by this class only (lookup walks the `mro`). Added through
+    /// [`Class::add_method`], which moves the methods epoch.
     pub methods: RefCell<FxHashMap<Rc<str>, Rc<Function>>>,
     /// Event abilities in slot order, inherited first; an `override` or same-name ability
     /// replaces the base slot in place.
@@ -408,6 +409,13 @@ impl Class {
         self.kind == ClassKind::Exception || self.mro.iter().any(|c| c.kind == ClassKind::Exception)
     }
 
+    /// Declare (or replace) method `name`. Moves [`methods_epoch`], so every cached
+    /// method lookup of the compiled core is looked up again.
+    pub fn add_method(&self, name: Rc<str>, f: Rc<Function>) {
+        self.methods.borrow_mut().insert(name, f);
+        METHODS_EPOCH.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
     pub fn find_method(&self, name: &str) -> Option<Rc<Function>> {
         if let Some(f) = self.methods.borrow().get(name) {
             return Some(f.clone());
@@ -431,6 +439,17 @@ impl Class {
         }
         None
     }
+}
+
+/// How many times any class has gained or replaced a method (`Class::add_method`),
+/// in this process. A method lookup cached while it had some value holds until it
+/// moves (classes are per thread, so a change elsewhere only costs a lookup).
+static METHODS_EPOCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The current methods epoch (see [`Class::add_method`]).
+#[inline]
+pub fn methods_epoch() -> u64 {
+    METHODS_EPOCH.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 pub struct Instance {

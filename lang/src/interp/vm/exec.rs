@@ -2,7 +2,7 @@
 //! function it calls, each call a heap frame (`Frame`) over shared stacks (`Stacks`):
 //! slots, operands and loop iterators, each frame owning the part above its bases.
 
-use super::{Code, Op, plain_shape};
+use super::{Code, MethodHit, Op, plain_shape};
 use crate::ast::{BinOp, CmpOp};
 use crate::interp::generator::{GenStep, Generator};
 use crate::interp::value::*;
@@ -40,8 +40,6 @@ struct Frame {
     stack_base: usize,
     iter_base: usize,
     this: Option<Value>,
-    here: Option<Value>,
-    visitor: Option<Value>,
 }
 
 /// The VM's stacks; one set per native entry into the VM, reused through a small pool
@@ -54,10 +52,35 @@ pub struct Stacks {
     iters: Vec<VmIter>,
     /// Scopes of the comprehensions entered, outermost first (module code).
     scopes: Vec<ScopeRef>,
+    /// `here` and `visitor` of the entry frame (a frame pushed for a call never has
+    /// them: a walker's ability is entered from the tree-walker), kept out of `Frame`
+    /// so a call moves less.
+    here: Option<Value>,
+    visitor: Option<Value>,
 }
 
 /// Stack sets kept for reuse (one per level of tree-walker → VM nesting).
 const STACKS_POOL: usize = 16;
+
+/// The field slot attribute site `site` of `code` finds name `name` in for instance
+/// `inst` (the value `o`): from the site's cache when the class is the one seen last,
+/// else looked up by name and remembered. `None` when the name is no declared field
+/// (or the class is a stdlib type, whose attributes are read-only): the general path.
+fn cached_field(code: &Code, name: u32, site: u32, o: &Value, inst: &Instance) -> Option<usize> {
+    let cache = &code.attr_cache[site as usize];
+    if let Some((class, slot)) = &*cache.borrow()
+        && Rc::ptr_eq(class, &inst.class)
+    {
+        return Some(*slot);
+    }
+    if Interp::stdlib_key(o).is_some() {
+        return None;
+    }
+    let name = &code.names[name as usize];
+    let slot = inst.class.field_slot(name)?;
+    *cache.borrow_mut() = Some((inst.class.clone(), slot));
+    Some(slot)
+}
 
 /// Rebind the nearest binding of `name` along `scope`'s chain; the value comes back
 /// when there is none.
@@ -125,15 +148,17 @@ impl Interp<'_> {
             stack_base: 0,
             iter_base: 0,
             this: ctx.this.clone(),
-            here: ctx.here.clone(),
-            visitor: ctx.visitor.clone(),
         });
+        st.here = ctx.here.clone();
+        st.visitor = ctx.visitor.clone();
         self.vm_finish(st, None)
     }
 
     /// Run compiled module code (an entry block) in the module's context `ctx`.
     pub(in crate::interp) fn vm_run_module(&mut self, code: Rc<Code>, ctx: &Ctx) -> R<Value> {
         let mut st = self.vm_stacks.pop().unwrap_or_default();
+        // The slots of its comprehensions' targets.
+        st.slots.resize(code.local_names.len(), None);
         st.frames.push(Frame {
             code,
             func: None,
@@ -144,9 +169,9 @@ impl Interp<'_> {
             stack_base: 0,
             iter_base: 0,
             this: ctx.this.clone(),
-            here: ctx.here.clone(),
-            visitor: ctx.visitor.clone(),
         });
+        st.here = ctx.here.clone();
+        st.visitor = ctx.visitor.clone();
         self.vm_finish(st, Some(ctx))
     }
 
@@ -158,6 +183,8 @@ impl Interp<'_> {
         st.slots.clear();
         st.iters.clear();
         st.scopes.clear();
+        st.here = None;
+        st.visitor = None;
         if self.vm_stacks.len() < STACKS_POOL {
             self.vm_stacks.push(st);
         }
@@ -194,25 +221,58 @@ impl Interp<'_> {
         e
     }
 
+    /// The `n` values a comprehension's tuple target binds from `v` when it is not a
+    /// tuple of that size (the tree-walker's `assign_local`).
+    fn vm_unpack(&mut self, v: &Value, n: usize) -> R<Vec<Value>> {
+        let vals = self.iterate(v)?;
+        if vals.len() != n {
+            return Err(self.err(
+                "ValueError",
+                format!(
+                    "not enough values to unpack (expected {n}, got {})",
+                    vals.len()
+                ),
+            ));
+        }
+        Ok(vals)
+    }
+
     fn vm_name_error(&self, name: &str) -> Interrupt {
         self.err("NameError", format!("name '{name}' is not defined"))
     }
 
-    /// Enter compiled `code` of `func` for a call whose `n` arguments are the top of
-    /// the operand stack (the callee, if any, below them is left for the caller to
-    /// pop). The depth check and the tick are the caller's.
-    fn vm_push_frame(
+    /// Call compiled `code` of `func` from the instruction at `at` of the running
+    /// frame (whose current scope is `scope`): `n` arguments on top of the operand
+    /// stack, the callee (or, for a method, the receiver, which becomes `self`) under
+    /// them. The depth check and the tick come first, where `call_plain` has them; on
+    /// success the callee's frame is on top, the arguments in its first slots.
+    fn vm_enter(
         &mut self,
         st: &mut Stacks,
         func: Rc<Function>,
         code: Rc<Code>,
         n: usize,
-        this: Option<Value>,
-    ) {
-        let base = st.stack.len() - n;
+        method: bool,
+        at: usize,
+        scope: &ScopeRef,
+    ) -> R<()> {
+        if self.depth >= self.limits.max_depth {
+            return Err(self.err("RecursionError", "maximum recursion depth exceeded"));
+        }
+        self.tick()?;
+        if let Some(fr) = st.frames.last_mut() {
+            fr.pc = at;
+            if !Rc::ptr_eq(&fr.scope, scope) {
+                fr.scope = scope.clone();
+            }
+        }
+        // The arguments move from the top of the operand stack into the first slots.
         let slot_base = st.slots.len();
-        st.slots.extend(st.stack.drain(base..).map(Some));
         st.slots.resize(slot_base + code.local_names.len(), None);
+        for i in (0..n).rev() {
+            st.slots[slot_base + i] = st.stack.pop();
+        }
+        let under = st.stack.pop();
         st.frames.push(Frame {
             code,
             file: func.file,
@@ -222,11 +282,10 @@ impl Interp<'_> {
             slot_base,
             stack_base: st.stack.len(),
             iter_base: st.iters.len(),
-            this,
-            here: None,
-            visitor: None,
+            this: if method { under } else { None },
         });
         self.depth += 1;
+        Ok(())
     }
 
     /// The execution loop; `mctx` is the module context when the entry frame is module
@@ -296,11 +355,13 @@ impl Interp<'_> {
                     st.stack.push(v);
                 }
                 Op::LoadSelf | Op::LoadHere | Op::LoadVisitor => {
-                    let (v, name) = match (op, st.frames.last()) {
-                        (Op::LoadSelf, Some(f)) => (f.this.clone(), "self"),
-                        (Op::LoadHere, Some(f)) => (f.here.clone(), "here"),
-                        (_, Some(f)) => (f.visitor.clone(), "visitor"),
-                        (_, None) => (None, "self"),
+                    let entry = st.frames.len() == 1;
+                    let (v, name) = match op {
+                        Op::LoadSelf => (st.frames.last().and_then(|f| f.this.clone()), "self"),
+                        Op::LoadHere if entry => (st.here.clone(), "here"),
+                        Op::LoadHere => (None, "here"),
+                        _ if entry => (st.visitor.clone(), "visitor"),
+                        _ => (None, "visitor"),
                     };
                     match v {
                         Some(v) => st.stack.push(v),
@@ -335,6 +396,21 @@ impl Interp<'_> {
                             BinOp::Add => x.checked_add(*y),
                             BinOp::Sub => x.checked_sub(*y),
                             BinOp::Mul => x.checked_mul(*y),
+                            // A zero divisor goes the general way, which raises.
+                            BinOp::Mod if *y != 0 => x.checked_rem(*y).map(|r| {
+                                if r != 0 && (r < 0) != (*y < 0) {
+                                    r + y
+                                } else {
+                                    r
+                                }
+                            }),
+                            BinOp::FloorDiv if *y != 0 => x.checked_div(*y).map(|q| {
+                                if (x % y != 0) && ((*x < 0) != (*y < 0)) {
+                                    q - 1
+                                } else {
+                                    q
+                                }
+                            }),
                             _ => None,
                         };
                         if let Some(r) = r {
@@ -389,19 +465,33 @@ impl Interp<'_> {
                     }
                 }
                 Op::Jump(target) => pc = target as usize,
-                Op::GetAttr(i) => {
+                Op::GetAttr(i, site) => {
                     let o = st.pop();
+                    if let Value::Instance(inst) = &o
+                        && let Some(slot) = cached_field(&code, i, site, &o, inst)
+                        && let Some(v) = inst.fields.borrow().get(slot)
+                    {
+                        st.stack.push(v.clone());
+                        continue;
+                    }
                     let v = tri!(self.get_attr(&o, &code.names[i as usize]));
                     st.stack.push(v);
                 }
-                Op::SetAttr(i) => {
-                    let o = st.pop();
-                    let v = st.pop();
-                    tri!(self.set_attr(&o, &code.names[i as usize], v));
-                }
-                Op::SetAttrTop(i) => {
-                    let v = st.pop();
-                    let o = st.pop();
+                Op::SetAttr(i, site) | Op::SetAttrTop(i, site) => {
+                    let (o, v) = if matches!(op, Op::SetAttr(..)) {
+                        let o = st.pop();
+                        (o, st.pop())
+                    } else {
+                        let v = st.pop();
+                        (st.pop(), v)
+                    };
+                    if let Value::Instance(inst) = &o
+                        && let Some(slot) = cached_field(&code, i, site, &o, inst)
+                        && let Some(f) = inst.fields.borrow_mut().get_mut(slot)
+                    {
+                        *f = v;
+                        continue;
+                    }
                     tri!(self.set_attr(&o, &code.names[i as usize], v));
                 }
                 Op::GetItem => {
@@ -503,23 +593,7 @@ impl Interp<'_> {
                         _ => None,
                     };
                     if let Some((f, c)) = compiled {
-                        if self.depth >= self.limits.max_depth {
-                            tri!(Err(
-                                self.err("RecursionError", "maximum recursion depth exceeded")
-                            ));
-                        }
-                        tri!(self.tick());
-                        if let Some(fr) = st.frames.last_mut() {
-                            fr.pc = pc - 1;
-                            fr.scope = scope.clone();
-                        }
-                        self.vm_push_frame(st, f, c, n, None);
-                        // The callee value under the arguments.
-                        let callee_at = st.stack.len() - 1;
-                        st.stack.remove(callee_at);
-                        if let Some(fr) = st.frames.last_mut() {
-                            fr.stack_base = callee_at;
-                        }
+                        tri!(self.vm_enter(st, f, c, n, false, pc - 1, &scope));
                         enter_top!(false);
                         continue;
                     }
@@ -538,39 +612,41 @@ impl Interp<'_> {
                     let v = tri!(self.call_value(&f, args, kw));
                     st.stack.push(v);
                 }
-                Op::CallMethod(i, n) => {
+                Op::CallMethod(i, n, site) => {
                     let n = n as usize;
                     let name = &code.names[i as usize];
                     let base = st.stack.len() - n;
                     let recv = &st.stack[base - 1];
-                    let method = match recv {
+                    let class = match recv {
                         Value::Instance(inst) if Self::stdlib_key(recv).is_none() => {
-                            inst.class.find_method(name)
+                            Some(inst.class.clone())
                         }
-                        Value::Anchor(h) => self.graph.slot(*h).class.find_method(name),
+                        Value::Anchor(h) => Some(self.graph.slot(*h).class.clone()),
                         _ => None,
                     };
+                    let cache = &code.method_cache[site as usize];
+                    let method = class.and_then(|class| {
+                        let epoch = methods_epoch();
+                        if let Some(hit) = &*cache.borrow()
+                            && hit.epoch == epoch
+                            && Rc::ptr_eq(&hit.class, &class)
+                        {
+                            return Some(hit.func.clone());
+                        }
+                        let f = class.find_method(name)?;
+                        if !f.is_static && plain_shape(&f, n) {
+                            *cache.borrow_mut() = Some(MethodHit {
+                                class,
+                                epoch,
+                                func: f.clone(),
+                            });
+                        }
+                        Some(f)
+                    });
                     match method {
                         Some(f) if !f.is_static && plain_shape(&f, n) => {
                             if let Some(c) = self.vm_code_of(&f) {
-                                if self.depth >= self.limits.max_depth {
-                                    tri!(Err(self.err(
-                                        "RecursionError",
-                                        "maximum recursion depth exceeded"
-                                    )));
-                                }
-                                tri!(self.tick());
-                                if let Some(fr) = st.frames.last_mut() {
-                                    fr.pc = pc - 1;
-                                    fr.scope = scope.clone();
-                                }
-                                let this = st.stack[base - 1].clone();
-                                self.vm_push_frame(st, f, c, n, Some(this));
-                                let recv_at = st.stack.len() - 1;
-                                st.stack.remove(recv_at);
-                                if let Some(fr) = st.frames.last_mut() {
-                                    fr.stack_base = recv_at;
-                                }
+                                tri!(self.vm_enter(st, f, c, n, true, pc - 1, &scope));
                                 enter_top!(false);
                                 continue;
                             }
@@ -749,19 +825,25 @@ impl Interp<'_> {
                         }
                         continue;
                     }
-                    let vals = tri!(self.iterate(&v));
-                    if vals.len() != names.len() {
-                        tri!(Err(self.err(
-                            "ValueError",
-                            format!(
-                                "not enough values to unpack (expected {}, got {})",
-                                names.len(),
-                                vals.len()
-                            ),
-                        )));
-                    }
+                    let vals = tri!(self.vm_unpack(&v, names.len()));
                     for (n, x) in names.iter().zip(vals) {
                         scope_define(&scope, n.clone(), x);
+                    }
+                }
+                Op::UnpackLocals(k) => {
+                    let v = st.pop();
+                    let slots = &code.slot_lists[k as usize];
+                    if let Value::Tuple(t) = &v
+                        && t.len() == slots.len()
+                    {
+                        for (s, x) in slots.iter().zip(t.iter()) {
+                            st.slots[sb + *s as usize] = Some(x.clone());
+                        }
+                        continue;
+                    }
+                    let vals = tri!(self.vm_unpack(&v, slots.len()));
+                    for (s, x) in slots.iter().zip(vals) {
+                        st.slots[sb + *s as usize] = Some(x);
                     }
                 }
                 Op::ListAppend => {

@@ -12,7 +12,11 @@ use super::{Code, Op};
 use crate::ast::{self, Arg, ExprKind as E, StmtKind as S};
 use crate::interp::value::{Function, Value};
 use crate::span::Span;
+use std::cell::RefCell;
 use std::rc::Rc;
+
+#[cfg(test)]
+mod tests;
 
 /// The body uses something outside the subset.
 struct Unsupported;
@@ -48,6 +52,21 @@ struct Lower {
     module: bool,
     exprs: Vec<ast::Expr>,
     stmts: Vec<ast::Stmt>,
+    /// How many of `locals` are the function's own (parameters and assigned names);
+    /// the slots after them belong to comprehensions.
+    func_locals: usize,
+    /// The comprehensions being lowered, innermost last: each target name with its
+    /// slot, `None` until its generator binds it.
+    comps: Vec<Vec<(Rc<str>, Option<u32>)>>,
+    /// Slot lists of tuple targets (`UnpackLocals`).
+    slot_lists: Vec<Vec<u32>>,
+    /// How many `GetAttr`/`SetAttr`/`SetAttrTop` and `CallMethod` sites (each has
+    /// its own cache entry).
+    attr_sites: u32,
+    method_sites: u32,
+    /// Inside a comprehension lowered to slots in module code: nothing may fall back
+    /// to the tree-walker, which would not see the slots.
+    strict: bool,
 }
 
 /// Lengths of the tables before an attempt, to undo it.
@@ -61,23 +80,20 @@ struct Mark {
     loops: usize,
     breaks: usize,
     continues: usize,
+    locals: usize,
+    slot_lists: usize,
 }
 
 /// Lower `func`'s `body`, or `None` when it is outside the subset.
 pub(super) fn lower(func: &Function, body: &[ast::Stmt]) -> Option<Code> {
-    let mut l = Lower {
-        ops: Vec::new(),
-        spans: Vec::new(),
-        consts: Vec::new(),
-        names: Vec::new(),
-        kwnames: Vec::new(),
-        locals: func.params.iter().map(|p| p.name.clone()).collect(),
-        loops: Vec::new(),
-        module: false,
-        exprs: Vec::new(),
-        stmts: Vec::new(),
-    };
+    lower_def(func.params.iter().map(|p| p.name.clone()).collect(), body)
+}
+
+/// Lower a def body whose parameters are `params` (plain, in order).
+fn lower_def(params: Vec<Rc<str>>, body: &[ast::Stmt]) -> Option<Code> {
+    let mut l = Lower::new(false, params);
     collect_locals(body, &mut l.locals);
+    l.func_locals = l.locals.len();
     l.body(body).ok()?;
     Some(l.finish())
 }
@@ -87,18 +103,7 @@ pub(super) fn lower(func: &Function, body: &[ast::Stmt]) -> Option<Code> {
 /// `None` when a statement's control flow would leave the block or a compiled loop
 /// (`return`, `skip`, a `break` outside any loop of the statement, ...).
 pub(super) fn lower_module(body: &[ast::Stmt]) -> Option<Code> {
-    let mut l = Lower {
-        ops: Vec::new(),
-        spans: Vec::new(),
-        consts: Vec::new(),
-        names: Vec::new(),
-        kwnames: Vec::new(),
-        locals: Vec::new(),
-        loops: Vec::new(),
-        module: true,
-        exprs: Vec::new(),
-        stmts: Vec::new(),
-    };
+    let mut l = Lower::new(true, Vec::new());
     l.block(body).ok()?;
     l.emit(Op::ReturnNone, Span::DUMMY);
     Some(l.finish())
@@ -227,6 +232,27 @@ fn collect_locals(stmts: &[ast::Stmt], out: &mut Vec<Rc<str>>) {
 }
 
 impl Lower {
+    fn new(module: bool, locals: Vec<Rc<str>>) -> Lower {
+        Lower {
+            ops: Vec::new(),
+            spans: Vec::new(),
+            consts: Vec::new(),
+            names: Vec::new(),
+            kwnames: Vec::new(),
+            func_locals: locals.len(),
+            locals,
+            loops: Vec::new(),
+            module,
+            exprs: Vec::new(),
+            stmts: Vec::new(),
+            comps: Vec::new(),
+            slot_lists: Vec::new(),
+            attr_sites: 0,
+            method_sites: 0,
+            strict: false,
+        }
+    }
+
     fn finish(self) -> Code {
         Code {
             ops: self.ops,
@@ -235,6 +261,9 @@ impl Lower {
             names: self.names,
             kwnames: self.kwnames,
             local_names: self.locals,
+            slot_lists: self.slot_lists,
+            attr_cache: (0..self.attr_sites).map(|_| RefCell::new(None)).collect(),
+            method_cache: (0..self.method_sites).map(|_| RefCell::new(None)).collect(),
             exprs: self.exprs,
             stmts: self.stmts,
         }
@@ -252,6 +281,8 @@ impl Lower {
             loops: self.loops.len(),
             breaks: top.map_or(0, |l| l.breaks.len()),
             continues: top.map_or(0, |l| l.continues.len()),
+            locals: self.locals.len(),
+            slot_lists: self.slot_lists.len(),
         }
     }
 
@@ -268,12 +299,36 @@ impl Lower {
             top.breaks.truncate(m.breaks);
             top.continues.truncate(m.continues);
         }
+        self.locals.truncate(m.locals);
+        self.slot_lists.truncate(m.slot_lists);
+    }
+
+    /// Run `f`; when it meets something outside the subset, undo everything it
+    /// emitted and give `None` (module code then hands the construct to the
+    /// tree-walker).
+    fn attempt(&mut self, f: impl FnOnce(&mut Lower) -> L<()>) -> Option<()> {
+        let m = self.mark();
+        let comps = self.comps.len();
+        match f(self) {
+            Ok(()) => Some(()),
+            Err(Unsupported) => {
+                self.undo(&m);
+                self.comps.truncate(comps);
+                None
+            }
+        }
     }
 
     fn emit(&mut self, op: Op, span: Span) -> usize {
         self.ops.push(op);
         self.spans.push(span);
         self.ops.len() - 1
+    }
+
+    /// A new attribute access site.
+    fn attr_site(&mut self) -> u32 {
+        self.attr_sites += 1;
+        self.attr_sites - 1
     }
 
     fn here(&self) -> u32 {
@@ -309,8 +364,26 @@ impl Lower {
         }
     }
 
+    /// The slot of one of the function's own locals (what statements assign).
     fn local(&self, n: &str) -> Option<u32> {
-        self.locals.iter().position(|x| &**x == n).map(|i| i as u32)
+        self.locals[..self.func_locals]
+            .iter()
+            .position(|x| &**x == n)
+            .map(|i| i as u32)
+    }
+
+    /// The slot a name read resolves to: a target of an enclosing comprehension
+    /// (innermost first), else a local of the function. A target its comprehension
+    /// has not bound yet at this point of the code (`[y for x in y for y in ...]`)
+    /// could read an outer binding on one item and a stale target on the next, as the
+    /// tree-walker's comprehension scope does; such code is left to the tree-walker.
+    fn resolve(&self, n: &str) -> L<Option<u32>> {
+        for scope in self.comps.iter().rev() {
+            if let Some((_, slot)) = scope.iter().find(|(x, _)| &**x == n) {
+                return slot.map(Some).ok_or(Unsupported);
+            }
+        }
+        Ok(self.local(n))
     }
 
     /// The function body: statements, with a trailing expression without `;` as the
@@ -341,20 +414,16 @@ impl Lower {
         if !self.module {
             return self.stmt_inner(s);
         }
-        let m = self.mark();
-        match self.stmt_inner(s) {
-            Ok(()) => Ok(()),
-            Err(Unsupported) => {
-                self.undo(&m);
-                if escapes(s, false, false) {
-                    return Err(Unsupported);
-                }
-                // `exec_stmt` ticks and records the statement span itself.
-                self.stmts.push(s.clone());
-                self.emit(Op::ExecAst((self.stmts.len() - 1) as u32), s.span);
-                Ok(())
-            }
+        if self.attempt(|l| l.stmt_inner(s)).is_some() {
+            return Ok(());
         }
+        if escapes(s, false, false) {
+            return Err(Unsupported);
+        }
+        // `exec_stmt` ticks and records the statement span itself.
+        self.stmts.push(s.clone());
+        self.emit(Op::ExecAst((self.stmts.len() - 1) as u32), s.span);
+        Ok(())
     }
 
     fn stmt_inner(&mut self, s: &ast::Stmt) -> L<()> {
@@ -405,10 +474,16 @@ impl Lower {
                     let n = self.name(&name.name);
                     self.expr(obj)?;
                     self.emit(Op::Dup, sp);
-                    self.emit(Op::GetAttr(n), sp);
+                    {
+                        let site = self.attr_site();
+                        self.emit(Op::GetAttr(n, site), sp);
+                    }
                     self.expr(value)?;
                     self.emit(Op::AugBinary(*op, true), sp);
-                    self.emit(Op::SetAttrTop(n), sp);
+                    {
+                        let site = self.attr_site();
+                        self.emit(Op::SetAttrTop(n, site), sp);
+                    }
                 }
                 E::Index { obj, index, .. } if !matches!(index.kind, E::Slice { .. }) => {
                     self.expr(obj)?;
@@ -605,7 +680,10 @@ impl Lower {
             E::Attr { obj, name, .. } => {
                 let n = self.name(&name.name);
                 self.expr(obj)?;
-                self.emit(Op::SetAttr(n), sp);
+                {
+                    let site = self.attr_site();
+                    self.emit(Op::SetAttr(n, site), sp);
+                }
             }
             E::Index { obj, index, .. } if !matches!(index.kind, E::Slice { .. }) => {
                 self.expr(obj)?;
@@ -618,19 +696,14 @@ impl Lower {
     }
 
     fn expr(&mut self, e: &ast::Expr) -> L<()> {
-        if !self.module {
+        if !self.module || self.strict {
             return self.expr_inner(e);
         }
-        let m = self.mark();
-        match self.expr_inner(e) {
-            Ok(()) => Ok(()),
-            Err(Unsupported) => {
-                self.undo(&m);
-                self.exprs.push(e.clone());
-                self.emit(Op::EvalAst((self.exprs.len() - 1) as u32), e.span);
-                Ok(())
-            }
+        if self.attempt(|l| l.expr_inner(e)).is_none() {
+            self.exprs.push(e.clone());
+            self.emit(Op::EvalAst((self.exprs.len() - 1) as u32), e.span);
         }
+        Ok(())
     }
 
     fn expr_inner(&mut self, e: &ast::Expr) -> L<()> {
@@ -642,7 +715,7 @@ impl Lower {
             E::Float(f) => self.konst(Value::Float(*f), sp),
             E::Str(s) => self.konst(Value::Str(s.clone().into()), sp),
             E::Name(n) => {
-                if let Some(slot) = self.local(n) {
+                if let Some(slot) = self.resolve(n)? {
                     self.emit(Op::LoadLocal(slot), sp);
                 } else {
                     let i = self.name(n);
@@ -691,7 +764,10 @@ impl Lower {
             } => {
                 self.expr(obj)?;
                 let n = self.name(&name.name);
-                self.emit(Op::GetAttr(n), sp);
+                {
+                    let site = self.attr_site();
+                    self.emit(Op::GetAttr(n, site), sp);
+                }
             }
             E::Index {
                 obj,
@@ -755,39 +831,82 @@ impl Lower {
                 self.patch(end, at);
             }
             E::Cast { expr, .. } => self.expr(expr)?,
-            E::ListComp { elt, gens } | E::SetComp { elt, gens } if self.module => {
-                let list = matches!(e.kind, E::ListComp { .. });
-                self.emit(Op::EnterScope, sp);
-                self.emit(if list { Op::BuildList(0) } else { Op::NewSet }, sp);
-                self.comprehension(gens, sp, &mut |l| {
-                    l.expr(elt)?;
-                    l.emit(if list { Op::ListAppend } else { Op::SetAdd }, sp);
-                    Ok(())
-                })?;
-                self.emit(Op::ExitScope, sp);
-            }
-            E::DictComp { key, value, gens } if self.module => {
-                self.emit(Op::EnterScope, sp);
-                self.emit(Op::NewDict, sp);
-                self.comprehension(gens, sp, &mut |l| {
-                    l.expr(key)?;
-                    l.expr(value)?;
-                    l.emit(Op::DictPut, sp);
-                    Ok(())
-                })?;
-                self.emit(Op::ExitScope, sp);
-            }
+            E::ListComp { .. } | E::SetComp { .. } | E::DictComp { .. } => self.comp(e)?,
             _ => return Err(Unsupported),
         }
         Ok(())
     }
 
-    /// The loops of a comprehension (module code, in its own scope): each generator's
-    /// iterable, targets bound in the scope, conditions, then `body` innermost.
+    /// A list, set or dict comprehension. Its targets get slots of their own (the
+    /// tree-walker's comprehension scope, whose only bindings they are), so nothing in
+    /// it is looked up by name but what the enclosing code would look up by name. In
+    /// module code a comprehension that needs the tree-walker for any part (which
+    /// would not see the slots) runs instead in a scope of its own, by name.
+    fn comp(&mut self, e: &ast::Expr) -> L<()> {
+        if !self.module || self.strict {
+            return self.comp_in(e, true);
+        }
+        self.strict = true;
+        let slots = self.attempt(|l| l.comp_in(e, true));
+        self.strict = false;
+        match slots {
+            Some(()) => Ok(()),
+            None => self.comp_in(e, false),
+        }
+    }
+
+    /// `comp` with its targets in slots, or (module code) bound by name in a scope
+    /// entered for it.
+    fn comp_in(&mut self, e: &ast::Expr, slots: bool) -> L<()> {
+        let sp = e.span;
+        let (gens, init, put) = match &e.kind {
+            E::ListComp { gens, .. } => (gens, Op::BuildList(0), Op::ListAppend),
+            E::SetComp { gens, .. } => (gens, Op::NewSet, Op::SetAdd),
+            E::DictComp { gens, .. } => (gens, Op::NewDict, Op::DictPut),
+            _ => return Err(Unsupported),
+        };
+        if slots {
+            let mut targets: Vec<(Rc<str>, Option<u32>)> = Vec::new();
+            for g in gens {
+                for n in target_names(&g.target)? {
+                    if !targets.iter().any(|(x, _)| *x == n) {
+                        targets.push((n, None));
+                    }
+                }
+            }
+            self.comps.push(targets);
+        } else {
+            self.emit(Op::EnterScope, sp);
+        }
+        self.emit(init, sp);
+        self.comprehension(gens, sp, slots, &mut |l| {
+            match &e.kind {
+                E::DictComp { key, value, .. } => {
+                    l.expr(key)?;
+                    l.expr(value)?;
+                }
+                E::ListComp { elt, .. } | E::SetComp { elt, .. } => l.expr(elt)?,
+                _ => return Err(Unsupported),
+            }
+            l.emit(put, sp);
+            Ok(())
+        })?;
+        if slots {
+            self.comps.pop();
+        } else {
+            self.emit(Op::ExitScope, sp);
+        }
+        Ok(())
+    }
+
+    /// The loops of a comprehension: each generator's iterable, its targets bound
+    /// (in slots, or by name in the comprehension's scope), its conditions, then
+    /// `body` innermost.
     fn comprehension(
         &mut self,
         gens: &[ast::Comprehension],
         sp: Span,
+        slots: bool,
         body: &mut dyn FnMut(&mut Lower) -> L<()>,
     ) -> L<()> {
         let Some((first, rest)) = gens.split_first() else {
@@ -797,34 +916,58 @@ impl Lower {
         self.emit(Op::GetIter(true), sp);
         let head = self.here();
         let exit = self.emit(Op::ForIter(0), sp);
-        match &first.target.kind {
-            E::Name(n) => {
-                let i = self.name(n);
-                self.emit(Op::DefineName(i), sp);
+        let names = target_names(&first.target)?;
+        if slots {
+            let mut bound = Vec::new();
+            for n in &names {
+                bound.push(self.comp_slot(n)?);
             }
-            E::Tuple(items) | E::List(items) => {
-                let mut names = Vec::new();
-                for t in items {
-                    let E::Name(n) = &t.kind else {
-                        return Err(Unsupported);
-                    };
-                    names.push(n.clone());
+            match (&first.target.kind, bound.as_slice()) {
+                (E::Name(_), [slot]) => {
+                    self.emit(Op::DefineLocal(*slot), sp);
                 }
-                self.kwnames.push(names);
-                let k = (self.kwnames.len() - 1) as u32;
-                self.emit(Op::UnpackDefine(k), sp);
+                _ => {
+                    self.slot_lists.push(bound);
+                    let k = (self.slot_lists.len() - 1) as u32;
+                    self.emit(Op::UnpackLocals(k), sp);
+                }
             }
-            _ => return Err(Unsupported),
+        } else {
+            match (&first.target.kind, names.as_slice()) {
+                (E::Name(_), [n]) => {
+                    let i = self.name(n);
+                    self.emit(Op::DefineName(i), sp);
+                }
+                _ => {
+                    self.kwnames.push(names);
+                    let k = (self.kwnames.len() - 1) as u32;
+                    self.emit(Op::UnpackDefine(k), sp);
+                }
+            }
         }
         for c in &first.conds {
             self.expr(c)?;
             self.emit(Op::JumpIfFalse(head), sp);
         }
-        self.comprehension(rest, sp, body)?;
+        self.comprehension(rest, sp, slots, body)?;
         self.emit(Op::Jump(head), sp);
         let at = self.here();
         self.patch(exit, at);
         Ok(())
+    }
+
+    /// The slot of target `n` of the innermost comprehension, made (and the name
+    /// visible from here on) when its generator first binds it.
+    fn comp_slot(&mut self, n: &Rc<str>) -> L<u32> {
+        let next = self.locals.len() as u32;
+        let scope = self.comps.last_mut().ok_or(Unsupported)?;
+        let entry = scope.iter_mut().find(|(x, _)| x == n).ok_or(Unsupported)?;
+        if let Some(slot) = entry.1 {
+            return Ok(slot);
+        }
+        entry.1 = Some(next);
+        self.locals.push(n.clone());
+        Ok(next)
     }
 
     /// Positional arguments then keyword arguments (in source order; any other
@@ -860,7 +1003,9 @@ impl Lower {
                 let n = self.name(&name.name);
                 let (npos, kw) = self.args(args)?;
                 if kw.is_empty() {
-                    self.emit(Op::CallMethod(n, npos), sp);
+                    let site = self.method_sites;
+                    self.method_sites += 1;
+                    self.emit(Op::CallMethod(n, npos, site), sp);
                 } else {
                     self.kwnames.push(kw);
                     let k = (self.kwnames.len() - 1) as u32;
@@ -882,5 +1027,21 @@ impl Lower {
             }
         }
         Ok(())
+    }
+}
+
+/// The names a comprehension target binds: a name, or a flat tuple or list of names
+/// (anything else is outside the subset).
+fn target_names(target: &ast::Expr) -> L<Vec<Rc<str>>> {
+    match &target.kind {
+        E::Name(n) => Ok(vec![n.clone()]),
+        E::Tuple(items) | E::List(items) => items
+            .iter()
+            .map(|t| match &t.kind {
+                E::Name(n) => Ok(n.clone()),
+                _ => Err(Unsupported),
+            })
+            .collect(),
+        _ => Err(Unsupported),
     }
 }

@@ -18,7 +18,7 @@
 mod exec;
 mod lower;
 
-use super::value::{FuncBody, Function, Value};
+use super::value::{Class, FuncBody, Function, Value};
 use super::{Ctx, Flow, Interp, R};
 use crate::ast::{self, BinOp, CmpOp, UnaryOp};
 use crate::span::Span;
@@ -65,11 +65,12 @@ pub(crate) enum Op {
     /// `or`: jump keeping the left value if it is true, else pop it.
     JumpIfTrueOrPop(u32),
     Jump(u32),
-    GetAttr(u32),
+    /// `obj.name`: (name, attribute site).
+    GetAttr(u32, u32),
     /// [value, obj] → set `obj.name = value`.
-    SetAttr(u32),
+    SetAttr(u32, u32),
     /// [obj, value] → set `obj.name = value` (augmented assignment).
-    SetAttrTop(u32),
+    SetAttrTop(u32, u32),
     GetItem,
     /// [value, obj, index] → `obj[index] = value`.
     SetItem,
@@ -90,8 +91,8 @@ pub(crate) enum Op {
     Call(u32),
     /// [f, args..., kwargs...] → f(args, names=kwargs): (positional count, kwnames index).
     CallKw(u32, u32),
-    /// [recv, args...] → recv.name(args): (name, count).
-    CallMethod(u32, u32),
+    /// [recv, args...] → recv.name(args): (name, count, method site).
+    CallMethod(u32, u32, u32),
     /// [recv, args..., kwargs...]: (name, positional count, kwnames index).
     CallMethodKw(u32, u32, u32),
     Return,
@@ -121,6 +122,9 @@ pub(crate) enum Op {
     /// [.., v] → bind the comprehension targets (a `kwnames` list) from a tuple or
     /// iterable `v` in the current scope, as `assign_local` does.
     UnpackDefine(u32),
+    /// [.., v] → bind the comprehension targets in the slots of a `slot_lists` entry
+    /// from a tuple or iterable `v`, as `assign_local` does.
+    UnpackLocals(u32),
     /// [list, v] → [list] with `v` appended (growth bounded).
     ListAppend,
     /// [set, v] → [set] with `v` added.
@@ -131,6 +135,14 @@ pub(crate) enum Op {
     NewSet,
 }
 
+/// A `CallMethod` site's cached lookup.
+pub(crate) struct MethodHit {
+    pub class: Rc<Class>,
+    /// `methods_epoch()` when it was looked up.
+    pub epoch: u64,
+    pub func: Rc<Function>,
+}
+
 /// A compiled def body.
 pub(crate) struct Code {
     pub ops: Vec<Op>,
@@ -139,8 +151,17 @@ pub(crate) struct Code {
     pub consts: Vec<Value>,
     pub names: Vec<Rc<str>>,
     pub kwnames: Vec<Vec<Rc<str>>>,
-    /// The name of each local slot; parameters first, in order.
+    /// The name of each local slot; parameters first, in order, then the targets of
+    /// comprehensions.
     pub local_names: Vec<Rc<str>>,
+    /// The slots of comprehensions' tuple targets (`UnpackLocals`).
+    pub slot_lists: Vec<Vec<u32>>,
+    /// Per attribute site: the class of the last object instance seen there and the
+    /// field slot the name is in (class fields never change, so the pair stays true).
+    pub attr_cache: Vec<RefCell<Option<(Rc<Class>, usize)>>>,
+    /// Per `CallMethod` site: the last receiver class and the plain method it
+    /// resolved to, valid while no class gained or replaced a method since.
+    pub method_cache: Vec<RefCell<Option<MethodHit>>>,
     /// Module code: the expressions and statements the tree-walker runs.
     pub exprs: Vec<ast::Expr>,
     pub stmts: Vec<ast::Stmt>,
@@ -194,8 +215,22 @@ impl Interp<'_> {
         self.exec_block(body, ctx)
     }
 
-    /// The compiled code of `func` if it has a plain body that lowers.
+    /// The compiled code of `func` if it has a plain body that lowers. The hot path
+    /// of every call from compiled code: once the decision is cached for the current
+    /// body, two borrows and a pointer comparison.
     fn vm_code_of(&self, func: &Function) -> Option<Rc<Code>> {
+        {
+            let body = func.body.borrow();
+            let FuncBody::Block(b) = &*body else {
+                return None;
+            };
+            if self.limits.vm
+                && let Some((cached, code)) = &*func.code.borrow()
+                && Rc::ptr_eq(cached, b)
+            {
+                return code.clone();
+            }
+        }
         let body = match &*func.body.borrow() {
             FuncBody::Block(b) => b.clone(),
             _ => return None,
