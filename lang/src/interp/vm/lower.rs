@@ -86,6 +86,12 @@ struct Mark {
 
 /// Lower `func`'s `body`, or `None` when it is outside the subset.
 pub(super) fn lower(func: &Function, body: &[ast::Stmt]) -> Option<Code> {
+    // A def that is not a method but names its first parameter `self` (a decorator's
+    // wrapper) reads `self` from that argument, which `LoadSelf` (the receiver) would
+    // not: it stays on the tree-walker (`call_function` binds it).
+    if func.owner.borrow().is_none() && func.params.first().is_some_and(|p| &*p.name == "self") {
+        return None;
+    }
     lower_def(func.params.iter().map(|p| p.name.clone()).collect(), body)
 }
 
