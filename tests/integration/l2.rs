@@ -259,8 +259,18 @@ fn a_reader_filling_an_old_version_after_a_commit_leaves_no_stale_entry() {
     );
 }
 
+/// A `redis-server` child, killed by PID when dropped (a failing test leaks nothing).
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `redis-server` on `port` keeping its snapshot in `dir` (restarts load it).
-fn redis_with_snapshot(port: u16, dir: &TempDir) -> Option<Child> {
+fn redis_with_snapshot(port: u16, dir: &TempDir) -> Option<Killed> {
     let spawned = Command::new("redis-server")
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
         .args(["--save", "", "--appendonly", "no", "--dbfilename", "l2.rdb"])
@@ -282,12 +292,7 @@ fn redis_with_snapshot(port: u16, dir: &TempDir) -> Option<Child> {
             .is_ok()),
         "redis-server did not listen on {port}"
     );
-    Some(child)
-}
-
-fn stop(mut child: Child) {
-    let _ = child.kill();
-    let _ = child.wait();
+    Some(Killed(child))
 }
 
 /// The cache store dies mid-run: calls keep succeeding (L2 is skipped). It comes back
@@ -316,7 +321,7 @@ fn a_cache_store_outage_fails_no_call_and_leaves_no_stale_read() {
     let mut conn = client.get_connection().expect("connect");
     let _: () = redis::cmd("SAVE").query(&mut conn).expect("SAVE");
     drop(conn);
-    stop(redis);
+    drop(redis);
 
     function(&a, "rewrite", json!({"text": "new"}));
     assert_eq!(function(&b, "read", json!({})), json!(["new"]));
@@ -349,7 +354,7 @@ fn a_cache_store_outage_fails_no_call_and_leaves_no_stale_read() {
         "B reads through L2 again:\n{}",
         b.output()
     );
-    stop(redis);
+    drop(redis);
 }
 
 /// Quarantine, `svc db alias add` and `recover-all` with L2 on: the same outcome as
