@@ -454,10 +454,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     } else {
         let dir = app_dir(&args.file);
         let config = crate::config::Config::load(dir, None)?;
-        let target = actors::StoreTarget::choose(
-            config.database.shelf_db_path.clone(),
-            config.database.docdb_uri.as_deref(),
-        );
+        let target = config.database.store_target();
         actors::kvstore::configure(kv_settings(&config.database));
         let store = actors::AnchorStore::open(&target)
             .with_context(|| format!("cannot open the {}", target.describe()))?;

@@ -410,6 +410,10 @@ pub struct DatabaseConfig {
     pub cache_l1_invalidation_enabled: bool,
     /// The pub/sub channel of the invalidations (identical on every replica).
     pub cache_l1_invalidation_channel: String,
+    /// Document tier: read through the L2 cache in the cache store (needs `cache_url`).
+    pub cache_l2_enabled: bool,
+    /// Document tier: the longest an L2 entry lives (seconds, 1..=86400).
+    pub cache_l2_ttl_seconds: u32,
     /// Embedded tier: approximate bytes of the process-wide L1 anchor cache (0 = off).
     pub l1_cache_bytes: usize,
     /// Embedded tier: most calls whose commits share one SQLite transaction.
@@ -420,6 +424,31 @@ pub struct DatabaseConfig {
     pub wal_max_bytes: u64,
     /// Embedded tier: the least time between two checkpoints (ms).
     pub checkpoint_interval_ms: u32,
+}
+
+impl DatabaseConfig {
+    /// The document tier's L2 cache, or why there is none (for the startup log).
+    pub fn l2_settings(&self) -> Result<actors::l2::L2Settings, &'static str> {
+        if self.docdb_uri.is_none() {
+            return Err("the embedded tier's process-wide L1 cache serves instead");
+        }
+        let Some(url) = &self.cache_url else {
+            return Err("no cache URL");
+        };
+        if !self.cache_l2_enabled {
+            return Err("[scale.database] cache_l2_enabled = false");
+        }
+        Ok(actors::l2::L2Settings {
+            url: url.clone(),
+            ttl: std::time::Duration::from_secs(u64::from(self.cache_l2_ttl_seconds)),
+        })
+    }
+
+    /// The graph tier this configuration names, with its L2 cache.
+    pub fn store_target(&self) -> actors::StoreTarget {
+        actors::StoreTarget::choose(self.shelf_db_path.clone(), self.docdb_uri.as_deref())
+            .with_l2(self.l2_settings().ok())
+    }
 }
 
 /// Default `cache_l1_invalidation_channel`.
@@ -433,6 +462,8 @@ impl DatabaseConfig {
             cache_url: None,
             cache_l1_invalidation_enabled: true,
             cache_l1_invalidation_channel: DEFAULT_INVALIDATION_CHANNEL.into(),
+            cache_l2_enabled: true,
+            cache_l2_ttl_seconds: actors::l2::DEFAULT_TTL.as_secs() as u32,
             l1_cache_bytes: actors::l1::DEFAULT_CACHE_BYTES,
             group_commit_max: actors::l1::DEFAULT_GROUP_MAX,
             group_commit_wait_us: actors::l1::DEFAULT_GROUP_WAIT.as_micros() as u32,
@@ -1034,6 +1065,10 @@ impl Config {
                     }
                     "cache_l1_invalidation_channel" => {
                         d.cache_l1_invalidation_channel = at.non_empty_string(value)?;
+                    }
+                    "cache_l2_enabled" => d.cache_l2_enabled = at.boolean(value)?,
+                    "cache_l2_ttl_seconds" => {
+                        d.cache_l2_ttl_seconds = at.int_in(value, 1, 86_400)?;
                     }
                     "l1_cache_bytes" => {
                         d.l1_cache_bytes = value
@@ -2022,6 +2057,39 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         Config::load_with_env(&dir.0, profile, &move |k| env.get(k).cloned())
+    }
+
+    /// The L2 settings: on with a document database and a cache URL unless switched
+    /// off; the reason when off; the TTL bounded.
+    #[test]
+    fn l2_settings_follow_the_tiers_and_the_switch() {
+        let dir = TempDir::new();
+        let c = load(&dir, None, &[("CACHE_URL", "redis://c:6379/")]).expect("loads");
+        assert_eq!(
+            c.database.l2_settings(),
+            Err("the embedded tier's process-wide L1 cache serves instead")
+        );
+        let env = [
+            ("CACHE_URL", "redis://c:6379/"),
+            ("DOCDB_URI", "mongodb://d/x"),
+        ];
+        let c = load(&dir, None, &env).expect("loads");
+        let on = c.database.l2_settings().expect("on");
+        assert_eq!((on.url.as_str(), on.ttl.as_secs()), ("redis://c:6379/", 60));
+        let c = load(&dir, None, &env[1..]).expect("loads");
+        assert_eq!(c.database.l2_settings(), Err("no cache URL"));
+        dir.write(
+            "svc.toml",
+            "[scale.database]\ncache_l2_enabled = false\ncache_l2_ttl_seconds = 5\n",
+        );
+        let c = load(&dir, None, &env).expect("loads");
+        assert_eq!(c.database.cache_l2_ttl_seconds, 5);
+        assert_eq!(
+            c.database.l2_settings(),
+            Err("[scale.database] cache_l2_enabled = false")
+        );
+        dir.write("svc.toml", "[scale.database]\ncache_l2_ttl_seconds = 0\n");
+        assert!(load(&dir, None, &env).is_err(), "a TTL of 0 is refused");
     }
 
     #[test]

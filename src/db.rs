@@ -120,10 +120,7 @@ fn open(app: &DbAppArgs) -> Result<AnchorStore> {
     crate::cli::ensure_readable(&app.app)?;
     let dir = crate::cli::app_dir(&app.app);
     let config = crate::config::Config::load(dir, None)?;
-    let target = StoreTarget::choose(
-        config.database.shelf_db_path.clone(),
-        config.database.docdb_uri.as_deref(),
-    );
+    let target = config.database.store_target();
     if let StoreTarget::Embedded(path) = &target
         && !path.exists()
     {

@@ -348,6 +348,28 @@ impl Registry {
                 single(&mut out, name, help, kind, &value.to_string());
             }
         }
+        // The document tier's L2 cache in the cache store (absent without one).
+        if let Some(l2) = runtime.and_then(|rt| rt.l2_stats()) {
+            for (name, help, value) in [
+                (
+                    "svc_l2_cache_hits_total",
+                    "Anchor reads answered by the L2 cache in the cache store.",
+                    l2.hits,
+                ),
+                (
+                    "svc_l2_cache_misses_total",
+                    "Anchor reads the L2 cache sent on to the document database.",
+                    l2.misses,
+                ),
+                (
+                    "svc_l2_cache_errors_total",
+                    "Failed cache-store operations of the L2 cache (each turns it off until a reconnect).",
+                    l2.errors,
+                ),
+            ] {
+                single(&mut out, name, help, "counter", &value.to_string());
+            }
+        }
         header(
             &mut out,
             "svc_ws_sessions",

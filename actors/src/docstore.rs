@@ -29,6 +29,7 @@
 //! the answer with a deadline (`OP_TIMEOUT`), as the kvstore service does. A
 //! `mongodb::Client` is a pool: every worker's `DocStore` shares one per URI.
 
+use crate::l2::{Cached, L2, L2Settings, Observed};
 use crate::store::{FORMAT_VERSION, StoreError, random_id, root_anchor, unix_seconds};
 use futures_util::TryStreamExt as _;
 use lang::host::{
@@ -55,6 +56,9 @@ const LOAD_CHUNK: usize = 256;
 /// A node's edge list comes with the node when it has at most this many edges (one
 /// round trip per hop of a traversal instead of two); a longer one is loaded on demand.
 const INLINE_EDGES: usize = 64;
+/// Edge documents read ahead (with their node) and not yet used, at most; beyond, the
+/// oldest reads are dropped (they are read again when needed).
+const AHEAD_MAX: usize = 4096;
 /// Retries of a commit whose outcome is unknown.
 const COMMIT_RETRIES: u32 = 4;
 /// Deepest `fields` value stored as a sub-document (deeper ones are kept as text).
@@ -64,11 +68,16 @@ const MAX_BSON_DEPTH: usize = 64;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DocTarget {
     pub uri: String,
+    /// The L2 cache in the cache store (`crate::l2`), when configured.
+    pub l2: Option<L2Settings>,
 }
 
 impl DocTarget {
     pub fn new(uri: impl Into<String>) -> DocTarget {
-        DocTarget { uri: uri.into() }
+        DocTarget {
+            uri: uri.into(),
+            l2: None,
+        }
     }
 
     /// The URI with any password replaced, for logs and startup output.
@@ -218,6 +227,13 @@ pub struct DocStore {
     database: String,
     aliases: Arc<HashMap<String, String>>,
     archetypes: Archetypes,
+    /// The L2 cache (`crate::l2`) and this store's space in it (its root id).
+    l2: Option<Arc<L2>>,
+    space: String,
+    /// Edge documents read with their node by a single load (`$lookup`), so the hop
+    /// that follows costs one round trip, not two. Each is used once, by a load in the
+    /// same call attempt (cleared by `begin_attempt` and by a commit).
+    ahead: HashMap<AnchorId, Document>,
 }
 
 impl std::fmt::Debug for DocStore {
@@ -304,9 +320,96 @@ impl DocStore {
             database,
             aliases: Arc::new(HashMap::new()),
             archetypes: Archetypes::default(),
+            l2: None,
+            space: format_id(root),
+            ahead: HashMap::new(),
         };
+        if let Some(settings) = &target.l2 {
+            match crate::l2::shared(settings) {
+                Ok(l2) => store.l2 = Some(l2),
+                Err(e) => tracing::warn!(target: "svc::cache", "L2 cache: off ({e})"),
+            }
+        }
         store.reload_aliases()?;
         Ok(store)
+    }
+
+    /// A call attempt begins: what was read ahead for the last one is dropped.
+    pub fn begin_attempt(&mut self) {
+        self.ahead.clear();
+    }
+
+    /// An edge document read ahead for this attempt, decoded (used once).
+    fn take_ahead(&mut self, id: AnchorId) -> Option<(StoredAnchor, u64)> {
+        let raw = self.ahead.remove(&id)?;
+        self.decode(&raw).ok()
+    }
+
+    /// One anchor as a load reads it, with its inline edges' documents (one `$lookup`
+    /// in the same round trip) kept in `ahead` for the hop that follows.
+    fn find_with_edges(&mut self, id: AnchorId) -> Result<Option<Document>, StoreError> {
+        let anchors = self.cols.anchors.clone();
+        let key = format_id(id);
+        let pipeline = vec![
+            doc! {"$match": {"_id": key}},
+            doc! {"$addFields": {"edges": {"$cond": [
+                {"$isArray": "$edges"},
+                {"$slice": ["$edges", (INLINE_EDGES + 1) as i64]},
+                "$$REMOVE",
+            ]}}},
+            doc! {"$lookup": {
+                "from": COLLECTION,
+                "localField": "edges",
+                "foreignField": "_id",
+                "as": AHEAD_FIELD,
+            }},
+        ];
+        let found = block(async move {
+            let mut cursor = anchors.aggregate(pipeline).await.map_err(db_failure)?;
+            cursor.try_next().await.map_err(db_failure)
+        })?;
+        let Some(mut raw) = found else {
+            return Ok(None);
+        };
+        if let Ok(edges) = raw.get_array_mut(AHEAD_FIELD) {
+            let read: Vec<Bson> = std::mem::take(edges);
+            if self.ahead.len() + read.len() > AHEAD_MAX {
+                self.ahead.clear();
+            }
+            for e in read {
+                if let Bson::Document(d) = e
+                    && let Some(eid) = d.get_str("_id").ok().and_then(parse_id)
+                {
+                    self.ahead.insert(eid, d);
+                }
+            }
+        }
+        raw.remove(AHEAD_FIELD);
+        Ok(Some(raw))
+    }
+
+    /// The L2 cache this store reads through, if any.
+    pub fn l2(&self) -> Option<&Arc<L2>> {
+        self.l2.as_ref()
+    }
+
+    /// Look `ids` up in L2 (`None`: no L2, or it is off).
+    fn l2_read(&self, ids: &[AnchorId]) -> Option<(Observed, Vec<Option<Cached>>)> {
+        self.l2.as_ref()?.read(&self.space, ids)
+    }
+
+    /// Decode a cached document; `None` (read L3 instead) when it does not read, so a
+    /// document that must be quarantined is quarantined from its L3 copy.
+    fn decode_cached(&self, bytes: &[u8]) -> Option<(StoredAnchor, u64)> {
+        let raw = Document::from_reader(bytes).ok()?;
+        self.decode(&raw).ok()
+    }
+
+    /// Write L3 reads back into L2 after a lookup missed.
+    fn l2_fill(&self, observed: Option<&Observed>, entries: &[(AnchorId, Cached)]) {
+        if let (Some(l2), Some(observed)) = (&self.l2, observed) {
+            l2.fill(&self.space, observed, entries);
+        }
     }
 
     /// Read `<collection>_aliases` into the alias map (done on every connect).
@@ -371,11 +474,28 @@ impl DocStore {
         &mut self,
         id: AnchorId,
     ) -> Result<Option<(StoredAnchor, u64)>, StoreError> {
-        let Some(raw) = self.find_anchor(id, inline_edges())? else {
+        if let Some(found) = self.take_ahead(id) {
+            return Ok(Some(found));
+        }
+        let cached = self.l2_read(&[id]);
+        if let Some((_, slots)) = &cached
+            && let Some(Some((_, bytes))) = slots.first()
+            && let Some(found) = self.decode_cached(bytes)
+        {
+            return Ok(Some(found));
+        }
+        let Some(raw) = self.find_with_edges(id)? else {
             return Ok(None);
         };
         match self.decode(&raw) {
-            Ok(found) => Ok(Some(found)),
+            Ok(found) => {
+                if let Some((observed, _)) = &cached
+                    && let Ok(bytes) = raw.to_vec()
+                {
+                    self.l2_fill(Some(observed), &[(id, (found.1, bytes))]);
+                }
+                Ok(Some(found))
+            }
             Err(reason) => {
                 self.quarantine(raw, &reason)?;
                 Ok(None)
@@ -397,15 +517,38 @@ impl DocStore {
         ids: &[AnchorId],
     ) -> Result<Vec<(StoredAnchor, u64)>, StoreError> {
         let mut seen = HashSet::with_capacity(ids.len());
-        let keys: Vec<String> = ids
-            .iter()
-            .filter(|id| seen.insert(**id))
-            .map(|id| format_id(*id))
-            .collect();
-        let mut out = Vec::with_capacity(keys.len());
-        for chunk in keys.chunks(LOAD_CHUNK) {
+        let mut out = Vec::with_capacity(ids.len());
+        let mut unique: Vec<AnchorId> = Vec::with_capacity(ids.len());
+        for &id in ids {
+            if seen.insert(id) {
+                match self.take_ahead(id) {
+                    Some(found) => out.push(found),
+                    None => unique.push(id),
+                }
+            }
+        }
+        // L2 first (one MGET per 256 ids); what it misses goes to L3.
+        let cached = self.l2_read(&unique);
+        let missing: Vec<AnchorId> = match &cached {
+            Some((_, slots)) => {
+                let mut missing = Vec::new();
+                for (id, slot) in unique.iter().zip(slots) {
+                    match slot.as_ref().and_then(|(_, b)| self.decode_cached(b)) {
+                        Some(found) => out.push(found),
+                        None => missing.push(*id),
+                    }
+                }
+                missing
+            }
+            None => unique,
+        };
+        let mut fills: Vec<(AnchorId, Cached)> = Vec::new();
+        for chunk in missing.chunks(LOAD_CHUNK) {
             let anchors = self.cols.anchors.clone();
-            let chunk: Vec<Bson> = chunk.iter().map(|k| Bson::String(k.clone())).collect();
+            let chunk: Vec<Bson> = chunk
+                .iter()
+                .map(|id| Bson::String(format_id(*id)))
+                .collect();
             let docs = block(async move {
                 anchors
                     .find(doc! {"_id": {"$in": chunk}})
@@ -418,11 +561,19 @@ impl DocStore {
             })?;
             for raw in docs {
                 match self.decode(&raw) {
-                    Ok(found) => out.push(found),
+                    Ok(found) => {
+                        if cached.is_some()
+                            && let Ok(bytes) = raw.to_vec()
+                        {
+                            fills.push((found.0.id, (found.1, bytes)));
+                        }
+                        out.push(found);
+                    }
                     Err(reason) => self.quarantine(raw, &reason)?,
                 }
             }
         }
+        self.l2_fill(cached.as_ref().map(|(o, _)| o), &fills);
         Ok(out)
     }
 
@@ -446,6 +597,10 @@ impl DocStore {
         let reason = reason.to_string();
         tracing::warn!(anchor = %key, "quarantined an unreadable anchor document: {reason}");
         let client = self.client.clone();
+        let id = match &key {
+            Bson::String(k) => parse_id(k),
+            _ => None,
+        };
         block(async move {
             let mut session = client.start_session().await.map_err(db_failure)?;
             session.start_transaction().await.map_err(db_failure)?;
@@ -476,7 +631,12 @@ impl DocStore {
                 .await
                 .map_err(db_failure)?;
             commit_surely(&mut session).await
-        })
+        })?;
+        // Gone from L3: a tombstone, so no reader puts the unreadable copy back in L2.
+        if let (Some(l2), Some(id)) = (&self.l2, id) {
+            l2.update(&self.space, &[], &[id]);
+        }
+        Ok(())
     }
 
     /// Apply one run's changes in one transaction; see the module docs. Returns the
@@ -485,10 +645,34 @@ impl DocStore {
         if changes.is_empty() {
             return Ok(Vec::new());
         }
+        self.ahead.clear();
         let changes = changes.clone();
         let anchors = self.cols.anchors.clone();
         let client = self.client.clone();
-        block(async move { commit_in_transaction(client, anchors, changes).await })
+        let want_docs = self.l2.as_ref().is_some_and(|l2| !l2.is_down());
+        let deleted = changes.deletes.clone();
+        let done =
+            block(async move { commit_in_transaction(client, anchors, changes, want_docs).await })?;
+        // Reflect the commit in L2 before the call is answered (one round trip). With L2
+        // off now, `update` marks the store for a new generation on reconnect.
+        if let Some(l2) = &self.l2 {
+            let entries: Vec<(AnchorId, Cached)> = done
+                .docs
+                .iter()
+                .filter_map(|d| {
+                    let id = d.get_str("_id").ok().and_then(parse_id)?;
+                    let version = int(d.get("version"))?;
+                    Some((id, (version.max(1) as u64, d.to_vec().ok()?)))
+                })
+                .collect();
+            if entries.len() == done.docs.len() || !want_docs {
+                l2.update(&self.space, &entries, &deleted);
+            } else {
+                // A document that does not encode: its old entry must not stay readable.
+                l2.invalidate_all(&self.space);
+            }
+        }
+        Ok(done.versions)
     }
 
     pub fn version(&self, id: AnchorId) -> Result<Option<u64>, StoreError> {
@@ -552,6 +736,10 @@ impl DocStore {
                 .map_err(db_failure)?;
             Ok(())
         })?;
+        // Documents read under the old aliases may have been cached: start over.
+        if let Some(l2) = &self.l2 {
+            l2.invalidate_all(&self.space);
+        }
         self.reload_aliases()
     }
 
@@ -615,6 +803,13 @@ impl DocStore {
                 commit_surely(&mut session).await
             })?;
             recovered += 1;
+        }
+        // Recovered documents come back at their old versions, under tombstones: a new
+        // generation makes every L2 entry of this store unreadable.
+        if recovered > 0
+            && let Some(l2) = &self.l2
+        {
+            l2.invalidate_all(&self.space);
         }
         Ok((recovered, total))
     }
@@ -692,11 +887,20 @@ fn count(col: mongodb::Collection<Document>) -> Result<u64, StoreError> {
     block(async move { col.count_documents(doc! {}).await.map_err(db_failure) })
 }
 
+/// What a committed transaction produced: the version of each written or re-linked
+/// anchor, and (when asked for, for L2) each one's document as a load would read it.
+struct CommitDone {
+    versions: Vec<(AnchorId, u64)>,
+    docs: Vec<Document>,
+}
+
 async fn commit_in_transaction(
     client: mongodb::Client,
     anchors: mongodb::Collection<Document>,
     changes: CommitSet,
-) -> Result<Vec<(AnchorId, u64)>, StoreError> {
+    want_docs: bool,
+) -> Result<CommitDone, StoreError> {
+    use mongodb::options::ReturnDocument;
     let mut session = client.start_session().await.map_err(db_failure)?;
     session.start_transaction().await.map_err(db_failure)?;
 
@@ -734,31 +938,7 @@ async fn commit_in_transaction(
         }
     }
     let read: HashMap<AnchorId, u64> = changes.read_versions.iter().copied().collect();
-
-    // Upserts: the last write of an id wins; the version goes up once per write.
-    let mut writes: HashMap<AnchorId, u64> = HashMap::new();
-    let mut last: HashMap<AnchorId, &StoredAnchor> = HashMap::new();
-    for a in &changes.upserts {
-        *writes.entry(a.id).or_insert(0) += 1;
-        last.insert(a.id, a);
-    }
-    for (id, anchor) in &last {
-        let key = format_id(*id);
-        let n = writes.get(id).copied().unwrap_or(1) as i64;
-        let mut set = anchor_doc(anchor, 0);
-        set.remove("version");
-        set.remove("edges");
-        let mut update = doc! {"$set": set, "$inc": {"version": n}};
-        if anchor.kind == AnchorKind::Node {
-            update.insert("$setOnInsert", doc! {"edges": []});
-        }
-        anchors
-            .update_one(doc! {"_id": &key}, update)
-            .upsert(true)
-            .session(&mut session)
-            .await
-            .map_err(|e| failure(e, &key))?;
-    }
+    let deleted: HashSet<AnchorId> = changes.deletes.iter().copied().collect();
 
     // Edge list changes, grouped by node (each node bumped once), in first-seen order.
     let mut order: Vec<AnchorId> = Vec::new();
@@ -766,6 +946,9 @@ async fn commit_in_transaction(
     let appends = changes.edge_adds.iter().map(|p| (p, true));
     let removals = changes.edge_removes.iter().map(|p| (p, false));
     for (&(node, edge), add) in appends.chain(removals) {
+        if deleted.contains(&node) {
+            continue;
+        }
         let (adds, removes) = relinks.entry(node).or_insert_with(|| {
             order.push(node);
             Default::default()
@@ -773,13 +956,65 @@ async fn commit_in_transaction(
         let list = if add { adds } else { removes };
         list.push(Bson::String(format_id(edge)));
     }
-    let deleted: HashSet<AnchorId> = changes.deletes.iter().copied().collect();
+
+    // The projection of what a statement hands back: the document as a load reads it
+    // (for L2), else only its version.
+    let returned = || {
+        if want_docs {
+            inline_edges()
+        } else {
+            doc! {"version": 1}
+        }
+    };
+    let mut docs: HashMap<AnchorId, Document> = HashMap::new();
+
+    // Upserts: the last write of an id wins; the version goes up once per write. A node
+    // written and only appended to takes its appends in the same statement.
+    let mut writes: HashMap<AnchorId, u64> = HashMap::new();
+    let mut last: HashMap<AnchorId, &StoredAnchor> = HashMap::new();
+    for a in &changes.upserts {
+        *writes.entry(a.id).or_insert(0) += 1;
+        last.insert(a.id, a);
+    }
+    let mut upsert_order: Vec<AnchorId> = last.keys().copied().collect();
+    // Id order: deterministic statements (and lock order across rival transactions).
+    upsert_order.sort_unstable();
+    for id in upsert_order {
+        let anchor = last[&id];
+        let key = format_id(id);
+        let n = writes.get(&id).copied().unwrap_or(1) as i64;
+        let mut set = anchor_doc(anchor, 0);
+        set.remove("version");
+        set.remove("edges");
+        let mut update = doc! {"$set": set, "$inc": {"version": n}};
+        let appends_only = relinks
+            .get(&id)
+            .filter(|(adds, removes)| !adds.is_empty() && removes.is_empty())
+            .is_some();
+        if appends_only && let Some((adds, _)) = relinks.remove(&id) {
+            // `$push` creates the list on insert.
+            update.insert("$push", doc! {"edges": {"$each": adds}});
+        } else if anchor.kind == AnchorKind::Node {
+            update.insert("$setOnInsert", doc! {"edges": []});
+        }
+        let written = anchors
+            .find_one_and_update(doc! {"_id": &key}, update)
+            .upsert(true)
+            .return_document(ReturnDocument::After)
+            .projection(returned())
+            .session(&mut session)
+            .await
+            .map_err(|e| failure(e, &key))?;
+        if want_docs && let Some(d) = written {
+            docs.insert(id, d);
+        }
+    }
+
     let mut after: Vec<(AnchorId, u64)> = Vec::new();
     for node in order {
-        if deleted.contains(&node) {
+        let Some((adds, removes)) = relinks.remove(&node) else {
             continue;
-        }
-        let (adds, removes) = relinks.remove(&node).unwrap_or_default();
+        };
         let key = format_id(node);
         let mut update = Document::new();
         if !adds.is_empty() {
@@ -806,13 +1041,16 @@ async fn commit_in_transaction(
         }
         let now = anchors
             .find_one_and_update(doc! {"_id": &key}, update)
-            .return_document(mongodb::options::ReturnDocument::After)
-            .projection(doc! {"version": 1})
+            .return_document(ReturnDocument::After)
+            .projection(returned())
             .session(&mut session)
             .await
             .map_err(|e| failure(e, &key))?;
-        if bump && let Some(v) = now.and_then(|d| int(d.get("version"))) {
+        if bump && let Some(v) = now.as_ref().and_then(|d| int(d.get("version"))) {
             after.push((node, v.max(0) as u64));
+        }
+        if want_docs && let Some(d) = now {
+            docs.insert(node, d);
         }
     }
     for (&id, &n) in &writes {
@@ -834,7 +1072,15 @@ async fn commit_in_transaction(
             .map_err(db_failure)?;
     }
     commit_surely(&mut session).await?;
-    Ok(after)
+    let docs = docs
+        .into_iter()
+        .filter(|(id, _)| !deleted.contains(id))
+        .map(|(_, d)| d)
+        .collect();
+    Ok(CommitDone {
+        versions: after,
+        docs,
+    })
 }
 
 /// Apply a rename alias (`module.Name` or a bare `Name` as key, `module.Name` as
@@ -897,6 +1143,10 @@ async fn commit_surely(session: &mut mongodb::ClientSession) -> Result<(), Store
         }
     }
 }
+
+/// Where a single load's `$lookup` puts the node's edge documents (removed before the
+/// document is decoded or cached).
+const AHEAD_FIELD: &str = "_svc_ahead";
 
 /// The projection of a load: everything, with at most `INLINE_EDGES + 1` edge ids (so
 /// a complete list is told from a cut one).

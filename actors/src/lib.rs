@@ -4,6 +4,7 @@ pub mod checkpoint;
 pub mod identity;
 pub mod kvstore;
 pub mod l1;
+pub mod l2;
 pub mod natives;
 pub mod runtime;
 pub mod store;

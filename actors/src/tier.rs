@@ -26,6 +26,18 @@ impl StoreTarget {
         }
     }
 
+    /// Read the document tier through the L2 cache `l2` (no effect on the embedded
+    /// tier, whose process-wide L1 serves instead).
+    pub fn with_l2(self, l2: Option<crate::l2::L2Settings>) -> StoreTarget {
+        match self {
+            StoreTarget::Document(mut t) => {
+                t.l2 = l2;
+                StoreTarget::Document(t)
+            }
+            embedded => embedded,
+        }
+    }
+
     /// What the startup line and logs say about it (passwords redacted; a path as the
     /// user wrote it, without a leading `./`).
     pub fn describe(&self) -> String {
@@ -151,10 +163,9 @@ impl AnchorStore {
     }
 
     /// A call attempt begins (the embedded tier re-checks its L1 cache against writes
-    /// of other processes before its next read).
+    /// of other processes before its next read; the document tier drops what it read
+    /// ahead for the last attempt).
     pub fn begin_attempt(&mut self) {
-        if let AnchorStore::Embedded(s) = self {
-            s.begin_attempt();
-        }
+        each!(self, s => s.begin_attempt())
     }
 }

@@ -5,11 +5,14 @@
 #   benches/load/docdb.sh                        # build, then measure (a few minutes)
 #   DURATION=5s SKIP_BUILD=1 benches/load/docdb.sh  # shorter runs, binary already built
 #
-# Measures /walker/walk_chain and /walker/create_item of app.svc on three configurations:
+# Measures /walker/walk_chain and /walker/create_item of app.svc on these configurations:
 #   embedded     one `svc start`, graph in its own embedded store (no DOCDB_URI)
 #   docdb x1     one `svc start` with DOCDB_URI pointing at SecantusDB
 #   docdb x3     three `svc start` replicas sharing one SecantusDB database; three wrk at
 #                once (one per replica, connections split evenly), req/s summed
+#   docdb+L2 x1, x3   the same with CACHE_URL pointing at a redis-server: the L2 cache
+#   (baseline)   with BASELINE=/path/to/older/svc, docdb x1 and x3 also run on that
+#                binary, each right before the same configuration on the new one
 #
 # Environment:
 #   DURATION      wrk duration per run (default 10s)
@@ -20,10 +23,13 @@
 #                 1 each, and capped at each one's connections)
 #   WRK_TIMEOUT   wrk --timeout (default 60s: document-tier walks queue for seconds at 64)
 #   SKIP_BUILD=1  use the binary already in $CARGO_TARGET_DIR
+#   BASELINE      an older svc binary to compare the document tier with (default none)
+#   L2=0          skip the docdb+L2 configurations (they need redis-server)
 #   CARGO_TARGET_DIR  (default /tmp/target-load)
 #
-# Needs wrk (`sudo apt-get install -y wrk`), curl, bash >= 5 and SecantusDB, a Mongo-wire
-# server in Python (`pip install --pre secantusdb`, which installs `secantusd-py`).
+# Needs wrk (`sudo apt-get install -y wrk`), curl, bash >= 5, SecantusDB, a Mongo-wire
+# server in Python (`pip install --pre secantusdb`, which installs `secantusd-py`), and
+# for the L2 rows redis-server (`sudo apt-get install -y redis-server`).
 # Exit status: 0 when every run answered with 2xx and no socket errors, 1 otherwise.
 set -euo pipefail
 
@@ -36,6 +42,8 @@ CONNECTIONS="${CONNECTIONS:-64}"
 THREADS="${THREADS:-2}"
 WRK_TIMEOUT="${WRK_TIMEOUT:-60s}"
 SVC="$TARGET_DIR/release/svc"
+BASELINE="${BASELINE:-}"
+L2="${L2:-1}"
 BENCH_JWT_SECRET="docdb-bench-secret-0123456789abcdef"   # shared by the replicas
 
 # The Python original (jac-scale) on the same 2-core machine, at 64 connections (run.sh).
@@ -49,6 +57,9 @@ command -v curl >/dev/null || die "curl not found; install it with: sudo apt-get
 command -v secantusd-py >/dev/null \
     || die "secantusd-py not found; install SecantusDB with: pip install --pre secantusdb"
 ((BASH_VERSINFO[0] >= 5)) || die "needs bash >= 5"
+[[ "$L2" == 0 ]] || command -v redis-server >/dev/null \
+    || die "redis-server not found (needed for the L2 rows; L2=0 skips them): sudo apt-get install -y redis-server"
+[[ -z "$BASELINE" || -x "$BASELINE" ]] || die "BASELINE=$BASELINE is not an executable"
 [[ "$CONNECTIONS" =~ ^[0-9]+$ ]] && ((CONNECTIONS >= 3)) \
     || die "CONNECTIONS must be one number >= 3 (it is split across three replicas)"
 
@@ -149,23 +160,40 @@ wait_listening "$DB_PORT" "$DB_PID" || { cat "$WORK/secantusd.log" >&2; die "sec
 DB_VERSION=$(python3 -c 'import importlib.metadata as m; print(m.version("secantusdb"))' 2>/dev/null || echo unknown)
 echo "== SecantusDB $DB_VERSION, pid $DB_PID on :$DB_PORT"
 
+# ---------------------------------------------------------------- redis-server (L2 rows)
+CACHE=""
+if [[ "$L2" != 0 ]]; then
+    REDIS_PORT="$(free_port)"
+    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+        >"$WORK/redis.log" 2>&1 &
+    REDIS_PID=$!
+    PIDS+=("$REDIS_PID")
+    wait_listening "$REDIS_PORT" "$REDIS_PID" || { cat "$WORK/redis.log" >&2; die "redis-server did not start"; }
+    CACHE="redis://127.0.0.1:$REDIS_PORT/"
+    echo "== $(redis-server --version | cut -d' ' -f1-3), pid $REDIS_PID on :$REDIS_PORT"
+fi
+
 # ---------------------------------------------------------------- replicas
-# launch_replicas N URI: N `svc start` (URI empty = embedded tier), each in its own temp
-# dir with a copy of app.svc and run.sh's svc.toml; sets REPLICA_PIDS, REPLICA_PORTS.
+# launch_replicas N URI CACHE BIN: N `svc start` of BIN (URI empty = embedded tier; CACHE
+# non-empty = CACHE_URL, the L2 cache), each in its own temp dir with a copy of app.svc
+# and run.sh's svc.toml; sets REPLICA_PIDS, REPLICA_PORTS.
 launch_replicas() {
-    local n="$1" uri="$2" dir port pid i
+    local n="$1" uri="$2" cache="$3" bin="$4" dir port pid i
     REPLICA_PIDS=() REPLICA_PORTS=() REPLICA_DIRS=()
     for ((i = 0; i < n; i++)); do
         dir="$(mktemp -d "$WORK/svc.XXXXXX")"
         cp "$HERE/app.svc" "$dir/app.svc"
         printf '[scale.auth]\nregister_max_per_address = 1000000\n' >"$dir/svc.toml"
         port="$(free_port)"
-        if [[ -n "$uri" ]]; then
-            (cd "$dir" && JWT_SECRET="$BENCH_JWT_SECRET" DOCDB_URI="$uri" exec "$SVC" start app.svc \
-                --workers 2 --host 127.0.0.1 --port "$port" >"$dir/stdout.log" 2>"$dir/stderr.log") &
+        if [[ -n "$uri" && -n "$cache" ]]; then
+            (cd "$dir" && JWT_SECRET="$BENCH_JWT_SECRET" DOCDB_URI="$uri" CACHE_URL="$cache" exec "$bin" \
+                start app.svc --workers 2 --host 127.0.0.1 --port "$port" >"$dir/stdout.log" 2>"$dir/stderr.log") &
+        elif [[ -n "$uri" ]]; then
+            (cd "$dir" && JWT_SECRET="$BENCH_JWT_SECRET" DOCDB_URI="$uri" exec env -u CACHE_URL "$bin" \
+                start app.svc --workers 2 --host 127.0.0.1 --port "$port" >"$dir/stdout.log" 2>"$dir/stderr.log") &
         else
-            (cd "$dir" && JWT_SECRET="$BENCH_JWT_SECRET" exec env -u DOCDB_URI "$SVC" start app.svc \
-                --workers 2 --host 127.0.0.1 --port "$port" >"$dir/stdout.log" 2>"$dir/stderr.log") &
+            (cd "$dir" && JWT_SECRET="$BENCH_JWT_SECRET" exec env -u DOCDB_URI -u CACHE_URL "$bin" \
+                start app.svc --workers 2 --host 127.0.0.1 --port "$port" >"$dir/stdout.log" 2>"$dir/stderr.log") &
         fi
         pid=$!
         PIDS+=("$pid")
@@ -180,6 +208,10 @@ launch_replicas() {
                 || { cat "${REPLICA_DIRS[i]}/stdout.log" >&2; die "replica is not on the document tier"; }
         elif grep -q 'store: document database' "${REPLICA_DIRS[i]}/stdout.log"; then
             die "embedded run is on the document tier (DOCDB_URI in svc.toml?)"
+        fi
+        if [[ -n "$cache" ]]; then
+            grep -q 'L2 cache: on' "${REPLICA_DIRS[i]}/stderr.log" \
+                || { cat "${REPLICA_DIRS[i]}/stderr.log" >&2; die "replica has no L2 cache"; }
         fi
     done
 }
@@ -226,13 +258,22 @@ run_wrk_split() {
 field() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<<"$1"; }
 
 # ---------------------------------------------------------------- measure
-# Configurations: label|replicas|database (empty = embedded tier). A fresh database each.
+# Configurations: label|replicas|database (empty = embedded tier)|L2 (1 = CACHE_URL)|
+# binary. A fresh database each (so a fresh L2 space too). The baseline runs right before
+# the same configuration on the new binary, so both see about the same machine load.
 STAMP="$(date +%s)"
-CONFIGS=(
-    "embedded|1|"
-    "docdb, 1 replica|1|svcbench_r1_$STAMP"
-    "docdb, 3 replicas|3|svcbench_r3_$STAMP"
-)
+CONFIGS=("embedded|1||0|$SVC")
+for n in 1 3; do
+    replicas="$n replica"
+    if ((n > 1)); then replicas+="s"; fi
+    if [[ -n "$BASELINE" ]]; then
+        CONFIGS+=("docdb, $replicas (baseline)|$n|svcbench_b${n}_$STAMP|0|$BASELINE")
+    fi
+    CONFIGS+=("docdb, $replicas|$n|svcbench_r${n}_$STAMP|0|$SVC")
+    if [[ "$L2" != 0 ]]; then
+        CONFIGS+=("docdb+L2, $replicas|$n|svcbench_c${n}_$STAMP|1|$SVC")
+    fi
+done
 # walk_chain before create_item: each create_item call adds an edge to root, and
 # walk_chain's first hop filters root's edges for the chain head (as in run.sh).
 TARGETS=(
@@ -243,11 +284,12 @@ ROWS=()
 FAILED=0
 
 for config in "${CONFIGS[@]}"; do
-    IFS='|' read -r tier n db <<<"$config"
-    uri=""
+    IFS='|' read -r tier n db l2 bin <<<"$config"
+    uri="" cache=""
     [[ -n "$db" ]] && uri="mongodb://127.0.0.1:$DB_PORT/$db"
-    launch_replicas "$n" "$uri"
-    echo "== $tier: svc start pid(s) ${REPLICA_PIDS[*]} on :${REPLICA_PORTS[*]}${uri:+, DOCDB_URI=$uri}"
+    [[ "$l2" == 1 ]] && cache="$CACHE"
+    launch_replicas "$n" "$uri" "$cache" "$bin"
+    echo "== $tier: $bin, pid(s) ${REPLICA_PIDS[*]} on :${REPLICA_PORTS[*]}${uri:+, DOCDB_URI=$uri}${cache:+, CACHE_URL=$cache}"
     # Seed once (the replicas share the database), then every replica must see the chain.
     check "${REPLICA_PORTS[0]}" /function/build_chain '{}' '"result":100'
     check "${REPLICA_PORTS[0]}" /function/build_chain '{}' '"result":100'

@@ -96,6 +96,9 @@ pub struct Settings {
     /// `DOCDB_URI` / `[scale.database] docdb_uri`: the graph lives in the document
     /// database when set.
     pub docdb_uri: Option<String>,
+    /// The document tier's L2 cache (`[scale.database] cache_l2_*` with a cache URL), or
+    /// why there is none.
+    pub l2: Result<actors::l2::L2Settings, &'static str>,
     /// Run workers (interpreter threads).
     pub workers: usize,
     /// `--main`: run the entry's `with entry:__main__` blocks at load.
@@ -183,6 +186,7 @@ impl Settings {
                     )),
                 },
             },
+            l2: config.database.l2_settings(),
             store_path: config.database.shelf_db_path,
             docdb_uri: config.database.docdb_uri.clone(),
             workers: args.workers.unwrap_or(cores).max(1),
@@ -349,7 +353,17 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
             .collect(),
         ),
         embedded: settings.embedded.clone(),
+        l2: settings.l2.clone().ok(),
     };
+    match &settings.l2 {
+        Ok(l2) => tracing::info!(
+            target: "svc::cache",
+            "L2 cache: on, over the cache store {} (entries live {} s)",
+            actors::docstore::redact(&l2.url),
+            l2.ttl.as_secs()
+        ),
+        Err(why) => tracing::info!(target: "svc::cache", "L2 cache: off ({why})"),
+    }
     let (runtime, loaded) = match Runtime::start(config) {
         Ok(started) => started,
         Err(text) => {

@@ -181,7 +181,7 @@ walker:pub notes {
 
 /// v1 stores a `Note`; v2 renames the class `Memo`: reading quarantines the old node;
 /// `svc db alias add` + `recover-all` bring it back as a `Memo`.
-fn rename_flow(env: &[(&str, &str)]) {
+pub(crate) fn rename_flow(env: &[(&str, &str)]) {
     let dir = TempDir::new("docdb-rename");
     dir.write("main.svc", NOTE_APP);
     let mut all = vec![("JWT_SECRET", "docdb-test-secret-0123456789abcdef")];

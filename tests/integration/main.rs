@@ -14,7 +14,8 @@
 //! `deploy` (`--scale`: the object table, the YAML stream under `kubernetes-validate`, the
 //! cluster commands against a stand-in `kubectl`) and `sv` (service-to-service calls
 //! between two and three `svc start` processes) and `docdb` (the document-database tier
-//! with replicas sharing a real SecantusDB, and `svc db`),
+//! with replicas sharing a real SecantusDB, and `svc db`), `l2` (that tier's L2 cache in a
+//! real `redis-server`: fresh reads across replicas, the fill race, a cache-store outage),
 //! `format` (`svc format` and `--check`), `lang_decl` (annex files and `svc test`), `admin` (the admin API, the bootstrap admin and the portal page), `mcp_content` (the
 //! pages and example apps bundled for `svc mcp`: code blocks pass `svc check`, examples
 //! run and serve), `admin_portal` (the
@@ -36,6 +37,7 @@ mod identity;
 mod identity_docdb;
 mod invalidation;
 mod kvstore;
+mod l2;
 mod lang_decl;
 mod mcp;
 mod mcp_content;

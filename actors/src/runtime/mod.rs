@@ -117,6 +117,9 @@ pub struct RuntimeConfig {
     /// The embedded tier's L1 cache bound and group-commit bounds (`[scale.database]
     /// l1_cache_bytes`, `group_commit_max`, `group_commit_wait_us`).
     pub embedded: crate::l1::EmbeddedTuning,
+    /// The document tier's L2 cache in the cache store (`crate::l2`): `None` = none.
+    /// Ignored on the embedded tier.
+    pub l2: Option<crate::l2::L2Settings>,
 }
 
 /// What a successful commit changed, for the invalidation tier.
@@ -138,6 +141,7 @@ impl RuntimeConfig {
     /// set, else the embedded file).
     pub fn target(&self) -> StoreTarget {
         StoreTarget::choose(self.store_path.clone(), self.docdb_uri.as_deref())
+            .with_l2(self.l2.clone())
     }
 
     /// Defaults: one worker per available core, default limits, 8 replays.
@@ -154,6 +158,7 @@ impl RuntimeConfig {
             committed: None,
             natives: None,
             embedded: crate::l1::EmbeddedTuning::default(),
+            l2: None,
         }
     }
 }
@@ -246,6 +251,8 @@ struct Inner {
     queue: Arc<JobQueue>,
     /// The embedded tier's process-wide L1 cache (`None` on the document tier).
     l1: Option<Arc<crate::l1::EmbeddedShared>>,
+    /// The document tier's L2 cache (`None`: embedded tier, or no cache store).
+    l2: Option<Arc<crate::l2::L2>>,
 }
 
 impl Drop for Inner {
@@ -283,6 +290,10 @@ impl Runtime {
         let store = AnchorStore::open(&target)
             .map_err(|e| format!("error: cannot open the {}: {e}\n", target.describe()))?;
         let shared_root = store.root_id();
+        let l2 = match &store {
+            AnchorStore::Document(d) => d.l2().cloned(),
+            AnchorStore::Embedded(_) => None,
+        };
         let (mut store, validated) =
             app::validate_on_thread(&config.entry, store, &config.limits, config.as_main)?;
         let (loaded, files) = validated?;
@@ -314,6 +325,7 @@ impl Runtime {
             arbiter,
             queue: Arc::new(JobQueue::new(config.queue_capacity)),
             l1: leases.shared().cloned(),
+            l2,
         };
         let shared = Arc::new(PoolShared {
             entry: config.entry.clone(),
@@ -492,6 +504,11 @@ impl Runtime {
     /// The embedded tier's L1 cache counters (`None` on the document tier).
     pub fn l1_stats(&self) -> Option<crate::l1::CacheStats> {
         self.inner.l1.as_ref().map(|l1| l1.stats())
+    }
+
+    /// The document tier's L2 cache counters (`None` without one).
+    pub fn l2_stats(&self) -> Option<crate::l2::L2Stats> {
+        self.inner.l2.as_ref().map(|l2| l2.stats())
     }
 
     /// Run actors alive now (queued or running).
