@@ -545,8 +545,14 @@ impl fmt::Debug for Function {
 impl Function {
     /// A method called on an instance (`self` implicit): neither static nor a class
     /// method, declared in a class.
+    /// A method declared on a class (not a lambda or nested def made inside one, which
+    /// carry their owner for `super` and their maker's `self` in `captured`).
     pub fn is_instance_method(&self) -> bool {
-        !self.is_static && !self.is_classmethod && self.owner.borrow().is_some()
+        !self.is_static
+            && !self.is_classmethod
+            && !self.is_lambda
+            && self.captured.is_none()
+            && self.owner.borrow().is_some()
     }
 }
 
