@@ -12,8 +12,9 @@
 #   BROADCAST_CLIENTS  broadcast client counts, comma-separated (default 100,1000;
 #                      empty = skip)
 #   IDLE               idle sockets for the RSS row (default 10000; 0 = skip)
-#   SENDERS            broadcast senders among the clients (default 4)
-#   WINDOW             per sender, broadcasts in flight (default 32)
+#   SENDERS            broadcast senders among the clients (default 6)
+#   WINDOW             per sender, broadcasts in flight (default 40; SENDERS x WINDOW must
+#                      stay below the server's 256-frame outbox, or clients are closed with 1013)
 #   SKIP_BUILD=1       build nothing; use $SVC and $CARGO_TARGET_DIR/release/ws-load
 #   SVC                svc binary to measure (default $CARGO_TARGET_DIR/release/svc, built)
 #   CARGO_TARGET_DIR   (default /tmp/target-load, shared with benches/load)
@@ -32,8 +33,8 @@ WARMUP="${WARMUP:-1}"
 ECHO_CLIENTS="${ECHO_CLIENTS-16,256}"
 BROADCAST_CLIENTS="${BROADCAST_CLIENTS-100,1000}"
 IDLE="${IDLE:-10000}"
-SENDERS="${SENDERS:-4}"
-WINDOW="${WINDOW:-32}"
+SENDERS="${SENDERS:-6}"
+WINDOW="${WINDOW:-40}"
 BUILD_SVC=1
 [[ -n "${SVC:-}" ]] && BUILD_SVC=0
 SVC="${SVC:-$TARGET_DIR/release/svc}"
