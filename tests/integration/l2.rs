@@ -13,7 +13,6 @@ use actors::l2::L2Settings;
 use lang::host::{AccessPolicy, AnchorId, AnchorKind, CommitSet, StoredAnchor, format_id};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 const APP: &str = r#"
@@ -259,40 +258,17 @@ fn a_reader_filling_an_old_version_after_a_commit_leaves_no_stale_entry() {
     );
 }
 
-/// A `redis-server` child, killed by PID when dropped (a failing test leaks nothing).
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// `redis-server` on `port` keeping its snapshot in `dir` (restarts load it).
-fn redis_with_snapshot(port: u16, dir: &TempDir) -> Option<Killed> {
-    let spawned = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no", "--dbfilename", "l2.rdb"])
-        .arg("--dir")
-        .arg(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
-    let child = match spawned {
-        Ok(c) => c,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            eprintln!("SKIPPED: redis-server is not installed");
-            return None;
-        }
-        Err(e) => panic!("cannot start redis-server: {e}"),
-    };
-    assert!(
-        wait_until(WAIT, || std::net::TcpStream::connect(("127.0.0.1", port))
-            .is_ok()),
-        "redis-server did not listen on {port}"
-    );
-    Some(Killed(child))
+fn redis_with_snapshot(port: u16, dir: &TempDir) -> Option<Redis> {
+    Redis::start_with(
+        port,
+        &[
+            "--dbfilename".as_ref(),
+            "l2.rdb".as_ref(),
+            "--dir".as_ref(),
+            dir.path().as_os_str(),
+        ],
+    )
 }
 
 /// The cache store dies mid-run: calls keep succeeding (L2 is skipped). It comes back

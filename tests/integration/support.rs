@@ -569,9 +569,16 @@ impl Redis {
     }
 
     pub fn start_on(port: u16) -> Option<Redis> {
+        Redis::start_with(port, &[])
+    }
+
+    /// Like [`Redis::start_on`], with more `redis-server` arguments (e.g. a snapshot
+    /// directory a restart loads).
+    pub fn start_with(port: u16, extra: &[&std::ffi::OsStr]) -> Option<Redis> {
         let spawned = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn();

@@ -137,33 +137,36 @@ impl Interp<'_> {
                 st.slots.push(v);
             }
         }
-        st.slots.resize(code.local_names.len(), None);
-        st.frames.push(Frame {
-            code,
-            func: Some(func.clone()),
-            file: func.file,
-            scope: func.closure.clone(),
-            pc: 0,
-            slot_base: 0,
-            stack_base: 0,
-            iter_base: 0,
-            this: ctx.this.clone(),
-        });
-        st.here = ctx.here.clone();
-        st.visitor = ctx.visitor.clone();
-        self.vm_finish(st, None)
+        let (file, scope) = (func.file, func.closure.clone());
+        self.vm_enter_entry(st, code, Some(func.clone()), file, scope, ctx, false)
     }
 
     /// Run compiled module code (an entry block) in the module's context `ctx`.
     pub(in crate::interp) fn vm_run_module(&mut self, code: Rc<Code>, ctx: &Ctx) -> R<Value> {
-        let mut st = self.vm_stacks.pop().unwrap_or_default();
-        // The slots of its comprehensions' targets.
+        let st = self.vm_stacks.pop().unwrap_or_default();
+        // Its slots are those of its comprehensions' targets.
+        self.vm_enter_entry(st, code, None, ctx.file, ctx.scope.clone(), ctx, true)
+    }
+
+    /// Push the entry frame of `code` on `st` (its slots after those already pushed,
+    /// `here`/`visitor` from `ctx`) and run it; `module` code runs in `ctx` itself.
+    #[allow(clippy::too_many_arguments)]
+    fn vm_enter_entry(
+        &mut self,
+        mut st: Stacks,
+        code: Rc<Code>,
+        func: Option<Rc<Function>>,
+        file: u32,
+        scope: ScopeRef,
+        ctx: &Ctx,
+        module: bool,
+    ) -> R<Value> {
         st.slots.resize(code.local_names.len(), None);
         st.frames.push(Frame {
             code,
-            func: None,
-            file: ctx.file,
-            scope: ctx.scope.clone(),
+            func,
+            file,
+            scope,
             pc: 0,
             slot_base: 0,
             stack_base: 0,
@@ -172,7 +175,7 @@ impl Interp<'_> {
         });
         st.here = ctx.here.clone();
         st.visitor = ctx.visitor.clone();
-        self.vm_finish(st, Some(ctx))
+        self.vm_finish(st, module.then_some(ctx))
     }
 
     /// Run the frame pushed on `st`, then return the stacks to the pool.

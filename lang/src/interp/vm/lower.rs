@@ -536,7 +536,15 @@ impl Lower {
                 self.emit(Op::Poll, sp);
                 self.expr(cond)?;
                 let exit = self.emit(Op::JumpIfFalse(0), sp);
-                self.loop_body(LoopKind::Plain, body, head, sp, exit, orelse.as_deref())?;
+                self.loop_body(
+                    LoopKind::Plain,
+                    body,
+                    None,
+                    head,
+                    sp,
+                    exit,
+                    orelse.as_deref(),
+                )?;
             }
             S::Forever { body } => {
                 let head = self.here();
@@ -570,7 +578,7 @@ impl Lower {
                 let head = self.here();
                 let exit = self.emit(Op::ForIter(0), sp);
                 self.emit(store, sp);
-                self.loop_body(LoopKind::For, body, head, sp, exit, orelse.as_deref())?;
+                self.loop_body(LoopKind::For, body, None, head, sp, exit, orelse.as_deref())?;
             }
             S::IterFor {
                 init,
@@ -584,22 +592,15 @@ impl Lower {
                 self.emit(Op::Poll, sp);
                 self.expr(cond)?;
                 let exit = self.emit(Op::JumpIfFalse(0), sp);
-                self.loops.push(LoopCtx {
-                    kind: LoopKind::Plain,
-                    breaks: Vec::new(),
-                    continues: Vec::new(),
-                });
-                self.block(body)?;
-                let step_at = self.here();
-                self.stmt(step)?;
-                self.emit(Op::Jump(head), sp);
-                let ctx = self.loops.pop().ok_or(Unsupported)?;
-                let at = self.here();
-                self.patch(exit, at);
-                if let Some(b) = orelse {
-                    self.block(b)?;
-                }
-                self.close_loop(ctx, step_at);
+                self.loop_body(
+                    LoopKind::Plain,
+                    body,
+                    Some(step),
+                    head,
+                    sp,
+                    exit,
+                    orelse.as_deref(),
+                )?;
             }
             S::Return(v) => match v {
                 Some(e) => {
@@ -634,11 +635,14 @@ impl Lower {
 
     /// The body of a `while`/`for` whose head is at `head` and whose exit jump (taken
     /// when the condition fails or the iterator is done) is `exit`; then the `else`
-    /// block, which `break` skips.
+    /// block, which `break` skips. A `step` (`for init to cond by step`) runs after the
+    /// body and is where `continue` goes.
+    #[allow(clippy::too_many_arguments)]
     fn loop_body(
         &mut self,
         kind: LoopKind,
         body: &[ast::Stmt],
+        step: Option<&ast::Stmt>,
         head: u32,
         sp: Span,
         exit: usize,
@@ -650,6 +654,10 @@ impl Lower {
             continues: Vec::new(),
         });
         self.block(body)?;
+        let cont = self.here();
+        if let Some(step) = step {
+            self.stmt(step)?;
+        }
         self.emit(Op::Jump(head), sp);
         let ctx = self.loops.pop().ok_or(Unsupported)?;
         let at = self.here();
@@ -657,7 +665,7 @@ impl Lower {
         if let Some(b) = orelse {
             self.block(b)?;
         }
-        self.close_loop(ctx, head);
+        self.close_loop(ctx, if step.is_some() { cont } else { head });
         Ok(())
     }
 
