@@ -23,6 +23,14 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Whether this command serves an app (`svc start` without `--faux` or `--scale`):
+    /// its HTTP threads then host runs (see `main`).
+    pub fn serves(&self) -> bool {
+        matches!(&self.command, Command::Start(start) if !start.faux && !start.scale)
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Run(RunArgs),

@@ -99,6 +99,9 @@ pub struct LimitsConfig {
     pub run_queue_capacity: usize,
     /// Optimistic-concurrency replays of a call before 409 (8).
     pub max_replays: u32,
+    /// A call whose endpoint's recent runs averaged at most this many microseconds runs
+    /// on the HTTP thread that received it instead of the run pool (1000; 0 = never).
+    pub inline_run_max_us: u64,
 }
 
 impl Default for LimitsConfig {
@@ -111,6 +114,7 @@ impl Default for LimitsConfig {
             max_response_bytes: 16 << 20,
             run_queue_capacity: 1024,
             max_replays: 8,
+            inline_run_max_us: 1_000,
         }
     }
 }
@@ -1116,6 +1120,9 @@ impl Config {
                     "max_response_bytes" => l.max_response_bytes = at.positive_size(value)?,
                     "run_queue_capacity" => l.run_queue_capacity = at.positive_size(value)?,
                     "max_replays" => l.max_replays = at.int_in(value, 0, 1000)?,
+                    "inline_run_max_us" => {
+                        l.inline_run_max_us = u64::from(at.int_in(value, 0, 1_000_000)?)
+                    }
                     _ => at.warn_unknown(),
                 }
             }
@@ -2540,6 +2547,7 @@ max_collection_items = 99
 max_response_bytes = 4096
 run_queue_capacity = 3
 max_replays = 0
+inline_run_max_us = 0
 "#,
         );
         let c = load(&dir, None, &[]).expect("config loads");
@@ -2563,6 +2571,7 @@ max_replays = 0
                 max_response_bytes: 4096,
                 run_queue_capacity: 3,
                 max_replays: 0,
+                inline_run_max_us: 0,
             }
         );
         let c = load(

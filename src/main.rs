@@ -31,6 +31,9 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // Usage errors print clap's message and exit 2; `--help`/`--version` exit 0.
     let args = cli::Cli::parse();
+    if args.serves() {
+        give_every_thread_an_interpreter_stack();
+    }
     // The interpreter recurses on the native stack: give it a thread with room for
     // `Limits::max_depth` svc frames, so deep recursion is a clean RecursionError.
     let worker = std::thread::Builder::new()
@@ -50,4 +53,37 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// `svc start` lets its HTTP threads host quick runs themselves (`actors::runtime`,
+/// `inline.rs`), so those threads need an interpreter's stack too. actix makes them with
+/// the process's default thread stack size, which only the `RUST_MIN_STACK` variable
+/// sets, and only when present at start (the environment cannot be changed safely once
+/// running). So when it is absent, the process executes itself again with it set, once,
+/// keeping its pid, arguments and the rest of its environment. Stacks are reserved, not
+/// touched: resident memory grows only by what a thread uses. Anything that goes wrong
+/// here leaves the process as it is: the HTTP threads then find their stack too small
+/// and send every call to the run pool.
+fn give_every_thread_an_interpreter_stack() {
+    use std::os::unix::process::CommandExt as _;
+    if std::env::var_os("RUST_MIN_STACK").is_some() {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let mut args = std::env::args_os();
+    let arg0 = args.next().unwrap_or_else(|| exe.clone().into_os_string());
+    let error = std::process::Command::new(&exe)
+        .arg0(arg0)
+        .args(args)
+        .env(
+            "RUST_MIN_STACK",
+            lang::driver::INTERPRETER_STACK_BYTES.to_string(),
+        )
+        .exec();
+    // Only reached when the exec failed.
+    eprintln!(
+        "warning: svc start could not raise the thread stack size ({error}); every call runs on the run pool"
+    );
 }

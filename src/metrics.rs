@@ -268,6 +268,21 @@ impl Registry {
             "gauge",
             &queue.to_string(),
         );
+        let (inline, handoffs) = runtime.map_or((0, 0), actors::runtime::Runtime::inline_runs);
+        single(
+            &mut out,
+            "svc_runs_inline_total",
+            "Runs started on the HTTP thread that received the call (quick endpoints).",
+            "counter",
+            &inline.to_string(),
+        );
+        single(
+            &mut out,
+            "svc_runs_inline_handoffs_total",
+            "Inline runs that lost an optimistic-concurrency race and were replayed by the run pool.",
+            "counter",
+            &handoffs.to_string(),
+        );
         // The embedded tier's process-wide L1 anchor cache and group commit (absent on
         // the document tier).
         if let Some(l1) = runtime.and_then(|rt| rt.l1_stats()) {

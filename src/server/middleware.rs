@@ -178,7 +178,11 @@ fn route_label(req: &HttpRequest) -> String {
     if let Some(m) = req.extensions().get::<super::routes::Matched>() {
         return super::routes::route_path(&m.endpoint).unwrap_or_else(|| "unmatched".into());
     }
-    req.match_pattern().unwrap_or_else(|| "unmatched".into())
+    req.match_pattern()
+        // A generated endpoint's prefix scope (`super::GENERATED_PREFIXES`) without a
+        // resolved endpoint: an unknown path.
+        .filter(|p| !super::GENERATED_PREFIXES.contains(&p.as_str()))
+        .unwrap_or_else(|| "unmatched".into())
 }
 
 /// An error response that is not JSON came from actix itself (or a route that forgot the

@@ -354,6 +354,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
         ),
         embedded: settings.embedded.clone(),
         l2: settings.l2.clone().ok(),
+        inline_run_max_us: settings.limits.inline_run_max_us,
     };
     match &settings.l2 {
         Ok(l2) => tracing::info!(
@@ -422,12 +423,21 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     let app_state = state.clone();
     let metrics_enabled = state.settings.metrics_enabled;
     let server = HttpServer::new(move || {
+        // This closure runs once on each HTTP worker thread: let the thread host quick
+        // runs itself (`actors::runtime`, inline runs).
+        app_state.runtime.host_runs_here();
         let openapi = openapi.clone();
         App::new()
             .app_data(app_state.clone())
             .app_data(identity.clone())
             .wrap(Compress::default())
             .wrap(from_fn(middleware::http_layer))
+            // The generated endpoints' own prefixes first: a call then does not try
+            // every fixed route's pattern before it reaches the table (actix tries
+            // routes in order; the patterns with parameters are regexes, ~5% of a
+            // function call). No fixed route lives under them.
+            .service(web::scope(GENERATED_PREFIXES[0]).default_service(web::to(routes::endpoint)))
+            .service(web::scope(GENERATED_PREFIXES[1]).default_service(web::to(routes::endpoint)))
             .configure(health::configure)
             .configure(crate::identity::configure)
             .configure(crate::webhook::configure)
@@ -515,6 +525,9 @@ pub(crate) fn start_consumers(
     );
     Some(consumers)
 }
+
+/// The path prefixes of the generated endpoints (`routes::RouteTable`), routed first.
+pub(crate) const GENERATED_PREFIXES: [&str; 2] = ["/function", "/walker"];
 
 /// HTTP worker threads: request handling only awaits the run pool, so few are needed.
 fn http_workers() -> usize {

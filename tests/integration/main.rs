@@ -35,6 +35,7 @@ mod hardening;
 mod hardening_server;
 mod identity;
 mod identity_docdb;
+mod inline;
 mod invalidation;
 mod kvstore;
 mod l2;

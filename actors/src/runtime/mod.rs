@@ -9,10 +9,12 @@
 //! - a run pool (`queue.rs`): one OS thread per `RunWorker` (`worker.rs`), each with
 //!   `lang::driver::INTERPRETER_STACK_BYTES` of stack (deep svc recursion), pulling jobs
 //!   from one `JobQueue`. A call is one `RunCall` job answered through a one-shot channel
-//!   by whichever worker is free: the HTTP thread only awaits the reply, interpretation
-//!   never runs on it. (The pool started as an actix `SyncArbiter`; its dispatcher thread
-//!   added a wake-up per call that cost more than a function call itself, so the queue
-//!   replaced it. The store supervisor remains an actix actor.)
+//!   by whichever worker is free. (The pool started as an actix `SyncArbiter`; its
+//!   dispatcher thread added a wake-up per call that cost more than a function call
+//!   itself, so the queue replaced it. The store supervisor remains an actix actor.)
+//! - inline hosts (`inline.rs`): a thread that called `Runtime::host_runs_here` (each
+//!   HTTP worker thread) runs a quick endpoint's calls itself, on its own `RunWorker`,
+//!   with no hand-off; a lost race hands the call to the pool for its replays.
 //! - a `StoreSupervisor` (`supervisor.rs`, actix `Supervised`, on its own arbiter) that
 //!   owns the store file: the connection opened at start (schema, shared root), a probe
 //!   every 10 s and on `CheckStore`/`ReportStoreFailure`, restart = re-open.
@@ -56,6 +58,7 @@
 mod app;
 mod host;
 mod hot;
+mod inline;
 pub mod messages;
 mod queue;
 pub mod run;
@@ -75,6 +78,7 @@ pub use worker::RunWorker;
 
 use crate::tier::{AnchorStore, StoreTarget};
 use actix::{Addr, Arbiter, Supervisor, System};
+use futures_util::future::Either;
 use lang::host::AnchorId;
 use messages::{CancelOnDrop, CheckStore, InFlight, RestartStore, RunCall};
 use queue::{Job, JobQueue};
@@ -120,6 +124,10 @@ pub struct RuntimeConfig {
     /// The document tier's L2 cache in the cache store (`crate::l2`): `None` = none.
     /// Ignored on the embedded tier.
     pub l2: Option<crate::l2::L2Settings>,
+    /// A call whose endpoint's recent runs took at most this long (mean, microseconds)
+    /// runs on the requester's thread when that thread hosts runs
+    /// (`Runtime::host_runs_here`); 0 = every call goes to the pool (default 1,000).
+    pub inline_run_max_us: u64,
 }
 
 /// What a successful commit changed, for the invalidation tier.
@@ -159,6 +167,7 @@ impl RuntimeConfig {
             natives: None,
             embedded: crate::l1::EmbeddedTuning::default(),
             l2: None,
+            inline_run_max_us: 1_000,
         }
     }
 }
@@ -253,6 +262,9 @@ struct Inner {
     l1: Option<Arc<crate::l1::EmbeddedShared>>,
     /// The document tier's L2 cache (`None`: embedded tier, or no cache store).
     l2: Option<Arc<crate::l2::L2>>,
+    /// What every host of the pool shares (the pool's workers and the threads that
+    /// host runs inline).
+    pool: Arc<PoolShared>,
 }
 
 impl Drop for Inner {
@@ -314,37 +326,46 @@ impl Runtime {
                 StoreSupervisor::new(store, leases)
             })
         };
-        let inner = Inner {
-            store_path: config.store_path.clone(),
-            target,
-            shared_root,
-            in_flight: Arc::new(AtomicUsize::new(0)),
-            replays: Arc::new(AtomicU64::new(0)),
-            commits: Arc::new(CommitCounts::default()),
-            runs: Arc::new(RunRegistry::default()),
-            arbiter,
-            queue: Arc::new(JobQueue::new(config.queue_capacity)),
-            l1: leases.shared().cloned(),
-            l2,
-        };
-        let shared = Arc::new(PoolShared {
+        let queue = Arc::new(JobQueue::new(config.queue_capacity));
+        let replays = Arc::new(AtomicU64::new(0));
+        let commits = Arc::new(CommitCounts::default());
+        let pool = Arc::new(PoolShared {
             entry: config.entry.clone(),
-            leases,
+            leases: Arc::clone(&leases),
             limits: config.limits.clone(),
             max_replays: config.max_replays,
             as_main: config.as_main,
             shared_root,
             board: app::SourceBoard::new(files),
             supervisor: supervisor.clone().recipient(),
-            replays: Arc::clone(&inner.replays),
+            replays: Arc::clone(&replays),
             hot: hot::HotAnchors::default(),
             committed: config.committed.clone(),
             next_call: AtomicU64::new(1),
             natives: config.natives.clone(),
-            commits: Arc::clone(&inner.commits),
+            commits: Arc::clone(&commits),
+            stats: inline::EndpointStats::default(),
+            inline_max_ns: config.inline_run_max_us.saturating_mul(1_000),
+            inline_runs: AtomicU64::new(0),
+            inline_handoffs: AtomicU64::new(0),
         });
-
-        queue::start_pool(workers, &shared, &inner.queue)?;
+        let inner = Inner {
+            store_path: config.store_path.clone(),
+            target,
+            shared_root,
+            in_flight: Arc::new(AtomicUsize::new(0)),
+            replays,
+            commits,
+            runs: Arc::new(RunRegistry::default()),
+            arbiter,
+            queue,
+            l1: leases.shared().cloned(),
+            l2,
+            pool,
+        };
+        // A failed start drops `inner`: the queue closes (started workers exit) and
+        // the supervisor's arbiter stops.
+        queue::start_pool(workers, &inner.pool, &inner.queue)?;
         let runtime = Runtime {
             queue: Arc::clone(&inner.queue),
             supervisor,
@@ -443,18 +464,23 @@ impl Runtime {
         let (run, registration) = self.inner.runs.spawn();
         let addr = run.clone();
         let guard = CancelOnDrop::new(&run);
+        let mut call = Some(RunCall {
+            req,
+            input,
+            in_flight,
+            run,
+            registration,
+        });
+        if let Some(answer) = self.try_inline(&mut call) {
+            guard.disarm();
+            return (addr, Either::Left(std::future::ready(answer)));
+        }
         let (reply, answer) = tokio::sync::oneshot::channel();
-        let job = Job::Call(
-            RunCall {
-                req,
-                input,
-                in_flight,
-                run,
-                registration,
-            },
-            reply,
-        );
-        let refused = self.queue.push(job).is_err().then(|| {
+        let refused = match call {
+            Some(call) => self.queue.push(Job::Call(call, reply)).is_err(),
+            None => false,
+        };
+        let refused = refused.then(|| {
             CallError::Overloaded(format!(
                 "the server is busy: {} calls are waiting ([scale.limits] run_queue_capacity)",
                 self.queue.capacity()
@@ -471,7 +497,37 @@ impl Runtime {
             guard.disarm();
             answer
         };
-        (addr, reply)
+        (addr, Either::Right(reply))
+    }
+
+    /// Let the calling thread host runs of this runtime (`inline.rs`): a quick call
+    /// started from this thread then runs here, with no hand-off to the pool. The HTTP
+    /// layer calls it on each of its worker threads. `false` when the thread's stack is
+    /// too small for the interpreter (inline runs stay off on it).
+    pub fn host_runs_here(&self) -> bool {
+        inline::host_here(&self.inner.pool)
+    }
+
+    /// Runs started inline so far, and how many of them lost a race and were replayed
+    /// by the pool (`/metrics`).
+    pub fn inline_runs(&self) -> (u64, u64) {
+        let pool = &self.inner.pool;
+        (
+            pool.inline_runs.load(Ordering::Relaxed),
+            pool.inline_handoffs.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Run the call in `slot` on this thread when it may (`inline::may_run_here`). `None`
+    /// leaves the call in `slot` for the pool: not inline, or an inline attempt that
+    /// must be replayed.
+    fn try_inline(&self, slot: &mut Option<RunCall>) -> Option<RunReply> {
+        let pool = &self.inner.pool;
+        let call = slot.as_ref()?;
+        if !inline::may_run_here(pool, &call.input, call.req.kind, &call.req.name) {
+            return None;
+        }
+        inline::run_here(pool, slot)
     }
 
     /// Send a message to a live run; `false` when no such run is alive.

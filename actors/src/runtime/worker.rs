@@ -46,6 +46,13 @@ pub(crate) struct PoolShared {
     pub(crate) natives: Option<crate::natives::NativesHandle>,
     /// Commits of served calls by outcome (`Runtime::commits`).
     pub(crate) commits: Arc<super::CommitCounts>,
+    /// Recent run times per endpoint (which calls may run inline, `inline.rs`).
+    pub(crate) stats: super::inline::EndpointStats,
+    /// A call runs inline when its endpoint's mean run time is at most this; 0 = never.
+    pub(crate) inline_max_ns: u64,
+    /// Runs started inline so far, and inline runs handed to the pool to replay.
+    pub(crate) inline_runs: AtomicU64,
+    pub(crate) inline_handoffs: AtomicU64,
 }
 
 /// Replays after which a call claims the anchors it lost races on. Pure optimistic
@@ -71,6 +78,8 @@ pub struct RunWorker {
     versions: VersionTracker,
     /// User roots known to exist in the store (created on first use).
     known_roots: HashSet<AnchorId>,
+    /// Set by an inline run whose only attempt lost a race: the pool replays it.
+    handoff: bool,
 }
 
 impl RunWorker {
@@ -84,6 +93,7 @@ impl RunWorker {
             app: None,
             versions: VersionTracker::default(),
             known_roots: HashSet::new(),
+            handoff: false,
         };
         let ready = catch_unwind(AssertUnwindSafe(|| worker.refresh_app()))
             .unwrap_or_else(|_| Err("error: internal error while loading the app\n".into()));
@@ -158,12 +168,14 @@ impl RunWorker {
         }
     }
 
-    /// One call with its replays.
+    /// One call with its replays; `inline`: one attempt only (a lost race sets
+    /// `handoff` and returns, for the pool to replay).
     fn run(
         &mut self,
         req: &CallRequest,
         input: &RunInput,
         run: &RunAddr,
+        inline: bool,
     ) -> Result<CallOutcome, CallError> {
         #[cfg(test)]
         if req.name == super::tests::PANIC_PROBE {
@@ -266,6 +278,10 @@ impl RunWorker {
                 self.reset_store(text);
             }
             match result {
+                Err(CallError::Conflict(anchor)) if inline => {
+                    self.handoff = true;
+                    return Err(CallError::Conflict(anchor));
+                }
                 Err(CallError::Conflict(anchor)) if attempt < self.shared.max_replays => {
                     attempt += 1;
                     self.shared.replays.fetch_add(1, Ordering::Relaxed);
@@ -346,7 +362,7 @@ impl RunWorker {
             let mut out = Vec::with_capacity(records.len());
             for (record, trace_id) in records {
                 req.trace_id = trace_id;
-                out.push(self.run_caught(&req, &RunInput::Event(record), &run));
+                out.push(self.run_caught(&req, &RunInput::Event(record), &run, false));
             }
             drop(registration);
             drop(in_flight);
@@ -356,10 +372,39 @@ impl RunWorker {
                 reports: Vec::new(),
             });
         }
-        let outcome = self.run_caught(&req, &input, &run);
+        let started = std::time::Instant::now();
+        let outcome = self.run_caught(&req, &input, &run, false);
+        if matches!(input, RunInput::Call) {
+            self.shared
+                .stats
+                .record(req.kind, &req.name, started.elapsed());
+        }
         drop(registration);
         drop(in_flight);
         outcome
+    }
+
+    /// Run the call in `slot` on the requester's thread (`inline.rs`): one attempt. The
+    /// answer, or `None` with the call back in `slot` when that attempt lost an
+    /// optimistic-concurrency race (nothing was committed) and the pool must replay it.
+    pub(crate) fn handle_inline(
+        &mut self,
+        slot: &mut Option<RunCall>,
+    ) -> Option<Result<CallOutcome, CallError>> {
+        let msg = slot.take()?;
+        self.shared.inline_runs.fetch_add(1, Ordering::Relaxed);
+        self.handoff = false;
+        let started = std::time::Instant::now();
+        let outcome = self.run_caught(&msg.req, &msg.input, &msg.run, true);
+        self.shared
+            .stats
+            .record(msg.req.kind, &msg.req.name, started.elapsed());
+        if std::mem::take(&mut self.handoff) {
+            self.shared.inline_handoffs.fetch_add(1, Ordering::Relaxed);
+            *slot = Some(msg);
+            return None;
+        }
+        Some(outcome)
     }
 
     fn run_caught(
@@ -367,8 +412,9 @@ impl RunWorker {
         req: &CallRequest,
         input: &RunInput,
         run: &RunAddr,
+        inline: bool,
     ) -> Result<CallOutcome, CallError> {
-        let outcome = catch_unwind(AssertUnwindSafe(|| self.run(req, input, run)));
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.run(req, input, run, inline)));
         outcome.unwrap_or_else(|_| {
             tracing::error!(
                 trace_id = %req.trace_id,
