@@ -22,7 +22,12 @@ async fn metrics(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpRes
             ));
         }
     }
-    let text = crate::metrics::global().render(Some(&state.runtime));
+    let backend = if state.settings.docdb_uri.is_some() {
+        crate::metrics::BACKEND_DOCDB
+    } else {
+        crate::metrics::BACKEND_SQLITE
+    };
+    let text = crate::metrics::global().render(Some(&state.runtime), backend);
     Ok(HttpResponse::Ok()
         .insert_header((CONTENT_TYPE, crate::metrics::CONTENT_TYPE))
         .body(text))
