@@ -239,6 +239,15 @@ pub struct SvConfig {
     pub breaker_failures: u32,
     /// How long an open breaker refuses calls before one probes again (30 s).
     pub breaker_open_seconds: f64,
+    /// Keep-alive connections per provider, in use or idle (32).
+    pub pool_max_connections: usize,
+    /// An idle pooled connection is closed after this long (4 s: under the 5 s
+    /// keep-alive timeout of an svc provider).
+    pub pool_idle_seconds: f64,
+    /// Calls waiting in one provider's client mailbox (1024); more are refused.
+    pub mailbox_capacity: usize,
+    /// Provider client actors per process (64); past it the least recently used goes.
+    pub max_providers: usize,
 }
 
 impl Default for SvConfig {
@@ -248,6 +257,10 @@ impl Default for SvConfig {
             max_attempts: 3,
             breaker_failures: 5,
             breaker_open_seconds: 30.0,
+            pool_max_connections: 32,
+            pool_idle_seconds: 4.0,
+            mailbox_capacity: 1024,
+            max_providers: 64,
         }
     }
 }
@@ -1217,6 +1230,10 @@ impl Config {
                     "breaker_open_seconds" => {
                         s.breaker_open_seconds = at.positive_seconds(value)?;
                     }
+                    "pool_max_connections" => s.pool_max_connections = at.positive_size(value)?,
+                    "pool_idle_seconds" => s.pool_idle_seconds = at.positive_seconds(value)?,
+                    "mailbox_capacity" => s.mailbox_capacity = at.positive_size(value)?,
+                    "max_providers" => s.max_providers = at.positive_size(value)?,
                     _ => at.warn_unknown(),
                 }
             }

@@ -21,6 +21,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// Default of `[scale.server] metrics_max_series`.
 pub const DEFAULT_MAX_SERIES: usize = 10_000;
+/// `backend` of `svc_store_commits_total`: the embedded store, the document database.
+pub const BACKEND_SQLITE: &str = "sqlite";
+pub const BACKEND_DOCDB: &str = "docdb";
 /// Upper bounds (seconds) of the request-duration histogram's buckets.
 const BUCKETS: [f64; 12] = [
     0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
@@ -191,8 +194,13 @@ impl Registry {
             .with(&[topic, group, outcome], |n| *n += 1);
     }
 
-    /// The exposition text; `runtime` adds the run pool's and the store's figures.
-    pub fn render(&self, runtime: Option<&actors::runtime::Runtime>) -> String {
+    /// The exposition text; `runtime` adds the run pool's and the store's figures, the
+    /// commits labelled with `store_backend` ([`BACKEND_SQLITE`] or [`BACKEND_DOCDB`]).
+    pub fn render(
+        &self,
+        runtime: Option<&actors::runtime::Runtime>,
+        store_backend: &str,
+    ) -> String {
         let mut out = String::with_capacity(4096);
         counter_family(
             &mut out,
@@ -428,7 +436,7 @@ impl Registry {
         for (outcome, n) in commits {
             let _ = writeln!(
                 out,
-                "svc_store_commits_total{{backend=\"sqlite\",outcome=\"{outcome}\"}} {n}"
+                "svc_store_commits_total{{backend=\"{store_backend}\",outcome=\"{outcome}\"}} {n}"
             );
         }
         single(

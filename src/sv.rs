@@ -5,27 +5,31 @@
 //! - **Resolution**, first match wins: a URL registered in this process (a provider this
 //!   `svc start` spawned, or `register`), then `SVC_SV_<MODULE>_URL`. Nothing found is
 //!   the spec's runtime error naming the variable to set.
-//! - **Policy**: `X-Trace-Id` of the calling run is propagated; a transport failure
-//!   (connect, reset, timeout) is retried up to `[scale.sv] max_attempts` times with
+//! - **Policy and transport** (`sv/client.rs`, `sv/http.rs`): a call is a message to
+//!   the provider's client actor, which owns a keep-alive HTTP/1.1 connection pool, the
+//!   provider's circuit breaker and the retry timers. `X-Trace-Id` of the calling run and
+//!   the inbound `Authorization` are sent on; a transport failure (connect, reset, a
+//!   broken answer, timeout) is retried up to `[scale.sv] max_attempts` times with
 //!   exponential backoff (100 ms, 200 ms, ...); each attempt is bounded by
 //!   `rpc_timeout_seconds`; one circuit breaker per provider opens after
-//!   `breaker_failures` consecutive transport failures and refuses calls at once for
-//!   `breaker_open_seconds`, then lets one call probe.
-//! - **Transport**: plain HTTP/1.1 over a `TcpStream` (`Connection: close`), enough for
-//!   providers on the loopback or a cluster network; `https://` provider URLs are refused
-//!   with a clear message. The answer body is bounded by `max_response_bytes`.
+//!   `breaker_failures` consecutive failed calls and refuses calls at once for
+//!   `breaker_open_seconds`, then lets one call probe. `https://` provider URLs are
+//!   refused with a clear message. The answer body is bounded by `max_response_bytes`.
 //! - **Startup** (`spawn_providers`): every provider the entry `sv import`s, transitively
 //!   (each spawned `svc start` brings up its own), that has no `SVC_SV_*` URL is started
 //!   as a child `svc start <provider>.svc --host 127.0.0.1 --port <18000-18999>`, up to
 //!   8 at once; the consumer serves only once all answer `/healthz`, and a provider that
 //!   fails stops the consumer's start with the provider's output.
 
+mod client;
+mod http;
+
 use actors::natives::{NativeCall, Natives, NativesHandle};
+use client::{Clients, Outgoing, Target};
 use lang::host::HostError;
 use serde_json::{Value as Json, json};
 use std::collections::HashMap;
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::{TcpStream, ToSocketAddrs as _};
+use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -46,6 +50,24 @@ pub struct SvSettings {
     pub breaker_failures: u32,
     pub breaker_open: Duration,
     pub max_response_bytes: usize,
+    /// Connections per provider, in use or idle.
+    pub pool_max_connections: usize,
+    /// An idle pooled connection is closed after this long.
+    pub pool_idle: Duration,
+    /// Calls waiting in one provider actor's mailbox (and, apart, for a connection).
+    pub mailbox_capacity: usize,
+    /// Provider actors one process keeps.
+    pub max_providers: usize,
+}
+
+impl SvSettings {
+    /// The longest a call may take: every attempt's `rpc_timeout` and the backoffs
+    /// between them. A waiting run worker gives up after it (and a second of grace).
+    pub fn call_budget(&self) -> Duration {
+        let attempts = self.max_attempts.max(1);
+        let backoff: u64 = (1..attempts).map(|a| 100u64 << (a - 1).min(6)).sum();
+        self.rpc_timeout * attempts + Duration::from_millis(backoff)
+    }
 }
 
 /// The call policy from `[scale.sv]`; answers are bounded like call results.
@@ -56,21 +78,17 @@ pub fn settings(config: &crate::config::SvConfig, max_response_bytes: usize) -> 
         breaker_failures: config.breaker_failures.max(1),
         breaker_open: Duration::from_secs_f64(config.breaker_open_seconds),
         max_response_bytes,
+        pool_max_connections: config.pool_max_connections.max(1),
+        pool_idle: Duration::from_secs_f64(config.pool_idle_seconds),
+        mailbox_capacity: config.mailbox_capacity.max(1),
+        max_providers: config.max_providers.max(1),
     }
 }
 
-/// A provider's circuit breaker.
-#[derive(Default)]
-struct Breaker {
-    failures: u32,
-    open_until: Option<Instant>,
-}
-
-/// The `sv.call` native and the registered provider URLs.
+/// The `sv.call` native, the registered provider URLs, and the client actors.
 pub struct SvNatives {
-    settings: SvSettings,
     urls: Mutex<HashMap<String, String>>,
-    breakers: Mutex<HashMap<String, Breaker>>,
+    clients: Clients,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -80,18 +98,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// The environment variable naming `module`'s URL.
 pub use lang::names::sv_env_var as env_var;
 
-/// A failed call: `transport` failures are retried and count for the breaker.
-struct Failure {
-    message: String,
-    transport: bool,
-}
-
 impl SvNatives {
     pub fn new(settings: SvSettings) -> Arc<SvNatives> {
         Arc::new(SvNatives {
-            settings,
             urls: Mutex::new(HashMap::new()),
-            breakers: Mutex::new(HashMap::new()),
+            clients: Clients::new(settings),
         })
     }
 
@@ -119,49 +130,29 @@ impl SvNatives {
         }
     }
 
-    fn breaker_allows(&self, module: &str) -> Result<(), String> {
-        let mut breakers = lock(&self.breakers);
-        let b = breakers.entry(module.to_string()).or_default();
-        match b.open_until {
-            Some(t) if Instant::now() < t => Err(format!(
-                "circuit open after {} consecutive failures; retrying in {} ms",
-                b.failures,
-                t.saturating_duration_since(Instant::now()).as_millis()
-            )),
-            // Half-open: this call probes.
-            _ => Ok(()),
-        }
-    }
-
-    fn record(&self, module: &str, transport_failure: bool) {
-        let mut breakers = lock(&self.breakers);
-        let b = breakers.entry(module.to_string()).or_default();
-        if transport_failure {
-            b.failures += 1;
-            if b.failures >= self.settings.breaker_failures {
-                b.open_until = Some(Instant::now() + self.settings.breaker_open);
-            }
-        } else {
-            b.failures = 0;
-            b.open_until = None;
-        }
-    }
-
     /// One stub call: `{module, name, kind, args}` → `{kind, result, reports}` or
-    /// `{"__error__": {message}}`.
+    /// `{"__error__": {message}}`. The request goes to the provider's client actor.
     fn call(&self, request: &Json, call: NativeCall<'_>) -> Json {
         let module = request["module"].as_str().unwrap_or_default();
         let name = request["name"].as_str().unwrap_or_default();
         let kind = request["kind"].as_str().unwrap_or("unknown");
-        let args = request.get("args").cloned().unwrap_or_else(|| json!({}));
         let error = |message: String| json!({"__error__": {"message": message}});
+        let body = match request.get("args") {
+            Some(args) => args.to_string(),
+            None => "{}".to_string(),
+        };
         let base = match self.resolve_url(module) {
             Ok(url) => url,
             Err(e) => return error(e),
         };
-        if let Err(e) = self.breaker_allows(module) {
-            return error(e);
-        }
+        let target = match split_url(&base) {
+            Ok((authority, prefix)) => Target {
+                base,
+                authority,
+                prefix,
+            },
+            Err(e) => return error(e),
+        };
         let kinds: &[&str] = match kind {
             "walker" => &["walker"],
             "function" => &["function"],
@@ -169,57 +160,39 @@ impl SvNatives {
         };
         let mut last = String::new();
         for (i, k) in kinds.iter().enumerate() {
-            match self.with_retries(&base, &format!("/{k}/{name}"), &args, call) {
-                Ok((200, body)) => {
-                    self.record(module, false);
-                    return match body {
-                        Json::Object(env) if env.get("ok") == Some(&Json::Bool(true)) => json!({
-                            "kind": k,
-                            "result": env["data"]["result"],
-                            "reports": env["data"]["reports"],
-                        }),
-                        _ => error("the provider did not answer the envelope".into()),
-                    };
-                }
-                Ok((status, body)) => {
-                    self.record(module, false);
-                    last = body["error"]["message"]
-                        .as_str()
-                        .map_or_else(|| format!("HTTP {status}"), str::to_string);
-                    // An unknown kind: a 404 as a function may be a walker.
-                    if !(status == 404 && i + 1 < kinds.len()) {
-                        return error(last);
-                    }
-                }
-                Err(f) => {
-                    self.record(module, f.transport);
-                    return error(f.message);
-                }
+            let outgoing = Outgoing {
+                path: format!("/{k}/{name}"),
+                body: body.clone().into_bytes(),
+                trace_id: call.trace_id.to_string(),
+                authorization: call.authorization.map(str::to_string),
+            };
+            let answer = match self
+                .clients
+                .call(module, &target, outgoing, &|| call.cancelled())
+            {
+                Ok(answer) => answer,
+                Err(message) => return error(message),
+            };
+            let body: Json = serde_json::from_slice(&answer.body).unwrap_or(Json::Null);
+            if answer.status == 200 {
+                return match body {
+                    Json::Object(env) if env.get("ok") == Some(&Json::Bool(true)) => json!({
+                        "kind": k,
+                        "result": env["data"]["result"],
+                        "reports": env["data"]["reports"],
+                    }),
+                    _ => error("the provider did not answer the envelope".into()),
+                };
+            }
+            last = body["error"]["message"]
+                .as_str()
+                .map_or_else(|| format!("HTTP {}", answer.status), str::to_string);
+            // An unknown kind: a 404 as a function may be a walker.
+            if !(answer.status == 404 && i + 1 < kinds.len()) {
+                return error(last);
             }
         }
         error(last)
-    }
-
-    fn with_retries(
-        &self,
-        base: &str,
-        path: &str,
-        args: &Json,
-        call: NativeCall<'_>,
-    ) -> Result<(u16, Json), Failure> {
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            match post(base, path, args, call, &self.settings) {
-                Err(f) if f.transport && attempt < self.settings.max_attempts => {
-                    if call.cancelled() {
-                        return Err(f);
-                    }
-                    std::thread::sleep(Duration::from_millis(100 << (attempt - 1).min(6)));
-                }
-                other => return other,
-            }
-        }
     }
 }
 
@@ -278,113 +251,6 @@ fn split_url(url: &str) -> Result<(String, String), String> {
         format!("{authority}:80")
     };
     Ok((authority, base.to_string()))
-}
-
-/// POST `args` as JSON; the status and the JSON body.
-fn post(
-    base: &str,
-    path: &str,
-    args: &Json,
-    call: NativeCall<'_>,
-    settings: &SvSettings,
-) -> Result<(u16, Json), Failure> {
-    let trace_id = call.trace_id;
-    let fail = |message: String, transport: bool| Failure { message, transport };
-    let (authority, prefix) = split_url(base).map_err(|m| fail(m, false))?;
-    let addr = authority
-        .to_socket_addrs()
-        .map_err(|e| fail(format!("cannot resolve {authority}: {e}"), true))?
-        .next()
-        .ok_or_else(|| fail(format!("cannot resolve {authority}"), true))?;
-    let mut stream = TcpStream::connect_timeout(&addr, settings.rpc_timeout)
-        .map_err(|e| fail(format!("cannot connect to {base}: {e}"), true))?;
-    let deadline = Instant::now() + settings.rpc_timeout;
-    let _ = stream.set_read_timeout(Some(settings.rpc_timeout));
-    let _ = stream.set_write_timeout(Some(settings.rpc_timeout));
-    let body = args.to_string();
-    let mut extra = if trace_id.is_empty() {
-        String::new()
-    } else {
-        format!("X-Trace-Id: {trace_id}\r\n")
-    };
-    // The inbound credentials go on (header values cannot carry a line break: actix
-    // refuses them on the way in, and this check keeps a native caller honest too).
-    if let Some(auth) = call.authorization.filter(|a| !a.contains(['\r', '\n'])) {
-        extra.push_str(&format!("Authorization: {auth}\r\n"));
-    }
-    let head = format!(
-        "POST {prefix}{path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\n{extra}\r\n",
-        body.len()
-    );
-    stream
-        .write_all(head.as_bytes())
-        .and_then(|()| stream.write_all(body.as_bytes()))
-        .map_err(|e| fail(format!("{base}: {e}"), true))?;
-    let mut reader = BufReader::new(stream);
-    let mut status_line = String::new();
-    reader
-        .read_line(&mut status_line)
-        .map_err(|e| fail(format!("{base}: {e}"), true))?;
-    let status: u16 = status_line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| fail(format!("{base}: not an HTTP answer"), true))?;
-    let mut chunked = false;
-    loop {
-        let mut line = String::new();
-        reader
-            .read_line(&mut line)
-            .map_err(|e| fail(format!("{base}: {e}"), true))?;
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = line.split_once(':')
-            && k.eq_ignore_ascii_case("transfer-encoding")
-            && v.to_ascii_lowercase().contains("chunked")
-        {
-            chunked = true;
-        }
-    }
-    let mut raw = Vec::new();
-    let limit = settings.max_response_bytes as u64 + 1;
-    reader
-        .take(limit)
-        .read_to_end(&mut raw)
-        .map_err(|e| fail(format!("{base}: {e}"), true))?;
-    if Instant::now() > deadline {
-        return Err(fail(
-            format!("{base}: no answer within the rpc timeout"),
-            true,
-        ));
-    }
-    if raw.len() as u64 >= limit {
-        return Err(fail(
-            format!("the answer exceeds {} bytes", settings.max_response_bytes),
-            false,
-        ));
-    }
-    let body = if chunked { dechunk(&raw) } else { raw };
-    let json = serde_json::from_slice(&body).unwrap_or(Json::Null);
-    Ok((status, json))
-}
-
-fn dechunk(mut raw: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(end) = raw.windows(2).position(|w| w == b"\r\n") {
-        let size = std::str::from_utf8(&raw[..end])
-            .ok()
-            .and_then(|t| usize::from_str_radix(t.split(';').next().unwrap_or("").trim(), 16).ok())
-            .unwrap_or(0);
-        if size == 0 || raw.len() < end + 2 + size {
-            break;
-        }
-        out.extend_from_slice(&raw[end + 2..end + 2 + size]);
-        raw = &raw[(end + 4 + size).min(raw.len())..];
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------------------
@@ -588,24 +454,5 @@ mod tests {
             Some(("svc.local:80".into(), "/api".into()))
         );
         assert!(split_url("https://x").is_err());
-    }
-
-    #[test]
-    fn the_breaker_opens_and_half_opens() {
-        let n = SvNatives::new(SvSettings {
-            rpc_timeout: Duration::from_secs(1),
-            max_attempts: 1,
-            breaker_failures: 2,
-            breaker_open: Duration::from_millis(50),
-            max_response_bytes: 1024,
-        });
-        n.record("p", true);
-        assert!(n.breaker_allows("p").is_ok());
-        n.record("p", true);
-        assert!(n.breaker_allows("p").is_err());
-        std::thread::sleep(Duration::from_millis(60));
-        assert!(n.breaker_allows("p").is_ok(), "half-open");
-        n.record("p", false);
-        assert!(n.breaker_allows("p").is_ok());
     }
 }

@@ -28,9 +28,10 @@ use serde_json::{Map, Value as Json};
 const PAGE: &str = include_str!("../assets/graph.html");
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/graph", web::get().to(page))
-        .route("/graph/data", web::get().to(data))
-        .route("/traverse", web::post().to(traverse));
+    // Resources, not bare routes: another method is 405 `METHOD_NOT_ALLOWED`, not 404.
+    cfg.service(web::resource("/graph").route(web::get().to(page)))
+        .service(web::resource("/graph/data").route(web::get().to(data)))
+        .service(web::resource("/traverse").route(web::post().to(traverse)));
 }
 
 /// `GET /graph`.

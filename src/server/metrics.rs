@@ -9,7 +9,8 @@ use actix_web::http::header::CONTENT_TYPE;
 use actix_web::{HttpRequest, HttpResponse, web};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/metrics", web::get().to(metrics));
+    // A resource: another method is 405 `METHOD_NOT_ALLOWED`, not 404.
+    cfg.service(web::resource("/metrics").route(web::get().to(metrics)));
 }
 
 async fn metrics(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
@@ -22,7 +23,12 @@ async fn metrics(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpRes
             ));
         }
     }
-    let text = crate::metrics::global().render(Some(&state.runtime));
+    let backend = if state.settings.docdb_uri.is_some() {
+        crate::metrics::BACKEND_DOCDB
+    } else {
+        crate::metrics::BACKEND_SQLITE
+    };
+    let text = crate::metrics::global().render(Some(&state.runtime), backend);
     Ok(HttpResponse::Ok()
         .insert_header((CONTENT_TYPE, crate::metrics::CONTENT_TYPE))
         .body(text))

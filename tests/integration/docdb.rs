@@ -394,3 +394,24 @@ walker:pub list { can go with Root entry { report [t.title for t in [-->[?:Todo]
     call(&server, "swap", json!({"title": "d"}));
     assert_eq!(call(&server, "list", json!({})), json!([["b", "c", "d"]]));
 }
+
+/// `svc_store_commits_total` names the backend the commits went to (decisions.md
+/// "Metrics"): `docdb` when the graph lives in the document database (it said `sqlite`
+/// whatever the backend).
+#[test]
+fn metrics_name_the_document_backend_of_commits() {
+    let Some(db) = Server::docdb() else {
+        return;
+    };
+    let dir = TempDir::new("docdb-metrics");
+    dir.write("main.svc", COUNTER_APP);
+    let uri = format!("{}metrics", db.mongo_url());
+    let server = replica(&dir, &uri);
+    call(&server, "add_todo", json!({"title": "milk"}));
+    let text = crate::support::get(server.port, "/metrics").body;
+    assert!(
+        text.contains("svc_store_commits_total{backend=\"docdb\",outcome=\"ok\"} 1\n"),
+        "{text}"
+    );
+    assert!(!text.contains("backend=\"sqlite\""), "{text}");
+}

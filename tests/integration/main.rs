@@ -13,7 +13,8 @@
 //! and `platform` (`/metrics` under a strict Prometheus parser, the graph endpoints) and
 //! `deploy` (`--scale`: the object table, the YAML stream under `kubernetes-validate`, the
 //! cluster commands against a stand-in `kubectl`) and `sv` (service-to-service calls
-//! between two and three `svc start` processes) and `docdb` (the document-database tier
+//! between two and three `svc start` processes) and `sv_client` (the per-provider client
+//! actor: pooled connections, providers that close them, the breaker, cancel) and `docdb` (the document-database tier
 //! with replicas sharing a real SecantusDB, and `svc db`), `l2` (that tier's L2 cache in a
 //! real `redis-server`: fresh reads across replicas, the fill race, a cache-store outage),
 //! `format` (`svc format` and `--check`), `lang_decl` (annex files and `svc test`), `admin` (the admin API, the bootstrap admin and the portal page), `mcp_content` (the
@@ -49,6 +50,7 @@ mod stdlib;
 mod storage;
 mod support;
 mod sv;
+mod sv_client;
 mod tier;
 mod vm;
 mod webhooks;

@@ -461,6 +461,31 @@ fn traverse_follows_the_spec_parameters_and_access() {
     assert_eq!(r.status, 422, "beyond [scale.graph] max_depth");
 }
 
+/// A wrong method on the graph endpoints and `/metrics` is 405 `METHOD_NOT_ALLOWED`
+/// (decisions.md "Envelope and errors"), as on every other fixed route; they answered
+/// 404 "no endpoint".
+#[test]
+fn graph_and_metrics_refuse_a_wrong_method_with_405() {
+    let (_dir, server) = serve("methods", &[]);
+    for (method, path) in [
+        ("POST", "/graph"),
+        ("POST", "/graph/data"),
+        ("GET", "/traverse"),
+        ("DELETE", "/traverse"),
+        ("POST", "/metrics"),
+    ] {
+        let r = request(server.port, method, path, &[], Some(b"{}"));
+        assert_eq!(r.status, 405, "{method} {path}: {}", r.body);
+        assert_eq!(
+            r.json()["error"]["code"],
+            json!("METHOD_NOT_ALLOWED"),
+            "{method} {path}"
+        );
+    }
+    assert_eq!(get(server.port, "/graph").status, 200);
+    assert_eq!(get(server.port, "/metrics").status, 200);
+}
+
 #[test]
 fn graph_answers_are_bounded() {
     let dir = TempDir::new("graph-bounds");
