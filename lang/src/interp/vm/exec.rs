@@ -418,6 +418,25 @@ impl Interp<'_> {
         Ok(())
     }
 
+    /// The value of local slot `s` of the frame whose slots start at `sb`: the slot
+    /// when bound, else the name through the closure chain (`LoadLocal`).
+    fn vm_load_local(
+        &self,
+        st: &Stacks,
+        code: &Code,
+        scope: &ScopeRef,
+        sb: usize,
+        s: u32,
+    ) -> R<Value> {
+        match &st.slots[sb + s as usize] {
+            Some(v) => Ok(dup(v)),
+            None => {
+                let name = &code.local_names[s as usize];
+                scope_get(scope, name).ok_or_else(|| self.vm_name_error(name))
+            }
+        }
+    }
+
     fn vm_name_error(&self, name: &str) -> Interrupt {
         self.err("NameError", format!("name '{name}' is not defined"))
     }
@@ -627,6 +646,32 @@ impl Interp<'_> {
                         None => tri!(self.compare(o, &a, &b)),
                     };
                     st.stack.push(Value::Bool(r));
+                }
+                Op::LocalBinaryConst(s, o, k) => {
+                    let b = &code.consts[k as usize];
+                    if let Some(Value::Int(x)) = &st.slots[sb + s as usize]
+                        && let Value::Int(y) = b
+                        && let Some(r) = int_binary(o, *x, *y)
+                    {
+                        st.stack.push(Value::Int(r));
+                        continue;
+                    }
+                    let a = tri!(self.vm_load_local(st, &code, &scope, sb, s));
+                    let r = tri!(self.binary_op(o, &a, b));
+                    st.stack.push(r);
+                }
+                Op::LocalCompareConstJump(s, o, k, target) => {
+                    let b = &code.consts[k as usize];
+                    let r = match &st.slots[sb + s as usize] {
+                        Some(a) if let Some(r) = int_compare(o, a, b) => r,
+                        _ => {
+                            let a = tri!(self.vm_load_local(st, &code, &scope, sb, s));
+                            tri!(self.compare(o, &a, b))
+                        }
+                    };
+                    if !r {
+                        pc = target as usize;
+                    }
                 }
                 Op::CompareJump(o, target) => {
                     let b = st.pop();

@@ -52,6 +52,8 @@ struct Lower {
     module: bool,
     exprs: Vec<ast::Expr>,
     stmts: Vec<ast::Stmt>,
+    /// How many of `locals` are the def's parameters (none in module code).
+    params: usize,
     /// How many of `locals` are the function's own (parameters and assigned names);
     /// the slots after them belong to comprehensions.
     func_locals: usize,
@@ -254,6 +256,7 @@ impl Lower {
             names: Vec::new(),
             kwnames: Vec::new(),
             func_locals: locals.len(),
+            params: if module { 0 } else { locals.len() },
             locals,
             loops: Vec::new(),
             module,
@@ -372,6 +375,7 @@ impl Lower {
             Op::CompareChain(op, _) => Op::CompareChain(op, target),
             Op::CompareJump(op, _) => Op::CompareJump(op, target),
             Op::CompareConstJump(op, k, _) => Op::CompareConstJump(op, k, target),
+            Op::LocalCompareConstJump(s, op, k, _) => Op::LocalCompareConstJump(s, op, k, target),
             Op::ForIter(_) => Op::ForIter(target),
             Op::Visit(index, _) => Op::Visit(index, target),
             Op::AssertJump(_) => Op::AssertJump(target),
@@ -389,6 +393,19 @@ impl Lower {
         (self.consts.len() - 1) as u32
     }
 
+    /// The slot of `e` when it is a name of one of the def's parameters: always bound
+    /// (a call binds every one, and nothing in the subset unbinds a slot), so reading
+    /// it cannot fail and can be fused into the instruction that uses it.
+    fn param_slot(&self, e: &ast::Expr) -> Option<u32> {
+        let E::Name(n) = &e.kind else {
+            return None;
+        };
+        match self.resolve(n) {
+            Ok(Some(s)) if (s as usize) < self.params => Some(s),
+            _ => None,
+        }
+    }
+
     /// Evaluate condition `cond` and jump (to a target patched later) when it is false:
     /// the index of the jump. A single comparison (not a chain) compares and jumps in
     /// one instruction with the comparison's span, as `Compare` would raise; an int
@@ -397,11 +414,15 @@ impl Lower {
         if let E::Compare { left, ops } = &cond.kind
             && let [(op, right)] = ops.as_slice()
         {
-            self.expr(left)?;
             if let E::Int(i) = right.kind {
                 let k = self.const_index(Value::Int(i));
+                if let Some(s) = self.param_slot(left) {
+                    return Ok(self.emit(Op::LocalCompareConstJump(s, *op, k, 0), cond.span));
+                }
+                self.expr(left)?;
                 return Ok(self.emit(Op::CompareConstJump(*op, k, 0), cond.span));
             }
+            self.expr(left)?;
             self.expr(right)?;
             return Ok(self.emit(Op::CompareJump(*op, 0), cond.span));
         }
@@ -946,11 +967,16 @@ impl Lower {
                 }
             },
             E::Binary { op, left, right } => {
-                self.expr(left)?;
                 if let E::Int(i) = right.kind {
                     let k = self.const_index(Value::Int(i));
-                    self.emit(Op::BinaryConst(*op, k), sp);
+                    if let Some(s) = self.param_slot(left) {
+                        self.emit(Op::LocalBinaryConst(s, *op, k), sp);
+                    } else {
+                        self.expr(left)?;
+                        self.emit(Op::BinaryConst(*op, k), sp);
+                    }
                 } else {
+                    self.expr(left)?;
                     self.expr(right)?;
                     self.emit(Op::Binary(*op), sp);
                 }
@@ -1139,7 +1165,10 @@ impl Lower {
             self.emit(Op::EnterScope, sp);
         }
         self.emit(init, sp);
-        self.comp_first = true;
+        // One generator without conditions: the source's length is the result's (a
+        // list's exactly, a dict's or set's at most), a size hint that never
+        // over-reserves much.
+        self.comp_first = gens.len() == 1 && gens[0].conds.is_empty();
         self.comprehension(gens, sp, slots, &mut |l| {
             match &e.kind {
                 E::DictComp { key, value, .. } => {

@@ -63,6 +63,11 @@ pub(crate) enum Op {
     CompareJump(CmpOp, u32),
     /// [a] → jump unless `a op consts[k]` (the same, with an int literal on the right).
     CompareConstJump(CmpOp, u32, u32),
+    /// `BinaryConst` on parameter slot `s` (always bound, so the read cannot fail):
+    /// (slot, operator, constant).
+    LocalBinaryConst(u32, BinOp, u32),
+    /// `CompareConstJump` on parameter slot `s`: (slot, operator, constant, target).
+    LocalCompareConstJump(u32, CmpOp, u32, u32),
     /// A link of a comparison chain `a < b < c`: [a, b] → [b] if true, else jump
     /// with `False` pushed.
     CompareChain(CmpOp, u32),
@@ -107,9 +112,10 @@ pub(crate) enum Op {
     /// Pop an iterable, push a loop iterator (ranges lazily, generators step by step,
     /// anything else materialised as `for` does); with the flag, a comprehension's
     /// (generators materialised too, as `comprehend` does).
-    /// With the second flag (the first generator of a comprehension, its result
-    /// right under the iterable), a materialised source's length is reserved in the
-    /// result: at most as much room as the source already takes, no rehash on the way.
+    /// With the second flag (the only generator of a comprehension without
+    /// conditions, its result right under the iterable), a materialised source's
+    /// length is reserved in the result: the size it will have (a list) or at most
+    /// (a dict or set), no regrowth on the way.
     GetIter(bool, bool),
     /// Push the next item of the innermost loop iterator, or pop it and jump.
     ForIter(u32),
