@@ -181,3 +181,68 @@ fn ends_on_the_time_budget(program: &str) {
     );
     assert!(start.elapsed() < Duration::from_secs(20));
 }
+
+/// A walk whose abilities, f-strings and tuple targets are all compiled (issue 11,
+/// third step): every budget ends it at the same statement as the tree-walker.
+const WALKING: &str = r#"
+node Cell {
+    has n: int;
+}
+
+walker Sum {
+    has total: int = 0, path: list = [];
+
+    can start with Root entry {
+        visit [-->];
+    }
+
+    can cell with Cell entry {
+        (a, b) = (here.n, here.n * 2);
+        self.total += a + b;
+        self.path.append(f"{here.n:02d}");
+        if here.n % 3 == 0 {
+            report f"three {here.n}";
+        }
+        visit [-->] else {
+            print(f"end at {here.n}, total {self.total}");
+        }
+    }
+}
+
+def chain(n: int) -> None {
+    prev = root;
+    for i in range(n) {
+        cell = Cell(n=i);
+        prev ++> cell;
+        prev = cell;
+    }
+}
+
+with entry {
+    chain(12);
+    w = root spawn Sum();
+    print(w.total, w.path);
+}
+"#;
+
+#[test]
+fn limits_end_compiled_walker_abilities_as_on_the_tree_walker() {
+    for budget in ["2", "9", "30", "61", "95"] {
+        let [vm, tree] = both_ways(WALKING, &["--max-ops", budget]);
+        assert_eq!(vm.2, Some(1), "budget {budget}: {vm:?}");
+        assert!(vm.1.contains("operation budget exceeded"), "{}", vm.1);
+        assert_eq!(vm, tree, "budget {budget}");
+    }
+    let [vm, tree] = both_ways(WALKING, &["--max-ops", "100000"]);
+    assert_eq!(vm.2, Some(0), "{vm:?}");
+    assert!(vm.0.ends_with("'09', '10', '11']\n"), "{}", vm.0);
+    assert_eq!(vm, tree);
+    let [vm, tree] = both_ways(WALKING, &["--max-depth", "0"]);
+    assert_eq!(vm.2, Some(1), "{vm:?}");
+    assert!(
+        vm.1.contains("maximum recursion depth exceeded"),
+        "{}",
+        vm.1
+    );
+    assert_eq!(vm, tree);
+}

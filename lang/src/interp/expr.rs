@@ -967,6 +967,18 @@ impl Interp<'_> {
     ) -> R<Value> {
         let a = self.eval(left, ctx)?;
         let b = self.eval(right, ctx)?;
+        self.connect_values(a, b, op, ctx)
+    }
+
+    /// `a ++> b` (or `op`'s other forms) on evaluated operands; the value is the
+    /// arrow-head operand.
+    pub(crate) fn connect_values(
+        &mut self,
+        a: Value,
+        b: Value,
+        op: &ast::ConnectOp,
+        ctx: &Ctx,
+    ) -> R<Value> {
         let lefts = self.anchors_of(&a)?;
         let rights = self.anchors_of(&b)?;
         for &l in &lefts {

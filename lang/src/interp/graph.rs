@@ -591,6 +591,18 @@ impl Interp<'_> {
             Some(a) => self.eval(a, ctx)?,
             None => self.default_anchor(ctx)?,
         };
+        self.edge_ref_from(start, r, ctx)
+    }
+
+    /// The hops of edge reference `r` from its evaluated start anchor `start` (what
+    /// `eval_edge_ref` does after the anchor; the compiled core evaluates the anchor
+    /// itself).
+    pub(crate) fn edge_ref_from(
+        &mut self,
+        start: Value,
+        r: &ast::EdgeRef,
+        ctx: &super::Ctx,
+    ) -> R<(Vec<Handle>, Vec<(Handle, Handle)>)> {
         let mut current = self.anchors_of(&start)?;
         let mut last: Vec<(Handle, Handle)> = Vec::new();
         for hop in &r.hops {

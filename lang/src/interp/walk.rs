@@ -328,16 +328,24 @@ impl Interp<'_> {
             self.locations(&v, &mut items)?;
         }
         let idx = match index {
-            Some(e) => match self.eval(e, ctx)? {
-                Value::Int(i) => Some(i),
-                other => {
-                    let t = self.type_name_of(&other);
-                    return Err(self.err(
-                        "TypeError",
-                        format!("visit index must be an int, not '{t}'"),
-                    ));
-                }
-            },
+            Some(e) => Some(self.eval(e, ctx)?),
+            None => None,
+        };
+        self.queue_visit(items, idx)
+    }
+
+    /// Queue the locations `items` of a `visit` on the running walk at index `idx`
+    /// (the value of `visit :idx:`, checked here); whether anything was queued.
+    pub(crate) fn queue_visit(&mut self, items: Vec<Value>, idx: Option<Value>) -> R<bool> {
+        let idx = match idx {
+            Some(Value::Int(i)) => Some(i),
+            Some(other) => {
+                let t = self.type_name_of(&other);
+                return Err(self.err(
+                    "TypeError",
+                    format!("visit index must be an int, not '{t}'"),
+                ));
+            }
             None => None,
         };
         if items.is_empty() {
@@ -367,7 +375,7 @@ impl Interp<'_> {
 
     /// Convert a visit target to locations: nodes, edges (followed by their target),
     /// lists of either.
-    fn locations(&mut self, v: &Value, out: &mut Vec<Value>) -> R<()> {
+    pub(crate) fn locations(&mut self, v: &Value, out: &mut Vec<Value>) -> R<()> {
         match v {
             Value::Anchor(h) => {
                 let h = *h;

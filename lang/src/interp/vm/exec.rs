@@ -25,22 +25,23 @@ enum VmIter {
     Gen(Rc<Generator>),
 }
 
-/// One activation of a compiled function.
+/// One activation of a compiled function. Where names outside the slots resolve (the
+/// function's closure) and its file come from `func`; module code (an entry block,
+/// `func` `None`) is only ever the entry frame, and its scope and file are on `Stacks`.
 struct Frame {
     code: Rc<Code>,
     /// `None` for module code (an entry block).
     func: Option<Rc<Function>>,
-    file: u32,
-    /// Where names outside the slots resolve: the function's closure, or the module
-    /// scope of module code.
-    scope: ScopeRef,
     /// While a callee runs: the index of the call instruction.
-    pc: usize,
-    slot_base: usize,
-    stack_base: usize,
-    iter_base: usize,
+    pc: u32,
+    slot_base: u32,
+    stack_base: u32,
+    iter_base: u32,
     this: Option<Value>,
 }
+
+// A call pushes and a return pops one of these.
+const _: () = assert!(std::mem::size_of::<Frame>() <= 64);
 
 /// The VM's stacks; one set per native entry into the VM, reused through a small pool
 /// on the interpreter (`Interp::vm_stacks`).
@@ -52,11 +53,17 @@ pub struct Stacks {
     iters: Vec<VmIter>,
     /// Scopes of the comprehensions entered, outermost first (module code).
     scopes: Vec<ScopeRef>,
+    /// The buffers of the f-strings being built, innermost last.
+    fstrs: Vec<String>,
     /// `here` and `visitor` of the entry frame (a frame pushed for a call never has
     /// them: a walker's ability is entered from the tree-walker), kept out of `Frame`
     /// so a call moves less.
     here: Option<Value>,
     visitor: Option<Value>,
+    /// Module code's file, and the scope it was in when it made the call that is
+    /// running (a comprehension's scope, or the module scope).
+    module_file: u32,
+    module_scope: Option<ScopeRef>,
 }
 
 /// Stack sets kept for reuse (one per level of tree-walker → VM nesting).
@@ -95,6 +102,101 @@ fn rebind(scope: &ScopeRef, name: &str, v: Value) -> Result<(), Value> {
         cur = b.parent.clone();
     }
     Err(v)
+}
+
+/// The tree-walker's context for the running frame of `st` (current scope `scope`):
+/// what an instruction that hands part of its work to the tree-walker (edge
+/// references, connects) evaluates in. Module code runs in its own context `mctx`
+/// (inside a comprehension, with that comprehension's scope).
+fn vm_ctx(st: &Stacks, scope: &ScopeRef, mctx: Option<&Ctx>) -> Ctx {
+    let entry = st.frames.len() == 1;
+    let frame = st.frames.last();
+    match (frame, frame.and_then(|f| f.func.as_ref()), mctx) {
+        (Some(f), Some(func), _) => Ctx {
+            scope: scope.clone(),
+            this: f.this.clone(),
+            here: if entry { st.here.clone() } else { None },
+            visitor: if entry { st.visitor.clone() } else { None },
+            class: func
+                .owner
+                .borrow()
+                .as_ref()
+                .and_then(std::rc::Weak::upgrade),
+            file: func.file,
+            func: func.name.clone(),
+        },
+        (_, _, Some(m)) => Ctx {
+            scope: scope.clone(),
+            ..m.clone()
+        },
+        _ => Ctx::module(scope.clone(), st.module_file),
+    }
+}
+
+/// The interrupt of raising exception `v` (its origin set where it is raised).
+fn raised(v: Value) -> Interrupt {
+    Interrupt::Exc(Box::new(crate::interp::PyErr {
+        value: v,
+        trace: Vec::new(),
+        origin: None,
+    }))
+}
+
+/// A copy of `v`: scalars without the call to `Value::clone`.
+#[inline(always)]
+fn dup(v: &Value) -> Value {
+    match v {
+        Value::None => Value::None,
+        Value::Bool(b) => Value::Bool(*b),
+        Value::Int(i) => Value::Int(*i),
+        Value::Float(f) => Value::Float(*f),
+        other => other.clone(),
+    }
+}
+
+/// `x op y` on two small ints when it is one of the operations computed in the loop
+/// (`+ - * % //`, Python's floored `%` and `//`) and neither overflows nor divides by
+/// zero; `None` sends it the general way (`binary_op`), which raises or promotes.
+#[inline(always)]
+fn int_binary(o: BinOp, x: i64, y: i64) -> Option<i64> {
+    match o {
+        BinOp::Add => x.checked_add(y),
+        BinOp::Sub => x.checked_sub(y),
+        BinOp::Mul => x.checked_mul(y),
+        BinOp::Mod if y != 0 => x.checked_rem(y).map(|r| {
+            if r != 0 && (r < 0) != (y < 0) {
+                r + y
+            } else {
+                r
+            }
+        }),
+        BinOp::FloorDiv if y != 0 => x.checked_div(y).map(|q| {
+            if (x % y != 0) && ((x < 0) != (y < 0)) {
+                q - 1
+            } else {
+                q
+            }
+        }),
+        _ => None,
+    }
+}
+
+/// `a op b` on two small ints for the six ordering and equality operators; `None`
+/// for anything else (`compare`).
+#[inline(always)]
+fn int_compare(o: CmpOp, a: &Value, b: &Value) -> Option<bool> {
+    let (Value::Int(x), Value::Int(y)) = (a, b) else {
+        return None;
+    };
+    Some(match o {
+        CmpOp::Lt => x < y,
+        CmpOp::LtE => x <= y,
+        CmpOp::Gt => x > y,
+        CmpOp::GtE => x >= y,
+        CmpOp::Eq => x == y,
+        CmpOp::NotEq => x != y,
+        _ => return None,
+    })
 }
 
 impl Stacks {
@@ -137,36 +239,33 @@ impl Interp<'_> {
                 st.slots.push(v);
             }
         }
-        let (file, scope) = (func.file, func.closure.clone());
-        self.vm_enter_entry(st, code, Some(func.clone()), file, scope, ctx, false)
+        self.vm_enter_entry(st, code, Some(func.clone()), ctx)
     }
 
     /// Run compiled module code (an entry block) in the module's context `ctx`.
     pub(in crate::interp) fn vm_run_module(&mut self, code: Rc<Code>, ctx: &Ctx) -> R<Value> {
-        let st = self.vm_stacks.pop().unwrap_or_default();
+        let mut st = self.vm_stacks.pop().unwrap_or_default();
         // Its slots are those of its comprehensions' targets.
-        self.vm_enter_entry(st, code, None, ctx.file, ctx.scope.clone(), ctx, true)
+        st.module_file = ctx.file;
+        st.module_scope = Some(ctx.scope.clone());
+        self.vm_enter_entry(st, code, None, ctx)
     }
 
     /// Push the entry frame of `code` on `st` (its slots after those already pushed,
-    /// `here`/`visitor` from `ctx`) and run it; `module` code runs in `ctx` itself.
-    #[allow(clippy::too_many_arguments)]
+    /// `here`/`visitor` from `ctx`) and run it; module code (`func` `None`) runs in
+    /// `ctx` itself.
     fn vm_enter_entry(
         &mut self,
         mut st: Stacks,
         code: Rc<Code>,
         func: Option<Rc<Function>>,
-        file: u32,
-        scope: ScopeRef,
         ctx: &Ctx,
-        module: bool,
     ) -> R<Value> {
         st.slots.resize(code.local_names.len(), None);
+        let module = func.is_none();
         st.frames.push(Frame {
             code,
             func,
-            file,
-            scope,
             pc: 0,
             slot_base: 0,
             stack_base: 0,
@@ -186,8 +285,10 @@ impl Interp<'_> {
         st.slots.clear();
         st.iters.clear();
         st.scopes.clear();
+        st.fstrs.clear();
         st.here = None;
         st.visitor = None;
+        st.module_scope = None;
         if self.vm_stacks.len() < STACKS_POOL {
             self.vm_stacks.push(st);
         }
@@ -201,10 +302,11 @@ impl Interp<'_> {
         let n = st.frames.len();
         for i in (0..n).rev() {
             let f = &st.frames[i];
-            let idx = if i + 1 == n { at } else { f.pc };
+            let idx = if i + 1 == n { at } else { f.pc as usize };
             if let Interrupt::Exc(err) = &mut e {
                 if err.origin.is_none() {
-                    err.origin = Some((f.file, f.code.spans[idx]));
+                    let file = f.func.as_ref().map_or(st.module_file, |func| func.file);
+                    err.origin = Some((file, f.code.spans[idx]));
                 }
                 if i > 0
                     && let Some(func) = &f.func
@@ -240,15 +342,123 @@ impl Interp<'_> {
         Ok(vals)
     }
 
+    /// The `n` values a statement's tuple target takes from `v` when it is not a tuple
+    /// of that size, with `assign`'s messages for a count that does not match.
+    fn vm_unpack_exact(&mut self, v: &Value, n: usize) -> R<Vec<Value>> {
+        let vals = self.iterate(v)?;
+        if vals.len() > n {
+            return Err(self.err(
+                "ValueError",
+                format!("too many values to unpack (expected {n})"),
+            ));
+        }
+        if vals.len() < n {
+            return Err(self.err(
+                "ValueError",
+                format!(
+                    "not enough values to unpack (expected {n}, got {})",
+                    vals.len()
+                ),
+            ));
+        }
+        Ok(vals)
+    }
+
+    /// Write one `{expr}` piece of an f-string into `out`, exactly as `eval_fstring`
+    /// does: `v` the value; with a spec, `conv` the conversion made before the spec was
+    /// evaluated (`None` when there is none) and `spec` its text.
+    fn vm_fstr_piece(
+        &mut self,
+        out: &mut String,
+        part: &super::FPart,
+        v: Value,
+        conv: Value,
+        spec: Option<Value>,
+    ) -> R<()> {
+        if part.conversion.is_none() && !part.spec && part.debug_text.is_none() {
+            match &v {
+                Value::Str(s) => {
+                    self.check_str_len(out.len().saturating_add(s.len()))?;
+                    out.push_str(s);
+                    return Ok(());
+                }
+                Value::Int(i) => {
+                    use std::fmt::Write;
+                    let _ = write!(out, "{i}");
+                    return self.check_str_len(out.len());
+                }
+                _ => {}
+            }
+        }
+        if let Some(t) = &part.debug_text {
+            out.push_str(t);
+        }
+        let spec_text = match &spec {
+            Some(Value::Str(s)) => s.to_string(),
+            _ => String::new(),
+        };
+        let conv = match (part.spec, conv) {
+            (true, Value::Str(c)) => Some(c.to_string()),
+            (true, _) => None,
+            (false, _) => match part.conversion {
+                Some('s') => Some(self.to_str(&v)?),
+                Some('r' | 'a') => Some(self.repr(&v)?),
+                _ if part.debug_text.is_some() => Some(self.repr(&v)?),
+                _ => None,
+            },
+        };
+        let piece = match conv {
+            Some(s) if spec_text.is_empty() => s,
+            Some(s) => self.format_value(&Value::Str(PyStr::from(s)), &spec_text)?,
+            None if spec_text.is_empty() => self.to_str(&v)?,
+            None => self.format_value(&v, &spec_text)?,
+        };
+        self.check_str_len(out.len().saturating_add(piece.len()))?;
+        out.push_str(&piece);
+        Ok(())
+    }
+
+    /// The value of local slot `s` of the frame whose slots start at `sb`: the slot
+    /// when bound, else the name through the closure chain (`LoadLocal`).
+    fn vm_load_local(
+        &self,
+        st: &Stacks,
+        code: &Code,
+        scope: &ScopeRef,
+        sb: usize,
+        s: u32,
+    ) -> R<Value> {
+        match &st.slots[sb + s as usize] {
+            Some(v) => Ok(dup(v)),
+            None => {
+                let name = &code.local_names[s as usize];
+                scope_get(scope, name).ok_or_else(|| self.vm_name_error(name))
+            }
+        }
+    }
+
     fn vm_name_error(&self, name: &str) -> Interrupt {
         self.err("NameError", format!("name '{name}' is not defined"))
+    }
+
+    /// One unit of the operation budget (`Interp::tick`), its common case inline: the
+    /// count moves and nothing else is due (no budget reached, not a 1,024th tick).
+    #[inline(always)]
+    fn vm_tick(&mut self) -> R<()> {
+        let next = self.ops + 1;
+        if next & 1023 != 0 && self.limits.max_ops.is_none_or(|max| next <= max) {
+            self.ops = next;
+            return Ok(());
+        }
+        self.tick()
     }
 
     /// Call compiled `code` of `func` from the instruction at `at` of the running
     /// frame (whose current scope is `scope`): `n` arguments on top of the operand
     /// stack, the callee (or, for a method, the receiver, which becomes `self`) under
     /// them. The depth check and the tick come first, where `call_plain` has them; on
-    /// success the callee's frame is on top, the arguments in its first slots.
+    /// success the callee's frame is on top, the arguments moved into its first slots
+    /// (nothing cloned, no allocation once the stacks have grown).
     fn vm_enter(
         &mut self,
         st: &mut Stacks,
@@ -262,29 +472,30 @@ impl Interp<'_> {
         if self.depth >= self.limits.max_depth {
             return Err(self.err("RecursionError", "maximum recursion depth exceeded"));
         }
-        self.tick()?;
+        self.vm_tick()?;
         if let Some(fr) = st.frames.last_mut() {
-            fr.pc = at;
-            if !Rc::ptr_eq(&fr.scope, scope) {
-                fr.scope = scope.clone();
+            fr.pc = at as u32;
+            // Module code may be inside a comprehension's scope: resumed there.
+            if fr.func.is_none() {
+                st.module_scope = Some(scope.clone());
             }
         }
-        // The arguments move from the top of the operand stack into the first slots.
         let slot_base = st.slots.len();
-        st.slots.resize(slot_base + code.local_names.len(), None);
-        for i in (0..n).rev() {
-            st.slots[slot_base + i] = st.stack.pop();
+        let base = st.stack.len() - n;
+        st.slots.reserve(code.local_names.len());
+        for v in &mut st.stack[base..] {
+            st.slots.push(Some(std::mem::replace(v, Value::None)));
         }
+        st.stack.truncate(base);
+        st.slots.resize(slot_base + code.local_names.len(), None);
         let under = st.stack.pop();
         st.frames.push(Frame {
             code,
-            file: func.file,
-            scope: func.closure.clone(),
             func: Some(func),
             pc: 0,
-            slot_base,
-            stack_base: st.stack.len(),
-            iter_base: st.iters.len(),
+            slot_base: slot_base as u32,
+            stack_base: st.stack.len() as u32,
+            iter_base: st.iters.len() as u32,
             this: if method { under } else { None },
         });
         self.depth += 1;
@@ -298,7 +509,13 @@ impl Interp<'_> {
             return Ok(Value::None);
         };
         let mut code = top.code.clone();
-        let mut scope = top.scope.clone();
+        let mut scope = match &top.func {
+            Some(f) => f.closure.clone(),
+            None => match &st.module_scope {
+                Some(s) => s.clone(),
+                None => return Ok(Value::None),
+            },
+        };
         let mut pc = 0usize;
         let mut sb = 0usize;
         macro_rules! tri {
@@ -316,21 +533,27 @@ impl Interp<'_> {
                     return Ok(Value::None);
                 };
                 code = f.code.clone();
-                scope = f.scope.clone();
-                sb = f.slot_base;
-                pc = if $resume { f.pc + 1 } else { 0 };
+                scope = match &f.func {
+                    Some(func) => func.closure.clone(),
+                    None => match &st.module_scope {
+                        Some(s) => s.clone(),
+                        None => return Ok(Value::None),
+                    },
+                };
+                sb = f.slot_base as usize;
+                pc = if $resume { f.pc as usize + 1 } else { 0 };
             }};
         }
         loop {
             let op = code.ops[pc];
             pc += 1;
             match op {
-                Op::Tick => tri!(self.tick()),
+                Op::Tick => tri!(self.vm_tick()),
                 Op::Poll => tri!(self.poll()),
                 Op::Const(i) => st.stack.push(code.consts[i as usize].clone()),
                 Op::LoadLocal(s) => {
                     let v = match &st.slots[sb + s as usize] {
-                        Some(v) => v.clone(),
+                        Some(v) => dup(v),
                         None => {
                             let name = &code.local_names[s as usize];
                             match scope_get(&scope, name) {
@@ -392,51 +615,85 @@ impl Interp<'_> {
                 Op::Binary(o) => {
                     let b = st.pop();
                     let a = st.pop();
-                    // Small-int fast path (what `binary_op` does first, without the
-                    // call); an overflow goes the general way.
-                    if let (Value::Int(x), Value::Int(y)) = (&a, &b) {
-                        let r = match o {
-                            BinOp::Add => x.checked_add(*y),
-                            BinOp::Sub => x.checked_sub(*y),
-                            BinOp::Mul => x.checked_mul(*y),
-                            // A zero divisor goes the general way, which raises.
-                            BinOp::Mod if *y != 0 => x.checked_rem(*y).map(|r| {
-                                if r != 0 && (r < 0) != (*y < 0) {
-                                    r + y
-                                } else {
-                                    r
-                                }
-                            }),
-                            BinOp::FloorDiv if *y != 0 => x.checked_div(*y).map(|q| {
-                                if (x % y != 0) && ((*x < 0) != (*y < 0)) {
-                                    q - 1
-                                } else {
-                                    q
-                                }
-                            }),
-                            _ => None,
-                        };
-                        if let Some(r) = r {
-                            st.stack.push(Value::Int(r));
-                            continue;
-                        }
+                    // Small ints in the loop (what `binary_op` does first, without the
+                    // call); an overflow or a zero divisor goes the general way.
+                    if let (Value::Int(x), Value::Int(y)) = (&a, &b)
+                        && let Some(r) = int_binary(o, *x, *y)
+                    {
+                        st.stack.push(Value::Int(r));
+                        continue;
                     }
                     let r = tri!(self.binary_op(o, &a, &b));
+                    st.stack.push(r);
+                }
+                Op::BinaryConst(o, k) => {
+                    let a = st.pop();
+                    let b = &code.consts[k as usize];
+                    if let (Value::Int(x), Value::Int(y)) = (&a, b)
+                        && let Some(r) = int_binary(o, *x, *y)
+                    {
+                        st.stack.push(Value::Int(r));
+                        continue;
+                    }
+                    let r = tri!(self.binary_op(o, &a, b));
                     st.stack.push(r);
                 }
                 Op::Compare(o) => {
                     let b = st.pop();
                     let a = st.pop();
-                    let r = match (&a, &b, o) {
-                        (Value::Int(x), Value::Int(y), CmpOp::Lt) => x < y,
-                        (Value::Int(x), Value::Int(y), CmpOp::LtE) => x <= y,
-                        (Value::Int(x), Value::Int(y), CmpOp::Gt) => x > y,
-                        (Value::Int(x), Value::Int(y), CmpOp::GtE) => x >= y,
-                        (Value::Int(x), Value::Int(y), CmpOp::Eq) => x == y,
-                        (Value::Int(x), Value::Int(y), CmpOp::NotEq) => x != y,
-                        _ => tri!(self.compare(o, &a, &b)),
+                    let r = match int_compare(o, &a, &b) {
+                        Some(r) => r,
+                        None => tri!(self.compare(o, &a, &b)),
                     };
                     st.stack.push(Value::Bool(r));
+                }
+                Op::LocalBinaryConst(s, o, k) => {
+                    let b = &code.consts[k as usize];
+                    if let Some(Value::Int(x)) = &st.slots[sb + s as usize]
+                        && let Value::Int(y) = b
+                        && let Some(r) = int_binary(o, *x, *y)
+                    {
+                        st.stack.push(Value::Int(r));
+                        continue;
+                    }
+                    let a = tri!(self.vm_load_local(st, &code, &scope, sb, s));
+                    let r = tri!(self.binary_op(o, &a, b));
+                    st.stack.push(r);
+                }
+                Op::LocalCompareConstJump(s, o, k, target) => {
+                    let b = &code.consts[k as usize];
+                    let r = match &st.slots[sb + s as usize] {
+                        Some(a) if let Some(r) = int_compare(o, a, b) => r,
+                        _ => {
+                            let a = tri!(self.vm_load_local(st, &code, &scope, sb, s));
+                            tri!(self.compare(o, &a, b))
+                        }
+                    };
+                    if !r {
+                        pc = target as usize;
+                    }
+                }
+                Op::CompareJump(o, target) => {
+                    let b = st.pop();
+                    let a = st.pop();
+                    let r = match int_compare(o, &a, &b) {
+                        Some(r) => r,
+                        None => tri!(self.compare(o, &a, &b)),
+                    };
+                    if !r {
+                        pc = target as usize;
+                    }
+                }
+                Op::CompareConstJump(o, k, target) => {
+                    let a = st.pop();
+                    let b = &code.consts[k as usize];
+                    let r = match int_compare(o, &a, b) {
+                        Some(r) => r,
+                        None => tri!(self.compare(o, &a, b)),
+                    };
+                    if !r {
+                        pc = target as usize;
+                    }
                 }
                 Op::CompareChain(o, target) => {
                     let b = st.pop();
@@ -689,15 +946,15 @@ impl Interp<'_> {
                         return Ok(v);
                     }
                     if let Some(f) = st.frames.pop() {
-                        st.slots.truncate(f.slot_base);
-                        st.stack.truncate(f.stack_base);
-                        st.iters.truncate(f.iter_base);
+                        st.slots.truncate(f.slot_base as usize);
+                        st.stack.truncate(f.stack_base as usize);
+                        st.iters.truncate(f.iter_base as usize);
                     }
                     self.depth -= 1;
                     st.stack.push(v);
                     enter_top!(true);
                 }
-                Op::GetIter(comprehension) => {
+                Op::GetIter(comprehension, reserve) => {
                     let v = st.pop();
                     let it = match v {
                         Value::Range(start, stop, step) => VmIter::Range {
@@ -707,7 +964,19 @@ impl Interp<'_> {
                             done: false,
                         },
                         Value::Generator(g) if !comprehension => VmIter::Gen(g),
-                        other => VmIter::Items(tri!(self.iterate(&other)).into_iter()),
+                        other => {
+                            let items = tri!(self.iterate(&other));
+                            if reserve {
+                                let n = items.len();
+                                match st.stack.last() {
+                                    Some(Value::List(l)) => l.borrow_mut().reserve(n),
+                                    Some(Value::Dict(d)) => d.borrow_mut().reserve(n),
+                                    Some(Value::Set(s)) => s.borrow_mut().reserve(n),
+                                    _ => {}
+                                }
+                            }
+                            VmIter::Items(items.into_iter())
+                        }
                     };
                     st.iters.push(it);
                 }
@@ -849,6 +1118,40 @@ impl Interp<'_> {
                         st.slots[sb + *s as usize] = Some(x);
                     }
                 }
+                Op::UnpackStore(k) => {
+                    let v = st.pop();
+                    let slots = &code.slot_lists[k as usize];
+                    if let Value::Tuple(t) = &v
+                        && t.len() == slots.len()
+                    {
+                        for (s, x) in slots.iter().zip(t.iter()) {
+                            let name = &code.local_names[*s as usize];
+                            st.store(sb + *s as usize, name, &scope, x.clone());
+                        }
+                        continue;
+                    }
+                    let vals = tri!(self.vm_unpack_exact(&v, slots.len()));
+                    for (s, x) in slots.iter().zip(vals) {
+                        let name = &code.local_names[*s as usize];
+                        st.store(sb + *s as usize, name, &scope, x);
+                    }
+                }
+                Op::UnpackNames(k) => {
+                    let v = st.pop();
+                    let names = &code.kwnames[k as usize];
+                    if let Value::Tuple(t) = &v
+                        && t.len() == names.len()
+                    {
+                        for (n, x) in names.iter().zip(t.iter()) {
+                            scope_set(&scope, n, x.clone());
+                        }
+                        continue;
+                    }
+                    let vals = tri!(self.vm_unpack_exact(&v, names.len()));
+                    for (n, x) in names.iter().zip(vals) {
+                        scope_set(&scope, n, x);
+                    }
+                }
                 Op::ListAppend => {
                     let v = st.pop();
                     if let Some(Value::List(l)) = st.stack.last() {
@@ -886,6 +1189,155 @@ impl Interp<'_> {
                         }
                         out.borrow_mut().insert(k, v);
                     }
+                }
+                Op::FStrStart => st.fstrs.push(String::new()),
+                Op::FStrLit(k) => {
+                    if let (Some(out), Value::Str(t)) =
+                        (st.fstrs.last_mut(), &code.consts[k as usize])
+                    {
+                        out.push_str(t);
+                    }
+                }
+                Op::FStrConv(p) => {
+                    let v = st.stack.last().cloned().unwrap_or(Value::None);
+                    let c = match code.fparts[p as usize].conversion {
+                        Some('s') => Value::Str(tri!(self.to_str(&v)).into()),
+                        Some('r' | 'a') => Value::Str(tri!(self.repr(&v)).into()),
+                        _ => Value::None,
+                    };
+                    st.stack.push(c);
+                }
+                Op::FStrPiece(p) => {
+                    let part = &code.fparts[p as usize];
+                    let (v, conv, spec) = if part.spec {
+                        let spec = st.pop();
+                        let conv = st.pop();
+                        (st.pop(), conv, Some(spec))
+                    } else {
+                        (st.pop(), Value::None, None)
+                    };
+                    let mut out = st.fstrs.pop().unwrap_or_default();
+                    let r = self.vm_fstr_piece(&mut out, part, v, conv, spec);
+                    st.fstrs.push(out);
+                    tri!(r);
+                }
+                Op::FStrEnd => {
+                    let out = st.fstrs.pop().unwrap_or_default();
+                    st.stack.push(Value::Str(out.into()));
+                }
+                Op::LoadRoot => {
+                    let h = tri!(self.root_handle());
+                    st.stack.push(Value::Anchor(h));
+                }
+                Op::DefaultAnchor => {
+                    let this = st.frames.last().and_then(|f| f.this.as_ref());
+                    let here = if st.frames.len() == 1 {
+                        st.here.as_ref()
+                    } else {
+                        None
+                    };
+                    let v = match (this, here) {
+                        (Some(v @ Value::Anchor(_)), _) | (_, Some(v)) => v.clone(),
+                        _ => tri!(Err(self.vm_name_error("self"))),
+                    };
+                    st.stack.push(v);
+                }
+                Op::EdgeRef(i, visit) => {
+                    let start = st.pop();
+                    let ctx = vm_ctx(st, &scope, mctx);
+                    let r = &code.edge_refs[i as usize];
+                    let (nodes, pairs) = tri!(self.edge_ref_from(start, r, &ctx));
+                    let items: Vec<Value> = if visit {
+                        // `[edge ...]` in a visit: each edge, then its far node once.
+                        let mut items = Vec::with_capacity(pairs.len() * 2);
+                        let mut seen = FxHashMap::default();
+                        for (e, n) in pairs {
+                            items.push(Value::Anchor(e));
+                            if seen.insert(n, ()).is_none() {
+                                items.push(Value::Anchor(n));
+                            }
+                        }
+                        items
+                    } else if r.edges {
+                        pairs.into_iter().map(|(e, _)| Value::Anchor(e)).collect()
+                    } else {
+                        nodes.into_iter().map(Value::Anchor).collect()
+                    };
+                    st.stack.push(Value::list(items));
+                }
+                Op::VisitLocations => {
+                    let v = st.pop();
+                    let mut items = Vec::new();
+                    tri!(self.locations(&v, &mut items));
+                    st.stack.push(Value::list(items));
+                }
+                Op::Visit(index, target) => {
+                    let idx = if index { Some(st.pop()) } else { None };
+                    let items = match st.pop() {
+                        Value::List(l) => Rc::try_unwrap(l)
+                            .map_or_else(|l| l.borrow().clone(), |l| l.into_inner()),
+                        _ => Vec::new(),
+                    };
+                    if tri!(self.queue_visit(items, idx)) {
+                        pc = target as usize;
+                    }
+                }
+                Op::Report => {
+                    let v = st.pop();
+                    tri!(self.report(v));
+                }
+                Op::Disengage => {
+                    if let Some(w) = self.walks.last_mut() {
+                        w.disengaged = true;
+                    }
+                }
+                Op::Spawn => {
+                    let b = st.pop();
+                    let a = st.pop();
+                    let v = tri!(self.spawn(a, b));
+                    st.stack.push(v);
+                }
+                Op::Connect(i) => {
+                    let b = st.pop();
+                    let a = st.pop();
+                    let ctx = vm_ctx(st, &scope, mctx);
+                    let v = tri!(self.connect_values(a, b, &code.connects[i as usize], &ctx));
+                    st.stack.push(v);
+                }
+                Op::ExcFrom => {
+                    let v = st.pop();
+                    let v = tri!(self.exception_from(v));
+                    st.stack.push(v);
+                }
+                Op::Raise(with_cause) => {
+                    let cause = if with_cause { Some(st.pop()) } else { None };
+                    let v = st.pop();
+                    if let (Some(c), Value::Instance(i)) = (cause, &v) {
+                        i.set_extra(Rc::from("__cause__"), c);
+                    }
+                    tri!(Err(raised(v)));
+                }
+                Op::RaiseAgain => {
+                    let e = match self.handling.last() {
+                        Some(v) => raised(v.clone()),
+                        None => self.err("RuntimeError", "No active exception to reraise"),
+                    };
+                    tri!(Err(e));
+                }
+                Op::AssertJump(target) => {
+                    let v = st.pop();
+                    if tri!(self.truthy(&v)) {
+                        pc = target as usize;
+                    }
+                }
+                Op::AssertFail(with_msg) => {
+                    let args = if with_msg { vec![st.pop()] } else { Vec::new() };
+                    let Some(class) = self.builtin_class("AssertionError") else {
+                        tri!(Err(Interrupt::Limit("AssertionError class missing".into())));
+                        continue;
+                    };
+                    let v = self.make_exception(class, args);
+                    tri!(Err(raised(v)));
                 }
                 Op::ExecAst(i) => {
                     let Some(ctx) = mctx else {

@@ -8,7 +8,7 @@
 //! `glob`, comprehensions), and `StoreLocal` rebinds an enclosing binding when the slot
 //! is unbound, as the tree-walker's `scope_set` does.
 
-use super::{Code, Op};
+use super::{Code, FPart, Op};
 use crate::ast::{self, Arg, ExprKind as E, StmtKind as S};
 use crate::interp::value::{Function, Value};
 use crate::span::Span;
@@ -52,6 +52,8 @@ struct Lower {
     module: bool,
     exprs: Vec<ast::Expr>,
     stmts: Vec<ast::Stmt>,
+    /// How many of `locals` are the def's parameters (none in module code).
+    params: usize,
     /// How many of `locals` are the function's own (parameters and assigned names);
     /// the slots after them belong to comprehensions.
     func_locals: usize,
@@ -60,10 +62,15 @@ struct Lower {
     comps: Vec<Vec<(Rc<str>, Option<u32>)>>,
     /// Slot lists of tuple targets (`UnpackLocals`).
     slot_lists: Vec<Vec<u32>>,
+    fparts: Vec<FPart>,
+    edge_refs: Vec<ast::EdgeRef>,
+    connects: Vec<ast::ConnectOp>,
     /// How many `GetAttr`/`SetAttr`/`SetAttrTop` and `CallMethod` sites (each has
     /// its own cache entry).
     attr_sites: u32,
     method_sites: u32,
+    /// The next comprehension generator lowered is a comprehension's first.
+    comp_first: bool,
     /// Inside a comprehension lowered to slots in module code: nothing may fall back
     /// to the tree-walker, which would not see the slots.
     strict: bool,
@@ -82,6 +89,9 @@ struct Mark {
     continues: usize,
     locals: usize,
     slot_lists: usize,
+    fparts: usize,
+    edge_refs: usize,
+    connects: usize,
 }
 
 /// Lower `func`'s `body`, or `None` when it is outside the subset.
@@ -173,8 +183,8 @@ fn collect_locals(stmts: &[ast::Stmt], out: &mut Vec<Rc<str>>) {
         match &s.kind {
             S::Assign { targets, .. } => {
                 for t in targets {
-                    if let E::Name(n) = &t.kind {
-                        add(n, out);
+                    for n in flat_target(t).unwrap_or_default() {
+                        add(&n, out);
                     }
                 }
             }
@@ -209,8 +219,8 @@ fn collect_locals(stmts: &[ast::Stmt], out: &mut Vec<Rc<str>>) {
                 orelse,
                 ..
             } => {
-                if let E::Name(n) = &target.kind {
-                    add(n, out);
+                for n in flat_target(target).unwrap_or_default() {
+                    add(&n, out);
                 }
                 collect_locals(body, out);
                 if let Some(b) = orelse {
@@ -246,6 +256,7 @@ impl Lower {
             names: Vec::new(),
             kwnames: Vec::new(),
             func_locals: locals.len(),
+            params: if module { 0 } else { locals.len() },
             locals,
             loops: Vec::new(),
             module,
@@ -253,8 +264,12 @@ impl Lower {
             stmts: Vec::new(),
             comps: Vec::new(),
             slot_lists: Vec::new(),
+            fparts: Vec::new(),
+            edge_refs: Vec::new(),
+            connects: Vec::new(),
             attr_sites: 0,
             method_sites: 0,
+            comp_first: false,
             strict: false,
         }
     }
@@ -268,6 +283,9 @@ impl Lower {
             kwnames: self.kwnames,
             local_names: self.locals,
             slot_lists: self.slot_lists,
+            fparts: self.fparts,
+            edge_refs: self.edge_refs,
+            connects: self.connects,
             attr_cache: (0..self.attr_sites).map(|_| RefCell::new(None)).collect(),
             method_cache: (0..self.method_sites).map(|_| RefCell::new(None)).collect(),
             exprs: self.exprs,
@@ -289,6 +307,9 @@ impl Lower {
             continues: top.map_or(0, |l| l.continues.len()),
             locals: self.locals.len(),
             slot_lists: self.slot_lists.len(),
+            fparts: self.fparts.len(),
+            edge_refs: self.edge_refs.len(),
+            connects: self.connects.len(),
         }
     }
 
@@ -307,6 +328,9 @@ impl Lower {
         }
         self.locals.truncate(m.locals);
         self.slot_lists.truncate(m.slot_lists);
+        self.fparts.truncate(m.fparts);
+        self.edge_refs.truncate(m.edge_refs);
+        self.connects.truncate(m.connects);
     }
 
     /// Run `f`; when it meets something outside the subset, undo everything it
@@ -349,15 +373,61 @@ impl Lower {
             Op::JumpIfFalseOrPop(_) => Op::JumpIfFalseOrPop(target),
             Op::JumpIfTrueOrPop(_) => Op::JumpIfTrueOrPop(target),
             Op::CompareChain(op, _) => Op::CompareChain(op, target),
+            Op::CompareJump(op, _) => Op::CompareJump(op, target),
+            Op::CompareConstJump(op, k, _) => Op::CompareConstJump(op, k, target),
+            Op::LocalCompareConstJump(s, op, k, _) => Op::LocalCompareConstJump(s, op, k, target),
             Op::ForIter(_) => Op::ForIter(target),
+            Op::Visit(index, _) => Op::Visit(index, target),
+            Op::AssertJump(_) => Op::AssertJump(target),
             other => other,
         };
     }
 
     fn konst(&mut self, v: Value, span: Span) {
-        let i = self.consts.len() as u32;
-        self.consts.push(v);
+        let i = self.const_index(v);
         self.emit(Op::Const(i), span);
+    }
+
+    fn const_index(&mut self, v: Value) -> u32 {
+        self.consts.push(v);
+        (self.consts.len() - 1) as u32
+    }
+
+    /// The slot of `e` when it is a name of one of the def's parameters: always bound
+    /// (a call binds every one, and nothing in the subset unbinds a slot), so reading
+    /// it cannot fail and can be fused into the instruction that uses it.
+    fn param_slot(&self, e: &ast::Expr) -> Option<u32> {
+        let E::Name(n) = &e.kind else {
+            return None;
+        };
+        match self.resolve(n) {
+            Ok(Some(s)) if (s as usize) < self.params => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Evaluate condition `cond` and jump (to a target patched later) when it is false:
+    /// the index of the jump. A single comparison (not a chain) compares and jumps in
+    /// one instruction with the comparison's span, as `Compare` would raise; an int
+    /// literal on its right is read from the constants.
+    fn cond_jump(&mut self, cond: &ast::Expr, sp: Span) -> L<usize> {
+        if let E::Compare { left, ops } = &cond.kind
+            && let [(op, right)] = ops.as_slice()
+        {
+            if let E::Int(i) = right.kind {
+                let k = self.const_index(Value::Int(i));
+                if let Some(s) = self.param_slot(left) {
+                    return Ok(self.emit(Op::LocalCompareConstJump(s, *op, k, 0), cond.span));
+                }
+                self.expr(left)?;
+                return Ok(self.emit(Op::CompareConstJump(*op, k, 0), cond.span));
+            }
+            self.expr(left)?;
+            self.expr(right)?;
+            return Ok(self.emit(Op::CompareJump(*op, 0), cond.span));
+        }
+        self.expr(cond)?;
+        Ok(self.emit(Op::JumpIfFalse(0), sp))
     }
 
     fn name(&mut self, n: &Rc<str>) -> u32 {
@@ -509,15 +579,13 @@ impl Lower {
                 orelse,
             } => {
                 let mut ends = Vec::new();
-                self.expr(cond)?;
-                let mut skip = self.emit(Op::JumpIfFalse(0), sp);
+                let mut skip = self.cond_jump(cond, sp)?;
                 self.block(body)?;
                 ends.push(self.emit(Op::Jump(0), sp));
                 for (c, b) in elifs {
                     let at = self.here();
                     self.patch(skip, at);
-                    self.expr(c)?;
-                    skip = self.emit(Op::JumpIfFalse(0), sp);
+                    skip = self.cond_jump(c, sp)?;
                     self.block(b)?;
                     ends.push(self.emit(Op::Jump(0), sp));
                 }
@@ -534,8 +602,7 @@ impl Lower {
             S::While { cond, body, orelse } => {
                 let head = self.here();
                 self.emit(Op::Poll, sp);
-                self.expr(cond)?;
-                let exit = self.emit(Op::JumpIfFalse(0), sp);
+                let exit = self.cond_jump(cond, sp)?;
                 self.loop_body(
                     LoopKind::Plain,
                     body,
@@ -565,16 +632,13 @@ impl Lower {
                 body,
                 orelse,
             } => {
-                let E::Name(n) = &target.kind else {
-                    return Err(Unsupported);
-                };
-                let store = if self.module {
-                    Op::StoreName(self.name(n))
-                } else {
-                    Op::StoreLocal(self.local(n).ok_or(Unsupported)?)
+                let store = match &target.kind {
+                    E::Name(n) if self.module => Op::StoreName(self.name(n)),
+                    E::Name(n) => Op::StoreLocal(self.local(n).ok_or(Unsupported)?),
+                    _ => self.unpack_op(target)?,
                 };
                 self.expr(iter)?;
-                self.emit(Op::GetIter(false), sp);
+                self.emit(Op::GetIter(false, false), sp);
                 let head = self.here();
                 let exit = self.emit(Op::ForIter(0), sp);
                 self.emit(store, sp);
@@ -590,8 +654,7 @@ impl Lower {
                 self.stmt(init)?;
                 let head = self.here();
                 self.emit(Op::Poll, sp);
-                self.expr(cond)?;
-                let exit = self.emit(Op::JumpIfFalse(0), sp);
+                let exit = self.cond_jump(cond, sp)?;
                 self.loop_body(
                     LoopKind::Plain,
                     body,
@@ -611,6 +674,66 @@ impl Lower {
                     self.emit(Op::ReturnNone, sp);
                 }
             },
+            S::Visit {
+                index,
+                target,
+                orelse,
+            } => {
+                match &target.kind {
+                    E::EdgeRef(r) if r.edges => self.edge_ref(r, true, sp)?,
+                    _ => {
+                        self.expr(target)?;
+                        self.emit(Op::VisitLocations, sp);
+                    }
+                }
+                if let Some(i) = index {
+                    self.expr(i)?;
+                }
+                let j = self.emit(Op::Visit(index.is_some(), 0), sp);
+                if let Some(b) = orelse {
+                    self.block(b)?;
+                }
+                let end = self.here();
+                self.patch(j, end);
+            }
+            S::Raise { exc: None, .. } => {
+                self.emit(Op::RaiseAgain, sp);
+            }
+            S::Raise {
+                exc: Some(e),
+                cause,
+            } => {
+                self.expr(e)?;
+                self.emit(Op::ExcFrom, sp);
+                if let Some(c) = cause {
+                    self.expr(c)?;
+                }
+                self.emit(Op::Raise(cause.is_some()), sp);
+            }
+            S::Assert { cond, msg } => {
+                self.expr(cond)?;
+                let j = self.emit(Op::AssertJump(0), sp);
+                if let Some(m) = msg {
+                    self.expr(m)?;
+                }
+                self.emit(Op::AssertFail(msg.is_some()), sp);
+                let end = self.here();
+                self.patch(j, end);
+            }
+            S::Report(e) => {
+                self.expr(e)?;
+                self.emit(Op::Report, sp);
+            }
+            // Both end the function (`run_frame` turns their flows into `None`); in
+            // module code they would end the entry block, which is left to the
+            // tree-walker.
+            S::Disengage if !self.module => {
+                self.emit(Op::Disengage, sp);
+                self.emit(Op::ReturnNone, sp);
+            }
+            S::Skip if !self.module => {
+                self.emit(Op::ReturnNone, sp);
+            }
             S::Break => {
                 let kind = self.loops.last().ok_or(Unsupported)?.kind;
                 if kind == LoopKind::For {
@@ -704,9 +827,29 @@ impl Lower {
                 self.expr(index)?;
                 self.emit(Op::SetItem, sp);
             }
+            E::Tuple(_) | E::List(_) => {
+                let op = self.unpack_op(target)?;
+                self.emit(op, sp);
+            }
             _ => return Err(Unsupported),
         }
         Ok(())
+    }
+
+    /// The instruction assigning a statement's flat tuple target (`a, b = ...`,
+    /// `for (k, v) in ...`): by slot in a def, by name in module code.
+    fn unpack_op(&mut self, target: &ast::Expr) -> L<Op> {
+        let names = flat_target(target).ok_or(Unsupported)?;
+        if self.module {
+            self.kwnames.push(names);
+            return Ok(Op::UnpackNames((self.kwnames.len() - 1) as u32));
+        }
+        let slots = names
+            .iter()
+            .map(|n| self.local(n).ok_or(Unsupported))
+            .collect::<L<Vec<u32>>>()?;
+        self.slot_lists.push(slots);
+        Ok(Op::UnpackStore((self.slot_lists.len() - 1) as u32))
     }
 
     fn expr(&mut self, e: &ast::Expr) -> L<()> {
@@ -744,6 +887,27 @@ impl Lower {
             }
             E::Special(ast::SpecialRef::Visitor) => {
                 self.emit(Op::LoadVisitor, sp);
+            }
+            E::Special(ast::SpecialRef::Root) => {
+                self.emit(Op::LoadRoot, sp);
+            }
+            E::EdgeRef(r) => self.edge_ref(r, false, sp)?,
+            E::Spawn { left, right } => {
+                self.expr(left)?;
+                self.expr(right)?;
+                self.emit(Op::Spawn, sp);
+            }
+            E::Connect { left, right, op } => {
+                let plain = op.edge.as_deref().is_none_or(|e| self.slot_free(e))
+                    && op.assigns.iter().all(|(_, v)| self.slot_free(v));
+                if !plain {
+                    return Err(Unsupported);
+                }
+                self.expr(left)?;
+                self.expr(right)?;
+                self.connects.push(op.clone());
+                let i = (self.connects.len() - 1) as u32;
+                self.emit(Op::Connect(i), sp);
             }
             E::List(items) | E::Tuple(items) => {
                 for it in items {
@@ -803,9 +967,19 @@ impl Lower {
                 }
             },
             E::Binary { op, left, right } => {
-                self.expr(left)?;
-                self.expr(right)?;
-                self.emit(Op::Binary(*op), sp);
+                if let E::Int(i) = right.kind {
+                    let k = self.const_index(Value::Int(i));
+                    if let Some(s) = self.param_slot(left) {
+                        self.emit(Op::LocalBinaryConst(s, *op, k), sp);
+                    } else {
+                        self.expr(left)?;
+                        self.emit(Op::BinaryConst(*op, k), sp);
+                    }
+                } else {
+                    self.expr(left)?;
+                    self.expr(right)?;
+                    self.emit(Op::Binary(*op), sp);
+                }
             }
             E::BoolOp { op, left, right } => {
                 self.expr(left)?;
@@ -845,8 +1019,106 @@ impl Lower {
                 self.patch(end, at);
             }
             E::Cast { expr, .. } => self.expr(expr)?,
+            E::FString(parts) => {
+                self.emit(Op::FStrStart, sp);
+                self.fstring(parts, sp)?;
+                self.emit(Op::FStrEnd, sp);
+            }
             E::ListComp { .. } | E::SetComp { .. } | E::DictComp { .. } => self.comp(e)?,
             _ => return Err(Unsupported),
+        }
+        Ok(())
+    }
+
+    /// Edge reference `r` (span `sp`): its start anchor in the VM, its hops by the
+    /// tree-walker (`edge_ref_from`), which is exact only when their expressions read
+    /// no slot; `visit` asks for the locations it queues.
+    fn edge_ref(&mut self, r: &ast::EdgeRef, visit: bool, sp: Span) -> L<()> {
+        let plain = r.hops.iter().all(|h| {
+            let op = h.op.edge_type.as_deref().is_none_or(|e| self.slot_free(e))
+                && h.op.conds.iter().all(|c| self.slot_free(&c.value));
+            let filter = h.filter.as_ref().is_none_or(|f| {
+                f.ty.as_deref().is_none_or(|e| self.slot_free(e))
+                    && f.conds.iter().all(|c| self.slot_free(&c.value))
+            });
+            op && filter && h.pin.as_deref().is_none_or(|e| self.slot_free(e))
+        });
+        if !plain {
+            return Err(Unsupported);
+        }
+        match &r.anchor {
+            Some(a) => self.expr(a)?,
+            None => {
+                self.emit(Op::DefaultAnchor, sp);
+            }
+        }
+        let mut r = r.clone();
+        r.anchor = None;
+        self.edge_refs.push(r);
+        let i = (self.edge_refs.len() - 1) as u32;
+        self.emit(Op::EdgeRef(i, visit), sp);
+        Ok(())
+    }
+
+    /// Whether the tree-walker can evaluate `e` in the frame's context (the closure
+    /// scope, `self`, `here`, `visitor`) exactly: it reads no slot and binds nothing.
+    /// Literals, names that are no slot, `self`/`here`/`root`..., attribute reads,
+    /// operators and calls of those (a typed edge's constructor).
+    fn slot_free(&self, e: &ast::Expr) -> bool {
+        match &e.kind {
+            E::None | E::Bool(_) | E::Int(_) | E::Float(_) | E::Str(_) | E::Special(_) => true,
+            E::Name(n) => matches!(self.resolve(n), Ok(None)),
+            E::Attr { obj, .. } => self.slot_free(obj),
+            E::Unary { operand, .. } => self.slot_free(operand),
+            E::Binary { left, right, .. } | E::BoolOp { left, right, .. } => {
+                self.slot_free(left) && self.slot_free(right)
+            }
+            E::Compare { left, ops } => {
+                self.slot_free(left) && ops.iter().all(|(_, r)| self.slot_free(r))
+            }
+            E::Call { func, args } => {
+                self.slot_free(func)
+                    && args.iter().all(|a| match a {
+                        Arg::Positional(e) | Arg::Keyword(_, e) => self.slot_free(e),
+                        _ => false,
+                    })
+            }
+            _ => false,
+        }
+    }
+
+    /// The pieces of an f-string (or of a piece's format spec) into the innermost
+    /// buffer, in `eval_fstring`'s order: each piece's value, its conversion, its spec,
+    /// then its text. Formatting failures record the whole f-string's span `sp`.
+    fn fstring(&mut self, parts: &[ast::FStringPart], sp: Span) -> L<()> {
+        for part in parts {
+            match part {
+                ast::FStringPart::Literal(text) => {
+                    let k = self.const_index(Value::Str(Rc::<str>::from(text.as_str()).into()));
+                    self.emit(Op::FStrLit(k), sp);
+                }
+                ast::FStringPart::Expr {
+                    expr,
+                    conversion,
+                    spec,
+                    debug_text,
+                } => {
+                    self.expr(expr)?;
+                    self.fparts.push(FPart {
+                        conversion: *conversion,
+                        debug_text: debug_text.as_deref().map(Rc::from),
+                        spec: spec.is_some(),
+                    });
+                    let p = (self.fparts.len() - 1) as u32;
+                    if let Some(spec) = spec {
+                        self.emit(Op::FStrConv(p), sp);
+                        self.emit(Op::FStrStart, sp);
+                        self.fstring(spec, sp)?;
+                        self.emit(Op::FStrEnd, sp);
+                    }
+                    self.emit(Op::FStrPiece(p), sp);
+                }
+            }
         }
         Ok(())
     }
@@ -893,6 +1165,10 @@ impl Lower {
             self.emit(Op::EnterScope, sp);
         }
         self.emit(init, sp);
+        // One generator without conditions: the source's length is the result's (a
+        // list's exactly, a dict's or set's at most), a size hint that never
+        // over-reserves much.
+        self.comp_first = gens.len() == 1 && gens[0].conds.is_empty();
         self.comprehension(gens, sp, slots, &mut |l| {
             match &e.kind {
                 E::DictComp { key, value, .. } => {
@@ -926,8 +1202,10 @@ impl Lower {
         let Some((first, rest)) = gens.split_first() else {
             return body(self);
         };
+        // Only the outermost generator has the result right under its iterable.
+        let outermost = std::mem::take(&mut self.comp_first);
         self.expr(&first.iter)?;
-        self.emit(Op::GetIter(true), sp);
+        self.emit(Op::GetIter(true, outermost), sp);
         let head = self.here();
         let exit = self.emit(Op::ForIter(0), sp);
         let names = target_names(&first.target)?;
@@ -960,8 +1238,8 @@ impl Lower {
             }
         }
         for c in &first.conds {
-            self.expr(c)?;
-            self.emit(Op::JumpIfFalse(head), sp);
+            let j = self.cond_jump(c, sp)?;
+            self.patch(j, head);
         }
         self.comprehension(rest, sp, slots, body)?;
         self.emit(Op::Jump(head), sp);
@@ -1041,6 +1319,22 @@ impl Lower {
             }
         }
         Ok(())
+    }
+}
+
+/// The names of a statement's flat tuple or list target of plain names (no `*`, no
+/// nesting); `None` for anything else.
+fn flat_target(target: &ast::Expr) -> Option<Vec<Rc<str>>> {
+    match &target.kind {
+        E::Name(n) => Some(vec![n.clone()]),
+        E::Tuple(items) | E::List(items) if !items.is_empty() => items
+            .iter()
+            .map(|t| match &t.kind {
+                E::Name(n) => Some(n.clone()),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
     }
 }
 

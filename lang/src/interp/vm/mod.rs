@@ -55,7 +55,19 @@ pub(crate) enum Op {
     Dup2,
     Unary(UnaryOp),
     Binary(BinOp),
+    /// [a] → `a op consts[k]` (an int literal on the right).
+    BinaryConst(BinOp, u32),
     Compare(CmpOp),
+    /// [a, b] → jump unless `a op b` (an `if`/`while` condition that is one
+    /// comparison).
+    CompareJump(CmpOp, u32),
+    /// [a] → jump unless `a op consts[k]` (the same, with an int literal on the right).
+    CompareConstJump(CmpOp, u32, u32),
+    /// `BinaryConst` on parameter slot `s` (always bound, so the read cannot fail):
+    /// (slot, operator, constant).
+    LocalBinaryConst(u32, BinOp, u32),
+    /// `CompareConstJump` on parameter slot `s`: (slot, operator, constant, target).
+    LocalCompareConstJump(u32, CmpOp, u32, u32),
     /// A link of a comparison chain `a < b < c`: [a, b] → [b] if true, else jump
     /// with `False` pushed.
     CompareChain(CmpOp, u32),
@@ -100,7 +112,11 @@ pub(crate) enum Op {
     /// Pop an iterable, push a loop iterator (ranges lazily, generators step by step,
     /// anything else materialised as `for` does); with the flag, a comprehension's
     /// (generators materialised too, as `comprehend` does).
-    GetIter(bool),
+    /// With the second flag (the only generator of a comprehension without
+    /// conditions, its result right under the iterable), a materialised source's
+    /// length is reserved in the result: the size it will have (a list) or at most
+    /// (a dict or set), no regrowth on the way.
+    GetIter(bool, bool),
     /// Push the next item of the innermost loop iterator, or pop it and jump.
     ForIter(u32),
     PopIter,
@@ -125,6 +141,11 @@ pub(crate) enum Op {
     /// [.., v] → bind the comprehension targets in the slots of a `slot_lists` entry
     /// from a tuple or iterable `v`, as `assign_local` does.
     UnpackLocals(u32),
+    /// [.., v] → assign a statement's flat tuple target (`a, b = v`, `for (k, v) in`)
+    /// to the locals of a `slot_lists` entry, each as `StoreLocal`, as `assign` does.
+    UnpackStore(u32),
+    /// Module code: the same, by name (a `kwnames` list; `scope_set` each).
+    UnpackNames(u32),
     /// [list, v] → [list] with `v` appended (growth bounded).
     ListAppend,
     /// [set, v] → [set] with `v` added.
@@ -133,7 +154,68 @@ pub(crate) enum Op {
     DictPut,
     /// Push an empty set.
     NewSet,
+    /// Start an f-string: a new buffer on the f-string stack.
+    FStrStart,
+    /// Append `consts[k]` (a literal piece) to the innermost f-string buffer.
+    FStrLit(u32),
+    /// [v] → [v, c]: the conversion of `{v!r}`/`{v!s}`/`{v!a}`/`{v=}` done before its
+    /// format spec is evaluated (`c` is `None` when there is none), as
+    /// `eval_fstring` orders it; `fparts[p]` says which.
+    FStrConv(u32),
+    /// Append the piece `fparts[p]` of value [v] (or [v, c, spec] when it has a spec)
+    /// to the innermost buffer, as `eval_fstring` writes it.
+    FStrPiece(u32),
+    /// Pop the innermost buffer and push it as a string.
+    FStrEnd,
+    /// `root`.
+    LoadRoot,
+    /// The start of an edge reference written without one: `self` when it is an
+    /// anchor, else `here` (`default_anchor`).
+    DefaultAnchor,
+    /// [start] → the edge reference `edge_refs[i]` from `start` (its hops' type and
+    /// filter expressions read no slot; the tree-walker evaluates them): the list of
+    /// its nodes (or edges); with the flag, the locations a `visit` of it queues (each
+    /// edge followed by its far node, as `exec_visit` does).
+    EdgeRef(u32, bool),
+    /// [v] → [the list of locations `visit v` queues] (`locations`).
+    VisitLocations,
+    /// [items] or [items, index] (with the flag) → queue them on the running walk; jump
+    /// when something was queued (past the `else` block).
+    Visit(bool, u32),
+    /// [v] → `report v`.
+    Report,
+    /// `disengage`: the running walk stops after this ability (the frame then returns
+    /// `None`, as a body ended by `Flow::Disengage` does).
+    Disengage,
+    /// [left, right] → `left spawn right`.
+    Spawn,
+    /// [v] → [the exception `raise v` raises] (`exception_from`: a class is called).
+    ExcFrom,
+    /// [exc] or [exc, cause] (with the flag) → raise it; `raise` alone (`RaiseAgain`)
+    /// re-raises the exception being handled.
+    Raise(bool),
+    RaiseAgain,
+    /// `assert`: [cond] → jump when it is true, else go on to the failure.
+    AssertJump(u32),
+    /// [] or [msg] (with the flag) → raise `AssertionError`.
+    AssertFail(bool),
+    /// [left, right] → `left ++> right` with the operator `connects[i]` (its edge
+    /// expression and assignments read no slot).
+    Connect(u32),
 }
+
+/// How one `{expr}` piece of an f-string is written (`Op::FStrConv`, `Op::FStrPiece`).
+pub(crate) struct FPart {
+    /// `!r`, `!s` or `!a`.
+    pub conversion: Option<char>,
+    /// `{x=}`: the source text written before the value.
+    pub debug_text: Option<Rc<str>>,
+    /// The piece has a format spec (evaluated onto the stack before `FStrPiece`).
+    pub spec: bool,
+}
+
+// Instructions stay two words: the loop copies one per step.
+const _: () = assert!(std::mem::size_of::<Op>() == 16);
 
 /// A `CallMethod` site's cached lookup.
 pub(crate) struct MethodHit {
@@ -162,6 +244,11 @@ pub(crate) struct Code {
     /// Per `CallMethod` site: the last receiver class and the plain method it
     /// resolved to, valid while no class gained or replaced a method since.
     pub method_cache: Vec<RefCell<Option<MethodHit>>>,
+    /// The `{expr}` pieces of f-strings.
+    pub fparts: Vec<FPart>,
+    /// Edge references (`Op::EdgeRef`) and connect operators (`Op::Connect`).
+    pub edge_refs: Vec<ast::EdgeRef>,
+    pub connects: Vec<ast::ConnectOp>,
     /// Module code: the expressions and statements the tree-walker runs.
     pub exprs: Vec<ast::Expr>,
     pub stmts: Vec<ast::Stmt>,

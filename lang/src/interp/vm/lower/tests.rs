@@ -85,3 +85,83 @@ fn what_comprehensions_in_defs_leave_to_the_tree_walker() {
         ]
     );
 }
+
+#[test]
+fn fstrings_tuple_targets_raise_and_walker_statements_are_lowered() {
+    let got = compiled(
+        "def fmt(x: float, w: int) -> str {\n    return f\"{x!r:>{w}} {x=} {w}\";\n}\n\
+         def swap(a: int, b: int) -> tuple {\n    (a, b) = (b, a);\n    for (k, v) in [(a, b)] {\n        a = k + v;\n    }\n    return (a, b);\n}\n\
+         def fail(x: int) -> None {\n    assert x > 0, \"positive\";\n    raise ValueError(\"no\") from None;\n}\n\
+         def again() -> None {\n    raise;\n}\n\
+         def walk(n: int) -> None {\n    report n;\n    visit :0: [-->[?n > 1]] else {\n        disengage;\n    }\n    visit [edge here ->:E:->];\n    root ++> here;\n    skip;\n}\n",
+    );
+    let all: Vec<bool> = got.iter().map(|(_, ok)| *ok).collect();
+    assert_eq!(all, [true; 5], "{got:?}");
+    let code = lowered(
+        "def swap(a: int, b: int) -> tuple {\n    (a, b) = (b, a);\n    return (a, b);\n}\n",
+    )
+    .remove(0)
+    .1
+    .expect("lowered");
+    assert!(code.ops.iter().any(|op| matches!(op, Op::UnpackStore(0))));
+    assert_eq!(code.slot_lists, [vec![0, 1]]);
+}
+
+#[test]
+fn what_walker_statements_leave_to_the_tree_walker() {
+    let got = compiled(
+        "def filter_reads_local(limit: int) -> list {\n    return [-->[?n > limit]];\n}\n\
+         def edge_type_reads_local(t: any) -> list {\n    return [->:t:->];\n}\n\
+         def typed_connect_reads_local(a: any, b: any, w: int) -> any {\n    return a +>: E(w=w) :+> b;\n}\n\
+         def typed_connect_static(a: any, b: any) -> any {\n    return a +>: E(w=1) :+> b;\n}\n\
+         def nested_tuple_target(xs: list) -> None {\n    for (a, (b, c)) in xs {\n        print(a);\n    }\n}\n\
+         def starred_target(xs: list) -> None {\n    (a, *b) = xs;\n}\n",
+    );
+    assert_eq!(
+        got,
+        [
+            ("filter_reads_local".to_string(), false),
+            ("edge_type_reads_local".to_string(), false),
+            ("typed_connect_reads_local".to_string(), false),
+            ("typed_connect_static".to_string(), true),
+            ("nested_tuple_target".to_string(), false),
+            ("starred_target".to_string(), false),
+        ]
+    );
+}
+
+#[test]
+fn single_comparisons_in_conditions_compare_and_jump_in_one_instruction() {
+    let code = lowered(
+        "def f(n: int, m: int) -> int {\n    k = m;\n    if n < 2 {\n        return n - 1;\n    }\n    while k != m {\n        k = k + 1;\n    }\n    if k >= 3 {\n        return 2;\n    }\n    if 0 < n < m {\n        return 1;\n    }\n    return 0;\n}\n",
+    )
+    .remove(0)
+    .1
+    .expect("lowered");
+    let count = |f: fn(&Op) -> bool| code.ops.iter().filter(|op| f(op)).count();
+    // A parameter (always bound) is read by the fused instruction itself.
+    assert_eq!(
+        count(|op| matches!(op, Op::LocalCompareConstJump(0, ast::CmpOp::Lt, _, _))),
+        1
+    );
+    assert_eq!(
+        count(|op| matches!(op, Op::LocalBinaryConst(0, ast::BinOp::Sub, _))),
+        1
+    );
+    // A local that may be unbound is loaded first.
+    assert_eq!(
+        count(|op| matches!(op, Op::CompareConstJump(ast::CmpOp::GtE, _, _))),
+        1
+    );
+    assert_eq!(
+        count(|op| matches!(op, Op::BinaryConst(ast::BinOp::Add, _))),
+        1
+    );
+    assert_eq!(
+        count(|op| matches!(op, Op::CompareJump(ast::CmpOp::NotEq, _))),
+        1
+    );
+    // A chain keeps its links and its truth test.
+    assert_eq!(count(|op| matches!(op, Op::CompareChain(..))), 1);
+    assert_eq!(count(|op| matches!(op, Op::JumpIfFalse(_))), 1);
+}
