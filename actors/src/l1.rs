@@ -183,22 +183,11 @@ pub struct EmbeddedShared {
     pub(crate) group: Group,
     pub(crate) tuning: EmbeddedTuning,
     /// Held by a group's leader from its transaction until the cache agrees with it,
-    /// and by a connection resynchronising the cache with `meta.commit_seq`. It holds
-    /// the one connection every group is written on (`crate::store`, `write_group`).
-    writer: Mutex<Writer>,
+    /// and by a connection resynchronising the cache with `meta.commit_seq`.
+    writer: Mutex<()>,
     /// The checkpointer's mailbox (nudged after every group) and whether one runs.
     pub(crate) checkpoints: std::sync::Arc<crate::checkpoint::Mailbox>,
     pub(crate) checkpointer_attached: std::sync::atomic::AtomicBool,
-}
-
-/// The writer connection of group commit: opened by the first group's leader, dropped
-/// after a failed group (the next leader opens it again). All groups are written on it,
-/// whichever thread leads, so its page cache stays warm: a SQLite connection discards its
-/// cache whenever another connection has written the file, which is what happened on
-/// every group when each leader wrote on its own connection.
-#[derive(Default)]
-pub(crate) struct Writer {
-    pub(crate) conn: Option<rusqlite::Connection>,
 }
 
 impl std::fmt::Debug for EmbeddedShared {
@@ -234,7 +223,7 @@ impl EmbeddedShared {
             grouped_calls: AtomicU64::new(0),
             group: Group::default(),
             tuning,
-            writer: Mutex::default(),
+            writer: Mutex::new(()),
             checkpoints: Default::default(),
             checkpointer_attached: Default::default(),
         }
@@ -267,7 +256,7 @@ impl EmbeddedShared {
         }
     }
 
-    pub(crate) fn writer(&self) -> MutexGuard<'_, Writer> {
+    pub(crate) fn writer(&self) -> MutexGuard<'_, ()> {
         lock(&self.writer)
     }
 

@@ -197,35 +197,6 @@ impl From<StoreError> for HostError {
     }
 }
 
-/// One transaction over `batch` on `conn`: `commit_seq` bumped once, each call's changes
-/// in its own savepoint (released, or rolled back alone), one COMMIT. Returns the new
-/// `commit_seq` and each call's outcome.
-fn group_transaction(
-    conn: &mut Connection,
-    batch: &[std::sync::Arc<crate::l1::Pending>],
-    track: bool,
-) -> Result<(u64, Vec<Result<Applied, StoreError>>), StoreError> {
-    let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let seq = bump_seq(&tx)?;
-    let mut outcomes = Vec::with_capacity(batch.len());
-    for pending in batch {
-        let sp = tx.savepoint()?;
-        match apply_changes(&sp, &pending.changes, track) {
-            Ok(done) => {
-                sp.commit()?;
-                outcomes.push(Ok(done));
-            }
-            Err(e) => {
-                // Dropping the savepoint rolls back what this call wrote.
-                drop(sp);
-                outcomes.push(Err(e));
-            }
-        }
-    }
-    tx.commit()?;
-    Ok((seq, outcomes))
-}
-
 /// The embedded anchor store over one SQLite file.
 pub struct SqliteStore {
     conn: Connection,
@@ -756,39 +727,49 @@ impl SqliteStore {
         Ok(after)
     }
 
-    /// The group writer connection (`l1::Writer`): opened like any other, with the
-    /// checkpointer's hook when one is attached.
-    fn open_writer(
-        &self,
-        shared: &std::sync::Arc<crate::l1::EmbeddedShared>,
-    ) -> Result<Connection, StoreError> {
-        let mut store = SqliteStore::open(&self.path)?;
-        store.set_shared(std::sync::Arc::clone(shared))?;
-        Ok(store.conn)
+    /// One transaction over `batch`: `commit_seq` bumped once, each call's changes in its
+    /// own savepoint (released, or rolled back alone), one COMMIT. Returns the new
+    /// `commit_seq` and each call's outcome.
+    fn group_transaction(
+        &mut self,
+        batch: &[std::sync::Arc<crate::l1::Pending>],
+        track: bool,
+    ) -> Result<(u64, Vec<Result<Applied, StoreError>>), StoreError> {
+        let mut tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let seq = bump_seq(&tx)?;
+        let mut outcomes = Vec::with_capacity(batch.len());
+        for pending in batch {
+            let sp = tx.savepoint()?;
+            match apply_changes(&sp, &pending.changes, track) {
+                Ok(done) => {
+                    sp.commit()?;
+                    outcomes.push(Ok(done));
+                }
+                Err(e) => {
+                    // Dropping the savepoint rolls back what this call wrote.
+                    drop(sp);
+                    outcomes.push(Err(e));
+                }
+            }
+        }
+        tx.commit()?;
+        Ok((seq, outcomes))
     }
 
     /// The group leader's work: one IMMEDIATE transaction, a savepoint per call, one
     /// COMMIT; then the cache, in call order; then every member's outcome.
     fn write_group(
         &mut self,
-        shared: &std::sync::Arc<crate::l1::EmbeddedShared>,
+        shared: &crate::l1::EmbeddedShared,
         batch: &[std::sync::Arc<crate::l1::Pending>],
     ) {
         // Back-pressure: while the log is past twice its bound, wait (at most a second)
         // for the checkpointer to start it over before writing more.
         shared.checkpoints.wait_below_hard_bound();
-        let mut writer = shared.writer();
-        let conn = match writer.conn.take() {
-            Some(conn) => Ok(conn),
-            None => self.open_writer(shared),
-        };
-        let written = conn.and_then(|mut conn| {
-            let written = group_transaction(&mut conn, batch, shared.enabled());
-            if written.is_ok() {
-                writer.conn = Some(conn);
-            }
-            written
-        });
+        let _writer = shared.writer();
+        let written = self.group_transaction(batch, shared.enabled());
         match written {
             Ok((seq, outcomes)) => {
                 shared.count_group(batch.len());
