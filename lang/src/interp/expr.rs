@@ -456,6 +456,45 @@ impl Interp<'_> {
         }
     }
 
+    /// An f-string's `{s}` or `{n}` piece without conversion, spec or `=`: written
+    /// straight into `out`; `false` (nothing written) for other values.
+    pub(super) fn fstr_plain(&mut self, out: &mut String, v: &Value) -> R<bool> {
+        match v {
+            Value::Str(s) => {
+                self.check_str_len(out.len().saturating_add(s.len()))?;
+                out.push_str(s);
+                Ok(true)
+            }
+            Value::Int(i) => {
+                use std::fmt::Write;
+                let _ = write!(out, "{i}");
+                self.check_str_len(out.len())?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// An f-string piece with its conversion already made (`conv`) and its format spec
+    /// (`spec_text`, empty when none), appended to `out`.
+    pub(super) fn fstr_formatted(
+        &mut self,
+        out: &mut String,
+        v: &Value,
+        conv: Option<String>,
+        spec_text: &str,
+    ) -> R<()> {
+        let piece = match conv {
+            Some(s) if spec_text.is_empty() => s,
+            Some(s) => self.format_value(&Value::Str(PyStr::from(s)), spec_text)?,
+            None if spec_text.is_empty() => self.to_str(v)?,
+            None => self.format_value(v, spec_text)?,
+        };
+        self.check_str_len(out.len().saturating_add(piece.len()))?;
+        out.push_str(&piece);
+        Ok(())
+    }
+
     fn eval_fstring(&mut self, parts: &[ast::FStringPart], ctx: &Ctx) -> R<String> {
         let mut out = String::new();
         for p in parts {
@@ -469,21 +508,12 @@ impl Interp<'_> {
                 } => {
                     let v = self.eval(expr, ctx)?;
                     // `{s}` and `{n}` alone: written straight into the result.
-                    if conversion.is_none() && spec.is_none() && debug_text.is_none() {
-                        match &v {
-                            Value::Str(s) => {
-                                self.check_str_len(out.len().saturating_add(s.len()))?;
-                                out.push_str(s);
-                                continue;
-                            }
-                            Value::Int(i) => {
-                                use std::fmt::Write;
-                                let _ = write!(out, "{i}");
-                                self.check_str_len(out.len())?;
-                                continue;
-                            }
-                            _ => {}
-                        }
+                    if conversion.is_none()
+                        && spec.is_none()
+                        && debug_text.is_none()
+                        && self.fstr_plain(&mut out, &v)?
+                    {
+                        continue;
                     }
                     if let Some(t) = debug_text {
                         out.push_str(t);
@@ -499,14 +529,7 @@ impl Interp<'_> {
                         Some(sp) => self.eval_fstring(sp, ctx)?,
                         None => String::new(),
                     };
-                    let piece = match conv {
-                        Some(s) if spec_text.is_empty() => s,
-                        Some(s) => self.format_value(&Value::Str(PyStr::from(s)), &spec_text)?,
-                        None if spec_text.is_empty() => self.to_str(&v)?,
-                        None => self.format_value(&v, &spec_text)?,
-                    };
-                    self.check_str_len(out.len().saturating_add(piece.len()))?;
-                    out.push_str(&piece);
+                    self.fstr_formatted(&mut out, &v, conv, &spec_text)?;
                 }
             }
         }

@@ -375,20 +375,12 @@ impl Interp<'_> {
         conv: Value,
         spec: Option<Value>,
     ) -> R<()> {
-        if part.conversion.is_none() && !part.spec && part.debug_text.is_none() {
-            match &v {
-                Value::Str(s) => {
-                    self.check_str_len(out.len().saturating_add(s.len()))?;
-                    out.push_str(s);
-                    return Ok(());
-                }
-                Value::Int(i) => {
-                    use std::fmt::Write;
-                    let _ = write!(out, "{i}");
-                    return self.check_str_len(out.len());
-                }
-                _ => {}
-            }
+        if part.conversion.is_none()
+            && !part.spec
+            && part.debug_text.is_none()
+            && self.fstr_plain(out, &v)?
+        {
+            return Ok(());
         }
         if let Some(t) = &part.debug_text {
             out.push_str(t);
@@ -407,15 +399,7 @@ impl Interp<'_> {
                 _ => None,
             },
         };
-        let piece = match conv {
-            Some(s) if spec_text.is_empty() => s,
-            Some(s) => self.format_value(&Value::Str(PyStr::from(s)), &spec_text)?,
-            None if spec_text.is_empty() => self.to_str(&v)?,
-            None => self.format_value(&v, &spec_text)?,
-        };
-        self.check_str_len(out.len().saturating_add(piece.len()))?;
-        out.push_str(&piece);
-        Ok(())
+        self.fstr_formatted(out, &v, conv, &spec_text)
     }
 
     /// The value of local slot `s` of the frame whose slots start at `sb`: the slot
