@@ -94,7 +94,7 @@ impl Interp<'_> {
         let class = Rc::new(Class {
             name: a.name.name.clone(),
             kind,
-            module: module.clone(),
+            module: self.shown_module(ctx.file, module),
             bases: std::mem::take(&mut bases),
             mro,
             fields,
@@ -210,7 +210,7 @@ impl Interp<'_> {
         let class = Rc::new(Class {
             name: e.name.name.clone(),
             kind: ClassKind::Enum,
-            module: module.clone(),
+            module: self.shown_module(ctx.file, module),
             bases,
             mro,
             fields: Vec::new(),

@@ -181,7 +181,11 @@ impl Interp<'_> {
                 let _ = write!(out, "<built-in method {}>", b.1);
             }
             Value::Class(c) => {
-                if c.module.as_ref() == "builtins" {
+                if super::stdlib::is_flag_class(c) {
+                    let _ = write!(out, "<flag '{}'>", c.name);
+                } else if c.kind == ClassKind::Enum {
+                    let _ = write!(out, "<enum '{}'>", c.name);
+                } else if c.module.as_ref() == "builtins" {
                     let _ = write!(out, "<class '{}'>", c.name);
                 } else {
                     let _ = write!(out, "<class '{}.{}'>", c.module, c.name);

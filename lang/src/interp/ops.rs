@@ -1062,8 +1062,11 @@ impl Interp<'_> {
                 }
             }
             Value::Class(c) => {
-                if name == "__name__" {
+                if name == "__name__" || name == "__qualname__" {
                     return Ok(Value::Str(c.name.clone().into()));
+                }
+                if name == "__module__" {
+                    return Ok(Value::Str(c.module.clone().into()));
                 }
                 if let Some(m) = self.stdlib_attr(v, name) {
                     return Ok(m);

@@ -20,6 +20,7 @@ mod json;
 mod math;
 mod random;
 mod re;
+mod stored;
 mod strptime;
 mod time;
 mod uuid;
@@ -59,6 +60,11 @@ pub fn flag_text(m: &EnumMember) -> Option<String> {
         Value::Int(v) if re::is_flag_class(&m.class) => Some(re::flag_text(v)),
         _ => None,
     }
+}
+
+/// `c` is `re.RegexFlag` (shown as `<flag 'RegexFlag'>`, as CPython's `enum.Flag`).
+pub fn is_flag_class(c: &Class) -> bool {
+    re::is_flag_class(c)
 }
 
 /// How many leading fields of a by-value stdlib instance make its identity as a dict
