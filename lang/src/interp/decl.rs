@@ -115,6 +115,7 @@ impl Interp<'_> {
             span: a.name.span,
             file: ctx.file,
             is_async: a.is_async,
+            python_class: a.kind == ArchKind::Class,
         });
         // Inherited abilities first, in slot order.
         let mut abilities: Vec<Rc<AbilityDef>> = Vec::new();
@@ -228,6 +229,7 @@ impl Interp<'_> {
             span: e.name.span,
             file: ctx.file,
             is_async: false,
+            python_class: false,
         });
         let members: Vec<(&ast::Name, Option<&ast::Expr>)> = e
             .members

@@ -209,7 +209,7 @@ impl Interp<'_> {
                 let _ = write!(out, "<coroutine object {}>", c.name);
             }
             Value::Instance(i) => {
-                if i.class.is_exception() {
+                if i.class.is_exception() && !i.class.has_record_repr() {
                     let args = match i.get_extra("args") {
                         Some(a) => a,
                         None => Value::tuple(vec![]),

@@ -40,6 +40,18 @@ impl Interp<'_> {
     }
 
     fn unsupported(&self, op: &str, a: &Value, b: &Value) -> super::Interrupt {
+        // A sequence repeated by something not an int words it CPython's way.
+        let is_seq = |v: &Value| matches!(v, Value::Str(_) | Value::List(_) | Value::Tuple(_));
+        if matches!(op, "*" | "*=") && (is_seq(a) || is_seq(b)) {
+            let other = if is_seq(a) { b } else { a };
+            return self.err(
+                "TypeError",
+                format!(
+                    "can't multiply sequence by non-int of type '{}'",
+                    self.type_name_of(other)
+                ),
+            );
+        }
         self.err(
             "TypeError",
             format!(

@@ -285,14 +285,8 @@ impl ArgStyle<'_> {
                 )
             }
             ArgStyle::Python(_) | ArgStyle::PyMethod(_) => {
-                let names: Vec<String> = missing
-                    .iter()
-                    .map(|i| format!("'{}'", params[*i]))
-                    .collect();
-                let list = match names.len() {
-                    1 => names[0].clone(),
-                    n => format!("{} and {}", names[..n - 1].join(", "), names[n - 1]),
-                };
+                let names: Vec<Rc<str>> = missing.iter().map(|i| Rc::from(params[*i])).collect();
+                let list = super::params::name_list(&names);
                 format!(
                     "{f} missing {} required positional argument{}: {list}",
                     names.len(),
