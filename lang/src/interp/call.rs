@@ -39,6 +39,12 @@ impl Interp<'_> {
             }
             Value::Class(c) => self.construct(c, args, kwargs),
             other => {
+                // An object whose class defines `__call__`.
+                if dunder::is_object(other)
+                    && let Some(f) = self.class_of(other).find_method("__call__")
+                {
+                    return self.call_function(&f, Some(other.clone()), args, kwargs, None);
+                }
                 let t = self.type_name_of(other);
                 Err(self.err("TypeError", format!("'{t}' object is not callable")))
             }

@@ -1274,7 +1274,7 @@ impl Interp<'_> {
     }
 
     /// The exception value is an instance of builtin exception class `name`.
-    fn exc_is(&self, v: &Value, name: &str) -> bool {
+    pub(super) fn exc_is(&self, v: &Value, name: &str) -> bool {
         match v {
             Value::Instance(i) => i.class.is_sub_named(name),
             _ => false,

@@ -17,6 +17,7 @@ mod coroutine;
 mod decl;
 mod decl_later;
 mod display;
+mod dunder;
 pub mod events;
 mod expr;
 mod generator;
