@@ -1,5 +1,6 @@
 //! The later declaration rows of the language through the CLI: annex files in every
-//! layout (`svc run`), and `svc test` (test blocks, the tests annex, summary, exit code).
+//! layout (`svc run`), `svc test` (test blocks, the tests annex, summary, exit code),
+//! and the module names classes show (`__main__`, a dotted import path).
 
 use crate::{TempDir, stderr, stdout, svc_in};
 
@@ -88,4 +89,22 @@ fn svc_test_exits_0_when_all_pass() {
     let out = svc_in(dir.path(), &["test", "ok.svc"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "PASS one\n1 passed, 0 failed\n");
+}
+
+#[test]
+fn classes_show_main_and_the_dotted_import_path() {
+    let dir = TempDir::new("module-names");
+    std::fs::create_dir_all(dir.path().join("pkg")).expect("mkdir");
+    dir.write("pkg/inner.svc", "obj Deep {\n    has z: int = 0;\n}\n");
+    dir.write(
+        "main.svc",
+        "import from pkg.inner { Deep }\nobj Mine {}\nwith entry {\n    print(Deep, Mine, Deep.__module__);\n}\n",
+    );
+    let out = svc_in(dir.path(), &["run", "--no-store", "main.svc"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // jaclang 0.16.7 prints the same line.
+    assert_eq!(
+        stdout(&out),
+        "<class 'pkg.inner.Deep'> <class '__main__.Mine'> pkg.inner\n"
+    );
 }

@@ -1,5 +1,6 @@
 //! The built-in standard-library modules through `svc run`: `time.sleep` counts against
-//! the run's time limit, and a `.svc` module beside the importer wins over a built-in one.
+//! the run's time limit, a `.svc` module beside the importer wins over a built-in one,
+//! and `datetime`/`UUID` values in node fields survive the store.
 
 use crate::{TempDir, stderr, stdout, svc_in};
 use std::time::{Duration, Instant};
@@ -42,4 +43,63 @@ fn a_local_module_wins_over_a_builtin_one() {
     let out = svc_in(dir.path(), &["run", "--no-store", "main.svc"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "local 2.0\n");
+}
+
+const EVENTS: &str = r#"import from datetime { datetime, timedelta, date, timezone }
+import uuid;
+node Event {
+    has when: datetime | None = None;
+    has aware: datetime | None = None;
+    has named: datetime | None = None;
+    has day: date | None = None;
+    has span: timedelta | None = None;
+    has zone: timezone | None = None;
+    has uid: any = None;
+    has nested: list = [];
+}
+with entry {
+    found = [root-->[?:Event]];
+    if found {
+        e = found[0];
+        print(repr(e.when), repr(e.aware));
+        print(repr(e.named));
+        print(repr(e.day), repr(e.span), repr(e.zone), repr(e.uid));
+        print(e.nested, e.when + e.span, e.named.tzname());
+    } else {
+        root ++> Event(
+            when=datetime(2024, 5, 6, 7, 8, 9, 10),
+            aware=datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc, fold=1),
+            named=datetime(2024, 1, 2, 3, 4, 5, 0, timezone(timedelta(hours=-5, minutes=-30), "XST")),
+            day=date(2020, 1, 2),
+            span=timedelta(days=-1, seconds=5, microseconds=7),
+            zone=timezone(timedelta(hours=2)),
+            uid=uuid.UUID("12345678-1234-5678-1234-567812345678"),
+            nested=[date(2021, 3, 4), {"k": timedelta(0)}]
+        );
+        print("stored");
+    }
+}
+"#;
+
+#[test]
+fn datetime_values_in_node_fields_survive_the_store() {
+    let dir = TempDir::new("stdlib-stored");
+    dir.write("main.svc", EVENTS);
+    let first = svc_in(dir.path(), &["run", "main.svc"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert_eq!(stdout(&first), "stored\n");
+    let second = svc_in(dir.path(), &["run", "main.svc"]);
+    assert!(second.status.success(), "{}", stderr(&second));
+    // CPython's repr of each value as it was stored (they came back as None before).
+    assert_eq!(
+        stdout(&second),
+        "datetime.datetime(2024, 5, 6, 7, 8, 9, 10) \
+         datetime.datetime(2024, 1, 2, 3, 4, 5, fold=1, tzinfo=datetime.timezone.utc)\n\
+         datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone(\
+         datetime.timedelta(days=-1, seconds=66600), 'XST'))\n\
+         datetime.date(2020, 1, 2) datetime.timedelta(days=-1, seconds=5, microseconds=7) \
+         datetime.timezone(datetime.timedelta(seconds=7200)) \
+         UUID('12345678-1234-5678-1234-567812345678')\n\
+         [datetime.date(2021, 3, 4), {'k': datetime.timedelta(0)}] 2024-05-05 07:08:14.000017 XST\n"
+    );
 }

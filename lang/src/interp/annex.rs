@@ -90,8 +90,15 @@ impl Interp<'_> {
 
     /// Declare the implementation annexes of the module at `path` into its scope
     /// (`ctx`), after the module's own declarations, and run their globs.
-    pub(super) fn load_impl_annexes(&mut self, path: &Path, ctx: &Ctx, name: &Rc<str>) -> R<()> {
+    pub(super) fn load_impl_annexes(
+        &mut self,
+        path: &Path,
+        ctx: &Ctx,
+        name: &Rc<str>,
+        shown: &Rc<str>,
+    ) -> R<()> {
         for annex in self.parse_annexes(path, IMPL_SUFFIX)? {
+            self.set_shown_module(annex.file, shown.clone());
             let actx = Ctx {
                 file: annex.file,
                 ..ctx.clone()

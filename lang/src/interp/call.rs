@@ -39,6 +39,12 @@ impl Interp<'_> {
             }
             Value::Class(c) => self.construct(c, args, kwargs),
             other => {
+                // An object whose class defines `__call__`.
+                if dunder::is_object(other)
+                    && let Some(f) = self.class_of(other).find_method("__call__")
+                {
+                    return self.call_function(&f, Some(other.clone()), args, kwargs, None);
+                }
                 let t = self.type_name_of(other);
                 Err(self.err("TypeError", format!("'{t}' object is not callable")))
             }
@@ -296,8 +302,45 @@ impl Interp<'_> {
                 Err(self.err("ValueError", format!("{r} is not a valid {}", c.name)))
             }
             ClassKind::Root => Err(self.err("TypeError", "cannot create another Root")),
+            _ if c.is_exception() => self.construct_exception_subclass(c, args, kwargs),
             _ => self.construct_archetype(c, args, kwargs),
         }
+    }
+
+    /// An archetype deriving from an exception. Its `args` are the positional arguments
+    /// of the call (`BaseException.__new__` sets them before any `init` runs;
+    /// `super.init(...)` replaces them). A `class` with no `init` and no `obj` in its
+    /// line (whose generated `init` it would inherit) takes `Exception`'s arguments: any
+    /// positional ones, no keywords.
+    fn construct_exception_subclass(
+        &mut self,
+        c: &Rc<Class>,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        let positional = args.clone();
+        let exception_init = c.find_method("init").is_none()
+            && std::iter::once(&**c)
+                .chain(c.mro.iter().map(|b| &**b))
+                .filter(|b| matches!(b.kind, ClassKind::Arch(_)))
+                .all(|b| b.python_class);
+        let v = if exception_init {
+            if !kwargs.is_empty() {
+                return Err(self.err(
+                    "TypeError",
+                    format!("{}() takes no keyword arguments", c.name),
+                ));
+            }
+            self.construct_archetype(c, Vec::new(), Vec::new())?
+        } else {
+            self.construct_archetype(c, args, kwargs)?
+        };
+        if let Value::Instance(i) = &v
+            && i.get_extra("args").is_none()
+        {
+            i.set_extra(Rc::from("args"), Value::tuple(positional));
+        }
+        Ok(v)
     }
 
     pub(super) fn construct_archetype(
@@ -314,16 +357,15 @@ impl Interp<'_> {
         let init_fields: Vec<usize> = (0..n)
             .filter(|&i| !c.fields[i].postinit && !c.fields[i].is_static)
             .collect();
+        let qual = format!("{}.__init__", c.name);
         if args.len() > init_fields.len() {
+            let required = init_fields
+                .iter()
+                .filter(|&&i| c.fields[i].default.is_none())
+                .count();
             return Err(self.err(
                 "TypeError",
-                format!(
-                    "{}() takes {} positional argument{} but {} were given",
-                    c.name,
-                    init_fields.len(),
-                    if init_fields.len() == 1 { "" } else { "s" },
-                    args.len()
-                ),
+                params::init_arity_message(&qual, required, init_fields.len(), args.len()),
             ));
         }
         for (slot, a) in init_fields.iter().zip(args) {
@@ -335,7 +377,7 @@ impl Interp<'_> {
                     if values[i].is_some() {
                         return Err(self.err(
                             "TypeError",
-                            format!("{}() got multiple values for argument '{}'", c.name, k),
+                            format!("{qual}() got multiple values for argument '{k}'"),
                         ));
                     }
                     values[i] = Some(v);
@@ -365,23 +407,23 @@ impl Interp<'_> {
             file: c.file,
             func: c.name.clone(),
         };
+        // Every missing field is named at once, before any default runs, as CPython does.
+        let missing: Vec<Rc<str>> = (0..n)
+            .filter(|&i| values[i].is_none() && !c.fields[i].postinit)
+            .filter(|&i| c.fields[i].default.is_none())
+            .map(|i| c.fields[i].name.clone())
+            .collect();
+        if !missing.is_empty() {
+            return Err(self.err("TypeError", params::missing_message(&qual, &missing)));
+        }
         let mut fields = Vec::with_capacity(n);
         for (i, v) in values.into_iter().enumerate() {
             let f = &c.fields[i];
             let v = match v {
                 Some(v) => v,
-                None if f.postinit => Value::None,
                 None => match &f.default {
-                    Some(d) => self.eval(d, &dctx)?,
-                    None => {
-                        return Err(self.err(
-                            "TypeError",
-                            format!(
-                                "{}.__init__() missing 1 required positional argument: '{}'",
-                                c.name, f.name
-                            ),
-                        ));
-                    }
+                    Some(d) if !f.postinit => self.eval(d, &dctx)?,
+                    _ => Value::None,
                 },
             };
             fields.push(v);

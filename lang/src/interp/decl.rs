@@ -94,7 +94,7 @@ impl Interp<'_> {
         let class = Rc::new(Class {
             name: a.name.name.clone(),
             kind,
-            module: module.clone(),
+            module: self.shown_module(ctx.file, module),
             bases: std::mem::take(&mut bases),
             mro,
             fields,
@@ -115,6 +115,7 @@ impl Interp<'_> {
             span: a.name.span,
             file: ctx.file,
             is_async: a.is_async,
+            python_class: a.kind == ArchKind::Class,
         });
         // Inherited abilities first, in slot order.
         let mut abilities: Vec<Rc<AbilityDef>> = Vec::new();
@@ -210,7 +211,7 @@ impl Interp<'_> {
         let class = Rc::new(Class {
             name: e.name.name.clone(),
             kind: ClassKind::Enum,
-            module: module.clone(),
+            module: self.shown_module(ctx.file, module),
             bases,
             mro,
             fields: Vec::new(),
@@ -228,6 +229,7 @@ impl Interp<'_> {
             span: e.name.span,
             file: ctx.file,
             is_async: false,
+            python_class: false,
         });
         let members: Vec<(&ast::Name, Option<&ast::Expr>)> = e
             .members

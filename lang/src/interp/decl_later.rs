@@ -97,11 +97,14 @@ impl Interp<'_> {
         if args.len() > init_fields.len() {
             return Err(self.err(
                 "TypeError",
-                format!(
-                    "{qual}() takes {} positional argument{} but {} were given",
-                    init_fields.len() + 1,
-                    if init_fields.is_empty() { "" } else { "s" },
-                    args.len() + 1
+                super::params::init_arity_message(
+                    &qual,
+                    init_fields
+                        .iter()
+                        .filter(|&&i| base.fields[i].default.is_none())
+                        .count(),
+                    init_fields.len(),
+                    args.len(),
                 ),
             ));
         }

@@ -181,7 +181,11 @@ impl Interp<'_> {
                 let _ = write!(out, "<built-in method {}>", b.1);
             }
             Value::Class(c) => {
-                if c.module.as_ref() == "builtins" {
+                if super::stdlib::is_flag_class(c) {
+                    let _ = write!(out, "<flag '{}'>", c.name);
+                } else if c.kind == ClassKind::Enum {
+                    let _ = write!(out, "<enum '{}'>", c.name);
+                } else if c.module.as_ref() == "builtins" {
                     let _ = write!(out, "<class '{}'>", c.name);
                 } else {
                     let _ = write!(out, "<class '{}.{}'>", c.module, c.name);
@@ -205,7 +209,7 @@ impl Interp<'_> {
                 let _ = write!(out, "<coroutine object {}>", c.name);
             }
             Value::Instance(i) => {
-                if i.class.is_exception() {
+                if i.class.is_exception() && !i.class.has_record_repr() {
                     let args = match i.get_extra("args") {
                         Some(a) => a,
                         None => Value::tuple(vec![]),

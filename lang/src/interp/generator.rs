@@ -96,6 +96,71 @@ pub struct Generator {
     state: RefCell<GenRun>,
 }
 
+thread_local! {
+    /// Generators whose last reference went while they were suspended inside a `try`,
+    /// waiting to be closed at the next statement ([`Interp::close_abandoned`]).
+    static ABANDONED: RefCell<Vec<Generator>> = const { RefCell::new(Vec::new()) };
+    /// `ABANDONED` is not empty (the check every statement makes).
+    static HAS_ABANDONED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// `close_abandoned` is running (a `finally` it runs does not start another).
+    static CLOSING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// A generator dropped while suspended inside a `try` waits to be closed.
+#[inline]
+pub(super) fn has_abandoned() -> bool {
+    HAS_ABANDONED.with(std::cell::Cell::get)
+}
+
+/// CPython closes a generator when its last reference goes (`for x in gen() { break; }`,
+/// a `return` from the loop, an exception, `g = None`): `GeneratorExit` at its `yield`,
+/// so its `finally` blocks run. Dropping runs no code here; a generator suspended inside
+/// a `try` moves its frame to a new object queued for [`Interp::close_abandoned`], which
+/// every statement (and `print`) calls first. Others have nothing to run.
+impl Drop for Generator {
+    fn drop(&mut self) {
+        let st = self.state.get_mut();
+        if st.status != Status::Suspended || st.frame.handlers.is_empty() {
+            return;
+        }
+        let run = std::mem::replace(
+            st,
+            GenRun {
+                ctx: None,
+                frame: Frame::default(),
+                status: Status::Done,
+            },
+        );
+        let mut g = Some(Generator {
+            name: self.name.clone(),
+            code: self.code.clone(),
+            state: RefCell::new(run),
+        });
+        let _ = ABANDONED.try_with(|q| {
+            if let Ok(mut q) = q.try_borrow_mut()
+                && let Some(g) = g.take()
+            {
+                q.push(g);
+                HAS_ABANDONED.with(|h| h.set(true));
+            }
+        });
+        // Not queued (the thread is ending): drop it without running anything.
+        if let Some(g) = g {
+            g.state.borrow_mut().status = Status::Done;
+        }
+    }
+}
+
+/// Forget the generators a previous run on this thread left to close (a run that
+/// ended at a limit): their code belongs to that run.
+pub(super) fn discard_abandoned() {
+    let left = ABANDONED.with(|q| std::mem::take(&mut *q.borrow_mut()));
+    HAS_ABANDONED.with(|h| h.set(false));
+    for g in &left {
+        g.state.borrow_mut().status = Status::Done;
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Status {
     Fresh,
@@ -1209,7 +1274,7 @@ impl Interp<'_> {
     }
 
     /// The exception value is an instance of builtin exception class `name`.
-    fn exc_is(&self, v: &Value, name: &str) -> bool {
+    pub(super) fn exc_is(&self, v: &Value, name: &str) -> bool {
         match v {
             Value::Instance(i) => i.class.is_sub_named(name),
             _ => false,
@@ -1225,6 +1290,39 @@ impl Interp<'_> {
                 None => Err(self.stop_iteration(r)),
             },
         }
+    }
+
+    /// Close the generators dropped while suspended inside a `try` (see the `Drop` of
+    /// [`Generator`]), oldest first. An exception one raises is ignored, as CPython
+    /// ignores (and reports on stderr) one raised by a finalizer; a limit stops the run.
+    pub(super) fn close_abandoned(&mut self) -> R<()> {
+        if CLOSING.with(std::cell::Cell::get) {
+            return Ok(());
+        }
+        CLOSING.with(|c| c.set(true));
+        let r = self.close_abandoned_queue();
+        CLOSING.with(|c| c.set(false));
+        r
+    }
+
+    fn close_abandoned_queue(&mut self) -> R<()> {
+        while has_abandoned() {
+            let batch = ABANDONED.with(|q| std::mem::take(&mut *q.borrow_mut()));
+            HAS_ABANDONED.with(|h| h.set(false));
+            let mut batch = batch.into_iter();
+            while let Some(g) = batch.next() {
+                match self.gen_method(&Rc::new(g), "close", Vec::new()) {
+                    Ok(_) | Err(Interrupt::Exc(_)) => {}
+                    Err(e) => {
+                        for g in batch {
+                            g.state.borrow_mut().status = Status::Done;
+                        }
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Methods of a generator object: `send`, `close`, `__next__`.

@@ -17,6 +17,7 @@ mod coroutine;
 mod decl;
 mod decl_later;
 mod display;
+mod dunder;
 pub mod events;
 mod expr;
 mod generator;
@@ -138,6 +139,9 @@ pub struct Interp<'h> {
     /// Every archetype class by name (for persistence lookups).
     pub classes: Rc<FxHashMap<Rc<str>, Rc<Class>>>,
     builtin_classes: Rc<FxHashMap<&'static str, Rc<Class>>>,
+    /// The module name each source file's classes show (`__main__`, `helper`,
+    /// `pkg.inner`; `modules::shown_module`), by file id.
+    module_names: Rc<FxHashMap<u32, Rc<str>>>,
     pub walks: Vec<walk::Walk>,
     /// Reports made outside any walk (a server request's report list).
     pub top_reports: Vec<Value>,
@@ -207,6 +211,7 @@ pub struct Program {
     modules: Rc<HashMap<PathBuf, Rc<ModuleObj>>>,
     classes: Rc<FxHashMap<Rc<str>, Rc<Class>>>,
     builtin_classes: Rc<FxHashMap<&'static str, Rc<Class>>>,
+    module_names: Rc<FxHashMap<u32, Rc<str>>>,
     fn_cache: FnCache,
     main_module: Option<Rc<ModuleObj>>,
     /// Anchors the load run left in module globals: `(handle, id)`, re-resolved by id
@@ -253,6 +258,7 @@ impl<'h> Interp<'h> {
             modules: self.modules.clone(),
             classes: self.classes.clone(),
             builtin_classes: self.builtin_classes.clone(),
+            module_names: self.module_names.clone(),
             fn_cache: self.fn_cache.clone(),
             main_module: self.main_module.clone(),
             pinned,
@@ -334,6 +340,7 @@ impl<'h> Interp<'h> {
     ) -> Interp<'h> {
         limits.max_depth = limits.max_depth.min(MAX_DEPTH_CAP);
         let deadline = limits.timeout.map(|d| Instant::now() + d);
+        generator::discard_abandoned();
         let p = program.clone();
         let mut graph = Graph::default();
         graph.base = p.next_base.get();
@@ -346,6 +353,7 @@ impl<'h> Interp<'h> {
             modules: p.modules,
             classes: p.classes,
             builtin_classes: p.builtin_classes,
+            module_names: p.module_names,
             walks: Vec::new(),
             top_reports: Vec::new(),
             depth: 0,
@@ -387,6 +395,7 @@ impl<'h> Interp<'h> {
             modules: Rc::default(),
             classes: Rc::default(),
             builtin_classes: Rc::default(),
+            module_names: Rc::default(),
             fn_cache: Rc::default(),
             main_module: None,
             pinned: Rc::default(),
@@ -441,6 +450,9 @@ impl<'h> Interp<'h> {
 
     #[inline]
     fn tick(&mut self) -> R<()> {
+        if generator::has_abandoned() {
+            self.close_abandoned()?;
+        }
         self.ops += 1;
         if let Some(max) = self.limits.max_ops
             && self.ops > max

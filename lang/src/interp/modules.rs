@@ -24,13 +24,36 @@ impl Interp<'_> {
         file: u32,
         as_main: bool,
     ) -> R<()> {
-        let m = self.exec_module(path, module, file, as_main)?;
+        // Python names the module it runs `__main__` (`<class '__main__.User'>`); a
+        // served app's module keeps its own name.
+        let shown = if as_main {
+            Rc::from("__main__")
+        } else {
+            Self::module_name(path)
+        };
+        let m = self.exec_module(path, module, file, as_main, shown)?;
+        // Generators dropped by the last statement are closed before the run ends.
+        self.close_abandoned()?;
         self.main_module = Some(m);
         Ok(())
     }
 
     pub(super) fn module_name(path: &Path) -> Rc<str> {
         Rc::from(path.file_stem().and_then(|s| s.to_str()).unwrap_or("main"))
+    }
+
+    /// The module name the classes declared in `file` show (`__module__`, `repr`):
+    /// `__main__` for the program `svc run` runs, the dotted import path for an imported
+    /// module, else `stem` (the file stem, which is also what the store records).
+    pub(super) fn shown_module(&self, file: u32, stem: &Rc<str>) -> Rc<str> {
+        self.module_names
+            .get(&file)
+            .cloned()
+            .unwrap_or_else(|| stem.clone())
+    }
+
+    pub(super) fn set_shown_module(&mut self, file: u32, shown: Rc<str>) {
+        Rc::make_mut(&mut self.module_names).insert(file, shown);
     }
 
     /// Declare everything in `module`, then run its globs and entry blocks in order.
@@ -40,9 +63,11 @@ impl Interp<'_> {
         module: &ast::Module,
         file: u32,
         is_main: bool,
+        shown: Rc<str>,
     ) -> R<Rc<ModuleObj>> {
         let scope = Scope::new_ref(Some(self.builtins.clone()));
         let name = Self::module_name(path);
+        self.set_shown_module(file, shown.clone());
         let m = Rc::new(ModuleObj {
             name: name.clone(),
             scope: scope.clone(),
@@ -53,7 +78,7 @@ impl Interp<'_> {
         let ctx = Ctx::module(scope.clone(), file);
         // Pass 1: imports and declarations (classes, functions, impls).
         self.declare_items(&module.items, &ctx, path, &name, false)?;
-        self.load_impl_annexes(path, &ctx, &name)?;
+        self.load_impl_annexes(path, &ctx, &name, &shown)?;
         // Pass 2: globs, decorators and entry blocks in file order (a decorator may
         // read a glob declared above it, as Python runs a module top to bottom).
         for item in &module.items {
@@ -283,7 +308,8 @@ impl Interp<'_> {
             return Err(self.err("SyntaxError", rendered.trim_end().to_string()));
         }
         let file = self.add_file(sf);
-        self.exec_module(file_path, &parsed.module, file, false)
+        let shown = Rc::from(dotted.join("."));
+        self.exec_module(file_path, &parsed.module, file, false, shown)
     }
 }
 
@@ -310,12 +336,25 @@ fn is_storage_decorator(d: &ast::Expr) -> bool {
 /// A `def` method whose decorators are called when its archetype is declared (Python's
 /// `add = logged(add)` in a class body): it has one that is neither server metadata
 /// nor a storage decorator, and no storage decorator (a mix stays parsed only).
-/// Abilities (`can ... with T entry`) are never decorated (see ARCHITECTURE.md).
+/// Abilities (`can ... with T entry`) are not rebound: see [`is_called_ability_decorated`].
 pub(super) fn has_called_method_decorators(ab: &ast::Ability) -> bool {
     ab.kind != ast::AbilityKind::Can
         && ab.event.is_none()
         && ab.name.is_some()
-        && !ab.decorators.iter().any(is_storage_decorator)
+        && has_called_decorators(ab)
+}
+
+/// An event ability (`can go with T entry`) whose decorators are called, for their
+/// effects, when its archetype is declared, as jaclang does; what they return is
+/// dropped and the ability keeps its trigger (see ARCHITECTURE.md "Fourth pass").
+fn is_called_ability_decorated(ab: &ast::Ability) -> bool {
+    (ab.kind == ast::AbilityKind::Can || ab.event.is_some())
+        && ab.name.is_some()
+        && has_called_decorators(ab)
+}
+
+fn has_called_decorators(ab: &ast::Ability) -> bool {
+    !ab.decorators.iter().any(is_storage_decorator)
         && ab.decorators.iter().any(|d| !is_server_metadata(d))
 }
 
@@ -367,6 +406,13 @@ impl Interp<'_> {
                     let v = self.apply_decorators(&ab.decorators, Value::Func(f), ctx)?;
                     class.statics.borrow_mut().insert(n.name.clone(), v);
                 }
+                ast::Member::Ability(ab) if is_called_ability_decorated(ab) => {
+                    let Some(n) = &ab.name else { continue };
+                    let Some(f) = class.methods.borrow().get(&n.name).cloned() else {
+                        continue;
+                    };
+                    self.apply_decorators(&ab.decorators, Value::Func(f), ctx)?;
+                }
                 ast::Member::Archetype(inner) => {
                     let c = class.statics.borrow().get(&inner.name.name).cloned();
                     if let Some(Value::Class(c)) = c {
@@ -380,19 +426,24 @@ impl Interp<'_> {
     }
 
     /// `@d1 @d2 def f` binds `f = d1(d2(f))`; server metadata decorators are skipped.
+    /// As in Python, every decorator expression is evaluated first, top to bottom
+    /// (`@tag("a") @tag("b")` calls `tag("a")` before `tag("b")`), then the results are
+    /// applied bottom up.
     pub(super) fn apply_decorators(
         &mut self,
         decorators: &[ast::Expr],
         f: Value,
         ctx: &Ctx,
     ) -> R<Value> {
-        let mut v = f;
-        for d in decorators.iter().rev() {
-            if is_server_metadata(d) {
-                continue;
+        let mut called = Vec::with_capacity(decorators.len());
+        for d in decorators {
+            if !is_server_metadata(d) {
+                called.push(self.eval(d, ctx)?);
             }
-            let dec = self.eval(d, ctx)?;
-            v = self.call_value(&dec, vec![v], Vec::new())?;
+        }
+        let mut v = f;
+        for dec in called.iter().rev() {
+            v = self.call_value(dec, vec![v], Vec::new())?;
         }
         Ok(v)
     }

@@ -2,6 +2,7 @@
 //! true division), comparison, truthiness, iteration, attributes and items.
 
 use super::decl_later::typed_enum_operands;
+use super::dunder;
 use super::value::*;
 use super::{Interp, R};
 use crate::ast::{BinOp, CmpOp, UnaryOp};
@@ -40,6 +41,18 @@ impl Interp<'_> {
     }
 
     fn unsupported(&self, op: &str, a: &Value, b: &Value) -> super::Interrupt {
+        // A sequence repeated by something not an int words it CPython's way.
+        let is_seq = |v: &Value| matches!(v, Value::Str(_) | Value::List(_) | Value::Tuple(_));
+        if matches!(op, "*" | "*=") && (is_seq(a) || is_seq(b)) {
+            let other = if is_seq(a) { b } else { a };
+            return self.err(
+                "TypeError",
+                format!(
+                    "can't multiply sequence by non-int of type '{}'",
+                    self.type_name_of(other)
+                ),
+            );
+        }
         self.err(
             "TypeError",
             format!(
@@ -104,6 +117,11 @@ impl Interp<'_> {
         }
         if let Some((a, b)) = typed_enum_operands(a, b) {
             return self.binary_op(op, &a, &b);
+        }
+        if (dunder::is_object(a) || dunder::is_object(b))
+            && let Some(r) = self.binary_dunder(op, a, b)
+        {
+            return r;
         }
         match op {
             BinOp::Add => match (a, b) {
@@ -457,6 +475,9 @@ impl Interp<'_> {
             let value = m.value.clone();
             return self.unary_op(op, &value);
         }
+        if let Some(r) = self.unary_dunder(op, v) {
+            return r;
+        }
         match op {
             UnaryOp::Not => Ok(Value::Bool(!self.truthy(v)?)),
             UnaryOp::Neg => match v {
@@ -508,6 +529,11 @@ impl Interp<'_> {
             && let Some((a, b)) = typed_enum_operands(a, b)
         {
             return self.compare(op, &a, &b);
+        }
+        if (dunder::is_object(a) || dunder::is_object(b))
+            && let Some(r) = self.compare_dunder(op, a, b)
+        {
+            return r;
         }
         match op {
             CmpOp::Eq => self.py_eq(a, b),
@@ -600,6 +626,10 @@ impl Interp<'_> {
                 Ok(matches!(item, Value::EnumMember(m) if m.class.id == c.id))
             }
             other => {
+                if let Some(r) = self.call_dunder(other, "__contains__", vec![item.clone()]) {
+                    let r = r?;
+                    return self.truthy(&r);
+                }
                 let items = self.iterate(other)?;
                 for x in &items {
                     if self.py_eq(x, item)? {
@@ -637,6 +667,11 @@ impl Interp<'_> {
     }
 
     fn py_eq_inner(&mut self, a: &Value, b: &Value) -> R<bool> {
+        if (dunder::is_object(a) || dunder::is_object(b))
+            && let Some(r) = self.compare_dunder(CmpOp::Eq, a, b)
+        {
+            return r;
+        }
         Ok(match (a, b) {
             (Value::List(x), Value::List(y)) => {
                 if Rc::ptr_eq(x, y) {
@@ -766,6 +801,9 @@ impl Interp<'_> {
                 if let Some((x, y)) = super::decl_later::typed_enum_operands(a, b) {
                     return self.py_lt(&x, &y);
                 }
+                if let Some(r) = self.compare_dunder(CmpOp::Lt, a, b) {
+                    return r;
+                }
                 Err(self.err(
                     "TypeError",
                     format!(
@@ -791,7 +829,13 @@ impl Interp<'_> {
             Value::Dict(d) => !d.borrow().is_empty(),
             Value::Set(s) => !s.borrow().is_empty(),
             Value::Range(a, b, s) => range_len(*a, *b, *s) > 0,
-            Value::Instance(_) => self.stdlib_truthy(v).unwrap_or(true),
+            Value::Instance(_) | Value::Anchor(_) => match self.stdlib_truthy(v) {
+                Some(t) => t,
+                None => match self.truthy_dunder(v) {
+                    Some(r) => r?,
+                    None => true,
+                },
+            },
             // A typed enum's member is as true as its value (`re.NOFLAG` is false).
             Value::EnumMember(m) if super::decl_later::enum_value_type(&m.class).is_some() => {
                 let value = m.value.clone();
@@ -874,6 +918,9 @@ impl Interp<'_> {
                 .map(|m| Value::EnumMember(m.clone()))
                 .collect(),
             other => {
+                if let Some(r) = self.iterate_dunder(other) {
+                    return r;
+                }
                 return Err(self.err(
                     "TypeError",
                     format!("'{}' object is not iterable", self.type_name_of(other)),
@@ -1062,8 +1109,11 @@ impl Interp<'_> {
                 }
             }
             Value::Class(c) => {
-                if name == "__name__" {
+                if name == "__name__" || name == "__qualname__" {
                     return Ok(Value::Str(c.name.clone().into()));
+                }
+                if name == "__module__" {
+                    return Ok(Value::Str(c.module.clone().into()));
                 }
                 if let Some(m) = self.stdlib_attr(v, name) {
                     return Ok(m);
@@ -1283,10 +1333,13 @@ impl Interp<'_> {
             }
             // Generic aliases such as list[int] in type positions.
             Value::Class(_) => Ok(o.clone()),
-            other => Err(self.err(
-                "TypeError",
-                format!("'{}' object is not subscriptable", self.type_name_of(other)),
-            )),
+            other => match self.call_dunder(other, "__getitem__", vec![i.clone()]) {
+                Some(r) => r,
+                None => Err(self.err(
+                    "TypeError",
+                    format!("'{}' object is not subscriptable", self.type_name_of(other)),
+                )),
+            },
         }
     }
 
@@ -1309,13 +1362,16 @@ impl Interp<'_> {
                 b.insert(k, v);
                 Ok(())
             }
-            other => Err(self.err(
-                "TypeError",
-                format!(
-                    "'{}' object does not support item assignment",
-                    self.type_name_of(other)
-                ),
-            )),
+            other => match self.call_dunder(other, "__setitem__", vec![i, v]) {
+                Some(r) => r.map(|_| ()),
+                None => Err(self.err(
+                    "TypeError",
+                    format!(
+                        "'{}' object does not support item assignment",
+                        self.type_name_of(other)
+                    ),
+                )),
+            },
         }
     }
 
@@ -1334,13 +1390,16 @@ impl Interp<'_> {
                 }
                 Ok(())
             }
-            other => Err(self.err(
-                "TypeError",
-                format!(
-                    "'{}' object doesn't support item deletion",
-                    self.type_name_of(other)
-                ),
-            )),
+            other => match self.call_dunder(other, "__delitem__", vec![i.clone()]) {
+                Some(r) => r.map(|_| ()),
+                None => Err(self.err(
+                    "TypeError",
+                    format!(
+                        "'{}' object doesn't support item deletion",
+                        self.type_name_of(other)
+                    ),
+                )),
+            },
         }
     }
 

@@ -5,7 +5,7 @@
 use super::*;
 
 /// `'a'`, `'a' and 'b'`, `'a', 'b', and 'c'` as CPython lists missing arguments.
-fn name_list(names: &[Rc<str>]) -> String {
+pub(super) fn name_list(names: &[Rc<str>]) -> String {
     let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
     match quoted.len() {
         0 => String::new(),
@@ -13,6 +13,35 @@ fn name_list(names: &[Rc<str>]) -> String {
         2 => format!("{} and {}", quoted[0], quoted[1]),
         n => format!("{}, and {}", quoted[..n - 1].join(", "), quoted[n - 1]),
     }
+}
+
+/// CPython's message for too many positional arguments to a generated `__init__`
+/// (`qual` is `P.__init__`), counting `self` as CPython does: `P.__init__() takes from 2
+/// to 3 positional arguments but 4 were given`.
+pub(super) fn init_arity_message(
+    qual: &str,
+    required: usize,
+    total: usize,
+    given: usize,
+) -> String {
+    let (lo, hi, given) = (required + 1, total + 1, given + 1);
+    if lo == hi {
+        format!(
+            "{qual}() takes {} but {given} were given",
+            plural(hi, "positional argument")
+        )
+    } else {
+        format!("{qual}() takes from {lo} to {hi} positional arguments but {given} were given")
+    }
+}
+
+/// CPython's message for required arguments left out of a call of `qual`.
+pub(super) fn missing_message(qual: &str, names: &[Rc<str>]) -> String {
+    format!(
+        "{qual}() missing {}: {}",
+        plural(names.len(), "required positional argument"),
+        name_list(names)
+    )
 }
 
 fn plural(n: usize, word: &str) -> String {

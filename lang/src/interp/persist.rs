@@ -268,6 +268,9 @@ impl Interp<'_> {
                 write_json_str(&m.name, out);
                 out.push('}');
             }
+            Value::Instance(_) if let Some(j) = self.stdlib_to_stored(v)? => {
+                let _ = write!(out, "{j}");
+            }
             Value::Instance(i) => {
                 let fields = i.fields.borrow().clone();
                 let class = i.class.clone();
@@ -394,6 +397,9 @@ impl Interp<'_> {
                         }
                     }
                     return Ok(Value::dict(d));
+                }
+                if let Some(v) = self.stdlib_from_stored(m)? {
+                    return Ok(v);
                 }
                 if let (Some(J::String(e)), Some(J::String(n))) = (m.get("__enum__"), m.get("name"))
                 {

@@ -294,6 +294,10 @@ pub struct Class {
     pub file: u32,
     /// `async walker`: a spawn makes a coroutine.
     pub is_async: bool,
+    /// Declared with `class` (Python semantics: no generated `init`, `repr` or `==`).
+    /// Kept apart from `kind` because a `class` deriving from an exception is stored with
+    /// the `obj` kind.
+    pub python_class: bool,
 }
 
 impl Class {
@@ -325,6 +329,7 @@ impl Class {
             span: crate::span::Span::DUMMY,
             file: 0,
             is_async: false,
+            python_class: false,
         }
     }
 }
@@ -382,6 +387,15 @@ impl Class {
     /// `self` is `other` or a subclass of it.
     pub fn is_sub(&self, other: &Class) -> bool {
         self.mro.iter().any(|c| c.id == other.id) || self.id == other.id
+    }
+
+    /// An exception class whose `repr` is its fields' (`AppError(code=404)`), as the
+    /// dataclass jaclang makes of an `obj` deriving from an exception: a class in its
+    /// line was declared with `obj` (a `class` below it inherits that `repr`).
+    pub fn has_record_repr(&self) -> bool {
+        std::iter::once(self)
+            .chain(self.mro.iter().map(|c| &**c))
+            .any(|c| matches!(c.kind, ClassKind::Arch(_)) && !c.python_class)
     }
 
     pub fn arch_kind(&self) -> Option<ArchKind> {

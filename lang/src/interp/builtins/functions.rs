@@ -222,6 +222,9 @@ fn attr_name(it: &Interp, v: &Value) -> R<Rc<str>> {
 }
 
 fn print(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs) -> R<Value> {
+    // A generator dropped since the statement began (`print(first())` where `first`
+    // returned from inside a `for` over one) is closed before the line is written.
+    it.close_abandoned()?;
     let mut sep: Option<Rc<str>> = None;
     let mut end: Option<Rc<str>> = None;
     for (k, v) in kwargs {

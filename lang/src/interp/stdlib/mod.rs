@@ -20,6 +20,7 @@ mod json;
 mod math;
 mod random;
 mod re;
+mod stored;
 mod strptime;
 mod time;
 mod uuid;
@@ -59,6 +60,11 @@ pub fn flag_text(m: &EnumMember) -> Option<String> {
         Value::Int(v) if re::is_flag_class(&m.class) => Some(re::flag_text(v)),
         _ => None,
     }
+}
+
+/// `c` is `re.RegexFlag` (shown as `<flag 'RegexFlag'>`, as CPython's `enum.Flag`).
+pub fn is_flag_class(c: &Class) -> bool {
+    re::is_flag_class(c)
 }
 
 /// How many leading fields of a by-value stdlib instance make its identity as a dict
@@ -279,14 +285,8 @@ impl ArgStyle<'_> {
                 )
             }
             ArgStyle::Python(_) | ArgStyle::PyMethod(_) => {
-                let names: Vec<String> = missing
-                    .iter()
-                    .map(|i| format!("'{}'", params[*i]))
-                    .collect();
-                let list = match names.len() {
-                    1 => names[0].clone(),
-                    n => format!("{} and {}", names[..n - 1].join(", "), names[n - 1]),
-                };
+                let names: Vec<Rc<str>> = missing.iter().map(|i| Rc::from(params[*i])).collect();
+                let list = super::params::name_list(&names);
                 format!(
                     "{f} missing {} required positional argument{}: {list}",
                     names.len(),
