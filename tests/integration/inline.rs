@@ -6,7 +6,7 @@
 //! user's own small `RUST_MIN_STACK`.
 
 use crate::TempDir;
-use crate::support::{ServerGuard, free_port, get, post_json};
+use crate::support::{ServerGuard, get, post_json};
 use serde_json::json;
 
 const APP: &str = r#"import time;
@@ -52,7 +52,7 @@ walker:pub total {
 
 fn app(tag: &str, toml: Option<&str>) -> TempDir {
     let dir = TempDir::new(tag);
-    dir.write("app.svc", APP);
+    dir.write("main.svc", APP);
     if let Some(toml) = toml {
         dir.write("svc.toml", toml);
     }
@@ -77,7 +77,7 @@ fn call(port: u16, path: &str, body: &str) -> serde_json::Value {
 #[test]
 fn quick_calls_run_inline_deep_ones_too_and_slow_ones_stay_on_the_pool() {
     let dir = app("inline", None);
-    let s = ServerGuard::start(dir.path(), &["app.svc"]);
+    let s = ServerGuard::start(dir.path(), &["main.svc"]);
     let port = s.port;
     assert_eq!(metric(port, "svc_runs_inline_total"), 0);
     for i in 0..60 {
@@ -137,7 +137,7 @@ fn inline_attempts_that_lose_races_are_replayed_and_nothing_is_lost() {
         "inline-race",
         Some("[scale.limits]\ninline_run_max_us = 1000000\nmax_replays = 100\n"),
     );
-    let s = ServerGuard::start(dir.path(), &["app.svc"]);
+    let s = ServerGuard::start(dir.path(), &["main.svc"]);
     let port = s.port;
     // Warm-up: the walker needs runs on record before it may run inline.
     for _ in 0..20 {
@@ -175,14 +175,9 @@ fn the_switch_and_a_small_thread_stack_keep_calls_on_the_pool() {
         Some("[scale.limits]\ninline_run_max_us = 0\n"),
     );
     let small = app("inline-small", None);
-    let on_free_port = |dir: &TempDir, env: &[(&str, &str)]| {
-        let port = free_port().to_string();
-        let args = ["app.svc", "--host", "127.0.0.1", "--port", &port];
-        ServerGuard::launch(dir.path(), &args, env)
-    };
     let servers = [
-        on_free_port(&off, &[]),
-        on_free_port(&small, &[("RUST_MIN_STACK", "2097152")]),
+        ServerGuard::replica(off.path(), &[]),
+        ServerGuard::replica(small.path(), &[("RUST_MIN_STACK", "2097152")]),
     ];
     for s in &servers {
         for _ in 0..40 {

@@ -188,6 +188,12 @@ impl ServerGuard {
     /// `svc start main.svc --host 127.0.0.1 --port <free> --workers 2` in `dir` with extra
     /// environment variables (one replica of a multi-process test); waits for /healthz.
     pub fn replica(dir: &Path, env: &[(&str, &str)]) -> ServerGuard {
+        ServerGuard::main_with(dir, "2", env)
+    }
+
+    /// `svc start main.svc --host 127.0.0.1 --port <free> --workers <workers>` in `dir`
+    /// with extra environment variables; waits for /healthz.
+    pub fn main_with(dir: &Path, workers: &str, env: &[(&str, &str)]) -> ServerGuard {
         let port = free_port().to_string();
         let args = [
             "main.svc",
@@ -196,7 +202,7 @@ impl ServerGuard {
             "--port",
             &port,
             "--workers",
-            "2",
+            workers,
         ];
         ServerGuard::launch(dir, &args, env)
     }

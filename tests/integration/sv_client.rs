@@ -56,20 +56,7 @@ fn consumer_dir(tag: &str, sv: &str) -> TempDir {
 
 /// `svc start main.svc` with the provider at `url`.
 fn consumer(dir: &TempDir, url: &str, workers: &str) -> ServerGuard {
-    let port = free_port().to_string();
-    ServerGuard::launch(
-        dir.path(),
-        &[
-            "main.svc",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port,
-            "--workers",
-            workers,
-        ],
-        &[("SVC_SV_PROVIDER_URL", url)],
-    )
+    ServerGuard::main_with(dir.path(), workers, &[("SVC_SV_PROVIDER_URL", url)])
 }
 
 fn total(port: u16, x: i64) -> Value {

@@ -82,36 +82,34 @@ impl Stat {
 #[derive(Default)]
 pub(crate) struct EndpointStats {
     /// Walkers, then functions.
-    by_kind: [RwLock<HashMap<Box<str>, Arc<Stat>>>; 2],
+    by_kind: [RwLock<HashMap<Box<str>, Stat>>; 2],
 }
 
 impl EndpointStats {
-    fn table(&self, kind: EndpointKind) -> &RwLock<HashMap<Box<str>, Arc<Stat>>> {
+    fn table(&self, kind: EndpointKind) -> &RwLock<HashMap<Box<str>, Stat>> {
         match kind {
             EndpointKind::Walker => &self.by_kind[0],
             EndpointKind::Function => &self.by_kind[1],
         }
     }
 
-    /// Record one run of `name`.
+    /// Record one run of `name` (its stat's fields are atomics: a known endpoint needs
+    /// only the read lock).
     pub(crate) fn record(&self, kind: EndpointKind, name: &str, took: Duration) {
         let table = self.table(kind);
-        let found = table
+        if let Some(stat) = table
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .get(name)
-            .cloned();
-        let stat = match found {
-            Some(stat) => stat,
-            None => {
-                let mut map = table.write().unwrap_or_else(PoisonError::into_inner);
-                if map.len() >= MAX_TRACKED && !map.contains_key(name) {
-                    return;
-                }
-                Arc::clone(map.entry(name.into()).or_default())
-            }
-        };
-        stat.record(took);
+        {
+            stat.record(took);
+            return;
+        }
+        let mut map = table.write().unwrap_or_else(PoisonError::into_inner);
+        if map.len() >= MAX_TRACKED && !map.contains_key(name) {
+            return;
+        }
+        map.entry(name.into()).or_default().record(took);
     }
 
     /// Whether `name`'s recent runs were quick enough to run inline.

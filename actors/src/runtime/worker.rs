@@ -78,8 +78,6 @@ pub struct RunWorker {
     versions: VersionTracker,
     /// User roots known to exist in the store (created on first use).
     known_roots: HashSet<AnchorId>,
-    /// Set by an inline run whose only attempt lost a race: the pool replays it.
-    handoff: bool,
 }
 
 impl RunWorker {
@@ -93,7 +91,6 @@ impl RunWorker {
             app: None,
             versions: VersionTracker::default(),
             known_roots: HashSet::new(),
-            handoff: false,
         };
         let ready = catch_unwind(AssertUnwindSafe(|| worker.refresh_app()))
             .unwrap_or_else(|_| Err("error: internal error while loading the app\n".into()));
@@ -168,8 +165,8 @@ impl RunWorker {
         }
     }
 
-    /// One call with its replays; `inline`: one attempt only (a lost race sets
-    /// `handoff` and returns, for the pool to replay).
+    /// One call with its replays; `inline`: one attempt only (a lost race returns
+    /// `Conflict` at once, for the pool to replay).
     fn run(
         &mut self,
         req: &CallRequest,
@@ -278,10 +275,7 @@ impl RunWorker {
                 self.reset_store(text);
             }
             match result {
-                Err(CallError::Conflict(anchor)) if inline => {
-                    self.handoff = true;
-                    return Err(CallError::Conflict(anchor));
-                }
+                conflict @ Err(CallError::Conflict(_)) if inline => return conflict,
                 Err(CallError::Conflict(anchor)) if attempt < self.shared.max_replays => {
                     attempt += 1;
                     self.shared.replays.fetch_add(1, Ordering::Relaxed);
@@ -393,13 +387,13 @@ impl RunWorker {
     ) -> Option<Result<CallOutcome, CallError>> {
         let msg = slot.take()?;
         self.shared.inline_runs.fetch_add(1, Ordering::Relaxed);
-        self.handoff = false;
         let started = std::time::Instant::now();
         let outcome = self.run_caught(&msg.req, &msg.input, &msg.run, true);
         self.shared
             .stats
             .record(msg.req.kind, &msg.req.name, started.elapsed());
-        if std::mem::take(&mut self.handoff) {
+        // In one-attempt mode a `Conflict` is always a lost race left for the pool.
+        if matches!(outcome, Err(CallError::Conflict(_))) {
             self.shared.inline_handoffs.fetch_add(1, Ordering::Relaxed);
             *slot = Some(msg);
             return None;
