@@ -426,11 +426,15 @@ impl Interp<'_> {
     }
 
     /// One unit of the operation budget (`Interp::tick`), its common case inline: the
-    /// count moves and nothing else is due (no budget reached, not a 1,024th tick).
+    /// count moves and nothing else is due (no budget reached, not a 1,024th tick, no
+    /// dropped generator waiting to be closed).
     #[inline(always)]
     fn vm_tick(&mut self) -> R<()> {
         let next = self.ops + 1;
-        if next & 1023 != 0 && self.limits.max_ops.is_none_or(|max| next <= max) {
+        if next & 1023 != 0
+            && self.limits.max_ops.is_none_or(|max| next <= max)
+            && !super::super::generator::has_abandoned()
+        {
             self.ops = next;
             return Ok(());
         }
