@@ -328,7 +328,7 @@ pub struct StartArgs {
     #[arg(long, value_name = "PROFILE")]
     pub profile: Option<String>,
 
-    /// Interpreter threads running walkers and functions (default: the number of cores)
+    /// Interpreter threads running walkers and functions (default: 4 per core)
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
 

@@ -102,6 +102,9 @@ pub struct LimitsConfig {
     /// A call whose endpoint's recent runs averaged at most this many microseconds runs
     /// on the HTTP thread that received it instead of the run pool (1000; 0 = never).
     pub inline_run_max_us: u64,
+    /// Whether an endpoint that committed in its recent runs may run inline too (false:
+    /// writers go to the run pool, where concurrent commits share group commits).
+    pub inline_writers: bool,
 }
 
 impl Default for LimitsConfig {
@@ -115,6 +118,7 @@ impl Default for LimitsConfig {
             run_queue_capacity: 1024,
             max_replays: 8,
             inline_run_max_us: 1_000,
+            inline_writers: false,
         }
     }
 }
@@ -1136,6 +1140,7 @@ impl Config {
                     "inline_run_max_us" => {
                         l.inline_run_max_us = u64::from(at.int_in(value, 0, 1_000_000)?)
                     }
+                    "inline_writers" => l.inline_writers = at.boolean(value)?,
                     _ => at.warn_unknown(),
                 }
             }
@@ -2565,6 +2570,7 @@ max_response_bytes = 4096
 run_queue_capacity = 3
 max_replays = 0
 inline_run_max_us = 0
+inline_writers = true
 "#,
         );
         let c = load(&dir, None, &[]).expect("config loads");
@@ -2589,6 +2595,7 @@ inline_run_max_us = 0
                 run_queue_capacity: 3,
                 max_replays: 0,
                 inline_run_max_us: 0,
+                inline_writers: true,
             }
         );
         let c = load(

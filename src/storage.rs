@@ -125,13 +125,14 @@ fn json_type(j: &Json) -> &'static str {
 }
 
 /// What `upload` stores: bytes from a file object (an `UploadFile` dict) or from a local
-/// file under the base path.
-pub fn upload_bytes(source: &Json, base: &Path, max_bytes: u64) -> Result<Vec<u8>, Raise> {
+/// file. A path source is a file of the machine the app runs on, as the app's own code
+/// would open it (absolute, or relative to the working directory of `svc start` /
+/// `svc run`), like the original's `upload(path, ...)`: it is not a storage path and is
+/// not confined to the base path. Only app code names it (a client never calls `store()`
+/// directly); the size bound applies as to every object.
+pub fn upload_bytes(source: &Json, max_bytes: u64) -> Result<Vec<u8>, Raise> {
     let bytes = match source {
-        Json::String(path) => {
-            let file = paths::resolve(base, path, false)?;
-            local::read_bounded(&file, path, max_bytes)?
-        }
+        Json::String(path) => local::read_local_file(Path::new(path), path, max_bytes)?,
         Json::Object(file) => {
             let Some(Json::String(content)) = file.get("content") else {
                 return Err(Raise::type_error(

@@ -34,7 +34,7 @@
 
 use lang::host::{AnchorId, StoredAnchor};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -47,8 +47,10 @@ const SHARDS: usize = 64;
 pub const DEFAULT_CACHE_BYTES: usize = 64 * 1024 * 1024;
 /// Default most calls per group commit (`group_commit_max`).
 pub const DEFAULT_GROUP_MAX: usize = 64;
-/// Default wait of a group's leader for more calls (`group_commit_wait_us`).
-pub const DEFAULT_GROUP_WAIT: Duration = Duration::from_micros(0);
+/// Default longest wait of a group's leader for more calls (`group_commit_wait_us`). The
+/// leader waits only while other call attempts are running (they may commit soon), so a
+/// lone call never waits.
+pub const DEFAULT_GROUP_WAIT: Duration = Duration::from_micros(100);
 
 /// Settings of the embedded tier's shared parts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,8 +59,9 @@ pub struct EmbeddedTuning {
     pub cache_bytes: usize,
     /// Most calls whose commit sets share one transaction (1 = no grouping).
     pub group_max: usize,
-    /// How long a group's leader waits for more calls before it writes (0 = it takes
-    /// whatever queued while the previous group was being written).
+    /// How long a group's leader waits at most for more calls before it writes, while
+    /// other call attempts are still running (0 = it takes whatever queued while the
+    /// previous group was being written).
     pub group_wait: Duration,
     /// When the write-ahead log is copied back into the file (`crate::checkpoint`).
     pub checkpoint: crate::checkpoint::CheckpointTuning,
@@ -182,6 +185,9 @@ pub struct EmbeddedShared {
     grouped_calls: AtomicU64,
     pub(crate) group: Group,
     pub(crate) tuning: EmbeddedTuning,
+    /// Call attempts on this store that are running and have not queued a commit yet
+    /// (`Attempt`): a group's leader waits for them (`group_wait`), nobody else.
+    pub(crate) running: AtomicUsize,
     /// Held by a group's leader from its transaction until the cache agrees with it,
     /// and by a connection resynchronising the cache with `meta.commit_seq`.
     writer: Mutex<()>,
@@ -223,6 +229,7 @@ impl EmbeddedShared {
             grouped_calls: AtomicU64::new(0),
             group: Group::default(),
             tuning,
+            running: AtomicUsize::new(0),
             writer: Mutex::new(()),
             checkpoints: Default::default(),
             checkpointer_attached: Default::default(),
@@ -437,12 +444,35 @@ impl EmbeddedShared {
 pub(crate) struct Group {
     state: Mutex<GroupState>,
     wake: Condvar,
+    /// Wakes a leader that gathers (`group_wait`) when a call queues.
+    arrivals: Condvar,
 }
 
 #[derive(Default)]
 struct GroupState {
     queue: std::collections::VecDeque<std::sync::Arc<Pending>>,
     leading: bool,
+    /// A leader waits for more calls (`arrivals`).
+    gathering: bool,
+}
+
+/// One running call attempt on the embedded store, counted in
+/// `EmbeddedShared::running` from its first read until it queues its commit or ends.
+pub(crate) struct Attempt {
+    shared: std::sync::Arc<EmbeddedShared>,
+}
+
+impl Attempt {
+    pub(crate) fn new(shared: std::sync::Arc<EmbeddedShared>) -> Attempt {
+        shared.running.fetch_add(1, Ordering::AcqRel);
+        Attempt { shared }
+    }
+}
+
+impl Drop for Attempt {
+    fn drop(&mut self) {
+        self.shared.running.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// One call's commit set in the queue, and its outcome once written.
@@ -481,12 +511,15 @@ impl Pending {
 impl Group {
     /// Queue `changes` and wait until a group carrying them is written. The caller
     /// becomes the leader when nobody leads: `write` gets the group (this call first,
-    /// in queue order, at most `max`) and must set every member's outcome.
+    /// in queue order, at most `max`) and must set every member's outcome. A leader
+    /// waits up to `wait` for more calls while `running` (attempts that have not
+    /// queued yet) is above zero and the group is not full.
     pub(crate) fn commit(
         &self,
         changes: lang::host::CommitSet,
         max: usize,
         wait: Duration,
+        running: &AtomicUsize,
         write: impl FnOnce(&[std::sync::Arc<Pending>]),
     ) -> Result<Vec<(AnchorId, u64)>, crate::store::StoreError> {
         let me = std::sync::Arc::new(Pending {
@@ -496,16 +529,30 @@ impl Group {
         let mut write = Some(write);
         let mut state = lock(&self.state);
         state.queue.push_back(std::sync::Arc::clone(&me));
+        if state.gathering {
+            self.arrivals.notify_one();
+        }
         loop {
             if let Some(outcome) = me.take() {
                 return outcome;
             }
             if !state.leading && write.is_some() {
                 state.leading = true;
-                if !wait.is_zero() && state.queue.len() < max {
-                    drop(state);
-                    std::thread::sleep(wait);
-                    state = lock(&self.state);
+                if !wait.is_zero() {
+                    let deadline = std::time::Instant::now() + wait;
+                    state.gathering = true;
+                    while state.queue.len() < max && running.load(Ordering::Acquire) > 0 {
+                        let now = std::time::Instant::now();
+                        if now >= deadline {
+                            break;
+                        }
+                        state = self
+                            .arrivals
+                            .wait_timeout(state, deadline - now)
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .0;
+                    }
+                    state.gathering = false;
                 }
                 // This call first, then the oldest others.
                 let mut batch: Vec<std::sync::Arc<Pending>> = Vec::new();

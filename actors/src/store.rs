@@ -211,6 +211,9 @@ pub struct SqliteStore {
     shared: Option<std::sync::Arc<crate::l1::EmbeddedShared>>,
     /// This call attempt already checked `meta.commit_seq` against the cache.
     validated: bool,
+    /// This call attempt, counted as running until it queues its commit or ends (a
+    /// group's leader waits for running attempts, `l1::Group::commit`).
+    attempt: Option<crate::l1::Attempt>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -318,6 +321,7 @@ impl SqliteStore {
             archetypes: Default::default(),
             shared: None,
             validated: false,
+            attempt: None,
         };
         store.reload_aliases()?;
         Ok(store)
@@ -498,6 +502,15 @@ impl SqliteStore {
     /// (a write by another process since then clears the cache).
     pub fn begin_attempt(&mut self) {
         self.validated = false;
+        self.attempt = self
+            .shared
+            .as_ref()
+            .map(|s| crate::l1::Attempt::new(std::sync::Arc::clone(s)));
+    }
+
+    /// The call attempt ended (whatever its outcome): it no longer counts as running.
+    pub fn end_attempt(&mut self) {
+        self.attempt = None;
     }
 
     /// The shared cache, checked against writes of other processes once per attempt.
@@ -713,10 +726,14 @@ impl SqliteStore {
             return Ok(Vec::new());
         }
         if let Some(shared) = self.shared.clone() {
+            // Queued: a leader gathering a group no longer waits for this attempt.
+            self.attempt = None;
             let (max, wait) = (shared.tuning.group_max, shared.tuning.group_wait);
-            return shared.group.commit(changes.clone(), max, wait, |batch| {
-                self.write_group(&shared, batch)
-            });
+            return shared
+                .group
+                .commit(changes.clone(), max, wait, &shared.running, |batch| {
+                    self.write_group(&shared, batch)
+                });
         }
         let tx = self
             .conn

@@ -168,4 +168,12 @@ impl AnchorStore {
     pub fn begin_attempt(&mut self) {
         each!(self, s => s.begin_attempt())
     }
+
+    /// The call attempt ended (the embedded tier stops counting it as running, so a
+    /// group commit's leader does not wait for it).
+    pub fn end_attempt(&mut self) {
+        if let AnchorStore::Embedded(s) = self {
+            s.end_attempt();
+        }
+    }
 }

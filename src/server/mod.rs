@@ -164,7 +164,6 @@ impl Settings {
         }
         let cors = middleware::Cors::new(&config.server.cors_origins);
         crate::metrics::global().set_max_series(config.server.metrics_max_series);
-        let cores = std::thread::available_parallelism().map_or(2, usize::from);
         Ok(Settings {
             entry: args.entry.clone(),
             app_name,
@@ -189,7 +188,10 @@ impl Settings {
             l2: config.database.l2_settings(),
             store_path: config.database.shelf_db_path,
             docdb_uri: config.database.docdb_uri.clone(),
-            workers: args.workers.unwrap_or(cores).max(1),
+            workers: args
+                .workers
+                .unwrap_or_else(actors::runtime::default_workers)
+                .max(1),
             as_main: args.main,
             identity,
             limits: config.limits.clone(),
@@ -355,6 +357,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
         embedded: settings.embedded.clone(),
         l2: settings.l2.clone().ok(),
         inline_run_max_us: settings.limits.inline_run_max_us,
+        inline_writers: settings.limits.inline_writers,
     };
     match &settings.l2 {
         Ok(l2) => tracing::info!(

@@ -25,7 +25,7 @@ pub fn call(s: &Local<'_>, method: &str, args: &Args<'_>) -> Answer {
                 .get("source")
                 .ok_or_else(|| Raise::type_error("missing argument 'source'"))?;
             let destination = args.str("destination")?;
-            let bytes = super::upload_bytes(source, s.base, s.max_bytes)?;
+            let bytes = super::upload_bytes(source, s.max_bytes)?;
             let target = resolve(s.base, destination, false)?;
             s.write(&target, destination, &bytes)?;
             Ok(Json::String(normalize(destination, false)?))
@@ -183,10 +183,32 @@ fn temp_beside(target: &Path) -> PathBuf {
 
 /// Read a whole file, refusing one over `max_bytes` (checked before and while reading).
 pub fn read_bounded(file: &Path, shown: &str, max_bytes: u64) -> Result<Vec<u8>, Raise> {
-    let meta = std::fs::symlink_metadata(file).map_err(|_| Raise::not_found(shown))?;
-    if !meta.is_file() {
-        return Err(Raise::not_found(shown));
+    read_file(file, shown, max_bytes, false)
+}
+
+/// An upload's local source file (followed through symbolic links, as `open` would),
+/// read up to `max_bytes`.
+pub fn read_local_file(file: &Path, shown: &str, max_bytes: u64) -> Result<Vec<u8>, Raise> {
+    read_file(file, shown, max_bytes, true)
+}
+
+/// A regular file's bytes (a symbolic link is followed only when `follow`), at most
+/// `max_bytes`.
+fn read_file(file: &Path, shown: &str, max_bytes: u64, follow: bool) -> Result<Vec<u8>, Raise> {
+    let meta = if follow {
+        std::fs::metadata(file)
+    } else {
+        std::fs::symlink_metadata(file)
     }
+    .ok()
+    .filter(std::fs::Metadata::is_file)
+    .ok_or_else(|| {
+        if follow {
+            Raise::new("FileNotFoundError", format!("no such file: '{shown}'"))
+        } else {
+            Raise::not_found(shown)
+        }
+    })?;
     check_size(meta.len(), max_bytes)?;
     let f =
         std::fs::File::open(file).map_err(|e| Raise::os(format!("cannot read '{shown}': {e}")))?;

@@ -232,7 +232,7 @@ impl Bucket {
                     .get("source")
                     .ok_or_else(|| Raise::type_error("missing argument 'source'"))?;
                 let destination = args.str("destination")?;
-                let bytes = super::upload_bytes(source, base, max)?;
+                let bytes = super::upload_bytes(source, max)?;
                 let key = self.key(destination, false)?;
                 let mut attributes = Attributes::new();
                 if let Some(Json::Object(meta)) = args.0.get("metadata") {

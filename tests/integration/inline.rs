@@ -127,15 +127,19 @@ fn quick_calls_run_inline_deep_ones_too_and_slow_ones_stay_on_the_pool() {
     assert_eq!(s.terminate().code(), Some(0));
 }
 
-/// Every call inline (the bound lifted): concurrent increments of one node from many
-/// clients lose races; the losers are replayed by the pool and the count ends exact.
+/// Every call inline (the bound lifted, writers allowed): concurrent increments of one
+/// node from many clients lose races; the losers are replayed by the pool and the count
+/// ends exact.
 #[test]
 fn inline_attempts_that_lose_races_are_replayed_and_nothing_is_lost() {
     const CLIENTS: usize = 8;
     const EACH: usize = 40;
     let dir = app(
         "inline-race",
-        Some("[scale.limits]\ninline_run_max_us = 1000000\nmax_replays = 100\n"),
+        Some(
+            "[scale.limits]\ninline_run_max_us = 1000000\ninline_writers = true\n\
+             max_replays = 100\n",
+        ),
     );
     let s = ServerGuard::start(dir.path(), &["main.svc"]);
     let port = s.port;
@@ -163,6 +167,31 @@ fn inline_attempts_that_lose_races_are_replayed_and_nothing_is_lost() {
         json!([20 + CLIENTS * EACH])
     );
     assert!(metric(port, "svc_runs_inline_total") >= (CLIENTS * EACH) as u64 / 2);
+    assert_eq!(s.terminate().code(), Some(0));
+}
+
+/// By default an endpoint that commits runs on the pool (where concurrent commits share
+/// a group commit), however quick, while a quick reader of the same data runs inline;
+/// the writer's count stays exact.
+#[test]
+fn writers_stay_on_the_pool_by_default_and_readers_run_inline() {
+    let dir = app("inline-writers", None);
+    let s = ServerGuard::start(dir.path(), &["main.svc"]);
+    let port = s.port;
+    for _ in 0..40 {
+        call(port, "/walker/bump", "{}");
+    }
+    assert_eq!(metric(port, "svc_runs_inline_total"), 0);
+    for _ in 0..40 {
+        assert_eq!(call(port, "/walker/total", "{}")["reports"], json!([40]));
+    }
+    let readers = metric(port, "svc_runs_inline_total");
+    assert!(readers >= 20, "a quick reader runs inline: {readers}");
+    for _ in 0..10 {
+        call(port, "/walker/bump", "{}");
+    }
+    assert_eq!(metric(port, "svc_runs_inline_total"), readers);
+    assert_eq!(call(port, "/walker/total", "{}")["reports"], json!([50]));
     assert_eq!(s.terminate().code(), Some(0));
 }
 

@@ -115,25 +115,27 @@ fn local_get_url_is_a_file_uri_of_the_absolute_path() {
 }
 
 #[test]
-fn upload_from_a_local_path_inside_the_base() {
+fn upload_from_a_local_path_of_the_machine() {
     let dir = TempDir::new("storage-path");
-    std::fs::create_dir_all(dir.path().join("storage/in")).expect("mkdir");
-    std::fs::write(dir.path().join("storage/in/src.txt"), "from disk").expect("write");
-    let out = run_ok(
-        dir.path(),
-        r#"
+    std::fs::write(dir.path().join("src.txt"), "from the app dir").expect("write");
+    let elsewhere = TempDir::new("storage-path-abs");
+    let absolute = elsewhere.path().join("abs.txt");
+    std::fs::write(&absolute, "from anywhere").expect("write");
+    let code = r#"
 with entry {
     s = store();
-    print(s.upload("in/src.txt", "dst.txt"), s.download("dst.txt"));
-    try { s.upload("../main.svc", "x.txt"); } except PermissionError as e { print("refused"); }
+    print(s.upload("src.txt", "dst.txt"), s.download("dst.txt"));
+    print(s.upload("ABS", "in/abs.txt"), s.download("in/abs.txt"));
+    try { s.upload("missing.txt", "x.txt"); } except FileNotFoundError as e { print("missing"); }
     try { s.upload(42, "x.txt"); } except TypeError as e { print("type", e); }
 }
-"#,
-        &[],
-    );
+"#
+    .replace("ABS", &absolute.display().to_string());
+    let out = run_ok(dir.path(), &code, &[]);
     assert_eq!(
         out,
-        "dst.txt from disk\nrefused\ntype upload source must be a path (str) or a file object, not int\n"
+        "dst.txt from the app dir\nin/abs.txt from anywhere\nmissing\n\
+         type upload source must be a path (str) or a file object, not int\n"
     );
 }
 

@@ -81,6 +81,14 @@ walker:pub add_item {
     }
 }
 
+walker:pub new_note {
+    can go with Root entry {
+        n = Note(text="x");
+        here ++> n;
+        report n;
+    }
+}
+
 walker:pub count_items {
     can go with Root entry {
         items = [-->[?:Item]];
@@ -135,6 +143,31 @@ fn concurrent_increments_and_check_then_create_stay_exact() {
     // The reads were served by the cache, the commits by group commit.
     assert!(metric(port, "svc_l1_cache_hits_total") > 0.0);
     assert!(metric(port, "svc_group_commit_calls_total") >= (THREADS * EACH) as f64);
+}
+
+/// Anchor ids start with their creation time: nodes created one after another sort in
+/// creation order (so the store's B-trees grow at their right edge, ARCHITECTURE.md
+/// "Embedded tier"), and are still 32 hex digits.
+#[test]
+fn nodes_created_one_after_another_have_increasing_ids() {
+    let dir = TempDir::new("tier-ids");
+    dir.write("main.svc", APP);
+    let s = ServerGuard::start(dir.path(), &["main.svc"]);
+    let mut ids = Vec::new();
+    for _ in 0..5 {
+        let r = reports(&post_json(s.port, "/walker/new_note", "{}"));
+        let id = r[0]["_svc_id"].as_str().expect("an id").to_string();
+        assert!(
+            id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{id}"
+        );
+        ids.push(id);
+        std::thread::sleep(Duration::from_millis(3));
+    }
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(ids, sorted);
+    assert_eq!(s.terminate().code(), Some(0));
 }
 
 #[test]

@@ -44,6 +44,8 @@ pub(crate) struct ServeHost<'a> {
     /// A store operation failed for a reason other than a conflict: the worker re-opens
     /// its connection after the call.
     pub(crate) store_failed: bool,
+    /// This host committed a non-empty commit set (the endpoint writes: `inline.rs`).
+    pub(crate) wrote: bool,
     /// Native services (`RuntimeConfig::natives`).
     natives: Option<&'a crate::natives::NativesHandle>,
     /// Counts this host's commits by outcome.
@@ -78,6 +80,7 @@ impl<'a> ServeHost<'a> {
             lease,
             notify: None,
             store_failed: false,
+            wrote: false,
             natives: None,
             commits: None,
             authorization: None,
@@ -138,6 +141,7 @@ impl Host for ServeHost<'_> {
                 "the store tier was restarted while the call ran".into(),
             ));
         }
+        self.wrote |= !changes.is_empty();
         // A call that escalated on an anchor this commit touches goes first.
         self.hot.wait_clear(self.call, &changes);
         let notice = self.notify.map(|(run, _)| committed(run, &changes));

@@ -48,15 +48,27 @@ pub(crate) const WARM_RUNS: u32 = 16;
 /// guards against an app with an unusual number of them).
 const MAX_TRACKED: usize = 4096;
 
-/// Run time of one endpoint: an exponentially weighted mean (weight 1/8 per new run).
+/// Runs without a commit after which an endpoint that wrote counts as a reader again.
+const WRITER_MEMORY: u32 = 8;
+
+/// Run time of one endpoint: an exponentially weighted mean (weight 1/8 per new run), and
+/// whether it writes (a commit in one of its last `WRITER_MEMORY` runs).
 #[derive(Default)]
 struct Stat {
     mean_ns: AtomicU64,
     runs: AtomicU32,
+    /// `WRITER_MEMORY` after a run that committed, one less after each run that did not.
+    writes: AtomicU32,
 }
 
 impl Stat {
-    fn record(&self, took: Duration) {
+    fn record(&self, took: Duration, wrote: bool) {
+        let writes = self.writes.load(Ordering::Relaxed);
+        if wrote {
+            self.writes.store(WRITER_MEMORY, Ordering::Relaxed);
+        } else if writes > 0 {
+            self.writes.store(writes - 1, Ordering::Relaxed);
+        }
         let sample = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
         let runs = self.runs.load(Ordering::Relaxed);
         let mean = self.mean_ns.load(Ordering::Relaxed);
@@ -72,9 +84,10 @@ impl Stat {
         }
     }
 
-    fn quick(&self, max_ns: u64) -> bool {
+    fn quick(&self, max_ns: u64, writers: bool) -> bool {
         self.runs.load(Ordering::Relaxed) >= WARM_RUNS
             && self.mean_ns.load(Ordering::Relaxed) <= max_ns
+            && (writers || self.writes.load(Ordering::Relaxed) == 0)
     }
 }
 
@@ -93,32 +106,33 @@ impl EndpointStats {
         }
     }
 
-    /// Record one run of `name` (its stat's fields are atomics: a known endpoint needs
-    /// only the read lock).
-    pub(crate) fn record(&self, kind: EndpointKind, name: &str, took: Duration) {
+    /// Record one run of `name`, `wrote` when it committed something (its stat's fields
+    /// are atomics: a known endpoint needs only the read lock).
+    pub(crate) fn record(&self, kind: EndpointKind, name: &str, took: Duration, wrote: bool) {
         let table = self.table(kind);
         if let Some(stat) = table
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .get(name)
         {
-            stat.record(took);
+            stat.record(took, wrote);
             return;
         }
         let mut map = table.write().unwrap_or_else(PoisonError::into_inner);
         if map.len() >= MAX_TRACKED && !map.contains_key(name) {
             return;
         }
-        map.entry(name.into()).or_default().record(took);
+        map.entry(name.into()).or_default().record(took, wrote);
     }
 
-    /// Whether `name`'s recent runs were quick enough to run inline.
-    pub(crate) fn quick(&self, kind: EndpointKind, name: &str, max_ns: u64) -> bool {
+    /// Whether `name`'s recent runs were quick enough to run inline, and (unless
+    /// `writers`) committed nothing.
+    pub(crate) fn quick(&self, kind: EndpointKind, name: &str, max_ns: u64, writers: bool) -> bool {
         self.table(kind)
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .get(name)
-            .is_some_and(|stat| stat.quick(max_ns))
+            .is_some_and(|stat| stat.quick(max_ns, writers))
     }
 }
 
@@ -183,7 +197,10 @@ pub(crate) fn may_run_here(
                 .is_some_and(|host| Arc::ptr_eq(&host.shared, shared))
         })
     });
-    hosted && shared.stats.quick(kind, name, shared.inline_max_ns)
+    hosted
+        && shared
+            .stats
+            .quick(kind, name, shared.inline_max_ns, shared.inline_writers)
 }
 
 /// Run the call in `slot` on this thread's host. `None` leaves (or puts back) the call
@@ -233,28 +250,56 @@ mod tests {
     fn an_endpoint_is_quick_after_warm_runs_under_the_bound() {
         let stats = EndpointStats::default();
         for _ in 0..WARM_RUNS - 1 {
-            stats.record(EndpointKind::Function, "add", Duration::from_micros(20));
+            stats.record(
+                EndpointKind::Function,
+                "add",
+                Duration::from_micros(20),
+                false,
+            );
         }
-        assert!(!stats.quick(EndpointKind::Function, "add", 1_000_000));
-        stats.record(EndpointKind::Function, "add", Duration::from_micros(20));
-        assert!(stats.quick(EndpointKind::Function, "add", 1_000_000));
+        assert!(!stats.quick(EndpointKind::Function, "add", 1_000_000, false));
+        stats.record(
+            EndpointKind::Function,
+            "add",
+            Duration::from_micros(20),
+            false,
+        );
+        assert!(stats.quick(EndpointKind::Function, "add", 1_000_000, false));
         // Same name, other kind: not known.
-        assert!(!stats.quick(EndpointKind::Walker, "add", 1_000_000));
+        assert!(!stats.quick(EndpointKind::Walker, "add", 1_000_000, false));
     }
 
     #[test]
     fn one_slow_run_sends_an_endpoint_back_to_the_pool_and_quick_runs_bring_it_back() {
         let stats = EndpointStats::default();
         for _ in 0..WARM_RUNS {
-            stats.record(EndpointKind::Walker, "w", Duration::from_micros(50));
+            stats.record(EndpointKind::Walker, "w", Duration::from_micros(50), false);
         }
-        assert!(stats.quick(EndpointKind::Walker, "w", 1_000_000));
-        stats.record(EndpointKind::Walker, "w", Duration::from_millis(20));
-        assert!(!stats.quick(EndpointKind::Walker, "w", 1_000_000));
+        assert!(stats.quick(EndpointKind::Walker, "w", 1_000_000, false));
+        stats.record(EndpointKind::Walker, "w", Duration::from_millis(20), false);
+        assert!(!stats.quick(EndpointKind::Walker, "w", 1_000_000, false));
         for _ in 0..40 {
-            stats.record(EndpointKind::Walker, "w", Duration::from_micros(50));
+            stats.record(EndpointKind::Walker, "w", Duration::from_micros(50), false);
         }
-        assert!(stats.quick(EndpointKind::Walker, "w", 1_000_000));
+        assert!(stats.quick(EndpointKind::Walker, "w", 1_000_000, false));
+    }
+
+    #[test]
+    fn an_endpoint_that_commits_goes_to_the_pool_until_it_stops_writing() {
+        let stats = EndpointStats::default();
+        for _ in 0..WARM_RUNS {
+            stats.record(EndpointKind::Walker, "w", Duration::from_micros(50), false);
+        }
+        assert!(stats.quick(EndpointKind::Walker, "w", 1_000_000, false));
+        stats.record(EndpointKind::Walker, "w", Duration::from_micros(50), true);
+        assert!(!stats.quick(EndpointKind::Walker, "w", 1_000_000, false));
+        assert!(stats.quick(EndpointKind::Walker, "w", 1_000_000, true));
+        for _ in 0..WRITER_MEMORY - 1 {
+            stats.record(EndpointKind::Walker, "w", Duration::from_micros(50), false);
+        }
+        assert!(!stats.quick(EndpointKind::Walker, "w", 1_000_000, false));
+        stats.record(EndpointKind::Walker, "w", Duration::from_micros(50), false);
+        assert!(stats.quick(EndpointKind::Walker, "w", 1_000_000, false));
     }
 
     #[test]

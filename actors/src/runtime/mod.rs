@@ -89,6 +89,18 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use supervisor::StoreLeases;
 use worker::PoolShared;
 
+/// Run workers per available core by default.
+pub const WORKERS_PER_CORE: usize = 4;
+
+/// The default number of run workers: [`WORKERS_PER_CORE`] per available core. More
+/// workers than cores because a run holds its worker while its commit waits for a group
+/// commit (`crate::l1`): with one worker per core, at most that many calls could share a
+/// group, and each commit would write alone. Measured in `benches/load` (ARCHITECTURE.md
+/// "Embedded tier").
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(2, usize::from) * WORKERS_PER_CORE
+}
+
 /// How to start a `Runtime`.
 #[derive(Clone)]
 pub struct RuntimeConfig {
@@ -128,6 +140,9 @@ pub struct RuntimeConfig {
     /// runs on the requester's thread when that thread hosts runs
     /// (`Runtime::host_runs_here`); 0 = every call goes to the pool (default 1,000).
     pub inline_run_max_us: u64,
+    /// Whether an endpoint whose recent runs committed may run inline (default false:
+    /// writers go to the pool, where their commits can share a group commit).
+    pub inline_writers: bool,
 }
 
 /// What a successful commit changed, for the invalidation tier.
@@ -152,13 +167,13 @@ impl RuntimeConfig {
             .with_l2(self.l2.clone())
     }
 
-    /// Defaults: one worker per available core, default limits, 8 replays.
+    /// Defaults: [`default_workers`], default limits, 8 replays.
     pub fn new(entry: impl Into<PathBuf>, store_path: impl Into<PathBuf>) -> RuntimeConfig {
         RuntimeConfig {
             entry: entry.into(),
             store_path: store_path.into(),
             docdb_uri: None,
-            workers: std::thread::available_parallelism().map_or(2, usize::from),
+            workers: default_workers(),
             limits: lang::Limits::default(),
             max_replays: 8,
             as_main: false,
@@ -168,6 +183,7 @@ impl RuntimeConfig {
             embedded: crate::l1::EmbeddedTuning::default(),
             l2: None,
             inline_run_max_us: 1_000,
+            inline_writers: false,
         }
     }
 }
@@ -346,6 +362,7 @@ impl Runtime {
             commits: Arc::clone(&commits),
             stats: inline::EndpointStats::default(),
             inline_max_ns: config.inline_run_max_us.saturating_mul(1_000),
+            inline_writers: config.inline_writers,
             inline_runs: AtomicU64::new(0),
             inline_handoffs: AtomicU64::new(0),
         });

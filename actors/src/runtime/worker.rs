@@ -50,6 +50,8 @@ pub(crate) struct PoolShared {
     pub(crate) stats: super::inline::EndpointStats,
     /// A call runs inline when its endpoint's mean run time is at most this; 0 = never.
     pub(crate) inline_max_ns: u64,
+    /// Endpoints that commit may run inline too (`RuntimeConfig::inline_writers`).
+    pub(crate) inline_writers: bool,
     /// Runs started inline so far, and inline runs handed to the pool to replay.
     pub(crate) inline_runs: AtomicU64,
     pub(crate) inline_handoffs: AtomicU64,
@@ -78,6 +80,8 @@ pub struct RunWorker {
     versions: VersionTracker,
     /// User roots known to exist in the store (created on first use).
     known_roots: HashSet<AnchorId>,
+    /// The last call's run committed something (its endpoint writes: `inline.rs`).
+    last_wrote: bool,
 }
 
 impl RunWorker {
@@ -91,6 +95,7 @@ impl RunWorker {
             app: None,
             versions: VersionTracker::default(),
             known_roots: HashSet::new(),
+            last_wrote: false,
         };
         let ready = catch_unwind(AssertUnwindSafe(|| worker.refresh_app()))
             .unwrap_or_else(|_| Err("error: internal error while loading the app\n".into()));
@@ -267,12 +272,16 @@ impl RunWorker {
                     &req.args,
                 ),
             };
+            self.last_wrote = host.wrote;
             if host.store_failed {
                 let text = match &result {
                     Err(CallError::Host(m)) => m.clone(),
                     _ => "store error".to_string(),
                 };
                 self.reset_store(text);
+            }
+            if let Some(store) = self.store.as_mut() {
+                store.end_attempt();
             }
             match result {
                 conflict @ Err(CallError::Conflict(_)) if inline => return conflict,
@@ -367,11 +376,12 @@ impl RunWorker {
             });
         }
         let started = std::time::Instant::now();
+        self.last_wrote = false;
         let outcome = self.run_caught(&req, &input, &run, false);
         if matches!(input, RunInput::Call) {
             self.shared
                 .stats
-                .record(req.kind, &req.name, started.elapsed());
+                .record(req.kind, &req.name, started.elapsed(), self.last_wrote);
         }
         drop(registration);
         drop(in_flight);
@@ -388,10 +398,14 @@ impl RunWorker {
         let msg = slot.take()?;
         self.shared.inline_runs.fetch_add(1, Ordering::Relaxed);
         let started = std::time::Instant::now();
+        self.last_wrote = false;
         let outcome = self.run_caught(&msg.req, &msg.input, &msg.run, true);
-        self.shared
-            .stats
-            .record(msg.req.kind, &msg.req.name, started.elapsed());
+        self.shared.stats.record(
+            msg.req.kind,
+            &msg.req.name,
+            started.elapsed(),
+            self.last_wrote,
+        );
         // In one-attempt mode a `Conflict` is always a lost race left for the pool.
         if matches!(outcome, Err(CallError::Conflict(_))) {
             self.shared.inline_handoffs.fetch_add(1, Ordering::Relaxed);
