@@ -1,0 +1,141 @@
+//! Findings of the black-box conformance audit of the HTTP surface (spec, decisions.md
+//! and HTTP itself): every 401 names its challenge (`WWW-Authenticate`) and a 405 the
+//! methods the path serves (`Allow`).
+
+use crate::TempDir;
+use crate::support::{Response, ServerGuard, json_call, register_and_login, request};
+use serde_json::json;
+
+const APP: &str = r#"import from http { HTTPMethod }
+
+@restspec(method=HTTPMethod.GET, path="/items/{id}")
+def:pub item(id: int) -> int { return id; }
+
+@restspec(method=HTTPMethod.DELETE, path="/items/{id}")
+def:pub drop_item(id: int) -> int { return id; }
+
+walker:pub open_walk {
+    can go with Root entry { report "open"; }
+}
+
+walker closed_walk {
+    can go with Root entry { report "closed"; }
+}
+
+@restspec(protocol=APIProtocol.WEBHOOK)
+walker hook {
+    has msg: str = "";
+    can go with Root entry { report self.msg; }
+}
+"#;
+
+const TOML: &str = "[scale.jwt]\nsecret = \"conformance-tests-secret-0123456789abcdef\"\n\
+                    [scale.auth]\nbcrypt_cost = 4\n";
+
+fn server() -> (TempDir, ServerGuard) {
+    let dir = TempDir::new("conformance");
+    dir.write("app.svc", APP);
+    dir.write("svc.toml", TOML);
+    let server = ServerGuard::start(dir.path(), &["app.svc"]);
+    (dir, server)
+}
+
+fn assert_error(r: &Response, status: u16, code: &str) {
+    assert_eq!(r.status, status, "{}", r.body);
+    let body = r.json();
+    assert_eq!(body["ok"], json!(false), "{}", r.body);
+    assert_eq!(body["error"]["code"], json!(code), "{}", r.body);
+    assert_eq!(
+        body["meta"]["extra"]["http_status"],
+        json!(status),
+        "{}",
+        r.body
+    );
+}
+
+/// RFC 9110 11.6.1: a 401 carries `WWW-Authenticate`. Bearer routes name `Bearer`,
+/// webhooks (API key) their own scheme; other statuses carry none.
+#[test]
+fn every_401_names_its_challenge() {
+    let (_dir, server) = server();
+    let port = server.port;
+    let bearer = |r: &Response| {
+        assert_eq!(r.status, 401, "{}", r.body);
+        let challenge = r.header("WWW-Authenticate").unwrap_or_default();
+        assert!(challenge.starts_with("Bearer"), "{challenge:?}: {}", r.body);
+    };
+    bearer(&json_call(
+        port,
+        "POST",
+        "/walker/closed_walk",
+        None,
+        &json!({}),
+    ));
+    bearer(&json_call(
+        port,
+        "POST",
+        "/walker/open_walk",
+        Some("not-a-jwt"),
+        &json!({}),
+    ));
+    bearer(&request(port, "GET", "/user/me", &[], None));
+    bearer(&json_call(
+        port,
+        "POST",
+        "/user/login",
+        None,
+        &json!({"identity": {"type": "username", "value": "nobody"},
+                "credential": {"type": "password", "password": "wrong"}}),
+    ));
+    bearer(&json_call(
+        port,
+        "POST",
+        "/user/refresh-token",
+        None,
+        &json!({"token": "x"}),
+    ));
+    bearer(&request(port, "GET", "/api-key/list", &[], None));
+    let hook = json_call(port, "POST", "/webhook/hook", None, &json!({"msg": "m"}));
+    assert_error(&hook, 401, "UNAUTHORIZED");
+    let challenge = hook.header("WWW-Authenticate").unwrap_or_default();
+    assert!(challenge.starts_with("ApiKey"), "{challenge:?}");
+    let hook = request(
+        port,
+        "POST",
+        "/webhook/hook",
+        &[
+            ("Content-Type", "application/json"),
+            ("X-API-Key", "svc_nope"),
+        ],
+        Some(b"{}"),
+    );
+    assert_error(&hook, 401, "UNAUTHORIZED");
+    assert!(hook.header("WWW-Authenticate").is_some());
+    // Not a 401: no challenge.
+    let token = register_and_login(port, "challenger");
+    let r = json_call(port, "GET", "/admin/users", Some(&token), &json!({}));
+    assert_error(&r, 403, "FORBIDDEN");
+    assert_eq!(r.header("WWW-Authenticate"), None);
+    let r = json_call(port, "POST", "/walker/open_walk", None, &json!({}));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.header("WWW-Authenticate"), None);
+}
+
+/// RFC 9110 15.5.6: a 405 carries `Allow` with the methods the path does serve.
+#[test]
+fn a_405_names_the_allowed_methods() {
+    let (_dir, server) = server();
+    let port = server.port;
+    let r = request(port, "GET", "/walker/open_walk", &[], None);
+    assert_error(&r, 405, "METHOD_NOT_ALLOWED");
+    assert_eq!(r.header("Allow"), Some("POST"), "{:?}", r.headers);
+    let r = json_call(port, "POST", "/items/3", None, &json!({}));
+    assert_error(&r, 405, "METHOD_NOT_ALLOWED");
+    let allow = r.header("Allow").unwrap_or_default();
+    let mut methods: Vec<&str> = allow.split(',').map(str::trim).collect();
+    methods.sort_unstable();
+    assert_eq!(methods, ["DELETE", "GET", "HEAD"], "{allow:?}");
+    let r = request(port, "GET", "/items/3", &[], None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["data"]["result"], json!(3));
+}
