@@ -1,10 +1,12 @@
 //! Findings of the black-box conformance audit of the HTTP surface (spec, decisions.md
 //! and HTTP itself): every 401 names its challenge (`WWW-Authenticate`) and a 405 the
-//! methods the path serves (`Allow`).
+//! methods the path serves (`Allow`); a refreshed session token is a new token even
+//! within the issuing second.
 
 use crate::TempDir;
 use crate::support::{Response, ServerGuard, json_call, register_and_login, request};
-use serde_json::json;
+use base64::Engine as _;
+use serde_json::{Value, json};
 
 const APP: &str = r#"import from http { HTTPMethod }
 
@@ -51,6 +53,15 @@ fn assert_error(r: &Response, status: u16, code: &str) {
         "{}",
         r.body
     );
+}
+
+/// The payload of a JWT, decoded without verification.
+fn claims(token: &str) -> Value {
+    let payload = token.split('.').nth(1).expect("three parts");
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .expect("base64url payload");
+    serde_json::from_slice(&bytes).expect("JSON claims")
 }
 
 /// RFC 9110 11.6.1: a 401 carries `WWW-Authenticate`. Bearer routes name `Bearer`,
@@ -119,6 +130,57 @@ fn every_401_names_its_challenge() {
     let r = json_call(port, "POST", "/walker/open_walk", None, &json!({}));
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.header("WWW-Authenticate"), None);
+}
+
+/// Spec: refresh answers `{token, message}`, "new token, fresh expiry"; the old token
+/// stays valid. Two tokens issued for one account in the same second used to be
+/// byte-identical (same claims, same signature), so a refresh could hand the caller
+/// its own token back.
+#[test]
+fn a_refresh_is_a_new_token_even_within_the_same_second() {
+    let (_dir, server) = server();
+    let port = server.port;
+    let token = register_and_login(port, "refresher");
+    let refresh = |t: &str| {
+        let r = json_call(
+            port,
+            "POST",
+            "/user/refresh-token",
+            None,
+            &json!({"token": t}),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(
+            r.json()["data"]["message"],
+            json!("Token refreshed successfully")
+        );
+        r.json()["data"]["token"]
+            .as_str()
+            .expect("token")
+            .to_string()
+    };
+    // Refresh until two answers share their `iat` second (refresh does no hashing, so
+    // this takes two or three calls): they must still be two tokens.
+    let mut pair = None;
+    for _ in 0..20 {
+        let (a, b) = (refresh(&token), refresh(&token));
+        if claims(&a)["iat"] == claims(&b)["iat"] {
+            pair = Some((a, b));
+            break;
+        }
+    }
+    let (a, b) = pair.expect("two refreshes within one second");
+    assert_ne!(a, b, "a refresh answered an identical token");
+    assert_ne!(claims(&a)["jti"], claims(&b)["jti"]);
+    for t in [&token, &a, &b] {
+        let r = json_call(port, "GET", "/user/me", Some(t), &json!({}));
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    let c = claims(&a);
+    for k in ["sub", "user_id", "role", "iat", "exp"] {
+        assert!(c.get(k).is_some(), "claim {k} missing: {c}");
+    }
+    assert_eq!(c["sub"], c["user_id"]);
 }
 
 /// RFC 9110 15.5.6: a 405 carries `Allow` with the methods the path does serve.
