@@ -1,7 +1,9 @@
 //! Findings of the black-box conformance audit of the HTTP surface (spec, decisions.md
-//! and HTTP itself): every 401 names its challenge (`WWW-Authenticate`) and a 405 the
-//! methods the path serves (`Allow`); a refreshed session token is a new token even
-//! within the issuing second.
+//! and HTTP itself): every 401 names its challenge (`WWW-Authenticate`), a refreshed
+//! session token is a new token even within the issuing second, and the JSON-only
+//! routes (`/user/*`, `/api-key/*`, `/admin/*`) refuse another declared content type
+//! with 415 as the generated endpoints and webhooks do; a 405 names the methods the
+//! path serves (`Allow`).
 
 use crate::TempDir;
 use crate::support::{Response, ServerGuard, json_call, register_and_login, request};
@@ -181,6 +183,56 @@ fn a_refresh_is_a_new_token_even_within_the_same_second() {
         assert!(c.get(k).is_some(), "claim {k} missing: {c}");
     }
     assert_eq!(c["sub"], c["user_id"]);
+}
+
+/// "All JSON bodies use Content-Type: application/json": the identity, API-key and
+/// admin routes refuse another declared type with 415 (they used to parse any body as
+/// JSON whatever its declared type); no Content-Type at all is still read as JSON.
+#[test]
+fn json_routes_refuse_another_content_type() {
+    let (_dir, server) = server();
+    let port = server.port;
+    let token = register_and_login(port, "typed");
+    let login = json!({"identity": {"type": "username", "value": "typed"},
+                       "credential": {"type": "password", "password": "pw-123456"}})
+    .to_string();
+    let post = |path: &str, ctype: Option<&str>, auth: Option<&str>| {
+        let bearer = auth.map(|t| format!("Bearer {t}"));
+        let mut headers = Vec::new();
+        if let Some(c) = ctype {
+            headers.push(("Content-Type", c));
+        }
+        if let Some(b) = &bearer {
+            headers.push(("Authorization", b.as_str()));
+        }
+        let body = if path == "/user/login" {
+            login.clone()
+        } else {
+            json!({"name": "k"}).to_string()
+        };
+        request(port, "POST", path, &headers, Some(body.as_bytes()))
+    };
+    for ctype in [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "application/xml",
+    ] {
+        let r = post("/user/login", Some(ctype), None);
+        assert_error(&r, 415, "UNSUPPORTED_MEDIA_TYPE");
+        let r = post("/api-key/create", Some(ctype), Some(&token));
+        assert_error(&r, 415, "UNSUPPORTED_MEDIA_TYPE");
+    }
+    for ctype in [
+        None,
+        Some("application/json"),
+        Some("application/json; charset=utf-8"),
+        Some("application/vnd.api+json"),
+    ] {
+        let r = post("/user/login", ctype, None);
+        assert_eq!(r.status, 200, "{ctype:?}: {}", r.body);
+    }
+    let r = post("/api-key/create", Some("Application/JSON"), Some(&token));
+    assert_eq!(r.status, 201, "{}", r.body);
 }
 
 /// RFC 9110 15.5.6: a 405 carries `Allow` with the methods the path does serve.
