@@ -3,10 +3,11 @@
 //! session token is a new token even within the issuing second, and the JSON-only
 //! routes (`/user/*`, `/api-key/*`, `/admin/*`) refuse another declared content type
 //! with 415 as the generated endpoints and webhooks do; a 405 names the methods the
-//! path serves (`Allow`).
+//! path serves (`Allow`); a disabled account can do nothing with the token it still
+//! holds (it could create API keys and webhook keys and add identities).
 
 use crate::TempDir;
-use crate::support::{Response, ServerGuard, json_call, register_and_login, request};
+use crate::support::{Response, ServerGuard, free_port, json_call, register_and_login, request};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
@@ -252,4 +253,109 @@ fn a_405_names_the_allowed_methods() {
     let r = request(port, "GET", "/items/3", &[], None);
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.json()["data"]["result"], json!(3));
+}
+
+/// A disabled account's token is refused everywhere, as `/user/me` and walker calls
+/// refuse it (401), and a deleted account's is 404 on the account routes; re-enabled,
+/// the same token works again.
+#[test]
+fn a_disabled_account_can_do_nothing_with_its_token() {
+    let dir = TempDir::new("conformance-disabled");
+    dir.write("app.svc", APP);
+    dir.write(
+        "svc.toml",
+        &format!("{TOML}[scale.admin]\nrequire_password_reset = false\n"),
+    );
+    let port = free_port().to_string();
+    let server = ServerGuard::launch(
+        dir.path(),
+        &["app.svc", "--port", &port],
+        &[("ADMIN_DEFAULT_PASSWORD", "admin-pass-123")],
+    );
+    let port = server.port;
+    let admin = json_call(
+        port,
+        "POST",
+        "/admin/login",
+        None,
+        &json!({"username": "admin", "password": "admin-pass-123"}),
+    );
+    assert_eq!(admin.status, 200, "{}", admin.body);
+    let admin = admin.json()["data"]["token"]
+        .as_str()
+        .expect("admin token")
+        .to_string();
+    let token = register_and_login(port, "dormant");
+    let key = json_call(
+        port,
+        "POST",
+        "/api-key/create",
+        Some(&token),
+        &json!({"name": "k0"}),
+    );
+    assert_eq!(key.status, 201, "{}", key.body);
+    let key_id = key.json()["data"]["api_key_id"]
+        .as_str()
+        .expect("key id")
+        .to_string();
+    let set_status = |status: &str| {
+        let r = json_call(
+            port,
+            "PUT",
+            "/admin/users/dormant",
+            Some(&admin),
+            &json!({"status": status}),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+    };
+    let calls = [
+        ("POST", "/api-key/create".to_string(), json!({"name": "k1"})),
+        ("GET", "/api-key/list".to_string(), json!({})),
+        ("DELETE", format!("/api-key/{key_id}"), json!({})),
+        (
+            "POST",
+            "/webhook/generate-key".to_string(),
+            json!({"name": "g1", "walkers": [], "nodes": [],
+                   "expiration": {"count": 1, "interval": "days"}}),
+        ),
+        ("GET", "/webhook".to_string(), json!({})),
+        (
+            "POST",
+            "/user/add-identity".to_string(),
+            json!({"identity": {"type": "email", "value": "dormant@example.com"},
+                   "is_recovery": true}),
+        ),
+        ("GET", "/user/me".to_string(), json!({})),
+        ("POST", "/walker/closed_walk".to_string(), json!({})),
+    ];
+    set_status("disabled");
+    for (method, path, body) in &calls {
+        let r = json_call(port, method, path, Some(&token), body);
+        assert_error(&r, 401, "UNAUTHORIZED");
+        assert!(r.body.contains("disabled"), "{method} {path}: {}", r.body);
+    }
+    set_status("active");
+    for (method, path, body) in &calls {
+        let r = json_call(port, method, path, Some(&token), body);
+        assert!(r.status < 300, "{method} {path}: {} {}", r.status, r.body);
+    }
+    let r = json_call(
+        port,
+        "DELETE",
+        "/admin/users/dormant",
+        Some(&admin),
+        &json!({}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let gone = [
+        ("/api-key/create", json!({"name": "k2"})),
+        (
+            "/user/add-identity",
+            json!({"identity": {"type": "email", "value": "gone@example.com"}}),
+        ),
+    ];
+    for (path, body) in gone {
+        let r = json_call(port, "POST", path, Some(&token), &body);
+        assert_error(&r, 404, "NOT_FOUND");
+    }
 }

@@ -24,7 +24,7 @@
 //! sign-on against a real OpenID Connect provider, npm `oidc-provider`) and `vm` (limits
 //! inside the compiled execution core, compared with `svc run --no-vm`) and `conformance`
 //! (findings of the black-box audit against the spec and HTTP: 401 challenges, 405
-//! `Allow`, refreshed tokens, content types of the JSON-only routes).
+//! `Allow`, refreshed tokens, content types of the JSON-only routes, disabled accounts).
 
 mod admin;
 mod admin_portal;
