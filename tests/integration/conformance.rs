@@ -4,7 +4,8 @@
 //! routes (`/user/*`, `/api-key/*`, `/admin/*`) refuse another declared content type
 //! with 415 as the generated endpoints and webhooks do; a 405 names the methods the
 //! path serves (`Allow`); a disabled account can do nothing with the token it still
-//! holds (it could create API keys and webhook keys and add identities).
+//! holds (it could create API keys and webhook keys and add identities); an admin
+//! page size out of range is a 422 like the other bad query parameters.
 
 use crate::TempDir;
 use crate::support::{Response, ServerGuard, free_port, json_call, register_and_login, request};
@@ -234,6 +235,13 @@ fn json_routes_refuse_another_content_type() {
     }
     let r = post("/api-key/create", Some("Application/JSON"), Some(&token));
     assert_eq!(r.status, 201, "{}", r.body);
+    // The OpenAPI document says so.
+    let doc = request(port, "GET", "/openapi.json", &[], None).json();
+    for (path, method) in [("/user/login", "post"), ("/api-key/create", "post")] {
+        let responses = &doc["paths"][path][method]["responses"];
+        assert!(responses["415"].is_object(), "{path}: {responses}");
+    }
+    assert!(doc["paths"]["/user/me"]["get"]["responses"]["415"].is_null());
 }
 
 /// RFC 9110 15.5.6: a 405 carries `Allow` with the methods the path does serve.
@@ -255,12 +263,9 @@ fn a_405_names_the_allowed_methods() {
     assert_eq!(r.json()["data"]["result"], json!(3));
 }
 
-/// A disabled account's token is refused everywhere, as `/user/me` and walker calls
-/// refuse it (401), and a deleted account's is 404 on the account routes; re-enabled,
-/// the same token works again.
-#[test]
-fn a_disabled_account_can_do_nothing_with_its_token() {
-    let dir = TempDir::new("conformance-disabled");
+/// A server whose bootstrap admin may act at once, with the admin's session token.
+fn admin_server() -> (TempDir, ServerGuard, String) {
+    let dir = TempDir::new("conformance-admin");
     dir.write("app.svc", APP);
     dir.write(
         "svc.toml",
@@ -272,19 +277,28 @@ fn a_disabled_account_can_do_nothing_with_its_token() {
         &["app.svc", "--port", &port],
         &[("ADMIN_DEFAULT_PASSWORD", "admin-pass-123")],
     );
-    let port = server.port;
-    let admin = json_call(
-        port,
+    let r = json_call(
+        server.port,
         "POST",
         "/admin/login",
         None,
         &json!({"username": "admin", "password": "admin-pass-123"}),
     );
-    assert_eq!(admin.status, 200, "{}", admin.body);
-    let admin = admin.json()["data"]["token"]
+    assert_eq!(r.status, 200, "{}", r.body);
+    let token = r.json()["data"]["token"]
         .as_str()
         .expect("admin token")
         .to_string();
+    (dir, server, token)
+}
+
+/// A disabled account's token is refused everywhere, as `/user/me` and walker calls
+/// refuse it (401), and a deleted account's is 404 on the account routes; re-enabled,
+/// the same token works again.
+#[test]
+fn a_disabled_account_can_do_nothing_with_its_token() {
+    let (_dir, server, admin) = admin_server();
+    let port = server.port;
     let token = register_and_login(port, "dormant");
     let key = json_call(
         port,
@@ -358,4 +372,50 @@ fn a_disabled_account_can_do_nothing_with_its_token() {
         let r = json_call(port, "POST", path, Some(&token), &body);
         assert_error(&r, 404, "NOT_FOUND");
     }
+}
+
+/// decisions.md: request validation failures are 422 `VALIDATION_ERROR` with
+/// `details`; a page size out of range was a bare 400 while a negative one was 422.
+#[test]
+fn admin_page_bounds_are_validation_errors() {
+    let (_dir, server, admin) = admin_server();
+    let port = server.port;
+    for query in [
+        "limit=0",
+        "limit=100000",
+        "limit=-1",
+        "limit=abc",
+        "offset=-5",
+    ] {
+        let r = json_call(
+            port,
+            "GET",
+            &format!("/admin/users?{query}"),
+            Some(&admin),
+            &json!({}),
+        );
+        assert_error(&r, 422, "VALIDATION_ERROR");
+        let field = query.split('=').next().unwrap_or_default();
+        assert_eq!(
+            r.json()["error"]["details"][0]["field"],
+            json!(field),
+            "{}",
+            r.body
+        );
+    }
+    let r = json_call(
+        port,
+        "GET",
+        "/admin/users?limit=1",
+        Some(&admin),
+        &json!({}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["data"]["users"].as_array().map(Vec::len), Some(1));
+    let doc = request(port, "GET", "/openapi.json", &[], None).json();
+    let responses = &doc["paths"]["/admin/users"]["get"]["responses"];
+    assert!(
+        responses["400"].is_null() && responses["422"].is_object(),
+        "{responses}"
+    );
 }
