@@ -261,6 +261,17 @@ fn a_405_names_the_allowed_methods() {
     let r = request(port, "GET", "/items/3", &[], None);
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.json()["data"]["result"], json!(3));
+    // Fixed routes (actix answers their 405; the envelope replaces its body only).
+    for (method, path, allowed) in [
+        ("GET", "/user/login", "POST"),
+        ("POST", "/healthz", "GET"),
+        ("GET", "/webhook/hook", "POST"),
+    ] {
+        let r = request(port, method, path, &[], None);
+        assert_error(&r, 405, "METHOD_NOT_ALLOWED");
+        let allow = r.header("Allow").unwrap_or_default();
+        assert!(allow.contains(allowed), "{method} {path}: {allow:?}");
+    }
 }
 
 /// A server whose bootstrap admin may act at once, with the admin's session token.
