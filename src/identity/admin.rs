@@ -16,11 +16,11 @@ use crate::server::errors::{ApiError, ErrorCode};
 use actix_web::dev::Payload;
 use actix_web::http::StatusCode;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, web};
-use actors::identity::IdentityHandle;
 use actors::identity::messages::{
     AdminChangePassword, AdminLogin, CheckAdmin, CreateUser, DeleteUser, ForcePasswordReset,
     GetUser, ListUsers, SsoProviders, UnlinkSso, UpdateUser,
 };
+use actors::identity::{ErrorKind, IdentityHandle};
 use actors::users::{
     BOOTSTRAP_ADMIN_ID, IdentityRecord, IdentityType, Role, Status, UserFilter, UserRecord,
 };
@@ -307,7 +307,12 @@ async fn list_users(id: Identity, _admin: Admin, req: HttpRequest) -> Result<Htt
             offset,
         })
         .await
-        .map_err(api_error)?;
+        .map_err(|e| match e.kind {
+            // The one rule of a listing is the page size's range: a bad query
+            // parameter, answered like the other ones (422 with its field).
+            ErrorKind::Rule => ApiError::validation("limit", e.message),
+            _ => api_error(e),
+        })?;
     let users: Vec<Json> = page.users.iter().map(user_json).collect();
     Ok(ok(json!({
         "users": users,

@@ -62,14 +62,7 @@ const OPS: &[Op] = &[
         bearer: true,
         request: None,
         success: &[(200, "admin.UserList")],
-        errors: &[
-            (400, &["VALIDATION_ERROR"]),
-            AUTH,
-            FORBIDDEN,
-            BODY,
-            INTERNAL,
-            BUSY,
-        ],
+        errors: &[AUTH, FORBIDDEN, BODY, INTERNAL, BUSY],
     },
     Op {
         tag: TAG,

@@ -262,7 +262,14 @@ fn operation(op: &Op) -> Value {
             }),
         );
     }
-    for &(status, codes) in op.errors {
+    // Every route with a JSON body refuses another declared content type
+    // (`server::body::json_object`).
+    let unsupported: &[(u16, &[&str])] = if op.request.is_some() {
+        &[(415, &["UNSUPPORTED_MEDIA_TYPE"])]
+    } else {
+        &[]
+    };
+    for &(status, codes) in op.errors.iter().chain(unsupported) {
         responses.insert(
             status.to_string(),
             json!({

@@ -102,13 +102,28 @@ where
     }
 }
 
-/// The body of `req` as a JSON object (the `/user/*` endpoints): an empty body, a
-/// non-object or malformed JSON is 422 `VALIDATION_ERROR` on field `body`.
+/// The body of `req` as a JSON object (the `/user/*`, `/admin/*` and `/api-key/*`
+/// endpoints): a declared Content-Type other than `application/json` or `*+json` is 415
+/// `UNSUPPORTED_MEDIA_TYPE` (as on generated endpoints and webhooks; no Content-Type at
+/// all is read as JSON); an empty body, a non-object or malformed JSON is 422
+/// `VALIDATION_ERROR` on field `body`.
 pub async fn json_object<S>(req: &HttpRequest, payload: S) -> Result<Map<String, Json>, ApiError>
 where
     S: Stream<Item = Result<Bytes, PayloadError>> + Unpin,
 {
     let bytes = read(req, payload).await?;
+    if let Some(t) = super::params::content_type(req).and_then(super::params::essence)
+        && t != "application/json"
+        && !t.ends_with("+json")
+    {
+        return Err(ApiError::new(
+            ErrorCode::UnsupportedMediaType,
+            format!(
+                "unsupported content type '{t}'; send a JSON object with Content-Type: \
+                 application/json"
+            ),
+        ));
+    }
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::validation("body", "a JSON object is required"));
     }

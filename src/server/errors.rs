@@ -150,7 +150,15 @@ pub struct ApiError {
     pub details: Vec<FieldError>,
     /// Seconds for a `Retry-After` header (429 and 503 answers).
     pub retry_after: Option<u64>,
+    /// The `WWW-Authenticate` challenge of a 401 answer (RFC 9110 11.6.1: every 401
+    /// carries one); `None` means [`BEARER_CHALLENGE`].
+    pub challenge: Option<&'static str>,
+    /// The `Allow` header of a 405 answer: the methods the path does serve.
+    pub allow: Option<String>,
 }
+
+/// The challenge of a 401 on bearer-token routes (RFC 6750).
+pub const BEARER_CHALLENGE: &str = "Bearer realm=\"svc\"";
 
 impl ApiError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> ApiError {
@@ -160,6 +168,25 @@ impl ApiError {
             message: message.into(),
             details: Vec::new(),
             retry_after: None,
+            challenge: None,
+            allow: None,
+        }
+    }
+
+    /// 405 `METHOD_NOT_ALLOWED` with `Allow: <allowed>` (RFC 9110 15.5.6).
+    pub fn method_not_allowed(message: impl Into<String>, allowed: &[&str]) -> ApiError {
+        ApiError {
+            allow: Some(allowed.join(", ")),
+            ..ApiError::new(ErrorCode::MethodNotAllowed, message)
+        }
+    }
+
+    /// This error with its own `WWW-Authenticate` challenge when it is a 401 (routes
+    /// that authenticate by something other than a bearer token: webhooks).
+    pub fn with_challenge(self, challenge: &'static str) -> ApiError {
+        ApiError {
+            challenge: Some(challenge),
+            ..self
         }
     }
 
@@ -244,6 +271,22 @@ impl ResponseError for ApiError {
 
     fn error_response(&self) -> HttpResponse {
         let mut resp = envelope::failure(self);
+        if self.status == StatusCode::UNAUTHORIZED {
+            resp.headers_mut().insert(
+                actix_web::http::header::WWW_AUTHENTICATE,
+                actix_web::http::header::HeaderValue::from_static(
+                    self.challenge.unwrap_or(BEARER_CHALLENGE),
+                ),
+            );
+        }
+        if let Some(allow) = self
+            .allow
+            .as_deref()
+            .and_then(|a| actix_web::http::header::HeaderValue::from_str(a).ok())
+        {
+            resp.headers_mut()
+                .insert(actix_web::http::header::ALLOW, allow);
+        }
         if let Some(secs) = self.retry_after {
             resp.headers_mut().insert(
                 actix_web::http::header::RETRY_AFTER,
@@ -375,6 +418,19 @@ mod tests {
                 .get(actix_web::http::header::RETRY_AFTER)
                 .map(|v| v.as_bytes()),
             Some(&b"30"[..])
+        );
+        let resp = ApiError::new(ErrorCode::Unauthorized, "who?").error_response();
+        assert_eq!(
+            resp.headers()
+                .get(actix_web::http::header::WWW_AUTHENTICATE)
+                .map(|v| v.as_bytes()),
+            Some(BEARER_CHALLENGE.as_bytes())
+        );
+        let resp = ApiError::new(ErrorCode::Forbidden, "no").error_response();
+        assert!(
+            resp.headers()
+                .get(actix_web::http::header::WWW_AUTHENTICATE)
+                .is_none()
         );
         let teapot = ApiError::with_status(418, "short and stout");
         assert_eq!(teapot.status.as_u16(), 418);

@@ -11,7 +11,6 @@
 //! (`Access-Control-Allow-Methods`/`-Headers`/`Max-Age`) only for an allowed origin.
 
 use super::AppState;
-use super::envelope;
 use super::errors::ApiError;
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
@@ -139,7 +138,17 @@ pub async fn http_layer(
             Some(e) => e.to_string(),
             None => status.canonical_reason().unwrap_or("error").to_string(),
         };
-        let replacement = envelope::failure(&ApiError::with_status(status.as_u16(), message));
+        // actix's 405 names the methods the route serves: keep its `Allow`.
+        let allow = res
+            .headers()
+            .get(header::ALLOW)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let error = ApiError {
+            allow,
+            ..ApiError::with_status(status.as_u16(), message)
+        };
+        let replacement = actix_web::ResponseError::error_response(&error);
         res = res.into_response(replacement);
     }
 

@@ -298,6 +298,26 @@ impl RouteTable {
             .any(|g| g.pattern.captures(&segments).is_some())
     }
 
+    /// The methods served at this path, for the `Allow` header of a 405 (`HEAD` with
+    /// `GET`, which answers it).
+    fn methods_at(&self, segments: &[String]) -> Vec<&str> {
+        let mut allowed: Vec<&str> = Vec::new();
+        let served = self
+            .groups
+            .iter()
+            .filter(|g| g.pattern.captures(segments).is_some())
+            .flat_map(|g| g.methods.iter().map(|(m, _)| m));
+        for m in served {
+            let head = (*m == Method::GET).then_some("HEAD");
+            for name in std::iter::once(m.as_str()).chain(head) {
+                if !allowed.contains(&name) {
+                    allowed.push(name);
+                }
+            }
+        }
+        allowed
+    }
+
     /// Resolve a request: its endpoint, or 404 `NOT_FOUND` / 405 `METHOD_NOT_ALLOWED`.
     pub fn resolve(&self, method: &Method, raw_path: &str) -> Result<Matched, ApiError> {
         let segments = split_path(raw_path);
@@ -315,9 +335,9 @@ impl RouteTable {
             }
         }
         if path_known {
-            Err(ApiError::new(
-                ErrorCode::MethodNotAllowed,
+            Err(ApiError::method_not_allowed(
                 format!("method {method} is not allowed on {raw_path}"),
+                &self.methods_at(&segments),
             ))
         } else {
             Err(ApiError::new(
@@ -476,8 +496,11 @@ mod tests {
                 .ok(),
             Some("robots".into())
         );
-        let e = t.resolve(&Method::GET, "/walker/w").err().map(|e| e.code);
-        assert_eq!(e, Some(ErrorCode::MethodNotAllowed));
+        let e = t.resolve(&Method::GET, "/walker/w").err();
+        assert_eq!(
+            e.as_ref().map(|e| (e.code, e.allow.as_deref())),
+            Some((ErrorCode::MethodNotAllowed, Some("POST")))
+        );
         let e = t
             .resolve(&Method::GET, "/walker/nope")
             .err()

@@ -52,6 +52,14 @@ fn not_found(name: &str) -> ApiError {
     ApiError::new(ErrorCode::NotFound, format!("no webhook walker '{name}'"))
 }
 
+/// The `WWW-Authenticate` challenge of a webhook 401: the caller authenticates with an
+/// API key (where the walker declares it), not a bearer token.
+const API_KEY_CHALLENGE: &str = "ApiKey realm=\"svc-webhook\"";
+
+fn api_key_challenge(e: ApiError) -> ApiError {
+    e.with_challenge(API_KEY_CHALLENGE)
+}
+
 fn missing_key(what: &str) -> ApiError {
     ApiError::new(ErrorCode::Unauthorized, format!("missing {what}"))
 }
@@ -65,7 +73,9 @@ async fn current(
     payload: web::Payload,
     trace: TraceId,
 ) -> Result<HttpResponse> {
-    run_current(state, id, req, path.into_inner(), payload, trace).await
+    run_current(state, id, req, path.into_inner(), payload, trace)
+        .await
+        .map_err(api_key_challenge)
 }
 
 /// `POST /webhook/delete`: the current-flavor walker named `delete`.
@@ -76,7 +86,9 @@ pub async fn current_named_delete(
     payload: web::Payload,
     trace: TraceId,
 ) -> Result<HttpResponse> {
-    run_current(state, id, req, "delete".into(), payload, trace).await
+    run_current(state, id, req, "delete".into(), payload, trace)
+        .await
+        .map_err(api_key_challenge)
 }
 
 async fn run_current(
@@ -110,6 +122,18 @@ async fn run_current(
 
 /// `POST /webhook/walker/<walker>[/<node id>]<declared path>`.
 async fn alternate(
+    state: web::Data<AppState>,
+    id: Identity,
+    req: HttpRequest,
+    payload: web::Payload,
+    trace: TraceId,
+) -> Result<HttpResponse> {
+    run_alternate(state, id, req, payload, trace)
+        .await
+        .map_err(api_key_challenge)
+}
+
+async fn run_alternate(
     state: web::Data<AppState>,
     id: Identity,
     req: HttpRequest,

@@ -22,11 +22,14 @@
 //! run and serve), `admin_portal` (the
 //! portal in headless Chromium over the DevTools protocol) and `sso` (single
 //! sign-on against a real OpenID Connect provider, npm `oidc-provider`) and `vm` (limits
-//! inside the compiled execution core, compared with `svc run --no-vm`).
+//! inside the compiled execution core, compared with `svc run --no-vm`) and `conformance`
+//! (findings of the black-box audit against the spec and HTTP: 401 challenges, 405
+//! `Allow`, refreshed tokens, content types of the JSON-only routes, disabled accounts).
 
 mod admin;
 mod admin_portal;
 mod cli;
+mod conformance;
 mod deploy;
 mod docdb;
 mod events;

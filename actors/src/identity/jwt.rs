@@ -1,5 +1,7 @@
 //! Session tokens (spec "JWT claims", decisions.md "Identity"): HMAC-signed JWTs with
-//! the claims `sub` and `user_id` (the same UUID), `role`, `iat` and `exp`.
+//! the claims `sub` and `user_id` (the same UUID), `role`, `iat` and `exp`, plus a random
+//! `jti` so that two tokens issued for one account in the same second still differ (a
+//! refresh answers a new token, not a copy of the one it was given).
 //!
 //! Verification accepts only the configured algorithm, requires `exp`, `sub` and `iat`,
 //! checks expiry with no leeway, refuses a token issued in the future (`iat`) or not yet
@@ -37,9 +39,19 @@ pub struct Claims {
     /// Not before: honoured when present (svc never sets it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nbf: Option<i64>,
+    /// Token id: 128 random bits in hex, fresh per issued token (svc always sets it;
+    /// optional on verification).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jti: Option<String>,
     /// Present on non-session tokens only; a session token never has it.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<serde_json::Value>,
+}
+
+/// A fresh `jti`: 128 random bits as 32 lowercase hex digits.
+fn token_id() -> String {
+    let bytes: [u8; 16] = super::random_bytes();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Signing and verification keys with the validation rules.
@@ -137,6 +149,7 @@ impl JwtKeys {
             iat: now,
             exp: now.saturating_add(lifetime_secs),
             nbf: None,
+            jti: Some(token_id()),
             kind: None,
         };
         jsonwebtoken::encode(&Header::new(self.algorithm), &claims, &self.encoding)
@@ -191,6 +204,18 @@ mod tests {
         let c = k.verify(&t).expect("valid");
         assert_eq!((c.sub.as_str(), c.user_id.as_str()), ("u-1", "u-1"));
         assert_eq!(c.exp - c.iat, 7 * 86_400);
+        // Same account, same second: still two tokens, told apart by their `jti`.
+        let at = now();
+        let (a, b) = (
+            k.issue("u-1", "user", at).expect("signed"),
+            k.issue("u-1", "user", at).expect("signed"),
+        );
+        assert_ne!(a, b);
+        let jti = k.verify(&a).expect("valid").jti.expect("jti set");
+        assert!(
+            jti.len() == 32 && jti.bytes().all(|c| c.is_ascii_hexdigit()),
+            "{jti}"
+        );
         assert!(
             JwtKeys::new(&JwtSettings {
                 secret: None,
@@ -210,6 +235,7 @@ mod tests {
             iat,
             exp: iat + 3600,
             nbf,
+            jti: None,
             kind: None,
         };
         jsonwebtoken::encode(
@@ -260,6 +286,7 @@ mod tests {
             iat: now(),
             exp: now() + 60,
             nbf: None,
+            jti: None,
             kind: Some("api_key".into()),
         };
         let t = jsonwebtoken::encode(

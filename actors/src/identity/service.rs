@@ -127,7 +127,8 @@ impl Service {
     }
 
     /// The account of a verified token's user: 404 when it no longer exists, 401 when
-    /// disabled.
+    /// disabled. Every operation a signed-in user asks for goes through it first, so a
+    /// disabled account can do nothing with a token it still holds.
     async fn account(&self, user_id: String) -> Result<UserRecord> {
         let user = self.db(move |s| s.get(&user_id)).await?;
         let user = user.ok_or_else(|| IdentityError::new(ErrorKind::NotFound, "user not found"))?;
@@ -313,9 +314,11 @@ impl Service {
         Ok(())
     }
 
-    /// Sends no mail; a new e-mail starts unverified.
+    /// Sends no mail; a new e-mail starts unverified. A deleted account is 404, a
+    /// disabled one 401 (as for `/user/me`).
     pub(super) async fn add_identity(&self, msg: AddIdentity) -> Result<IdentityAdded> {
         let AddIdentity { user_id, identity } = msg;
+        self.account(user_id.clone()).await?;
         let verified = identity.verified;
         self.db(move |s| s.add_identity(&user_id, &identity))
             .await?;

@@ -80,6 +80,7 @@ impl Service {
         &self,
         msg: CreateApiKey,
     ) -> Result<ApiKeyCreated> {
+        self.account(msg.user_id.clone()).await?;
         let max = self.webhook.max_keys_per_user;
         let uid = msg.user_id.clone();
         if self.db(move |s| s.count_active_api_keys(&uid)).await? >= max {
@@ -111,6 +112,7 @@ impl Service {
         &self,
         msg: ListApiKeys,
     ) -> Result<Vec<ApiKeyInfo>> {
+        self.account(msg.user_id.clone()).await?;
         let keys = self.db(move |s| s.api_keys_of(&msg.user_id)).await?;
         let now = unix_now();
         Ok(keys.iter().map(|k| info(k, now)).collect())
@@ -121,6 +123,7 @@ impl Service {
             user_id,
             api_key_id,
         } = msg;
+        self.account(user_id.clone()).await?;
         let (uid, kid) = (user_id.clone(), api_key_id.clone());
         if !self.db(move |s| s.revoke_api_key(&uid, &kid)).await? {
             return Err(IdentityError::new(ErrorKind::NotFound, "API key not found"));
@@ -182,16 +185,12 @@ impl Service {
         &self,
         msg: GenerateWebhookKey,
     ) -> Result<WebhookKeyGenerated> {
+        let user = self.account(msg.user_id.clone()).await?;
         let max = self.webhook.max_keys_per_user;
         let uid = msg.user_id.clone();
         if self.db(move |s| s.count_webhook_keys(&uid)).await? >= max {
             return Err(too_many(max));
         }
-        let uid = msg.user_id.clone();
-        let user = self
-            .db(move |s| s.get(&uid))
-            .await?
-            .ok_or_else(|| IdentityError::new(ErrorKind::NotFound, "user not found"))?;
         let now = unix_now();
         let key = new_key(WEBHOOK_KEY_PREFIX);
         let rec = WebhookKeyRecord {
@@ -228,6 +227,7 @@ impl Service {
         &self,
         msg: ListWebhookKeys,
     ) -> Result<Vec<WebhookKeyInfo>> {
+        self.account(msg.user_id.clone()).await?;
         let keys = self.db(move |s| s.webhook_keys_of(&msg.user_id)).await?;
         Ok(keys.into_iter().map(webhook_info).collect())
     }
@@ -238,6 +238,7 @@ impl Service {
             id,
             lifetime_secs,
         } = msg;
+        self.account(user_id.clone()).await?;
         match self
             .db(move |s| s.extend_webhook_key(&user_id, &id, lifetime_secs))
             .await?
@@ -254,6 +255,7 @@ impl Service {
         &self,
         msg: DeleteWebhookKeys,
     ) -> Result<usize> {
+        self.account(msg.user_id.clone()).await?;
         self.db(move |s| s.delete_webhook_keys(&msg.user_id, &msg.ids))
             .await
     }
