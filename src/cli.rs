@@ -458,6 +458,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     let outcome = if args.no_store {
         let mut host = lang::host::MemoryHost::new();
         host.echo = true;
+        host.discard = true;
         lang::run_file(&args.file, &mut host, &options)
     } else {
         let dir = app_dir(&args.file);

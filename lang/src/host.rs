@@ -181,6 +181,14 @@ pub trait Host {
     /// Persist a run's changes atomically.
     fn commit(&mut self, changes: CommitSet) -> Result<(), HostError>;
 
+    /// Whether `commit` keeps anything (a host dropped with its run may not). When it
+    /// does not, the interpreter still builds and checks each anchor's stored form, so
+    /// a value that cannot be persisted fails the run the same way, but sends no
+    /// changes.
+    fn keeps_commits(&self) -> bool {
+        true
+    }
+
     /// Root of the user the run acts for.
     fn user_root(&self) -> AnchorId;
 
@@ -290,6 +298,12 @@ pub struct MemoryHost {
     /// Echo stdout to the process's stdout as well as collecting it.
     pub echo: bool,
     pub root: AnchorId,
+    /// Keep nothing a commit sends (`svc run --no-store`): the run's own graph already
+    /// holds every anchor it made for the rest of the run (a run loads an id from the
+    /// host only when its graph does not have it), so a host that is dropped with the
+    /// run has no reader for them. The interpreter still builds the stored form of each
+    /// anchor, so a value that cannot be persisted fails the run as before.
+    pub discard: bool,
 }
 
 impl MemoryHost {
@@ -307,6 +321,9 @@ impl Host for MemoryHost {
     }
 
     fn commit(&mut self, changes: CommitSet) -> Result<(), HostError> {
+        if self.discard {
+            return Ok(());
+        }
         self.anchors.reserve(changes.upserts.len());
         for a in changes.upserts {
             let edges = self.anchors.get(&a.id).and_then(|old| old.edges.clone());
@@ -329,6 +346,10 @@ impl Host for MemoryHost {
             self.anchors.remove(&id);
         }
         Ok(())
+    }
+
+    fn keeps_commits(&self) -> bool {
+        !self.discard
     }
 
     fn user_root(&self) -> AnchorId {
@@ -365,4 +386,51 @@ pub fn list_dir_names(dir: &std::path::Path) -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn anchor(id: AnchorId) -> StoredAnchor {
+        StoredAnchor {
+            id,
+            kind: AnchorKind::Node,
+            arch_module: "main".into(),
+            arch_type: "Item".into(),
+            fingerprint: "".into(),
+            owner: 1,
+            access: Default::default(),
+            fields: "{}".into(),
+            ends: None,
+            edges: None,
+        }
+    }
+
+    fn changes() -> CommitSet {
+        CommitSet {
+            upserts: vec![anchor(1), anchor(2)],
+            edge_adds: vec![(1, 2)],
+            ..CommitSet::default()
+        }
+    }
+
+    #[test]
+    fn memory_host_keeps_commits() {
+        let mut host = MemoryHost::new();
+        host.commit(changes()).expect("commit");
+        assert_eq!(host.anchors.len(), 2);
+        assert_eq!(host.load_edges(1).expect("edges"), vec![2]);
+    }
+
+    #[test]
+    fn discarding_memory_host_keeps_nothing() {
+        let mut host = MemoryHost::new();
+        assert!(host.keeps_commits());
+        host.discard = true;
+        assert!(!host.keeps_commits());
+        host.commit(changes()).expect("commit");
+        assert!(host.anchors.is_empty());
+        assert!(host.load(1).expect("load").is_none());
+    }
 }

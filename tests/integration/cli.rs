@@ -101,6 +101,57 @@ fn no_store_does_not_persist() {
     );
 }
 
+/// A graph built, walked (the walk commits), extended and walked again, then a field no
+/// store can hold: the same output and error with and without `--no-store`, whose host
+/// keeps nothing a commit sends.
+const WALK_AFTER_COMMIT: &str = r#"node Item {
+    has n: int, f: any = None;
+}
+
+walker Sum {
+    has total: int = 0;
+
+    can start with Root entry {
+        visit [-->];
+    }
+
+    can item with Item entry {
+        self.total += here.n;
+    }
+}
+
+with entry {
+    for i in range(5) {
+        root ++> Item(n=i);
+    }
+    print("first", (root spawn Sum()).total);
+    root ++> Item(n=10);
+    print("second", (root spawn Sum()).total, len([root-->]));
+    root ++> Item(n=1, f=print);
+    print("third", (root spawn Sum()).total);
+}
+"#;
+
+#[test]
+fn no_store_reads_its_graph_after_commits_and_fails_as_a_stored_run() {
+    let stored = TempDir::new("walkstored");
+    stored.write("main.svc", WALK_AFTER_COMMIT);
+    let memory = TempDir::new("walknostore");
+    memory.write("main.svc", WALK_AFTER_COMMIT);
+    let a = svc_in(stored.path(), &["run", "main.svc"]);
+    let b = svc_in(memory.path(), &["run", "--no-store", "main.svc"]);
+    assert_eq!(stdout(&b), "first 10\nsecond 20 6\n");
+    assert_eq!(stdout(&a), stdout(&b));
+    assert_eq!(b.status.code(), Some(1));
+    assert_eq!(a.status.code(), Some(1));
+    assert!(
+        stderr(&b).contains("cannot persist a value of type 'builtin_function_or_method'"),
+        "{}",
+        stderr(&b)
+    );
+    assert_eq!(stderr(&a), stderr(&b));
+}
+
 #[test]
 fn run_error_exits_1_with_message_on_stderr() {
     let dir = TempDir::new("runerr");

@@ -147,6 +147,50 @@ fn limits_end_a_comprehension_in_a_compiled_def_as_on_the_tree_walker() {
     assert_eq!(vm, tree);
 }
 
+/// A comprehension over `enumerate(...)` (pairs bound without tuples) calling a
+/// compiled def per item.
+const ENUMERATING: &str = r#"
+def scale(i: int) -> int {
+    return i;
+}
+
+def weight(i: int, x: int) -> int {
+    w = scale(i) * x;
+    return w;
+}
+
+def table(n: int) -> dict {
+    xs = [k * 3 for k in range(n)];
+    return {i: weight(i, x) for (i, x) in enumerate(xs) if x % 2 == 0};
+}
+
+with entry {
+    print(table(6));
+    print(len(table(40)));
+}
+"#;
+
+#[test]
+fn limits_end_an_enumerate_comprehension_as_on_the_tree_walker() {
+    for budget in ["3", "9", "30", "61"] {
+        let [vm, tree] = both_ways(ENUMERATING, &["--max-ops", budget]);
+        assert_eq!(vm.2, Some(1), "budget {budget}: {vm:?}");
+        assert!(vm.1.contains("operation budget exceeded"), "{}", vm.1);
+        assert_eq!(vm, tree, "budget {budget}");
+    }
+    let [vm, tree] = both_ways(ENUMERATING, &["--max-depth", "2"]);
+    assert_eq!(vm.2, Some(1), "{vm:?}");
+    assert!(
+        vm.1.contains("maximum recursion depth exceeded"),
+        "{}",
+        vm.1
+    );
+    assert_eq!(vm, tree);
+    let [vm, tree] = both_ways(ENUMERATING, &[]);
+    assert_eq!(vm.0, "{0: 0, 2: 12, 4: 48}\n20\n");
+    assert_eq!(vm, tree);
+}
+
 #[test]
 fn time_budget_stops_an_endless_comprehension_in_a_compiled_def() {
     let program = r#"

@@ -454,6 +454,10 @@ impl Interp<'_> {
                 && s.edges.is_empty()
                 && s.class.kind != ClassKind::Root)
         };
+        // A host that keeps nothing (`svc run --no-store`) gets no changes, but every
+        // stored form is still made, so what cannot be persisted fails as it would.
+        let kept = self.host.keeps_commits();
+        let mut discarded = false;
         let n = self.graph.slots.len();
         for h in 0..n {
             let (state, keep) = {
@@ -464,26 +468,45 @@ impl Interp<'_> {
                 continue;
             }
             let stored = self.stored_form(self.graph.handle_at(h))?;
-            set.upserts.push(stored);
+            if kept {
+                set.upserts.push(stored);
+            } else {
+                discarded = true;
+            }
         }
-        let live_new: FxHashMap<crate::host::AnchorId, bool> = self
-            .graph
-            .slots
-            .iter()
-            .filter(|s| s.state != SlotState::Deleted)
-            .map(|s| (s.id, persisted(s)))
-            .collect();
-        set.edge_adds = std::mem::take(&mut self.graph.edge_adds)
-            .into_iter()
-            .filter(|(n, e)| live_new.get(n).copied().unwrap_or(false) && live_new.contains_key(e))
-            .collect();
-        set.edge_removes = std::mem::take(&mut self.graph.edge_removes);
-        set.deletes = std::mem::take(&mut self.graph.deletes);
-        // Traversed edge lists stay checked by every later commit of the call.
-        set.edges_read = self.graph.edges_read.keys().copied().collect();
-        if !set.is_empty() {
-            self.host.commit(set).map_err(Interrupt::Host)?;
-            self.durable_commits += 1;
+        if kept {
+            let live_new: FxHashMap<crate::host::AnchorId, bool> = self
+                .graph
+                .slots
+                .iter()
+                .filter(|s| s.state != SlotState::Deleted)
+                .map(|s| (s.id, persisted(s)))
+                .collect();
+            set.edge_adds = std::mem::take(&mut self.graph.edge_adds)
+                .into_iter()
+                .filter(|(n, e)| {
+                    live_new.get(n).copied().unwrap_or(false) && live_new.contains_key(e)
+                })
+                .collect();
+            set.edge_removes = std::mem::take(&mut self.graph.edge_removes);
+            set.deletes = std::mem::take(&mut self.graph.deletes);
+            // Traversed edge lists stay checked by every later commit of the call.
+            set.edges_read = self.graph.edges_read.keys().copied().collect();
+            if !set.is_empty() {
+                self.host.commit(set).map_err(Interrupt::Host)?;
+                self.durable_commits += 1;
+            }
+        } else {
+            let g = &mut self.graph;
+            discarded |=
+                !(g.edge_adds.is_empty() && g.edge_removes.is_empty() && g.deletes.is_empty());
+            g.edge_adds.clear();
+            g.edge_removes.clear();
+            g.deletes.clear();
+            // Counted as a commit that stored something, as the host would have.
+            if discarded {
+                self.durable_commits += 1;
+            }
         }
         for s in &mut self.graph.slots {
             if matches!(s.state, SlotState::New | SlotState::Dirty) {

@@ -23,6 +23,47 @@ enum VmIter {
     Items(std::vec::IntoIter<Value>),
     /// A generator, resumed once per item.
     Gen(Rc<Generator>),
+    /// The items of `enumerate(x)` with the index of the next (`ForIterPair` binds the
+    /// pair as the builtin's tuples would be unpacked, without making them).
+    Enumerate {
+        next: i64,
+        items: std::vec::IntoIter<Value>,
+    },
+}
+
+impl VmIter {
+    /// The next item of a range or materialised iterator (`None` at the end or for a
+    /// generator, which `ForIter` resumes itself); an enumerate pair as a tuple.
+    #[inline(always)]
+    fn next_ready(&mut self) -> Option<Value> {
+        match self {
+            VmIter::Range {
+                next,
+                stop,
+                step,
+                done,
+            } => {
+                let (i, stop, step) = (*next, *stop, *step);
+                if !*done && ((step > 0 && i < stop) || (step < 0 && i > stop)) {
+                    match i.checked_add(step) {
+                        Some(n) => *next = n,
+                        None => *done = true,
+                    }
+                    Some(Value::Int(i))
+                } else {
+                    None
+                }
+            }
+            VmIter::Items(items) => items.next(),
+            VmIter::Enumerate { next, items } => {
+                let v = items.next()?;
+                let i = *next;
+                *next = i.saturating_add(1);
+                Some(Value::tuple(vec![Value::Int(i), v]))
+            }
+            VmIter::Gen(_) => None,
+        }
+    }
 }
 
 /// One activation of a compiled function. Where names outside the slots resolve (the
@@ -55,6 +96,8 @@ pub struct Stacks {
     scopes: Vec<ScopeRef>,
     /// The buffers of the f-strings being built, innermost last.
     fstrs: Vec<String>,
+    /// The items `EnumerateFast` took, until the `GetIterEnumerate` after it.
+    enumerated: Option<Vec<Value>>,
     /// `here` and `visitor` of the entry frame (a frame pushed for a call never has
     /// them: a walker's ability is entered from the tree-walker), kept out of `Frame`
     /// so a call moves less.
@@ -68,6 +111,17 @@ pub struct Stacks {
 
 /// Stack sets kept for reuse (one per level of tree-walker → VM nesting).
 const STACKS_POOL: usize = 16;
+
+/// Reserve room for `n` more items in the comprehension result right under the
+/// iterable (`GetIter`'s size hint).
+fn reserve_result(st: &Stacks, n: usize) {
+    match st.stack.last() {
+        Some(Value::List(l)) => l.borrow_mut().reserve(n),
+        Some(Value::Dict(d)) => d.borrow_mut().reserve(n),
+        Some(Value::Set(s)) => s.borrow_mut().reserve(n),
+        _ => {}
+    }
+}
 
 /// The field slot attribute site `site` of `code` finds name `name` in for instance
 /// `inst` (the value `o`): from the site's cache when the class is the one seen last,
@@ -286,6 +340,7 @@ impl Interp<'_> {
         st.iters.clear();
         st.scopes.clear();
         st.fstrs.clear();
+        st.enumerated = None;
         st.here = None;
         st.visitor = None;
         st.module_scope = None;
@@ -520,14 +575,22 @@ impl Interp<'_> {
                 let Some(f) = st.frames.last() else {
                     return Ok(Value::None);
                 };
-                code = f.code.clone();
-                scope = match &f.func {
-                    Some(func) => func.closure.clone(),
+                // A recursive call or its return keeps the same code and scope: no
+                // reference counts move.
+                if !Rc::ptr_eq(&code, &f.code) {
+                    code = f.code.clone();
+                }
+                match &f.func {
+                    Some(func) => {
+                        if !Rc::ptr_eq(&scope, &func.closure) {
+                            scope = func.closure.clone();
+                        }
+                    }
                     None => match &st.module_scope {
-                        Some(s) => s.clone(),
+                        Some(s) => scope = s.clone(),
                         None => return Ok(Value::None),
                     },
-                };
+                }
                 sb = f.slot_base as usize;
                 pc = if $resume { f.pc as usize + 1 } else { 0 };
             }};
@@ -955,39 +1018,92 @@ impl Interp<'_> {
                         other => {
                             let items = tri!(self.iterate(&other));
                             if reserve {
-                                let n = items.len();
-                                match st.stack.last() {
-                                    Some(Value::List(l)) => l.borrow_mut().reserve(n),
-                                    Some(Value::Dict(d)) => d.borrow_mut().reserve(n),
-                                    Some(Value::Set(s)) => s.borrow_mut().reserve(n),
-                                    _ => {}
-                                }
+                                reserve_result(st, items.len());
                             }
                             VmIter::Items(items.into_iter())
                         }
                     };
                     st.iters.push(it);
                 }
-                Op::ForIter(exit) => {
-                    let item = match st.iters.last_mut() {
-                        Some(VmIter::Range {
-                            next,
-                            stop,
-                            step,
-                            done,
-                        }) => {
-                            let (i, stop, step) = (*next, *stop, *step);
-                            if !*done && ((step > 0 && i < stop) || (step < 0 && i > stop)) {
-                                match i.checked_add(step) {
-                                    Some(n) => *next = n,
-                                    None => *done = true,
-                                }
-                                Some(Value::Int(i))
-                            } else {
-                                None
+                Op::EnumerateFast(target) => {
+                    let n = st.stack.len();
+                    if matches!(&st.stack[n - 2], Value::Builtin(f) if &**f == "enumerate") {
+                        // The builtin's own work (`enumerate`): the source's items.
+                        let items = tri!(self.iterate(&st.stack[n - 1]));
+                        st.stack.truncate(n - 2);
+                        st.enumerated = Some(items);
+                        pc = target as usize;
+                    }
+                }
+                Op::GetIterEnumerate(reserve) => {
+                    let it = match st.enumerated.take() {
+                        Some(items) => {
+                            if reserve {
+                                reserve_result(st, items.len());
+                            }
+                            VmIter::Enumerate {
+                                next: 0,
+                                items: items.into_iter(),
                             }
                         }
-                        Some(VmIter::Items(items)) => items.next(),
+                        // `enumerate` was not the builtin: what its call returned.
+                        None => match st.pop() {
+                            Value::Range(start, stop, step) => VmIter::Range {
+                                next: start,
+                                stop,
+                                step,
+                                done: false,
+                            },
+                            other => {
+                                let items = tri!(self.iterate(&other));
+                                if reserve {
+                                    reserve_result(st, items.len());
+                                }
+                                VmIter::Items(items.into_iter())
+                            }
+                        },
+                    };
+                    st.iters.push(it);
+                }
+                Op::ForIterPair(exit, k) => {
+                    let slots = &code.slot_lists[k as usize];
+                    let (s0, s1) = (sb + slots[0] as usize, sb + slots[1] as usize);
+                    let item = match st.iters.last_mut() {
+                        Some(VmIter::Enumerate { next, items }) => match items.next() {
+                            Some(v) => {
+                                let i = *next;
+                                *next = i.saturating_add(1);
+                                tri!(self.poll());
+                                st.slots[s0] = Some(Value::Int(i));
+                                st.slots[s1] = Some(v);
+                                continue;
+                            }
+                            None => None,
+                        },
+                        Some(it) => it.next_ready(),
+                        None => None,
+                    };
+                    let Some(v) = item else {
+                        st.iters.pop();
+                        pc = exit as usize;
+                        continue;
+                    };
+                    tri!(self.poll());
+                    // `UnpackLocals` of the item.
+                    if let Value::Tuple(t) = &v
+                        && t.len() == 2
+                    {
+                        st.slots[s0] = Some(t[0].clone());
+                        st.slots[s1] = Some(t[1].clone());
+                        continue;
+                    }
+                    let vals = tri!(self.vm_unpack(&v, 2));
+                    for (s, x) in [s0, s1].into_iter().zip(vals) {
+                        st.slots[s] = Some(x);
+                    }
+                }
+                Op::ForIter(exit) => {
+                    let item = match st.iters.last_mut() {
                         Some(VmIter::Gen(g)) => {
                             let g = g.clone();
                             tri!(self.poll());
@@ -999,6 +1115,7 @@ impl Interp<'_> {
                                 GenStep::Returned(_) => None,
                             }
                         }
+                        Some(it) => it.next_ready(),
                         None => None,
                     };
                     match item {

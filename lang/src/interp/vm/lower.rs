@@ -377,6 +377,8 @@ impl Lower {
             Op::CompareConstJump(op, k, _) => Op::CompareConstJump(op, k, target),
             Op::LocalCompareConstJump(s, op, k, _) => Op::LocalCompareConstJump(s, op, k, target),
             Op::ForIter(_) => Op::ForIter(target),
+            Op::ForIterPair(_, k) => Op::ForIterPair(target, k),
+            Op::EnumerateFast(_) => Op::EnumerateFast(target),
             Op::Visit(index, _) => Op::Visit(index, target),
             Op::AssertJump(_) => Op::AssertJump(target),
             other => other,
@@ -1204,11 +1206,44 @@ impl Lower {
         };
         // Only the outermost generator has the result right under its iterable.
         let outermost = std::mem::take(&mut self.comp_first);
+        let names = target_names(&first.target)?;
+        if slots
+            && names.len() == 2
+            && let E::Call { func, args } = &first.iter.kind
+            && let (E::Name(f), [Arg::Positional(src)]) = (&func.kind, args.as_slice())
+            && &**f == "enumerate"
+        {
+            // `for (i, x) in enumerate(xs)`: pairs without tuples when `enumerate` is
+            // the builtin (checked when it runs), the plain call otherwise.
+            self.expr(func)?;
+            self.expr(src)?;
+            let fast = self.emit(Op::EnumerateFast(0), first.iter.span);
+            self.emit(Op::Call(1), first.iter.span);
+            let at = self.here();
+            self.patch(fast, at);
+            self.emit(Op::GetIterEnumerate(outermost), sp);
+            let mut bound = Vec::new();
+            for n in &names {
+                bound.push(self.comp_slot(n)?);
+            }
+            self.slot_lists.push(bound);
+            let k = (self.slot_lists.len() - 1) as u32;
+            let head = self.here();
+            let exit = self.emit(Op::ForIterPair(0, k), sp);
+            for c in &first.conds {
+                let j = self.cond_jump(c, sp)?;
+                self.patch(j, head);
+            }
+            self.comprehension(rest, sp, slots, body)?;
+            self.emit(Op::Jump(head), sp);
+            let at = self.here();
+            self.patch(exit, at);
+            return Ok(());
+        }
         self.expr(&first.iter)?;
         self.emit(Op::GetIter(true, outermost), sp);
         let head = self.here();
         let exit = self.emit(Op::ForIter(0), sp);
-        let names = target_names(&first.target)?;
         if slots {
             let mut bound = Vec::new();
             for n in &names {

@@ -119,6 +119,18 @@ pub(crate) enum Op {
     GetIter(bool, bool),
     /// Push the next item of the innermost loop iterator, or pop it and jump.
     ForIter(u32),
+    /// `enumerate(x)` as a comprehension's iterable with a two-name target: [f, x] →
+    /// when `f` is the builtin `enumerate`, `x`'s items (materialised as the builtin
+    /// does) wait for the `GetIterEnumerate` right after the `Call(1)` this jumps over
+    /// (to `target`); anything else is left for that call.
+    EnumerateFast(u32),
+    /// `GetIter(true, reserve)`, except that the items `EnumerateFast` just took become
+    /// an iterator of (index, item) pairs that makes no tuples.
+    GetIterEnumerate(bool),
+    /// `ForIter` fused with the `UnpackLocals` of the two-slot list `slot_lists[k]`:
+    /// an (index, item) pair is bound without a tuple, any other item unpacked as
+    /// `UnpackLocals` does: (exit, k).
+    ForIterPair(u32, u32),
     PopIter,
     /// Module code: `name = value` by name (`scope_set` on the module scope).
     StoreName(u32),

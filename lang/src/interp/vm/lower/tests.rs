@@ -44,7 +44,7 @@ fn compiled(source: &str) -> Vec<(String, bool)> {
 #[test]
 fn comprehensions_in_defs_are_lowered_with_their_targets_in_slots() {
     let code = lowered(
-        "def f(n: int) -> list {\n    i = 5;\n    return [i * k for (i, k) in enumerate(range(n)) if k != i];\n}\n",
+        "def f(n: int) -> list {\n    i = 5;\n    return [i * k for (i, k) in zip(range(n), range(n)) if k != i];\n}\n",
     );
     let Some(code) = &code[0].1 else {
         panic!("not lowered");
@@ -58,7 +58,43 @@ fn comprehensions_in_defs_are_lowered_with_their_targets_in_slots() {
     // the builtins.
     assert!(code.ops.iter().any(|op| matches!(op, Op::LoadLocal(2))));
     let globals: Vec<&str> = code.names.iter().map(|n| &**n).collect();
-    assert_eq!(globals, ["enumerate", "range"]);
+    assert_eq!(globals, ["zip", "range"]);
+}
+
+#[test]
+fn enumerate_in_a_comprehension_binds_its_pairs_without_tuples() {
+    let code = lowered(
+        "def f(xs: list) -> dict {\n    return {i: x for (i, x) in enumerate(xs) if x};\n}\n\
+         def g(xs: list) -> list {\n    return [p for p in enumerate(xs)];\n}\n\
+         def h(xs: list) -> list {\n    return [i for (i, x) in enumerate(xs, 1)];\n}\n",
+    );
+    let Some(f) = &code[0].1 else {
+        panic!("not lowered");
+    };
+    // The builtin check jumps over the plain call straight to the pair iterator.
+    let fast = f
+        .ops
+        .iter()
+        .position(|op| matches!(op, Op::EnumerateFast(_)));
+    let Some(fast) = fast else {
+        panic!("no EnumerateFast: {:?}", f.ops);
+    };
+    assert!(matches!(f.ops[fast + 1], Op::Call(1)));
+    assert!(matches!(f.ops[fast], Op::EnumerateFast(t) if t as usize == fast + 2));
+    assert!(matches!(f.ops[fast + 2], Op::GetIterEnumerate(false)));
+    assert!(matches!(f.ops[fast + 3], Op::ForIterPair(_, 0)));
+    assert_eq!(f.slot_lists, [vec![1, 2]]);
+    assert!(!f.ops.iter().any(|op| matches!(op, Op::UnpackLocals(_))));
+    // A one-name target (the tuple is the value) or a start argument: the plain path.
+    for c in [&code[1].1, &code[2].1] {
+        let Some(c) = c else {
+            panic!("not lowered");
+        };
+        assert!(!c.ops.iter().any(|op| matches!(
+            op,
+            Op::EnumerateFast(_) | Op::GetIterEnumerate(_) | Op::ForIterPair(..)
+        )));
+    }
 }
 
 #[test]
