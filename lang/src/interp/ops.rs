@@ -1109,7 +1109,7 @@ impl Interp<'_> {
         }
         let is_exc = class.is_exception();
         for (k, x) in extra {
-            if !(is_exc && &*k == "args") {
+            if !(is_exc && matches!(&*k, "args" | "__cause__" | "__context__")) {
                 d.insert(HashKey(Value::Str(k.into())), x);
             }
         }
@@ -1179,8 +1179,16 @@ impl Interp<'_> {
                 if name == "__class__" {
                     return Ok(Value::Class(inst.class.clone()));
                 }
-                if inst.class.is_exception() && name == "args" {
-                    return Ok(Value::tuple(vec![]));
+                if inst.class.is_exception() {
+                    match name {
+                        "args" => return Ok(Value::tuple(vec![])),
+                        "__cause__" | "__context__" => return Ok(Value::None),
+                        // True once `raise ... from ...` set a cause (None included).
+                        "__suppress_context__" => {
+                            return Ok(Value::Bool(inst.get_extra("__cause__").is_some()));
+                        }
+                        _ => {}
+                    }
                 }
             }
             Value::Class(c) => {
@@ -1264,6 +1272,33 @@ impl Interp<'_> {
                 "'{}' object has no attribute '{name}'",
                 self.type_name_of(v)
             ),
+        ))
+    }
+
+    /// `del v.name` and `delattr(v, name)`: an attribute set on the object goes; a
+    /// declared field cannot be deleted; a name the object does not have is CPython's
+    /// `AttributeError`.
+    pub(crate) fn del_attr(&mut self, v: &Value, name: &str) -> R<()> {
+        if let Value::Instance(i) = v
+            && let Some(m) = i.extra.borrow_mut().as_mut()
+            && m.shift_remove(name).is_some()
+        {
+            return Ok(());
+        }
+        let declared = match v {
+            Value::Instance(i) => i.class.fields.iter().any(|f| &*f.name == name),
+            _ => true,
+        };
+        Err(self.err(
+            "AttributeError",
+            if declared {
+                format!("cannot delete attribute '{name}'")
+            } else {
+                format!(
+                    "'{}' object has no attribute '{name}'",
+                    self.type_name_of(v)
+                )
+            },
         ))
     }
 
