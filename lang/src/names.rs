@@ -29,6 +29,7 @@ pub const BUILTIN_FUNCTIONS: &[&str] = &[
     "getattr",
     "vars",
     "setattr",
+    "delattr",
     "hash",
     "id",
     "ord",

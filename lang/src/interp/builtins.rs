@@ -124,3 +124,8 @@ pub fn has_method(recv: &Value, name: &str) -> bool {
     };
     names.contains(&name)
 }
+
+/// Python's `hash(v)`, a class's `__hash__` included (dict keys of user objects).
+pub(crate) fn py_hash(it: &mut Interp, v: &Value) -> super::R<i64> {
+    numeric::py_hash(it, v)
+}

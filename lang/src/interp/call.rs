@@ -440,6 +440,7 @@ impl Interp<'_> {
                 fields: std::cell::RefCell::new(fields),
                 extra: Default::default(),
                 id: next_id(),
+                user_hash: Default::default(),
             })),
         };
         if let Some(init) = c.find_method("postinit") {

@@ -62,6 +62,7 @@ impl Interp<'_> {
                 fields: std::cell::RefCell::new(fields),
                 extra: Default::default(),
                 id: next_id(),
+                user_hash: Default::default(),
             })),
         }
     }

@@ -235,6 +235,7 @@ impl Interp<'_> {
             fields: std::cell::RefCell::new(fields),
             extra: Default::default(),
             id: next_id(),
+            user_hash: Default::default(),
         })))
     }
 
@@ -293,6 +294,7 @@ impl Interp<'_> {
             fields: std::cell::RefCell::new(fields),
             extra: Default::default(),
             id: next_id(),
+            user_hash: Default::default(),
         })))
     }
 

@@ -53,7 +53,8 @@ impl Interp<'_> {
                 let vals = self.eval_items(items, ctx)?;
                 let mut set = Set::default();
                 for v in vals {
-                    set.insert(self.hash_key(&v)?);
+                    let k = self.new_set_key(&set, &v)?;
+                    set.insert(k);
                 }
                 Ok(Value::Set(Rc::new(std::cell::RefCell::new(set))))
             }
@@ -64,7 +65,7 @@ impl Interp<'_> {
                         ast::DictItem::Pair(k, v) => {
                             let k = self.eval(k, ctx)?;
                             let v = self.eval(v, ctx)?;
-                            let k = self.hash_key(&k)?;
+                            let k = self.new_dict_key(&d, &k)?;
                             d.insert(k, v);
                         }
                         ast::DictItem::Spread(x) => {
@@ -113,7 +114,7 @@ impl Interp<'_> {
                 };
                 self.comprehend(gens, &cctx, &mut |it, c| {
                     let v = it.eval(elt, c)?;
-                    let k = it.hash_key(&v)?;
+                    let k = it.new_set_key(&out, &v)?;
                     if out.len() >= it.max_collection_items() && !out.contains(&k) {
                         it.check_growth(out.len(), 1)?;
                     }
@@ -132,7 +133,7 @@ impl Interp<'_> {
                 self.comprehend(gens, &cctx, &mut |it, c| {
                     let k = it.eval(key, c)?;
                     let v = it.eval(value, c)?;
-                    let k = it.hash_key(&k)?;
+                    let k = it.new_dict_key(&out, &k)?;
                     if out.len() >= it.max_collection_items() && !out.contains_key(&k) {
                         it.check_growth(out.len(), 1)?;
                     }

@@ -12,8 +12,10 @@
 //!
 //! Limits (reported when the generator function is called): `yield` only as a statement
 //! (`yield v;`, `yield from it;`) or as the right side of an assignment
-//! (`x = yield v;`); a `yield` inside `try`, `match`, `switch` or a typed context block is
-//! not lowered.
+//! (`x = yield v;`); a `yield` inside `match`, `switch` or a typed context block is not
+//! lowered. A `try` holding `yield` is lowered with its handlers and `finally`; leaving
+//! it by `return`/`break`/`continue` runs the `finally` blocks on the way out through an
+//! exit [`Plan`].
 
 use super::*;
 use crate::span::Span;
@@ -25,6 +27,61 @@ pub struct GenCode {
     ops: Result<Vec<Op>, (Span, String)>,
     /// Iterator slots (one per lowered `for` and `yield from`).
     slots: usize,
+    /// How each `return`/`break`/`continue` that leaves a `try` with `finally` gets out.
+    plans: Vec<Plan>,
+    /// The lowered `try` statements with a `finally`, by id.
+    fins: Vec<FinInfo>,
+}
+
+/// Where a `break`/`continue` of a whole statement goes.
+#[derive(Debug, Clone, Copy)]
+enum Exit {
+    /// Jump there (a loop target, or the `Unwind` before it).
+    Pc(usize),
+    /// Leave through `finally` blocks: run the plan.
+    Plan(usize),
+}
+
+/// What a whole statement (or a handler run whole) does when it ends in `break`,
+/// `continue` or `return`; `None` is the default (next op, or end the generator).
+#[derive(Debug, Default, Clone, Copy)]
+struct Exits {
+    brk: Option<Exit>,
+    cont: Option<Exit>,
+    /// The plan a `return` follows (it leaves a `try` with `finally`).
+    ret: Option<usize>,
+}
+
+/// Leaving one or more `try` statements with `finally`: run each `finally`'s leave copy,
+/// innermost first, then do `then` (CPython runs the `finally` of every `try` it leaves).
+#[derive(Debug)]
+struct Plan {
+    /// Ids into `GenCode::fins`, innermost first.
+    chain: Vec<usize>,
+    then: Then,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Then {
+    /// End the generator with the value the `return` carried.
+    Return,
+    /// Jump to a loop's target with the loop's `try` regions, lowered handlers and
+    /// pending exits.
+    Jump {
+        to: usize,
+        regions: usize,
+        handled: usize,
+        pending: usize,
+    },
+}
+
+/// A lowered `try` with `finally`: where the copy of its `finally` that ends in
+/// `EndFinally` starts, and the regions and handlers open outside it.
+#[derive(Debug, Clone, Copy)]
+struct FinInfo {
+    entry: usize,
+    regions: usize,
+    handled: usize,
 }
 
 #[derive(Debug)]
@@ -33,8 +90,7 @@ enum Op {
     /// lowered loop's end/continue point.
     Stmt {
         stmt: ast::Stmt,
-        brk: Option<usize>,
-        cont: Option<usize>,
+        exits: Exits,
     },
     /// Suspend with the value (None for a bare `yield`).
     Yield(Option<ast::Expr>),
@@ -67,7 +123,10 @@ enum Op {
     TryExit,
     /// Match the caught exception against the handlers and run the first that fits
     /// (handler bodies hold no `yield`); no match re-raises.
-    Except(Vec<ast::ExceptHandler>),
+    Except {
+        handlers: Vec<ast::ExceptHandler>,
+        exits: Exits,
+    },
     /// One handler of a `try` whose handlers hold `yield` (lowered like a loop body):
     /// when the caught exception matches `ty`, bind it to `name` and go on into the
     /// handler's ops as the exception being handled, else jump to `miss` (the next
@@ -84,9 +143,14 @@ enum Op {
     Unwind {
         regions: usize,
         handled: usize,
+        pending: usize,
     },
     /// Raise the exception a `finally` of the error path was entered with.
     Reraise,
+    /// A `break`/`continue` that leaves a `try` with `finally`: run the plan.
+    Leave(usize),
+    /// The end of a `finally`'s leave copy: go on with the exit that entered it.
+    EndFinally,
 }
 
 /// A running or suspended generator object.
@@ -181,14 +245,32 @@ struct GenRun {
 struct Frame {
     pc: usize,
     slots: Vec<Option<GenIter>>,
-    /// Open `try` regions, innermost last: the op an exception jumps to, and how many
-    /// lowered handlers were running when the region opened.
-    handlers: Vec<(usize, usize)>,
+    /// Open `try` regions, innermost last.
+    handlers: Vec<Region>,
+    /// Exits on their way through `finally` leave copies, innermost last.
+    pending: Vec<PendingExit>,
     /// The exceptions lowered `except` bodies are handling, innermost last (what a bare
     /// `raise` re-raises); put back on the interpreter's stack at each resume.
     handled: Vec<Value>,
     /// The exception being dispatched to `except` or carried through `finally`.
     exc: Option<Box<PyErr>>,
+}
+
+/// An open `try` region: the op an exception jumps to, and how many lowered handlers
+/// were running and exits pending when it opened.
+#[derive(Clone, Copy)]
+struct Region {
+    to: usize,
+    handled: usize,
+    pending: usize,
+}
+
+/// An exit running the `finally` of its plan's `chain[next - 1]`; `value` is what a
+/// `return` returns.
+struct PendingExit {
+    plan: usize,
+    next: usize,
+    value: Value,
 }
 
 /// What a lowered `for` or `yield from` iterates.
@@ -227,11 +309,17 @@ pub(super) fn compile_if_generator(body: &[ast::Stmt]) -> Option<Rc<GenCode>> {
         loops: Vec::new(),
         regions: 0,
         handled: 0,
+        pending: 0,
+        finallies: Vec::new(),
+        plans: Vec::new(),
+        fins: Vec::new(),
     };
-    let ops = c.block(body).map(|()| c.ops);
+    let done = c.block(body);
     Some(Rc::new(GenCode {
-        ops,
+        ops: done.map(|()| c.ops),
         slots: c.slots,
+        plans: c.plans,
+        fins: c.fins,
     }))
 }
 
@@ -390,8 +478,11 @@ const UNSUPPORTED: &str = "svc runs `yield` as a statement or as the right side 
 struct LoopPatch {
     breaks: Vec<usize>,
     conts: Vec<usize>,
-    /// `try` regions and lowered handlers open where the loop begins.
-    depth: (usize, usize),
+    /// Plans of exits that leave the loop through `finally` blocks.
+    plan_breaks: Vec<usize>,
+    plan_conts: Vec<usize>,
+    /// `try` regions, lowered handlers and pending exits open where the loop begins.
+    depth: (usize, usize, usize),
     /// A `break`/`continue` stands deeper than `depth`: its jump unwinds first.
     unwind: bool,
 }
@@ -405,6 +496,13 @@ struct Compiler {
     regions: usize,
     /// Lowered `except` bodies open at the op being compiled.
     handled: usize,
+    /// `finally` leave copies open at the op being compiled (the frame's pending exits).
+    pending: usize,
+    /// The `try` statements with `finally` whose protected part is being compiled,
+    /// innermost last: the fin id and how many loops were open at the `try`.
+    finallies: Vec<(usize, usize)>,
+    plans: Vec<Plan>,
+    fins: Vec<FinInfo>,
 }
 
 type CResult = Result<(), (Span, String)>;
@@ -429,11 +527,11 @@ impl Compiler {
             Op::Jump(t) | Op::JumpIfNot(_, t) | Op::TryEnter(t) => *t = to,
             Op::ExceptTest { miss, .. } => *miss = to,
             Op::ForNext { done, .. } => *done = to,
-            Op::Stmt { brk, cont, .. } => {
+            Op::Stmt { exits, .. } | Op::Except { exits, .. } => {
                 if is_break {
-                    *brk = Some(to);
+                    exits.brk = Some(Exit::Pc(to));
                 } else {
-                    *cont = Some(to);
+                    exits.cont = Some(Exit::Pc(to));
                 }
             }
             _ => {}
@@ -451,7 +549,9 @@ impl Compiler {
         LoopPatch {
             breaks: Vec::new(),
             conts: Vec::new(),
-            depth: (self.regions, self.handled),
+            plan_breaks: Vec::new(),
+            plan_conts: Vec::new(),
+            depth: (self.regions, self.handled, self.pending),
             unwind: false,
         }
     }
@@ -460,12 +560,28 @@ impl Compiler {
     /// `cont_to`; when one stands inside a `try` opened in the loop, through an `Unwind`
     /// placed after the loop (normal flow jumps over it).
     fn patch_loop(&mut self, l: LoopPatch, cont_to: usize, break_to: usize) {
+        // A plan unwinds to the loop's depth itself.
+        for (plans, to) in [(&l.plan_breaks, break_to), (&l.plan_conts, cont_to)] {
+            for &p in plans {
+                if let Some(Then::Jump { to: t, .. }) = self.plans.get_mut(p).map(|p| &mut p.then) {
+                    *t = to;
+                }
+            }
+        }
         let (break_to, cont_to) = if l.unwind {
-            let (regions, handled) = l.depth;
+            let (regions, handled, pending) = l.depth;
             let over = self.push(Op::Jump(usize::MAX));
-            let brk = self.push(Op::Unwind { regions, handled });
+            let brk = self.push(Op::Unwind {
+                regions,
+                handled,
+                pending,
+            });
             self.push(Op::Jump(break_to));
-            let cont = self.push(Op::Unwind { regions, handled });
+            let cont = self.push(Op::Unwind {
+                regions,
+                handled,
+                pending,
+            });
             self.push(Op::Jump(cont_to));
             let after = self.ops.len();
             self.set_target(over, after, true);
@@ -484,7 +600,7 @@ impl Compiler {
 
     /// Record a `break`/`continue` (or a statement that may end in one) of the loop.
     fn loop_exit(&mut self, at: usize, brk: bool, cont: bool) {
-        let depth = (self.regions, self.handled);
+        let depth = (self.regions, self.handled, self.pending);
         if let Some(l) = self.loops.last_mut() {
             l.unwind |= l.depth != depth;
             if brk {
@@ -494,6 +610,77 @@ impl Compiler {
                 l.conts.push(at);
             }
         }
+    }
+
+    /// The `try` statements with `finally` a `return` (every one open) or a
+    /// `break`/`continue` (those opened inside the innermost loop) leaves, innermost first.
+    fn crossed(&self, by_return: bool) -> Vec<usize> {
+        let loops = self.loops.len();
+        self.finallies
+            .iter()
+            .rev()
+            .take_while(|(_, at)| by_return || *at >= loops)
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    /// The plan of a `break` (or `continue`) of the innermost loop that leaves a `try`
+    /// with `finally`, registered with the loop; `None` when it leaves none.
+    fn loop_plan(&mut self, brk: bool) -> Option<usize> {
+        let chain = self.crossed(false);
+        if chain.is_empty() {
+            return None;
+        }
+        let (regions, handled, pending) = self.loops.last()?.depth;
+        let p = self.plans.len();
+        self.plans.push(Plan {
+            chain,
+            then: Then::Jump {
+                to: usize::MAX,
+                regions,
+                handled,
+                pending,
+            },
+        });
+        let l = self.loops.last_mut()?;
+        if brk {
+            l.plan_breaks.push(p);
+        } else {
+            l.plan_conts.push(p);
+        }
+        Some(p)
+    }
+
+    /// How a whole statement (or handler) at this point leaves: through plans when it
+    /// leaves a `try` with `finally`, else by the loop's patched targets.
+    fn exits_here(&mut self, at: usize, leaves: bool) -> Exits {
+        let mut exits = Exits::default();
+        let chain = self.crossed(true);
+        if leaves && !chain.is_empty() {
+            exits.ret = Some(self.plans.len());
+            self.plans.push(Plan {
+                chain,
+                then: Then::Return,
+            });
+        }
+        if self.loops.is_empty() {
+            return exits;
+        }
+        if !leaves {
+            if let Some(l) = self.loops.last_mut() {
+                l.breaks.push(at);
+                l.conts.push(at);
+            }
+            return exits;
+        }
+        match (self.loop_plan(true), self.loop_plan(false)) {
+            (Some(b), Some(c)) => {
+                exits.brk = Some(Exit::Plan(b));
+                exits.cont = Some(Exit::Plan(c));
+            }
+            _ => self.loop_exit(at, true, true),
+        }
+        exits
     }
 
     /// `yield v` / `yield from it`, binding what comes back to `targets`.
@@ -521,21 +708,23 @@ impl Compiler {
             let in_loop = !self.loops.is_empty();
             match s.kind {
                 StmtKind::Break | StmtKind::Continue if in_loop => {
-                    let i = self.push(Op::Jump(usize::MAX));
                     let brk = matches!(s.kind, StmtKind::Break);
-                    self.loop_exit(i, brk, !brk);
+                    if let Some(p) = self.loop_plan(brk) {
+                        self.push(Op::Leave(p));
+                    } else {
+                        let i = self.push(Op::Jump(usize::MAX));
+                        self.loop_exit(i, brk, !brk);
+                    }
                 }
                 _ => {
                     let i = self.push(Op::Stmt {
                         stmt: s.clone(),
-                        brk: None,
-                        cont: None,
+                        exits: Exits::default(),
                     });
-                    if in_loop && leaves_block(std::slice::from_ref(s), false) {
-                        self.loop_exit(i, true, true);
-                    } else if let Some(l) = self.loops.last_mut() {
-                        l.breaks.push(i);
-                        l.conts.push(i);
+                    let leaves = leaves_block(std::slice::from_ref(s), false);
+                    let exits = self.exits_here(i, leaves);
+                    if let Some(Op::Stmt { exits: e, .. }) = self.ops.get_mut(i) {
+                        *e = exits;
                     }
                 }
             }
@@ -673,20 +862,18 @@ impl Compiler {
                 orelse,
                 finally,
             } => {
-                // Leaving a `try` early is supported unless a `finally` must run on the
-                // way out (a `break`/`continue` unwinds through `Op::Unwind`).
-                let parts = [Some(body), orelse.as_ref()];
-                if finally.is_some()
-                    && (parts.into_iter().flatten().any(|b| leaves_block(b, false))
-                        || handlers.iter().any(|h| leaves_block(&h.body, false)))
-                {
-                    return Err((
-                        s.span,
-                        "`return`, `break` or `continue` inside a `try` that holds `yield` is \
-                         not supported by svc's generator machine"
-                            .to_string(),
-                    ));
-                }
+                // Leaving the `try` early (`return`, `break`, `continue` in its body,
+                // handlers or `else`) runs the `finally` through its leave copy.
+                let fin = finally.as_ref().map(|_| {
+                    let id = self.fins.len();
+                    self.fins.push(FinInfo {
+                        entry: usize::MAX,
+                        regions: self.regions,
+                        handled: self.handled,
+                    });
+                    self.finallies.push((id, self.loops.len()));
+                    id
+                });
                 let outer = finally
                     .as_ref()
                     .map(|_| self.push(Op::TryEnter(usize::MAX)));
@@ -708,10 +895,21 @@ impl Compiler {
                     if handlers.iter().any(|h| block_has_yield(&h.body)) {
                         self.lowered_handlers(handlers)?;
                     } else {
-                        self.push(Op::Except(handlers.clone()));
+                        let i = self.push(Op::Except {
+                            handlers: handlers.clone(),
+                            exits: Exits::default(),
+                        });
+                        let leaves = handlers.iter().any(|h| leaves_block(&h.body, false));
+                        let exits = self.exits_here(i, leaves);
+                        if let Some(Op::Except { exits: e, .. }) = self.ops.get_mut(i) {
+                            *e = exits;
+                        }
                     }
                     let after = self.ops.len();
                     self.set_target(skip, after, true);
+                }
+                if fin.is_some() {
+                    self.finallies.pop();
                 }
                 if let (Some(o), Some(f)) = (outer, finally) {
                     self.push(Op::TryExit);
@@ -722,6 +920,16 @@ impl Compiler {
                     self.set_target(o, at, true);
                     self.block(f)?;
                     self.push(Op::Reraise);
+                    if let Some(id) = fin {
+                        let entry = self.ops.len();
+                        if let Some(info) = self.fins.get_mut(id) {
+                            info.entry = entry;
+                        }
+                        self.pending += 1;
+                        self.block(f)?;
+                        self.pending -= 1;
+                        self.push(Op::EndFinally);
+                    }
                     let after = self.ops.len();
                     self.set_target(skip, after, true);
                 }
@@ -940,9 +1148,10 @@ impl Interp<'_> {
             match throw {
                 Some(e) if frame.handlers.is_empty() => Err(Interrupt::Exc(e)),
                 Some(e) => {
-                    if let Some((to, handled)) = frame.handlers.pop() {
-                        frame.pc = to;
-                        frame.handled.truncate(handled);
+                    if let Some(r) = frame.handlers.pop() {
+                        frame.pc = r.to;
+                        frame.handled.truncate(r.handled);
+                        frame.pending.truncate(r.pending);
                     }
                     frame.exc = Some(e);
                     self.depth += 1;
@@ -980,30 +1189,36 @@ impl Interp<'_> {
         // The exceptions suspended `except` bodies handle are handled again while it runs.
         let base = self.handling.len();
         self.handling.extend(frame.handled.iter().cloned());
-        let r = self.gen_loop(ops, ctx, frame, sent);
+        let r = self.gen_loop(code, ops, ctx, frame, sent);
         self.handling.truncate(base);
         r
     }
 
-    fn gen_loop(&mut self, ops: &[Op], ctx: &Ctx, frame: &mut Frame, sent: Value) -> R<GenStep> {
+    fn gen_loop(
+        &mut self,
+        code: &GenCode,
+        ops: &[Op],
+        ctx: &Ctx,
+        frame: &mut Frame,
+        sent: Value,
+    ) -> R<GenStep> {
         let mut sent = Some(sent);
         loop {
             self.tick()?;
             let Some(op) = ops.get(frame.pc) else {
                 return Ok(GenStep::Returned(Value::None));
             };
-            match self.gen_op(op, ctx, frame, &mut sent) {
+            match self.gen_op(code, op, ctx, frame, &mut sent) {
                 Ok(None) => {}
                 Ok(Some(step)) => return Ok(step),
                 Err(Interrupt::Exc(e)) => match frame.handlers.pop() {
-                    Some((to, handled)) => {
-                        // Leaving lowered `except` bodies opened inside the region.
-                        let left = frame.handled.len().saturating_sub(handled);
-                        frame.handled.truncate(handled);
-                        let keep = self.handling.len().saturating_sub(left);
-                        self.handling.truncate(keep);
+                    Some(r) => {
+                        // Leaving lowered `except` bodies opened inside the region, and
+                        // exits whose `finally` raised.
+                        self.gen_unwind(frame, frame.handlers.len(), r.handled);
+                        frame.pending.truncate(r.pending);
                         frame.exc = Some(e);
-                        frame.pc = to;
+                        frame.pc = r.to;
                     }
                     None => return Err(Interrupt::Exc(e)),
                 },
@@ -1012,9 +1227,87 @@ impl Interp<'_> {
         }
     }
 
+    /// Close the `try` regions and lowered handlers opened past the given counts.
+    fn gen_unwind(&mut self, frame: &mut Frame, regions: usize, handled: usize) {
+        frame.handlers.truncate(regions);
+        let left = frame.handled.len().saturating_sub(handled);
+        frame.handled.truncate(handled);
+        let keep = self.handling.len().saturating_sub(left);
+        self.handling.truncate(keep);
+    }
+
+    /// A `break`/`continue` of a whole statement: the default is the next op.
+    fn gen_exit(
+        &mut self,
+        code: &GenCode,
+        frame: &mut Frame,
+        exit: Option<Exit>,
+    ) -> Option<GenStep> {
+        match exit {
+            None => frame.pc += 1,
+            Some(Exit::Pc(to)) => frame.pc = to,
+            Some(Exit::Plan(p)) => return self.gen_leave(code, frame, p, Value::None),
+        }
+        None
+    }
+
+    /// Start leaving by plan `p`: an exception a `finally` was carrying and exits
+    /// pending inside the target are dropped (the new exit replaces them, as in CPython).
+    fn gen_leave(
+        &mut self,
+        code: &GenCode,
+        frame: &mut Frame,
+        p: usize,
+        value: Value,
+    ) -> Option<GenStep> {
+        match code.plans.get(p).map(|p| p.then) {
+            Some(Then::Jump { pending, .. }) => frame.pending.truncate(pending),
+            _ => frame.pending.clear(),
+        }
+        frame.exc = None;
+        self.gen_plan_step(code, frame, p, 0, value)
+    }
+
+    /// Enter the `finally` of `chain[next]`, or, past the chain, do the plan's end.
+    fn gen_plan_step(
+        &mut self,
+        code: &GenCode,
+        frame: &mut Frame,
+        p: usize,
+        next: usize,
+        value: Value,
+    ) -> Option<GenStep> {
+        let plan = code.plans.get(p)?;
+        if let Some(fin) = plan.chain.get(next).and_then(|id| code.fins.get(*id)) {
+            self.gen_unwind(frame, fin.regions, fin.handled);
+            frame.pending.push(PendingExit {
+                plan: p,
+                next: next + 1,
+                value,
+            });
+            frame.pc = fin.entry;
+            return None;
+        }
+        match plan.then {
+            Then::Return => Some(GenStep::Returned(value)),
+            Then::Jump {
+                to,
+                regions,
+                handled,
+                pending,
+            } => {
+                self.gen_unwind(frame, regions, handled);
+                frame.pending.truncate(pending);
+                frame.pc = to;
+                None
+            }
+        }
+    }
+
     /// Run one op; `Some(step)` suspends or finishes the generator.
     fn gen_op(
         &mut self,
+        code: &GenCode,
         op: &Op,
         ctx: &Ctx,
         frame: &mut Frame,
@@ -1024,12 +1317,10 @@ impl Interp<'_> {
         let slots = &mut frame.slots;
         {
             match op {
-                Op::Stmt { stmt, brk, cont } => match self.exec_stmt(stmt, ctx)? {
-                    Flow::Break => *pc = brk.unwrap_or(*pc + 1),
-                    Flow::Continue => *pc = cont.unwrap_or(*pc + 1),
-                    Flow::Return(v) => return Ok(Some(GenStep::Returned(v))),
-                    Flow::Normal | Flow::Skip | Flow::Disengage => *pc += 1,
-                },
+                Op::Stmt { stmt, exits } => {
+                    let flow = self.exec_stmt(stmt, ctx)?;
+                    return Ok(self.gen_flow(code, frame, flow, exits));
+                }
                 Op::Yield(e) => {
                     let v = match e {
                         Some(e) => self.eval(e, ctx)?,
@@ -1097,14 +1388,18 @@ impl Interp<'_> {
                     }
                 }
                 Op::TryEnter(to) => {
-                    frame.handlers.push((*to, frame.handled.len()));
+                    frame.handlers.push(Region {
+                        to: *to,
+                        handled: frame.handled.len(),
+                        pending: frame.pending.len(),
+                    });
                     frame.pc += 1;
                 }
                 Op::TryExit => {
                     frame.handlers.pop();
                     frame.pc += 1;
                 }
-                Op::Except(handlers) => {
+                Op::Except { handlers, exits } => {
                     let Some(err) = frame.exc.take() else {
                         frame.pc += 1;
                         return Ok(None);
@@ -1124,9 +1419,7 @@ impl Interp<'_> {
                             self.handling.push(err.value.clone());
                             let r = self.exec_block(&h.body, ctx);
                             self.handling.pop();
-                            r?;
-                            frame.pc += 1;
-                            return Ok(None);
+                            return Ok(self.gen_flow(code, frame, r?, exits));
                         }
                     }
                     return Err(Interrupt::Exc(err));
@@ -1159,13 +1452,22 @@ impl Interp<'_> {
                         Err(e) => return Err(e),
                     }
                 }
-                Op::Unwind { regions, handled } => {
-                    frame.handlers.truncate(*regions);
-                    let left = frame.handled.len().saturating_sub(*handled);
-                    frame.handled.truncate(*handled);
-                    let keep = self.handling.len().saturating_sub(left);
-                    self.handling.truncate(keep);
+                Op::Unwind {
+                    regions,
+                    handled,
+                    pending,
+                } => {
+                    self.gen_unwind(frame, *regions, *handled);
+                    frame.pending.truncate(*pending);
                     frame.pc += 1;
+                }
+                Op::Leave(p) => return Ok(self.gen_leave(code, frame, *p, Value::None)),
+                Op::EndFinally => {
+                    let Some(e) = frame.pending.pop() else {
+                        frame.pc += 1;
+                        return Ok(None);
+                    };
+                    return Ok(self.gen_plan_step(code, frame, e.plan, e.next, e.value));
                 }
                 Op::ExceptEnd => {
                     frame.handled.pop();
@@ -1184,6 +1486,28 @@ impl Interp<'_> {
             }
         }
         Ok(None)
+    }
+
+    /// Where a whole statement or handler goes after ending with `flow`.
+    fn gen_flow(
+        &mut self,
+        code: &GenCode,
+        frame: &mut Frame,
+        flow: Flow,
+        exits: &Exits,
+    ) -> Option<GenStep> {
+        match flow {
+            Flow::Break => self.gen_exit(code, frame, exits.brk),
+            Flow::Continue => self.gen_exit(code, frame, exits.cont),
+            Flow::Return(v) => match exits.ret {
+                Some(p) => self.gen_leave(code, frame, p, v),
+                None => Some(GenStep::Returned(v)),
+            },
+            Flow::Normal | Flow::Skip | Flow::Disengage => {
+                frame.pc += 1;
+                None
+            }
+        }
     }
 
     fn gen_iter(&mut self, v: Value) -> R<GenIter> {

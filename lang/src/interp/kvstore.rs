@@ -335,6 +335,7 @@ impl Interp<'_> {
             ]),
             extra: Default::default(),
             id: next_id(),
+            user_hash: Default::default(),
         })))
     }
 

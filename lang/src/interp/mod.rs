@@ -426,6 +426,7 @@ impl<'h> Interp<'h> {
             fields: Default::default(),
             extra: Default::default(),
             id: next_id(),
+            user_hash: Default::default(),
         });
         inst.set_extra(Rc::from("args"), Value::tuple(vec![Value::str(&msg)]));
         Interrupt::Exc(Box::new(PyErr {
@@ -443,6 +444,7 @@ impl<'h> Interp<'h> {
             fields: std::cell::RefCell::new(fields),
             extra: Default::default(),
             id: next_id(),
+            user_hash: Default::default(),
         });
         inst.set_extra(Rc::from("args"), Value::tuple(args));
         Value::Instance(inst)

@@ -10,6 +10,7 @@ use crate::pyfmt;
 use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{Signed, ToPrimitive, Zero};
+use std::cell::RefCell;
 use std::rc::Rc;
 
 fn big(v: &Value) -> Option<BigInt> {
@@ -590,11 +591,11 @@ impl Interp<'_> {
                 )),
             },
             Value::Dict(d) => {
-                let k = self.hash_key(item)?;
+                let k = self.dict_key(d, item)?;
                 Ok(d.borrow().contains_key(&k))
             }
             Value::Set(s) => {
-                let k = self.hash_key(item)?;
+                let k = self.set_key(s, item)?;
                 Ok(s.borrow().contains(&k))
             }
             Value::Range(start, stop, step) => match item {
@@ -699,13 +700,14 @@ impl Interp<'_> {
                 }
                 true
             }
-            (Value::Dict(x), Value::Dict(y)) => {
-                let (x, y) = (x.borrow().clone(), y.borrow().clone());
+            (Value::Dict(x), Value::Dict(yd)) => {
+                let (x, y) = (x.borrow().clone(), yd.borrow().clone());
                 if x.len() != y.len() {
                     return Ok(false);
                 }
                 for (k, v) in x.iter() {
-                    match y.get(k) {
+                    let k = self.dict_key(yd, &k.0)?;
+                    match y.get(&k) {
                         Some(w) => {
                             if !self.py_eq(v, w)? {
                                 return Ok(false);
@@ -717,8 +719,17 @@ impl Interp<'_> {
                 true
             }
             (Value::Set(x), Value::Set(y)) => {
-                let (x, y) = (x.borrow(), y.borrow());
-                x.len() == y.len() && x.iter().all(|k| y.contains(k))
+                let items = x.borrow().iter().map(|k| k.0.clone()).collect::<Vec<_>>();
+                if items.len() != y.borrow().len() {
+                    return Ok(false);
+                }
+                for v in &items {
+                    let k = self.set_key(y, v)?;
+                    if !y.borrow().contains(&k) {
+                        return Ok(false);
+                    }
+                }
+                true
             }
             (Value::Float(x), Value::Float(y)) => x == y,
             (Value::Float(f), other) | (other, Value::Float(f)) if is_intlike(other) => {
@@ -878,8 +889,72 @@ impl Interp<'_> {
                 }
                 Ok(HashKey(v.clone()))
             }
+            // An object whose class defines `__hash__` is keyed by what it returns (and
+            // its `__eq__`, through `dict_key`/`set_key`); one defining `__eq__` without
+            // `__hash__` is unhashable, as Python sets `__hash__` to None there.
+            Value::Instance(i) if !super::stdlib::hashes_by_value(&i.class) => {
+                if i.class.find_method("__hash__").is_some() {
+                    let h = super::builtins::py_hash(self, v)?;
+                    i.user_hash.set(Some(h));
+                } else if i.class.find_method("__eq__").is_some() {
+                    return Err(self.err(
+                        "TypeError",
+                        format!("unhashable type: '{}'", self.type_name_of(v)),
+                    ));
+                }
+                Ok(HashKey(v.clone()))
+            }
             _ => Ok(HashKey(v.clone())),
         }
+    }
+
+    /// The key `v` is in the dict `d`: `hash_key(v)`, or, for an object keyed by its
+    /// class's `__hash__`, the existing key with the same hash that `==` calls equal (a
+    /// different object), as a Python dict compares keys.
+    pub(crate) fn dict_key(&mut self, d: &RefCell<Dict>, v: &Value) -> R<HashKey> {
+        let k = self.hash_key(v)?;
+        self.equal_key(k, |p| d.borrow().get_index_of(p).is_some())
+    }
+
+    /// [`Self::dict_key`] for a set's members.
+    pub(crate) fn set_key(&mut self, s: &RefCell<Set>, v: &Value) -> R<HashKey> {
+        let k = self.hash_key(v)?;
+        self.equal_key(k, |p| s.borrow().get_index_of(p).is_some())
+    }
+
+    /// [`Self::set_key`] for a set being built (no program code can reach it).
+    pub(crate) fn new_set_key(&mut self, s: &Set, v: &Value) -> R<HashKey> {
+        let k = self.hash_key(v)?;
+        self.equal_key(k, |p| s.get_index_of(p).is_some())
+    }
+
+    /// [`Self::dict_key`] for a dict being built (no program code can reach it).
+    pub(crate) fn new_dict_key(&mut self, d: &Dict, v: &Value) -> R<HashKey> {
+        let k = self.hash_key(v)?;
+        self.equal_key(k, |p| d.get_index_of(p).is_some())
+    }
+
+    /// Probe a container (through `lookup`) for keys with `k`'s user hash, then ask `==`
+    /// of each, stored key first as CPython compares (outside the container's borrow,
+    /// since `__eq__` may run anything).
+    fn equal_key(&mut self, k: HashKey, lookup: impl FnOnce(&KeyProbe) -> bool) -> R<HashKey> {
+        if !has_user_hash(&k.0) {
+            return Ok(k);
+        }
+        let probe = KeyProbe {
+            key: &k,
+            seen: RefCell::new(Vec::new()),
+        };
+        if lookup(&probe) {
+            return Ok(k);
+        }
+        let seen = probe.seen.into_inner();
+        for c in seen {
+            if self.py_eq(&c, &k.0)? {
+                return Ok(HashKey(c));
+            }
+        }
+        Ok(k)
     }
 
     /// Materialise any iterable.
@@ -1034,7 +1109,7 @@ impl Interp<'_> {
         }
         let is_exc = class.is_exception();
         for (k, x) in extra {
-            if !(is_exc && &*k == "args") {
+            if !(is_exc && matches!(&*k, "args" | "__cause__" | "__context__")) {
                 d.insert(HashKey(Value::Str(k.into())), x);
             }
         }
@@ -1104,8 +1179,16 @@ impl Interp<'_> {
                 if name == "__class__" {
                     return Ok(Value::Class(inst.class.clone()));
                 }
-                if inst.class.is_exception() && name == "args" {
-                    return Ok(Value::tuple(vec![]));
+                if inst.class.is_exception() {
+                    match name {
+                        "args" => return Ok(Value::tuple(vec![])),
+                        "__cause__" | "__context__" => return Ok(Value::None),
+                        // True once `raise ... from ...` set a cause (None included).
+                        "__suppress_context__" => {
+                            return Ok(Value::Bool(inst.get_extra("__cause__").is_some()));
+                        }
+                        _ => {}
+                    }
                 }
             }
             Value::Class(c) => {
@@ -1189,6 +1272,33 @@ impl Interp<'_> {
                 "'{}' object has no attribute '{name}'",
                 self.type_name_of(v)
             ),
+        ))
+    }
+
+    /// `del v.name` and `delattr(v, name)`: an attribute set on the object goes; a
+    /// declared field cannot be deleted; a name the object does not have is CPython's
+    /// `AttributeError`.
+    pub(crate) fn del_attr(&mut self, v: &Value, name: &str) -> R<()> {
+        if let Value::Instance(i) = v
+            && let Some(m) = i.extra.borrow_mut().as_mut()
+            && m.shift_remove(name).is_some()
+        {
+            return Ok(());
+        }
+        let declared = match v {
+            Value::Instance(i) => i.class.fields.iter().any(|f| &*f.name == name),
+            _ => true,
+        };
+        Err(self.err(
+            "AttributeError",
+            if declared {
+                format!("cannot delete attribute '{name}'")
+            } else {
+                format!(
+                    "'{}' object has no attribute '{name}'",
+                    self.type_name_of(v)
+                )
+            },
         ))
     }
 
@@ -1311,7 +1421,7 @@ impl Interp<'_> {
                 )))
             }
             Value::Dict(d) => {
-                let k = self.hash_key(i)?;
+                let k = self.dict_key(d, i)?;
                 let found = d.borrow().get(&k).cloned();
                 match found {
                     Some(v) => Ok(v),
@@ -1352,7 +1462,7 @@ impl Interp<'_> {
                 Ok(())
             }
             Value::Dict(d) => {
-                let k = self.hash_key(&i)?;
+                let k = self.dict_key(d, &i)?;
                 let mut b = d.borrow_mut();
                 if b.len() >= self.max_collection_items() && !b.contains_key(&k) {
                     let n = b.len();
@@ -1384,7 +1494,7 @@ impl Interp<'_> {
                 Ok(())
             }
             Value::Dict(d) => {
-                let k = self.hash_key(i)?;
+                let k = self.dict_key(d, i)?;
                 if d.borrow_mut().shift_remove(&k).is_none() {
                     return Err(self.key_error(i));
                 }
@@ -1559,6 +1669,39 @@ fn range_item(a: i64, s: i64, i: usize) -> i64 {
 }
 
 /// The number of items of `range(a, b, s)` (saturated at `i64::MAX`).
+/// An object keyed by its class's `__hash__` (set by `hash_key`).
+fn has_user_hash(v: &Value) -> bool {
+    matches!(v, Value::Instance(i) if i.user_hash.get().is_some())
+}
+
+/// A lookup key that finds only itself (identity) and collects the other keys holding
+/// the same user hash, for `==` to decide (`Interp::equal_key`).
+struct KeyProbe<'a> {
+    key: &'a HashKey,
+    seen: RefCell<Vec<Value>>,
+}
+
+impl std::hash::Hash for KeyProbe<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key.hash(state);
+    }
+}
+
+impl indexmap::Equivalent<HashKey> for KeyProbe<'_> {
+    fn equivalent(&self, other: &HashKey) -> bool {
+        if key_eq(&self.key.0, &other.0) {
+            return true;
+        }
+        if let (Value::Instance(a), Value::Instance(b)) = (&self.key.0, &other.0)
+            && a.user_hash.get().is_some()
+            && a.user_hash.get() == b.user_hash.get()
+        {
+            self.seen.borrow_mut().push(other.0.clone());
+        }
+        false
+    }
+}
+
 pub fn range_len(a: i64, b: i64, s: i64) -> i64 {
     let (a, b, s) = (i128::from(a), i128::from(b), i128::from(s));
     let n = if s > 0 && a < b {

@@ -431,6 +431,7 @@ impl Interp<'_> {
                         fields: std::cell::RefCell::new(fields),
                         extra: Default::default(),
                         id: next_id(),
+                        user_hash: Default::default(),
                     })));
                 }
                 let mut d = Dict::default();

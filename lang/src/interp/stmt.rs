@@ -3,6 +3,10 @@
 
 use super::*;
 
+/// The longest `__context__` chain `raise` walks looking for a cycle to cut (a chain is
+/// as long as the handlers nested when its exceptions were raised).
+const MAX_CONTEXT_CHAIN: usize = 10_000;
+
 impl Interp<'_> {
     pub fn exec_block(&mut self, stmts: &[ast::Stmt], ctx: &Ctx) -> R<Flow> {
         for s in stmts {
@@ -546,12 +550,34 @@ impl Interp<'_> {
     }
 
     /// `raise X` accepts a class (instantiated with no args) or an instance.
+    /// The exception `raise v` raises (a class is instantiated), its `__context__` set to
+    /// the exception being handled, as CPython chains them implicitly.
     pub(super) fn exception_from(&mut self, v: Value) -> R<Value> {
-        match &v {
-            Value::Class(c) if c.is_exception() => self.call_value(&v, vec![], vec![]),
-            Value::Instance(i) if i.class.is_exception() => Ok(v),
-            _ => Err(self.err("TypeError", "exceptions must derive from BaseException")),
+        let v = match &v {
+            Value::Class(c) if c.is_exception() => self.call_value(&v, vec![], vec![])?,
+            Value::Instance(i) if i.class.is_exception() => v,
+            _ => return Err(self.err("TypeError", "exceptions must derive from BaseException")),
+        };
+        if let (Value::Instance(new), Some(Value::Instance(ctx))) = (&v, self.handling.last())
+            && !Rc::ptr_eq(new, ctx)
+        {
+            let ctx = ctx.clone();
+            // CPython cuts a chain that would lead back to the new exception, so no
+            // cycle of contexts is made (nor leaked: they are reference counted).
+            let mut cur = ctx.clone();
+            for _ in 0..MAX_CONTEXT_CHAIN {
+                let Some(Value::Instance(next)) = cur.get_extra("__context__") else {
+                    break;
+                };
+                if Rc::ptr_eq(&next, new) {
+                    cur.set_extra(Rc::from("__context__"), Value::None);
+                    break;
+                }
+                cur = next;
+            }
+            new.set_extra(Rc::from("__context__"), Value::Instance(ctx));
         }
+        Ok(v)
     }
 
     pub(super) fn exec_match(
@@ -789,16 +815,7 @@ impl Interp<'_> {
             }
             E::Attr { obj, name, .. } => {
                 let o = self.eval(obj, ctx)?;
-                if let Value::Instance(i) = &o
-                    && let Some(m) = i.extra.borrow_mut().as_mut()
-                    && m.shift_remove(&*name.name).is_some()
-                {
-                    return Ok(());
-                }
-                Err(self.err(
-                    "AttributeError",
-                    format!("cannot delete attribute '{}'", name.name),
-                ))
+                self.del_attr(&o, &name.name)
             }
             _ => {
                 let v = self.eval(target, ctx)?;

@@ -176,6 +176,7 @@ impl Interp<'_> {
             fields: std::cell::RefCell::new(values),
             extra: Default::default(),
             id: next_id(),
+            user_hash: Default::default(),
         })))
     }
 

@@ -474,6 +474,9 @@ pub struct Instance {
     /// In the order they were first set (what `__dict__` lists after the fields).
     pub extra: RefCell<Option<Box<IndexMap<Rc<str>, Value, FxBuild>>>>,
     pub id: u64,
+    /// What the class's `__hash__` returned when the instance last became a dict key or
+    /// set member (`Interp::hash_key`); the key hashes by it.
+    pub user_hash: std::cell::Cell<Option<i64>>,
 }
 
 impl Instance {
@@ -860,6 +863,10 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
             for f in i.fields.borrow().iter().take(n) {
                 hash_value(f, state);
             }
+        }
+        // An object keyed by its class's `__hash__` hashes as that int would.
+        Value::Instance(i) if i.user_hash.get().is_some() => {
+            state.write_u64(i.user_hash.get().unwrap_or(0) as u64)
         }
         // A typed enum's member (`enum E: int`) hashes as its value, so it is the same
         // dict key (Python's `IntEnum`/`StrEnum`).

@@ -64,13 +64,23 @@ pub(super) fn range_len(a: i64, b: i64, c: i64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
-/// A hashable dict/set key: scalars directly, everything else through the interpreter
-/// (which rejects unhashable values).
-pub(super) fn key(it: &mut Interp, v: Value) -> R<HashKey> {
+/// A hashable dict key: scalars directly, everything else through the interpreter (which
+/// rejects unhashable values); an object keyed by its class's `__hash__` finds an equal
+/// key of `d`.
+fn dkey(it: &mut Interp, d: &RefCell<Dict>, v: Value) -> R<HashKey> {
     if is_scalar(&v) {
         Ok(HashKey(v))
     } else {
-        it.hash_key(&v)
+        it.dict_key(d, &v)
+    }
+}
+
+/// [`dkey`] for a set's member.
+fn skey(it: &mut Interp, s: &RefCell<Set>, v: Value) -> R<HashKey> {
+    if is_scalar(&v) {
+        Ok(HashKey(v))
+    } else {
+        it.set_key(s, &v)
     }
 }
 
@@ -352,7 +362,7 @@ pub(super) fn dict_update_from(it: &mut Interp, d: &RefCell<Dict>, src: &Value) 
                     ));
                 }
                 let mut p = pair.into_iter();
-                let k = key(it, p.next().unwrap_or(Value::None))?;
+                let k = dkey(it, d, p.next().unwrap_or(Value::None))?;
                 let v = p.next().unwrap_or(Value::None);
                 {
                     let b = d.borrow();
@@ -377,7 +387,7 @@ pub(super) fn dict_method(
         "get" => {
             range_args(it, "get", &args, &kwargs, 1, 2)?;
             let mut a = args.into_iter();
-            let k = key(it, a.next().unwrap_or(Value::None))?;
+            let k = dkey(it, d, a.next().unwrap_or(Value::None))?;
             let found = d.borrow().get(&k).cloned();
             match found {
                 Some(v) => v,
@@ -421,7 +431,7 @@ pub(super) fn dict_method(
         "setdefault" => {
             range_args(it, "setdefault", &args, &kwargs, 1, 2)?;
             let mut a = args.into_iter();
-            let k = key(it, a.next().unwrap_or(Value::None))?;
+            let k = dkey(it, d, a.next().unwrap_or(Value::None))?;
             let default = a.next().unwrap_or(Value::None);
             {
                 let b = d.borrow();
@@ -433,7 +443,7 @@ pub(super) fn dict_method(
             range_args(it, "pop", &args, &kwargs, 1, 2)?;
             let mut a = args.into_iter();
             let kv = a.next().unwrap_or(Value::None);
-            let k = key(it, kv.clone())?;
+            let k = dkey(it, d, kv.clone())?;
             let removed = d.borrow_mut().shift_remove(&k);
             match (removed, a.next()) {
                 (Some(v), _) => v,
@@ -473,7 +483,7 @@ pub(super) fn dict_fromkeys(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs) -
     let value = a.next().unwrap_or(Value::None);
     let mut out = Dict::with_hasher(FxBuild::default());
     for k in it.iterate(&src)? {
-        let k = key(it, k)?;
+        let k = it.new_dict_key(&out, &k)?;
         it.check_insert(out.len(), out.contains_key(&k))?;
         out.insert(k, value.clone());
     }
@@ -501,7 +511,8 @@ pub(super) fn set_of(it: &mut Interp, v: &Value) -> R<Set> {
             let items = it.iterate(other)?;
             let mut out = Set::with_capacity_and_hasher(items.len(), FxBuild::default());
             for x in items {
-                out.insert(key(it, x)?);
+                let k = it.new_set_key(&out, &x)?;
+                out.insert(k);
             }
             Ok(out)
         }
@@ -519,7 +530,7 @@ pub(super) fn set_method(
     let v = match name {
         "add" => {
             let x = one(it, "set.add", args, &kwargs)?;
-            let k = key(it, x)?;
+            let k = skey(it, s, x)?;
             {
                 let b = s.borrow();
                 it.check_insert(b.len(), b.contains(&k))?;
@@ -529,7 +540,7 @@ pub(super) fn set_method(
         }
         "discard" | "remove" => {
             let x = one(it, &format!("set.{name}"), args, &kwargs)?;
-            let k = key(it, x.clone())?;
+            let k = skey(it, s, x.clone())?;
             let removed = s.borrow_mut().shift_remove(&k);
             if !removed && name == "remove" {
                 return Err(key_error(it, x));

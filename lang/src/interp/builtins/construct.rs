@@ -110,6 +110,7 @@ pub fn construct_builtin(
                 fields: RefCell::new(Vec::new()),
                 extra: RefCell::new(None),
                 id: crate::interp::value::next_id(),
+                user_hash: Default::default(),
             };
             Ok(Value::Instance(Rc::new(inst)))
         }

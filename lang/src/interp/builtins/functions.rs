@@ -120,6 +120,12 @@ pub(super) fn call(
             it.set_attr(&v.unwrap_or(Value::None), &n, x.unwrap_or(Value::None))?;
             Value::None
         }
+        "delattr" => {
+            let [v, n] = bind(it, "delattr", args, kwargs, ["obj", "name"], 2)?;
+            let n = attr_name(it, n.as_ref().unwrap_or(&Value::None))?;
+            it.del_attr(&v.unwrap_or(Value::None), &n)?;
+            Value::None
+        }
         "hash" => {
             let v = one(it, "hash", args, &kwargs)?;
             Value::Int(numeric::py_hash(it, &v)?)

@@ -44,6 +44,19 @@ pub const NAMES: &[&str] = &[
     "comb",
     "perm",
     "copysign",
+    "degrees",
+    "radians",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "cbrt",
+    "expm1",
+    "log1p",
+    "fmod",
+    "remainder",
 ];
 
 /// The most multiplications `factorial`, `comb` or `perm` performs (svc's bound; CPython
@@ -219,6 +232,58 @@ impl Interp<'_> {
             "atan" => {
                 let v = one(self, &args, &kwargs)?;
                 self.unary(&v, f64::atan, true)
+            }
+            "sinh" | "cosh" | "expm1" => {
+                let v = one(self, &args, &kwargs)?;
+                let f = match func {
+                    "sinh" => f64::sinh,
+                    "cosh" => f64::cosh,
+                    _ => f64::exp_m1,
+                };
+                self.unary(&v, f, false)
+            }
+            "tanh" | "asinh" | "cbrt" => {
+                let v = one(self, &args, &kwargs)?;
+                let f = match func {
+                    "tanh" => f64::tanh,
+                    "asinh" => f64::asinh,
+                    _ => f64::cbrt,
+                };
+                self.unary(&v, f, false)
+            }
+            // `acosh(0.5)` is NaN, `atanh(1)` and `log1p(-1)` infinite: domain errors.
+            "acosh" | "atanh" | "log1p" => {
+                let v = one(self, &args, &kwargs)?;
+                let f = match func {
+                    "acosh" => f64::acosh,
+                    "atanh" => f64::atanh,
+                    _ => f64::ln_1p,
+                };
+                self.unary(&v, f, true)
+            }
+            "degrees" | "radians" => {
+                let v = one(self, &args, &kwargs)?;
+                let x = self.num_arg(&v)?;
+                Ok(Value::Float(if func == "degrees" {
+                    x * (180.0 / std::f64::consts::PI)
+                } else {
+                    x * (std::f64::consts::PI / 180.0)
+                }))
+            }
+            "fmod" | "remainder" => {
+                let (a, b) = two(self, &args, &kwargs)?;
+                let (x, y) = (self.num_arg(&a)?, self.num_arg(&b)?);
+                if x.is_nan() || y.is_nan() {
+                    return Ok(Value::Float(f64::NAN));
+                }
+                if x.is_infinite() || y == 0.0 {
+                    return Err(self.domain());
+                }
+                Ok(Value::Float(if func == "fmod" {
+                    x % y
+                } else {
+                    ieee_remainder(x, y)
+                }))
             }
             "fabs" => {
                 let v = one(self, &args, &kwargs)?;
@@ -518,6 +583,26 @@ impl Interp<'_> {
 }
 
 /// Correctly rounded sum (Shewchuk's algorithm, as CPython's `math.fsum`).
+/// IEEE 754 remainder of finite `x` by non-zero `y` (`x - n*y`, `n` the nearest integer to
+/// `x / y`, ties to even), computed exactly as CPython does.
+fn ieee_remainder(x: f64, y: f64) -> f64 {
+    if y.is_infinite() {
+        return x;
+    }
+    let (ax, ay) = (x.abs(), y.abs());
+    let m = ax % ay;
+    let c = ay - m;
+    let r = if m < c {
+        m
+    } else if m > c {
+        -c
+    } else {
+        // Half-way: pick the even multiple.
+        m - 2.0 * ((0.5 * (ax - m)) % ay)
+    };
+    1.0f64.copysign(x) * r
+}
+
 fn fsum(xs: &[f64]) -> Result<f64, &'static str> {
     let mut partials: Vec<f64> = Vec::new();
     let mut special = 0.0f64;

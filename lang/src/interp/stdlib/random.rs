@@ -19,6 +19,7 @@ pub const NAMES: &[&str] = &[
     "choices",
     "shuffle",
     "sample",
+    "getrandbits",
 ];
 
 thread_local! {
@@ -208,6 +209,58 @@ impl Interp<'_> {
                 let r = Value::Float(self.rand_float());
                 let step = self.binary_op(BinOp::Mul, &span, &r)?;
                 self.binary_op(BinOp::Add, &x, &step)
+            }
+            // A C method in CPython: its own argument messages; `k` is bounded like
+            // any int result (`check_int_bits`).
+            "getrandbits" => {
+                if !kwargs.is_empty() {
+                    return Err(self.err(
+                        "TypeError",
+                        "Random.getrandbits() takes no keyword arguments",
+                    ));
+                }
+                if args.len() != 1 {
+                    return Err(self.err(
+                        "TypeError",
+                        format!(
+                            "Random.getrandbits() takes exactly one argument ({} given)",
+                            args.len()
+                        ),
+                    ));
+                }
+                let k = match &args[0] {
+                    Value::Int(k) => *k,
+                    Value::Bool(b) => i64::from(*b),
+                    Value::BigInt(_) => i64::MAX,
+                    other => {
+                        return Err(self.err(
+                            "TypeError",
+                            format!(
+                                "'{}' object cannot be interpreted as an integer",
+                                self.type_name_of(other)
+                            ),
+                        ));
+                    }
+                };
+                if k < 0 {
+                    return Err(self.err("ValueError", "number of bits must be non-negative"));
+                }
+                self.check_int_bits(k as u64)?;
+                let k = k as u64;
+                let words = k.div_ceil(64);
+                let mut digits = Vec::with_capacity(words as usize);
+                for i in 0..words {
+                    let w = self.rand_u64();
+                    let left = k - i * 64;
+                    digits.push(if left < 64 { w >> (64 - left) } else { w });
+                }
+                let n = num_bigint::BigUint::from_slice(
+                    &digits
+                        .iter()
+                        .flat_map(|d| [*d as u32, (*d >> 32) as u32])
+                        .collect::<Vec<u32>>(),
+                );
+                Ok(Value::from_bigint(num_bigint::BigInt::from(n)))
             }
             "randint" => {
                 let a = self.stdlib_args_as(

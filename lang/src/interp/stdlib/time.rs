@@ -8,7 +8,15 @@ use super::super::{Interp, Interrupt, R};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-pub const NAMES: &[&str] = &["time", "time_ns", "monotonic", "perf_counter", "sleep"];
+pub const NAMES: &[&str] = &[
+    "time",
+    "time_ns",
+    "monotonic",
+    "monotonic_ns",
+    "perf_counter",
+    "perf_counter_ns",
+    "sleep",
+];
 
 /// The longest single `time.sleep` of a run without a time limit (svc's bound).
 pub const MAX_SLEEP_SECS: f64 = 86_400.0;
@@ -35,6 +43,9 @@ impl Interp<'_> {
                 "time_ns" => Value::from_bigint(self.host.unix_time_nanos().into()),
                 "monotonic" | "perf_counter" => {
                     Value::Float(self.host.monotonic_nanos() as f64 / 1e9)
+                }
+                "monotonic_ns" | "perf_counter_ns" => {
+                    Value::from_bigint(self.host.monotonic_nanos().into())
                 }
                 _ => {
                     return Err(self.err(
