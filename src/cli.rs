@@ -141,10 +141,13 @@ pub struct DbAppArgs {
 #[derive(Debug, Args)]
 #[command(
     about = "Show or remove the Kubernetes deployment of an app (made by `svc start --scale`)",
-    long_about = "`svc scale status ENTRY` lists the app's workloads, services, ingresses, \
-                  pods and volumes; `svc scale destroy ENTRY` deletes them all after asking \
-                  for the app name (or at once with --yes). The cluster is the one of \
-                  KUBECONFIG or ~/.kube/config, reached through kubectl.\n\nExit status: 0 \
+    long_about = "`svc scale status ENTRY` lists the app's objects (workloads with their \
+                  ready replicas, services, ingresses, pods and volumes with their phase); \
+                  `svc scale destroy ENTRY` deletes them all, volumes included, after asking \
+                  for the app name (or at once with --yes). The cluster is the current \
+                  context of KUBECONFIG or ~/.kube/config (inside a pod, its service \
+                  account); each request waits at most [scale.kubernetes] \
+                  request_timeout_seconds (10).\n\nExit status: 0 \
                   on success; 1 without a reachable cluster or when not confirmed; 2 on a \
                   usage error or an unsupported target."
 )]

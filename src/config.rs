@@ -308,6 +308,9 @@ pub struct KubernetesConfig {
     /// Certificate issuer named by `--enable-tls` (`letsencrypt-prod`, a cert-manager
     /// ClusterIssuer).
     pub tls_issuer: String,
+    /// Longest wait for one request to the API server (10 s), connecting included;
+    /// then the cluster command fails with exit 1.
+    pub request_timeout_seconds: u64,
 }
 
 impl Default for KubernetesConfig {
@@ -336,6 +339,7 @@ impl Default for KubernetesConfig {
             cache_storage: "1Gi".into(),
             domain: None,
             tls_issuer: "letsencrypt-prod".into(),
+            request_timeout_seconds: 10,
         }
     }
 }
@@ -1297,6 +1301,9 @@ impl Config {
                 "cache_storage" => k.cache_storage = at.non_empty_string(value)?,
                 "domain" => k.domain = at.optional_string(value)?,
                 "tls_issuer" => k.tls_issuer = at.non_empty_string(value)?,
+                "request_timeout_seconds" => {
+                    k.request_timeout_seconds = u64::from(at.int_in(value, 1, 600)?);
+                }
                 _ => at.warn_unknown(),
             }
         }

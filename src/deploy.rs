@@ -4,9 +4,9 @@
 //! exit 2.
 //!
 //! `manifests` builds the objects from the configuration (pure data), `yaml` writes them
-//! as a YAML stream, `cluster` applies, shows and deletes them through `kubectl`. The
-//! first deploy (no `{app}-docdb`/`{app}-cache` StatefulSet, no ingress controller yet)
-//! applies everything; later ones the app's objects and routes only; `--enable-tls`
+//! as a YAML stream, `cluster` applies, shows and deletes them through the `kube` client
+//! (on a current-thread runtime of its own: this path is synchronous). The first deploy
+//! (no ingress controller Deployment yet) applies everything; later ones the app's objects and routes only; `--enable-tls`
 //! against a live deployment re-applies the routes with the issuer annotation.
 
 pub mod cluster;
@@ -19,6 +19,7 @@ use manifests::{Inputs, Plan, Tier};
 use std::io::{BufRead as _, Write as _};
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// `--target`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -101,7 +102,14 @@ fn table(plan: &Plan) -> String {
             ]
         })
         .collect();
-    let header = ["KIND".to_string(), "NAME".into(), "NAMESPACE".into()];
+    columns(
+        &["KIND".to_string(), "NAME".into(), "NAMESPACE".into()],
+        &rows,
+    )
+}
+
+/// Rows under a header, in aligned columns.
+fn columns(header: &[String; 3], rows: &[[String; 3]]) -> String {
     let width = |i: usize| {
         rows.iter()
             .map(|r| r[i].len())
@@ -111,7 +119,7 @@ fn table(plan: &Plan) -> String {
     };
     let (w0, w1) = (width(0), width(1));
     let mut out = String::new();
-    for r in std::iter::once(&header).chain(&rows) {
+    for r in std::iter::once(header).chain(rows) {
         out.push_str(&format!("{:<w0$}  {:<w1$}  {}\n", r[0], r[1], r[2]));
     }
     out
@@ -159,18 +167,22 @@ pub fn start(req: &DeployRequest<'_>) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if let Err(message) = cluster::reachable() {
-        return Ok(fail(&message, 1));
-    }
-    let first = !provisioned(&plan)?;
+    let cluster = match connect(&plan) {
+        Ok(cluster) => cluster,
+        Err(message) => return Ok(fail(&message, 1)),
+    };
+    let first = match provisioned(&cluster, &plan) {
+        Ok(done) => !done,
+        Err(message) => return Ok(fail(&message, 1)),
+    };
     let tiers: &[Tier] = if first {
         &[Tier::Platform, Tier::App, Tier::Routes]
     } else {
         &[Tier::App, Tier::Routes]
     };
-    match cluster::apply(&stream(&plan, tiers)) {
-        Ok(text) => {
-            crate::server::say(&text);
+    match cluster.apply(&plan, tiers) {
+        Ok(lines) => {
+            say_lines(&lines);
             crate::server::say(&format!(
                 "svc: {} `{}` in namespace `{}`{}\n",
                 if first {
@@ -188,19 +200,33 @@ pub fn start(req: &DeployRequest<'_>) -> Result<ExitCode> {
             ));
             Ok(ExitCode::SUCCESS)
         }
-        Err(message) => Ok(fail(&format!("kubectl apply failed: {message}"), 1)),
+        Err(message) => Ok(fail(&message, 1)),
     }
 }
 
-/// Whether the platform objects of a first deploy are there already.
-fn provisioned(plan: &Plan) -> Result<bool> {
+/// The cluster of the kubeconfig, with the plan's request timeout.
+fn connect(plan: &Plan) -> Result<cluster::Cluster, String> {
+    cluster::Cluster::connect(Duration::from_secs(plan.request_timeout_seconds))
+}
+
+fn say_lines(lines: &[String]) {
+    let mut text = lines.join("\n");
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    crate::server::say(&text);
+}
+
+/// Whether the platform objects of a first deploy are there already: the platform's
+/// Deployment (the ingress controller).
+fn provisioned(cluster: &cluster::Cluster, plan: &Plan) -> Result<bool, String> {
     let marker = plan
         .objects
         .iter()
         .find(|o| o.tier == Tier::Platform && o.kind == "Deployment")
         .map(|o| o.name.clone())
         .unwrap_or_else(|| format!("{}-ingress-controller", plan.app));
-    cluster::exists("deployment", &marker, &plan.namespace).map_err(anyhow::Error::msg)
+    cluster.exists("apps/v1", "Deployment", &marker, &plan.namespace)
 }
 
 /// `svc scale status ENTRY`.
@@ -212,18 +238,27 @@ pub fn status(entry: &Path, target: Target) -> Result<ExitCode> {
         Ok(plan) => plan,
         Err(message) => return Ok(fail(&message, 1)),
     };
-    if let Err(message) = cluster::reachable() {
-        return Ok(fail(&message, 1));
-    }
-    match cluster::status(&plan.app, &plan.namespace) {
-        Ok(text) if text.trim().is_empty() => {
+    let cluster = match connect(&plan) {
+        Ok(cluster) => cluster,
+        Err(message) => return Ok(fail(&message, 1)),
+    };
+    match cluster.status(&plan.app, &plan.namespace) {
+        Ok(rows) if rows.is_empty() => {
             crate::server::say(&format!(
                 "no deployment of `{}` in namespace `{}`\n",
                 plan.app, plan.namespace
             ));
             Ok(ExitCode::SUCCESS)
         }
-        Ok(text) => {
+        Ok(rows) => {
+            let header = ["KIND".to_string(), "NAME".into(), "STATUS".into()];
+            let mut text = columns(&header, &rows);
+            text.push_str(&format!(
+                "{} objects of `{}` in namespace `{}`\n",
+                rows.len(),
+                plan.app,
+                plan.namespace
+            ));
             crate::server::say(&text);
             Ok(ExitCode::SUCCESS)
         }
@@ -240,9 +275,10 @@ pub fn destroy(entry: &Path, target: Target, yes: bool) -> Result<ExitCode> {
         Ok(plan) => plan,
         Err(message) => return Ok(fail(&message, 1)),
     };
-    if let Err(message) = cluster::reachable() {
-        return Ok(fail(&message, 1));
-    }
+    let cluster = match connect(&plan) {
+        Ok(cluster) => cluster,
+        Err(message) => return Ok(fail(&message, 1)),
+    };
     if !yes {
         let mut err = std::io::stderr().lock();
         let _ = write!(
@@ -258,9 +294,16 @@ pub fn destroy(entry: &Path, target: Target, yes: bool) -> Result<ExitCode> {
             return Ok(fail("not confirmed; nothing was deleted", 1));
         }
     }
-    match cluster::destroy(&plan.app, &plan.namespace) {
-        Ok(text) => {
-            crate::server::say(&text);
+    match cluster.destroy(&plan.app, &plan.namespace) {
+        Ok(lines) => {
+            say_lines(&lines);
+            crate::server::say(&format!(
+                "svc: deleted {} objects of `{}` in namespace `{}` (the namespace itself \
+                 is kept)\n",
+                lines.len(),
+                plan.app,
+                plan.namespace
+            ));
             Ok(ExitCode::SUCCESS)
         }
         Err(message) => Ok(fail(&message, 1)),

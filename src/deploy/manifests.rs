@@ -48,6 +48,8 @@ pub struct Plan {
     pub objects: Vec<Object>,
     /// Things the operator should know (weak default passwords, a missing JWT secret).
     pub warnings: Vec<String>,
+    /// `[scale.kubernetes] request_timeout_seconds`: the bound of each cluster request.
+    pub request_timeout_seconds: u64,
 }
 
 /// `{app}`: the entry file's stem, lower-cased, made a DNS-1035 label (letters, digits
@@ -188,6 +190,7 @@ pub fn plan(inputs: &Inputs<'_>) -> Result<Plan, String> {
         namespace: k.namespace.clone(),
         objects: b.objects,
         warnings,
+        request_timeout_seconds: k.request_timeout_seconds,
     })
 }
 

@@ -3,11 +3,15 @@
 //! `kubernetes-validate --strict` against Kubernetes 1.33 (skipped with a message when it
 //! is not installed; `.ci/run` installs it), the switches, secrets by reference, the
 //! unsupported targets, the errors without a cluster, and the apply / status / destroy
-//! flow against a stand-in `kubectl` on `PATH` that records what it is asked.
+//! flow against a stand-in Kubernetes API server (`kube_api.py`, started here on a free
+//! loopback port and stopped by PID) that records every request and stores the objects.
 
 use crate::{TempDir, stderr, stdout, svc};
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 const APP: &str =
     "walker:pub hello {\n    can go with Root entry {\n        report \"hi\";\n    }\n}\n";
@@ -278,78 +282,306 @@ fn without_a_cluster_every_cluster_command_fails_clearly() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(
-        err.contains("cannot reach the Kubernetes cluster") || err.contains("kubectl is not"),
+        err.contains("cannot reach the Kubernetes cluster at https://127.0.0.1:1"),
         "{err}"
     );
+    one_error_line(&out);
 }
 
-/// A stand-in `kubectl` on `PATH`: logs each call's arguments to `calls.log`, saves the
-/// stdin of `apply` to `applied-N.yaml`, and answers `get deployment` with a name once
-/// `provisioned` exists in its directory.
-fn fake_kubectl(dir: &Path) -> String {
-    let bin = dir.join("bin");
-    std::fs::create_dir_all(&bin).expect("bin dir");
-    let script = format!(
-        "#!/bin/sh\nD='{d}'\necho \"$*\" >> \"$D/calls.log\"\ncase \"$*\" in\n\
-         *\" apply \"*) n=$(ls \"$D\" | grep -c '^applied-'); cat > \"$D/applied-$n.yaml\"; \
-         touch \"$D/provisioned\"; echo applied;;\n\
-         *\"get --raw /version\"*) echo '{{}}';;\n\
-         *\"get deployment \"*) if [ -e \"$D/provisioned\" ]; then echo deployment.apps/x; fi;;\n\
-         *\" get \"*) echo 'NAME READY'; echo 'shop 1/1';;\n\
-         *\" delete \"*) echo deleted;;\nesac\n",
-        d = dir.display()
+// ---------------------------------------------------------------------------------------
+// Against a stand-in API server
+// ---------------------------------------------------------------------------------------
+
+/// `python3 kube_api.py DIR`, stopped by PID on drop.
+struct KubeApi {
+    child: Child,
+    dir: TempDir,
+}
+
+impl KubeApi {
+    fn start() -> KubeApi {
+        let dir = TempDir::new("kube-api");
+        let script =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/integration/kube_api.py");
+        let mut child = Command::new("python3")
+            .arg(script)
+            .arg(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("python3 must be installed for the deploy tests");
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while !dir.path().join("kubeconfig").is_file() {
+            if let Ok(Some(status)) = child.try_wait() {
+                let mut err = String::new();
+                if let Some(mut e) = child.stderr.take() {
+                    let _ = std::io::Read::read_to_string(&mut e, &mut err);
+                }
+                panic!("the stand-in API server exited ({status}):\n{err}");
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the stand-in API server never listened"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        KubeApi { child, dir }
+    }
+
+    fn kubeconfig(&self) -> String {
+        self.dir.path().join("kubeconfig").display().to_string()
+    }
+
+    /// Every request so far: method, path, query, content type, authorization.
+    fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.dir.path().join("requests.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a request record"))
+            .collect()
+    }
+
+    /// The paths of the requests with `method`, in order.
+    fn paths(&self, method: &str) -> Vec<String> {
+        self.requests()
+            .iter()
+            .filter(|r| r["method"] == method)
+            .map(|r| r["path"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+
+    /// The stored objects by path.
+    fn store(&self) -> Map<String, Value> {
+        std::fs::read_to_string(self.dir.path().join("store.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    }
+
+    fn object(&self, path: &str) -> Value {
+        self.store()
+            .get(path)
+            .cloned()
+            .unwrap_or_else(|| panic!("{path} is not stored"))
+    }
+
+    /// Answer requests with `method` whose path contains `path` by a failure `Status`.
+    fn fail(&self, method: &str, path: &str, code: u16, reason: &str, message: &str) {
+        let rules = json!([{"method": method, "path": path, "code": code, "reason": reason,
+                            "message": message}]);
+        std::fs::write(self.dir.path().join("faults.json"), rules.to_string()).expect("faults");
+    }
+
+    fn clear_faults(&self) {
+        let _ = std::fs::remove_file(self.dir.path().join("faults.json"));
+    }
+
+    /// `svc ARGS` in `dir` against this server.
+    fn svc(&self, dir: &Path, args: &[&str]) -> Output {
+        svc_with(dir, args, &[("KUBECONFIG", &self.kubeconfig())])
+    }
+}
+
+impl Drop for KubeApi {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A failed command: exit 1, and apart from warnings exactly one `error:` line on stderr
+/// (no panic, no debug dump).
+fn one_error_line(out: &Output) -> String {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.starts_with("warning: "))
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].starts_with("error: "), "{err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("Status {"),
+        "{err}"
     );
-    let path = bin.join("kubectl");
-    std::fs::write(&path, script).expect("write fake kubectl");
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    )
+    lines[0].to_string()
+}
+
+/// The objects of the `--dry-run` table as API paths, and the app's ones (no platform).
+fn planned_paths(dir: &Path) -> BTreeSet<String> {
+    let out = svc_with(
+        dir,
+        &["start", "shop.svc", "--scale", "--dry-run"],
+        NO_CLUSTER,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let r: Vec<&str> = l.split_whitespace().collect();
+            (r.len() == 3).then(|| api_path(r[0], r[1], r[2]))
+        })
+        .collect()
+}
+
+/// The API path of an object (the kinds svc emits).
+fn api_path(kind: &str, name: &str, namespace: &str) -> String {
+    let (base, plural) = match kind {
+        "Namespace" => ("/api/v1", "namespaces"),
+        "ServiceAccount" => ("/api/v1", "serviceaccounts"),
+        "Secret" => ("/api/v1", "secrets"),
+        "ConfigMap" => ("/api/v1", "configmaps"),
+        "Service" => ("/api/v1", "services"),
+        "PersistentVolumeClaim" => ("/api/v1", "persistentvolumeclaims"),
+        "Deployment" => ("/apis/apps/v1", "deployments"),
+        "StatefulSet" => ("/apis/apps/v1", "statefulsets"),
+        "DaemonSet" => ("/apis/apps/v1", "daemonsets"),
+        "ClusterRole" => ("/apis/rbac.authorization.k8s.io/v1", "clusterroles"),
+        "ClusterRoleBinding" => ("/apis/rbac.authorization.k8s.io/v1", "clusterrolebindings"),
+        "IngressClass" => ("/apis/networking.k8s.io/v1", "ingressclasses"),
+        "Ingress" => ("/apis/networking.k8s.io/v1", "ingresses"),
+        other => panic!("no API path for {other}"),
+    };
+    if namespace == "(cluster)" {
+        format!("{base}/{plural}/{name}")
+    } else {
+        format!("{base}/namespaces/{namespace}/{plural}/{name}")
+    }
+}
+
+/// The app's own objects and its routes (applied by every deploy) in `default`.
+const APP_AND_ROUTES: &[(&str, &str)] = &[
+    ("ConfigMap", "shop-config"),
+    ("ConfigMap", "shop-code"),
+    ("Deployment", "shop"),
+    ("Service", "shop"),
+    ("Ingress", "shop"),
+];
+
+fn deploy_ok(api: &KubeApi, dir: &Path) -> String {
+    let out = api.svc(dir, &["start", "shop.svc", "--scale"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    stdout(&out)
 }
 
 #[test]
-fn first_deploy_provisions_everything_later_ones_the_app_only() {
+fn first_deploy_applies_everything_later_ones_the_app_and_routes() {
+    let api = KubeApi::start();
     let dir = app("deploy-apply", "");
-    let path = fake_kubectl(dir.path());
-    let config = dir.write("kubeconfig", "apiVersion: v1\nkind: Config\n");
-    let config = config.display().to_string();
-    let env = [("PATH", path.as_str()), ("KUBECONFIG", config.as_str())];
-    let out = svc_with(dir.path(), &["start", "shop.svc", "--scale"], &env);
+    let planned = planned_paths(dir.path());
+    let text = deploy_ok(&api, dir.path());
+    assert!(text.contains("provisioned and deployed `shop`"), "{text}");
+    let applied: BTreeSet<String> = api.paths("PATCH").into_iter().collect();
+    assert_eq!(applied, planned, "the first deploy applies every object");
+    for r in api.requests() {
+        assert_eq!(r["authorization"], "Bearer svc-test-token", "{r}");
+        if r["method"] == "PATCH" {
+            assert_eq!(r["query"]["fieldManager"], "svc", "{r}");
+            assert_eq!(r["query"]["force"], "true", "{r}");
+            assert_eq!(r["content_type"], "application/apply-patch+yaml", "{r}");
+        }
+    }
+    let first = api.paths("PATCH").len();
+
+    // A new image and replica count: the second deploy applies the app and routes only.
+    dir.write(
+        "svc.toml",
+        "[scale.kubernetes]\nimage = \"shop:v2\"\nreplicas = 3\n",
+    );
+    let text = deploy_ok(&api, dir.path());
+    assert!(text.contains("updated the app `shop`"), "{text}");
+    let second: BTreeSet<String> = api.paths("PATCH")[first..].iter().cloned().collect();
+    let expected: BTreeSet<String> = APP_AND_ROUTES
+        .iter()
+        .map(|(k, n)| api_path(k, n, "default"))
+        .collect();
+    assert_eq!(second, expected);
+    let deployment = api.object("/apis/apps/v1/namespaces/default/deployments/shop");
+    assert_eq!(deployment["spec"]["replicas"], 3);
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+        "shop:v2"
+    );
+    let docdb = api.object("/apis/apps/v1/namespaces/default/statefulsets/shop-docdb");
+    assert_eq!(
+        docdb["metadata"]["resourceVersion"].as_str().map(|_| ()),
+        Some(())
+    );
+}
+
+#[test]
+fn the_namespace_is_created_before_its_objects() {
+    let api = KubeApi::start();
+    let dir = app("deploy-ns", "[scale.kubernetes]\nnamespace = \"shop-ns\"\n");
+    let text = deploy_ok(&api, dir.path());
+    assert!(text.contains("in namespace `shop-ns`"), "{text}");
+    let applied = api.paths("PATCH");
+    assert_eq!(applied[0], "/api/v1/namespaces/shop-ns", "{applied:?}");
+    // The stand-in refuses an object in a missing namespace: everything landed.
+    let planned = planned_paths(dir.path());
+    assert_eq!(applied.iter().cloned().collect::<BTreeSet<_>>(), planned);
+    assert!(
+        applied
+            .iter()
+            .skip(1)
+            .all(|p| p != "/api/v1/namespaces/shop-ns")
+    );
+}
+
+#[test]
+fn status_lists_the_objects_of_the_app() {
+    let api = KubeApi::start();
+    let dir = app("deploy-status", "");
+    let out = api.svc(dir.path(), &["scale", "status", "shop.svc"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        stdout(&out).contains("provisioned and deployed"),
+        stdout(&out).contains("no deployment of `shop` in namespace `default`"),
         "{}",
         stdout(&out)
     );
-    let first = std::fs::read_to_string(dir.path().join("applied-0.yaml")).expect("applied");
-    assert!(first.contains("name: \"shop-docdb\""));
-    assert!(first.contains("name: \"shop-ingress-controller\""));
-
-    let out = svc_with(dir.path(), &["start", "shop.svc", "--scale"], &env);
+    deploy_ok(&api, dir.path());
+    let out = api.svc(dir.path(), &["scale", "status", "shop.svc"]);
+    let text = stdout(&out);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("updated the app"), "{}", stdout(&out));
-    let second = std::fs::read_to_string(dir.path().join("applied-1.yaml")).expect("applied");
-    assert!(second.contains("name: \"shop\""));
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows[0], ["KIND", "NAME", "STATUS"], "{text}");
+    for row in [
+        &["Deployment", "shop", "1/1", "ready"][..],
+        &["StatefulSet", "shop-docdb", "1/1", "ready"],
+        &["PersistentVolumeClaim", "data-shop-docdb-0", "Bound"],
+        &["Service", "shop-ingress", "NodePort", "30080"],
+        &["Service", "shop", "ClusterIP"],
+        &["Ingress", "shop", "-"],
+        &["IngressClass", "shop-nginx", "-"],
+    ] {
+        assert!(rows.iter().any(|r| r == row), "{row:?} missing:\n{text}");
+    }
+    let selector = "app.kubernetes.io/part-of=shop,app.kubernetes.io/managed-by=svc";
+    let lists: Vec<Value> = api
+        .requests()
+        .into_iter()
+        .filter(|r| r["method"] == "GET" && r["query"]["labelSelector"].is_string())
+        .collect();
+    assert!(!lists.is_empty());
     assert!(
-        !second.contains("shop-docdb\""),
-        "databases are not touched again"
+        lists
+            .iter()
+            .all(|r| r["query"]["labelSelector"] == selector),
+        "{lists:?}"
     );
-    assert!(!second.contains("shop-ingress-controller"));
-    let calls = std::fs::read_to_string(dir.path().join("calls.log")).expect("calls");
-    assert!(calls.contains("apply --server-side"), "{calls}");
+}
 
-    let out = svc_with(dir.path(), &["scale", "status", "shop.svc"], &env);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("shop 1/1"));
-
-    // destroy asks: a wrong answer deletes nothing, the app name or --yes deletes.
+/// `svc scale destroy shop.svc` answering `answer` on stdin.
+fn destroy_answering(api: &KubeApi, dir: &Path, answer: &str) -> Output {
     let mut child = svc()
-        .current_dir(dir.path())
+        .current_dir(dir)
         .args(["scale", "destroy", "shop.svc"])
-        .envs(env)
+        .env("KUBECONFIG", api.kubeconfig())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -360,22 +592,205 @@ fn first_deploy_provisions_everything_later_ones_the_app_only() {
         .stdin
         .take()
         .expect("stdin")
-        .write_all(b"no\n")
+        .write_all(answer.as_bytes())
         .expect("answer");
-    let out = child.wait_with_output().expect("finished");
+    child.wait_with_output().expect("finished")
+}
+
+#[test]
+fn destroy_asks_then_deletes_everything_routes_first() {
+    let api = KubeApi::start();
+    let dir = app("deploy-destroy", "");
+    deploy_ok(&api, dir.path());
+    let before = api.store();
+    assert!(
+        before.keys().any(|k| k.contains("persistentvolumeclaims")),
+        "{before:?}"
+    );
+
+    let out = destroy_answering(&api, dir.path(), "no\n");
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("Type the app name"),
         "{}",
         stderr(&out)
     );
-    let calls = std::fs::read_to_string(dir.path().join("calls.log")).expect("calls");
-    assert!(!calls.contains("delete"), "{calls}");
-    let out = svc_with(dir.path(), &["scale", "destroy", "shop.svc", "--yes"], &env);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let calls = std::fs::read_to_string(dir.path().join("calls.log")).expect("calls");
     assert!(
-        calls.contains("delete") && calls.contains("app.kubernetes.io/part-of=shop"),
-        "{calls}"
+        stderr(&out).contains("nothing was deleted"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(api.paths("DELETE").is_empty());
+    assert_eq!(api.store(), before);
+
+    let out = api.svc(dir.path(), &["scale", "destroy", "shop.svc", "--yes"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        api.store().is_empty(),
+        "left behind: {:?}",
+        api.store().keys()
+    );
+    let deleted = api.paths("DELETE");
+    assert_eq!(deleted.len(), before.len(), "{deleted:?}");
+    let at = |path: &str| {
+        deleted
+            .iter()
+            .position(|p| p == path)
+            .unwrap_or_else(|| panic!("{path} not deleted: {deleted:?}"))
+    };
+    let ingress = at("/apis/networking.k8s.io/v1/namespaces/default/ingresses/shop");
+    let app = at("/apis/apps/v1/namespaces/default/deployments/shop");
+    let docdb = at("/apis/apps/v1/namespaces/default/statefulsets/shop-docdb");
+    let volume = at("/api/v1/namespaces/default/persistentvolumeclaims/data-shop-docdb-0");
+    assert!(
+        ingress < app && app < docdb && docdb < volume,
+        "{deleted:?}"
+    );
+    assert!(stdout(&out).contains("deleted"), "{}", stdout(&out));
+
+    // The app name as the answer also confirms (nothing left to delete now).
+    let out = destroy_answering(&api, dir.path(), "shop\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn refusals_of_the_server_are_one_clear_line() {
+    let api = KubeApi::start();
+    let dir = app("deploy-refused", "");
+    api.fail(
+        "PATCH",
+        "/clusterroles/",
+        403,
+        "Forbidden",
+        "clusterroles.rbac.authorization.k8s.io \"shop-ingress\" is forbidden: User \"dev\" \
+         cannot patch resource \"clusterroles\" at the cluster scope",
+    );
+    let out = api.svc(dir.path(), &["start", "shop.svc", "--scale"]);
+    let line = one_error_line(&out);
+    assert!(
+        line.contains("forbids applying ClusterRole/shop-ingress (403 Forbidden)"),
+        "{line}"
+    );
+    assert!(line.contains("User \"dev\" cannot patch"), "{line}");
+
+    api.fail(
+        "PATCH",
+        "/deployments/shop",
+        422,
+        "Invalid",
+        "Deployment.apps \"shop\" is invalid: spec.template.spec.containers[0].image: \
+         Required value",
+    );
+    let out = api.svc(dir.path(), &["start", "shop.svc", "--scale"]);
+    let line = one_error_line(&out);
+    assert!(
+        line.contains("the cluster rejected Deployment/shop (422 Invalid)"),
+        "{line}"
+    );
+    assert!(
+        line.contains("containers[0].image: Required value"),
+        "{line}"
+    );
+
+    api.fail("GET", "/version", 401, "Unauthorized", "Unauthorized");
+    for args in [
+        &["start", "shop.svc", "--scale"][..],
+        &["scale", "status", "shop.svc"],
+        &["scale", "destroy", "shop.svc", "--yes"],
+    ] {
+        let line = one_error_line(&api.svc(dir.path(), args));
+        assert!(line.contains("refused the credentials"), "{args:?}: {line}");
+    }
+    api.fail(
+        "GET",
+        "/namespaces/default/secrets",
+        403,
+        "Forbidden",
+        "no secrets for you",
+    );
+    let line = one_error_line(&api.svc(dir.path(), &["scale", "status", "shop.svc"]));
+    assert!(
+        line.contains("forbids listing Secret objects (403 Forbidden)"),
+        "{line}"
+    );
+    // A long (or multi-line) message is cut, still on one line.
+    let long = format!("{}\n{}", "x".repeat(3000), "y".repeat(3000));
+    api.fail("GET", "/version", 500, "InternalError", &long);
+    let line = one_error_line(&api.svc(dir.path(), &["scale", "status", "shop.svc"]));
+    assert!(line.contains("answered 500 InternalError"), "{line}");
+    assert!(line.len() < 1000 && line.ends_with("..."), "{line}");
+    api.clear_faults();
+    deploy_ok(&api, dir.path());
+}
+
+/// A kubeconfig whose current context points at `server`.
+fn kubeconfig_for(dir: &TempDir, server: &str) -> String {
+    dir.write(
+        "kubeconfig",
+        &format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: \
+             {server}\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n\
+             current-context: c\nusers:\n- name: u\n  user:\n    token: t\n"
+        ),
+    )
+    .display()
+    .to_string()
+}
+
+#[test]
+fn an_unreachable_or_silent_server_fails_within_the_timeout() {
+    let dir = app(
+        "deploy-unreachable",
+        "[scale.kubernetes]\nrequest_timeout_seconds = 2\n",
+    );
+    // A kubeconfig that is not one.
+    let config = dir.write("kubeconfig", "clusters: [not yaml\n");
+    let config = config.display().to_string();
+    let out = svc_with(
+        dir.path(),
+        &["scale", "status", "shop.svc"],
+        &[("KUBECONFIG", &config)],
+    );
+    let line = one_error_line(&out);
+    assert!(
+        line.contains(&format!("cannot use the kubeconfig {config}")),
+        "{line}"
+    );
+
+    // A closed port: refused at once.
+    let closed = crate::support::free_port();
+    let config = kubeconfig_for(&dir, &format!("http://127.0.0.1:{closed}"));
+    let started = Instant::now();
+    let out = svc_with(
+        dir.path(),
+        &["scale", "status", "shop.svc"],
+        &[("KUBECONFIG", &config)],
+    );
+    let line = one_error_line(&out);
+    assert!(
+        line.contains(&format!(
+            "cannot reach the Kubernetes cluster at http://127.0.0.1:{closed}"
+        )),
+        "{line}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    // A listener that never answers: the request timeout ends the wait.
+    let silent = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = silent.local_addr().expect("addr").port();
+    let config = kubeconfig_for(&dir, &format!("http://127.0.0.1:{port}"));
+    let started = Instant::now();
+    let out = svc_with(
+        dir.path(),
+        &["start", "shop.svc", "--scale"],
+        &[("KUBECONFIG", &config)],
+    );
+    let took = started.elapsed();
+    let line = one_error_line(&out);
+    assert!(line.contains("did not answer within 2 s"), "{line}");
+    assert!(line.contains("request_timeout_seconds"), "{line}");
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(15),
+        "{took:?}"
     );
 }

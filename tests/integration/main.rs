@@ -12,7 +12,7 @@
 //! and `storage` (the `store()` builtin, local files and a real S3-compatible `moto_server`)
 //! and `platform` (`/metrics` under a strict Prometheus parser, the graph endpoints) and
 //! `deploy` (`--scale`: the object table, the YAML stream under `kubernetes-validate`, the
-//! cluster commands against a stand-in `kubectl`) and `sv` (service-to-service calls
+//! cluster commands against a stand-in Kubernetes API server) and `sv` (service-to-service calls
 //! between two and three `svc start` processes) and `sv_client` (the per-provider client
 //! actor: pooled connections, providers that close them, the breaker, cancel) and `docdb` (the document-database tier
 //! with replicas sharing a real SecantusDB, and `svc db`), `l2` (that tier's L2 cache in a
