@@ -129,15 +129,16 @@ with entry {
 }
 "#;
 
-#[test]
-fn limits_end_a_comprehension_in_a_compiled_def_as_on_the_tree_walker() {
-    for budget in ["3", "20", "57", "400"] {
-        let [vm, tree] = both_ways(COMPREHENDING, &["--max-ops", budget]);
+/// Each operation budget and the call depth end `program` with the same output, error
+/// and status on both cores.
+fn limits_agree(program: &str, budgets: &[&str], depth: &str) {
+    for budget in budgets {
+        let [vm, tree] = both_ways(program, &["--max-ops", budget]);
         assert_eq!(vm.2, Some(1), "budget {budget}: {vm:?}");
         assert!(vm.1.contains("operation budget exceeded"), "{}", vm.1);
         assert_eq!(vm, tree, "budget {budget}");
     }
-    let [vm, tree] = both_ways(COMPREHENDING, &["--max-depth", "1"]);
+    let [vm, tree] = both_ways(program, &["--max-depth", depth]);
     assert_eq!(vm.2, Some(1), "{vm:?}");
     assert!(
         vm.1.contains("maximum recursion depth exceeded"),
@@ -145,6 +146,11 @@ fn limits_end_a_comprehension_in_a_compiled_def_as_on_the_tree_walker() {
         vm.1
     );
     assert_eq!(vm, tree);
+}
+
+#[test]
+fn limits_end_a_comprehension_in_a_compiled_def_as_on_the_tree_walker() {
+    limits_agree(COMPREHENDING, &["3", "20", "57", "400"], "1");
 }
 
 /// A comprehension over `enumerate(...)` (pairs bound without tuples) calling a
@@ -172,20 +178,7 @@ with entry {
 
 #[test]
 fn limits_end_an_enumerate_comprehension_as_on_the_tree_walker() {
-    for budget in ["3", "9", "30", "61"] {
-        let [vm, tree] = both_ways(ENUMERATING, &["--max-ops", budget]);
-        assert_eq!(vm.2, Some(1), "budget {budget}: {vm:?}");
-        assert!(vm.1.contains("operation budget exceeded"), "{}", vm.1);
-        assert_eq!(vm, tree, "budget {budget}");
-    }
-    let [vm, tree] = both_ways(ENUMERATING, &["--max-depth", "2"]);
-    assert_eq!(vm.2, Some(1), "{vm:?}");
-    assert!(
-        vm.1.contains("maximum recursion depth exceeded"),
-        "{}",
-        vm.1
-    );
-    assert_eq!(vm, tree);
+    limits_agree(ENUMERATING, &["3", "9", "30", "61"], "2");
     let [vm, tree] = both_ways(ENUMERATING, &[]);
     assert_eq!(vm.0, "{0: 0, 2: 12, 4: 48}\n20\n");
     assert_eq!(vm, tree);

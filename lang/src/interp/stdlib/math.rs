@@ -168,22 +168,8 @@ impl Interp<'_> {
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> R<Value> {
         let one = |it: &Self, args: &[Value], kwargs: &[(Rc<str>, Value)]| -> R<Value> {
-            if !kwargs.is_empty() {
-                return Err(it.err(
-                    "TypeError",
-                    format!("math.{func}() takes no keyword arguments"),
-                ));
-            }
-            if args.len() != 1 {
-                return Err(it.err(
-                    "TypeError",
-                    format!(
-                        "math.{func}() takes exactly one argument ({} given)",
-                        args.len()
-                    ),
-                ));
-            }
-            Ok(args[0].clone())
+            it.one_positional(&format!("math.{func}"), args, kwargs)
+                .cloned()
         };
         let two = |it: &Self, args: &[Value], kwargs: &[(Rc<str>, Value)]| -> R<(Value, Value)> {
             if !kwargs.is_empty() {

@@ -683,6 +683,26 @@ impl Interp<'_> {
     /// Bind `args`/`kwargs` to `params` (CPython-style `TypeError`s, worded as a C
     /// function with argument clinic words them). Parameters after `positional` can only
     /// be passed by keyword.
+    /// The one positional argument of a C function of CPython's that takes exactly one
+    /// (`func` as CPython names it in its messages, e.g. `math.sqrt`, `time.sleep`).
+    pub(super) fn one_positional<'a>(
+        &self,
+        func: &str,
+        args: &'a [Value],
+        kwargs: &[(Rc<str>, Value)],
+    ) -> R<&'a Value> {
+        if !kwargs.is_empty() {
+            return Err(self.err("TypeError", format!("{func}() takes no keyword arguments")));
+        }
+        match args {
+            [one] => Ok(one),
+            _ => Err(self.err(
+                "TypeError",
+                format!("{func}() takes exactly one argument ({} given)", args.len()),
+            )),
+        }
+    }
+
     pub(super) fn stdlib_args(
         &self,
         func: &str,

@@ -213,22 +213,7 @@ impl Interp<'_> {
             // A C method in CPython: its own argument messages; `k` is bounded like
             // any int result (`check_int_bits`).
             "getrandbits" => {
-                if !kwargs.is_empty() {
-                    return Err(self.err(
-                        "TypeError",
-                        "Random.getrandbits() takes no keyword arguments",
-                    ));
-                }
-                if args.len() != 1 {
-                    return Err(self.err(
-                        "TypeError",
-                        format!(
-                            "Random.getrandbits() takes exactly one argument ({} given)",
-                            args.len()
-                        ),
-                    ));
-                }
-                let k = match &args[0] {
+                let k = match self.one_positional("Random.getrandbits", &args, &kwargs)? {
                     Value::Int(k) => *k,
                     Value::Bool(b) => i64::from(*b),
                     Value::BigInt(_) => i64::MAX,

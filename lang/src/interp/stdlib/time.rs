@@ -55,19 +55,7 @@ impl Interp<'_> {
                 }
             });
         }
-        if !kwargs.is_empty() {
-            return Err(self.err("TypeError", "time.sleep() takes no keyword arguments"));
-        }
-        if args.len() != 1 {
-            return Err(self.err(
-                "TypeError",
-                format!(
-                    "time.sleep() takes exactly one argument ({} given)",
-                    args.len()
-                ),
-            ));
-        }
-        let secs = match &args[0] {
+        let secs = match self.one_positional("time.sleep", &args, &kwargs)? {
             v @ (Value::Int(_) | Value::Bool(_) | Value::Float(_) | Value::BigInt(_)) => {
                 self.num_arg(v)?
             }
