@@ -885,10 +885,14 @@ impl Interp<'_> {
                 Op::DictInsert => {
                     let v = st.pop();
                     let k = st.pop();
-                    let k = tri!(self.hash_key(&k));
-                    if let Some(Value::Dict(d)) = st.stack.last() {
-                        d.borrow_mut().insert(k, v);
-                    }
+                    // Keyed as every dict is (`Interp::dict_key`): an object of a class
+                    // with `__hash__`/`__eq__` by value.
+                    let d = match st.stack.last() {
+                        Some(Value::Dict(d)) => d.clone(),
+                        _ => continue,
+                    };
+                    let k = tri!(self.dict_key(&d, &k));
+                    d.borrow_mut().insert(k, v);
                 }
                 Op::Call(n) => {
                     let n = n as usize;
@@ -1268,9 +1272,9 @@ impl Interp<'_> {
                     .push(Value::Set(Rc::new(std::cell::RefCell::new(Set::default())))),
                 Op::SetAdd => {
                     let v = st.pop();
-                    let k = tri!(self.hash_key(&v));
                     if let Some(Value::Set(out)) = st.stack.last() {
                         let out = out.clone();
+                        let k = tri!(self.set_key(&out, &v));
                         let len = out.borrow().len();
                         if len >= self.max_collection_items() && !out.borrow().contains(&k) {
                             tri!(self.check_growth(len, 1));
@@ -1281,9 +1285,9 @@ impl Interp<'_> {
                 Op::DictPut => {
                     let v = st.pop();
                     let k = st.pop();
-                    let k = tri!(self.hash_key(&k));
                     if let Some(Value::Dict(out)) = st.stack.last() {
                         let out = out.clone();
+                        let k = tri!(self.dict_key(&out, &k));
                         let len = out.borrow().len();
                         if len >= self.max_collection_items() && !out.borrow().contains_key(&k) {
                             tri!(self.check_growth(len, 1));
