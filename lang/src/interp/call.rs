@@ -186,22 +186,25 @@ impl Interp<'_> {
         self.depth += 1;
         let r = if let Some(code) = self.vm_code(func, &body) {
             self.vm_run(func, code, &ctx).map(Flow::Return)
-        } else if func.is_lambda && body.len() == 1 {
-            match &body[0].kind {
-                StmtKind::Expr(e) => self.eval(e, &ctx).map(Flow::Return),
-                _ => self.exec_block(&body, &ctx),
-            }
-        } else if let Some((last, init)) = body.split_last()
-            && let StmtKind::Expr(e) = &last.kind
-            && last.span.end == e.span.end
-        {
-            // A trailing expression without `;` is the function's value.
-            match self.exec_block(init, &ctx) {
-                Ok(Flow::Normal) => self.eval(e, &ctx).map(Flow::Return),
-                other => other,
-            }
         } else {
-            self.exec_block(&body, &ctx)
+            ctx.scope.borrow_mut().assigned = Some(assigned_names(func, &body));
+            if func.is_lambda && body.len() == 1 {
+                match &body[0].kind {
+                    StmtKind::Expr(e) => self.eval(e, &ctx).map(Flow::Return),
+                    _ => self.exec_block(&body, &ctx),
+                }
+            } else if let Some((last, init)) = body.split_last()
+                && let StmtKind::Expr(e) = &last.kind
+                && last.span.end == e.span.end
+            {
+                // A trailing expression without `;` is the function's value.
+                match self.exec_block(init, &ctx) {
+                    Ok(Flow::Normal) => self.eval(e, &ctx).map(Flow::Return),
+                    other => other,
+                }
+            } else {
+                self.exec_block(&body, &ctx)
+            }
         };
         self.depth -= 1;
         self.recycle_frame(ctx.scope);
@@ -248,6 +251,7 @@ impl Interp<'_> {
             let mut s = scope.borrow_mut();
             s.vars.clear();
             s.parent = None;
+            s.assigned = None;
         }
         self.frame_pool.push(scope);
     }
@@ -448,4 +452,19 @@ impl Interp<'_> {
         }
         Ok(v)
     }
+}
+
+/// The names `body` (the running body of `func`) assigns, cached on the function while
+/// that body stays its body.
+fn assigned_names(func: &Function, body: &Rc<[ast::Stmt]>) -> Rc<[Rc<str>]> {
+    if let Some((b, names)) = &*func.assigned.borrow()
+        && Rc::ptr_eq(b, body)
+    {
+        return names.clone();
+    }
+    let mut out = Vec::new();
+    super::vm::collect_locals(body, &mut out);
+    let names: Rc<[Rc<str>]> = out.into();
+    *func.assigned.borrow_mut() = Some((body.clone(), names.clone()));
+    names
 }

@@ -324,6 +324,7 @@ impl Interp<'_> {
             file: ctx.file,
             span: ab.span,
             code: Default::default(),
+            assigned: Default::default(),
         })
     }
 
@@ -437,6 +438,7 @@ impl Interp<'_> {
                 Some(e) => self.eval(e, ctx)?,
                 None => Value::None,
             };
+            mark_glob(&ctx.scope, &v.name.name);
             scope_define(&ctx.scope, v.name.name.clone(), val);
         }
         Ok(())

@@ -8,7 +8,31 @@ use std::rc::Rc;
 
 impl Interp<'_> {
     pub(crate) fn lookup(&mut self, name: &Rc<str>, ctx: &Ctx) -> R<Value> {
-        match scope_get(&ctx.scope, name) {
+        let parent = {
+            let s = ctx.scope.borrow();
+            if let Some(v) = s.vars.get(name) {
+                return Ok(v.clone());
+            }
+            // A name the running def assigns (`Scope::assigned`), not bound yet: only
+            // where an assignment would rebind it, else an UnboundLocalError.
+            if let Some(a) = &s.assigned
+                && a.iter().any(|n| n == name)
+            {
+                let parent = s.parent.clone();
+                drop(s);
+                return match parent.and_then(|p| scope_get_enclosing(&p, name)) {
+                    Some(v) => Ok(v),
+                    None => Err(self.err(
+                        "UnboundLocalError",
+                        format!(
+                            "cannot access local variable '{name}' where it is not associated with a value"
+                        ),
+                    )),
+                };
+            }
+            s.parent.clone()
+        };
+        match parent.and_then(|p| scope_get(&p, name)) {
             Some(v) => Ok(v),
             None => Err(self.err("NameError", format!("name '{name}' is not defined"))),
         }

@@ -65,7 +65,7 @@ impl Interp<'_> {
         is_main: bool,
         shown: Rc<str>,
     ) -> R<Rc<ModuleObj>> {
-        let scope = Scope::new_ref(Some(self.builtins.clone()));
+        let scope = Scope::new_module(self.builtins.clone());
         let name = Self::module_name(path);
         self.set_shown_module(file, shown.clone());
         let m = Rc::new(ModuleObj {

@@ -61,6 +61,7 @@ impl Interp<'_> {
             ("TypeError", "Exception"),
             ("AttributeError", "Exception"),
             ("NameError", "Exception"),
+            ("UnboundLocalError", "NameError"),
             ("RuntimeError", "Exception"),
             ("RecursionError", "RuntimeError"),
             ("NotImplementedError", "RuntimeError"),

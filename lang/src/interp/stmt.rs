@@ -316,6 +316,7 @@ impl Interp<'_> {
                             _ => break,
                         }
                     }
+                    mark_glob(&s, &v.name.name);
                     scope_define(&s, v.name.name.clone(), val);
                 }
             }
@@ -436,6 +437,7 @@ impl Interp<'_> {
             file: ctx.file,
             span: t.span,
             code: Default::default(),
+            assigned: Default::default(),
         })
     }
 

@@ -127,7 +127,7 @@ impl Interp<'_> {
         }
         let sf = crate::span::SourceFile::new(provider.display().to_string(), text.to_string());
         let file = self.add_file(sf);
-        let scope = Scope::new_ref(Some(self.builtins.clone()));
+        let scope = Scope::new_module(self.builtins.clone());
         let ctx = super::Ctx::module(scope.clone(), file);
         self.declare_items(&items, &ctx, provider, &Rc::from(module), true)?;
         // Kept so the provider's return annotations resolve among its own names.

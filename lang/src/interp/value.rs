@@ -551,6 +551,9 @@ pub struct Function {
     pub span: crate::span::Span,
     /// The compiled body, decided at the first call (`interp/vm`).
     pub(crate) code: super::vm::CodeCell,
+    /// The names the body assigns, for the tree-walker's reads (`Scope::assigned`),
+    /// found at the first tree-walked call of that body.
+    pub(crate) assigned: RefCell<Option<(Rc<[ast::Stmt]>, Rc<[Rc<str>]>)>>,
 }
 
 impl fmt::Debug for Function {
@@ -574,10 +577,18 @@ impl Function {
 }
 
 /// A variable scope. Function frames chain to the scope they close over; assignment
-/// rebinds the nearest enclosing binding (Jac has no `global`/`nonlocal`).
+/// rebinds the nearest enclosing binding that is a function's local or a `glob`, never
+/// another module-level name (see `scope_rebind`; Jac has no `global`/`nonlocal`).
 pub struct Scope {
     pub vars: Vars,
     pub parent: Option<ScopeRef>,
+    /// `Some` on a module scope: the names its `glob` statements declared, the only
+    /// module bindings an assignment in a nested scope (a def) rebinds.
+    pub globs: Option<Box<std::collections::HashSet<Rc<str>>>>,
+    /// On a tree-walked function frame: the names the def assigns. Reading one that
+    /// is not bound yet looks only where an assignment could rebind it
+    /// (`scope_get_enclosing`), else it is an UnboundLocalError.
+    pub assigned: Option<Rc<[Rc<str>]>>,
 }
 
 pub type ScopeRef = Rc<RefCell<Scope>>;
@@ -587,6 +598,18 @@ impl Scope {
         Rc::new(RefCell::new(Scope {
             vars: Vars::default(),
             parent,
+            globs: None,
+            assigned: None,
+        }))
+    }
+
+    /// A module's top-level scope (chained to the builtins).
+    pub fn new_module(builtins: ScopeRef) -> ScopeRef {
+        Rc::new(RefCell::new(Scope {
+            vars: Vars::default(),
+            parent: Some(builtins),
+            globs: Some(Box::default()),
+            assigned: None,
         }))
     }
 
@@ -595,6 +618,8 @@ impl Scope {
         Rc::new(RefCell::new(Scope {
             vars: Vars::with_capacity(n),
             parent,
+            globs: None,
+            assigned: None,
         }))
     }
 }
@@ -730,23 +755,101 @@ pub fn scope_get(scope: &ScopeRef, name: &str) -> Option<Value> {
 
 /// Assign: rebind the nearest enclosing binding, or create one in `scope`.
 pub fn scope_set(scope: &ScopeRef, name: &Rc<str>, value: Value) {
-    {
-        let mut s = scope.borrow_mut();
-        if let Some(slot) = s.vars.get_mut(name) {
-            *slot = value;
-            return;
-        }
-    }
-    let mut cur = scope.borrow().parent.clone();
-    while let Some(sc) = cur {
-        let mut b = sc.borrow_mut();
+    let parent = {
+        let mut b = scope.borrow_mut();
         if let Some(slot) = b.vars.get_mut(name) {
             *slot = value;
             return;
         }
-        cur = b.parent.clone();
-    }
+        // Module code binds its own names; it never rebinds a builtin.
+        if b.globs.is_some() {
+            None
+        } else {
+            b.parent.clone()
+        }
+    };
+    let value = match parent {
+        Some(p) => match scope_rebind_enclosing(&p, name, value) {
+            Ok(()) => return,
+            Err(v) => v,
+        },
+        None => value,
+    };
     scope.borrow_mut().vars.insert(name.clone(), value);
+}
+
+/// Whether an assignment made in a scope nested in `s` may rebind `s`'s binding of
+/// `name`: any function (or comprehension) scope's, a module scope's only for a `glob`.
+/// Defs, classes, imports and names assigned in `with entry` stay put: assigning one
+/// inside a def makes a local, as in jaclang.
+fn rebindable(s: &Scope, name: &str) -> bool {
+    s.globs.as_ref().is_none_or(|g| g.contains(name))
+}
+
+/// The one scoping rule of assignment, shared by the tree-walker (`scope_set`, from
+/// the frame's parent) and the compiled core (`StoreLocal` of an unbound slot, from
+/// the def's closure): rebind the nearest binding of `name` that `rebindable` allows,
+/// searching from the enclosing scope `first` outwards and stopping at the module
+/// scope (builtins are never rebound). `Err` gives the value back when no binding may
+/// take it: the caller binds it locally.
+pub fn scope_rebind_enclosing(first: &ScopeRef, name: &str, value: Value) -> Result<(), Value> {
+    let mut next = Some(first.clone());
+    while let Some(sc) = next {
+        let mut b = sc.borrow_mut();
+        let s = &mut *b;
+        if rebindable(s, name)
+            && let Some(slot) = s.vars.get_mut(name)
+        {
+            *slot = value;
+            return Ok(());
+        }
+        if s.globs.is_some() {
+            return Err(value);
+        }
+        next = s.parent.clone();
+    }
+    Err(value)
+}
+
+/// Read `name` from the bindings an assignment of it could rebind
+/// (`scope_rebind_enclosing`, same search from `first`). The compiled core reads a
+/// local the def assigns but has not bound yet this way; `None` is Python's
+/// UnboundLocalError.
+pub fn scope_get_enclosing(first: &ScopeRef, name: &str) -> Option<Value> {
+    let mut next = Some(first.clone());
+    while let Some(sc) = next {
+        let b = sc.borrow();
+        if rebindable(&b, name)
+            && let Some(v) = b.vars.get(name)
+        {
+            return Some(v.clone());
+        }
+        if b.globs.is_some() {
+            return None;
+        }
+        next = b.parent.clone();
+    }
+    None
+}
+
+/// Record `name` as a `glob` of the module scope `scope` chains to (a `glob` statement
+/// in a block binds at module level).
+pub fn mark_glob(scope: &ScopeRef, name: &Rc<str>) {
+    let mut cur = scope.clone();
+    loop {
+        let next = {
+            let mut b = cur.borrow_mut();
+            if let Some(g) = b.globs.as_mut() {
+                g.insert(name.clone());
+                return;
+            }
+            b.parent.clone()
+        };
+        match next {
+            Some(p) => cur = p,
+            None => return,
+        }
+    }
 }
 
 /// `name += tail` on a string binding without copying the string: when the nearest

@@ -143,21 +143,6 @@ fn cached_field(code: &Code, name: u32, site: u32, o: &Value, inst: &Instance) -
     Some(slot)
 }
 
-/// Rebind the nearest binding of `name` along `scope`'s chain; the value comes back
-/// when there is none.
-fn rebind(scope: &ScopeRef, name: &str, v: Value) -> Result<(), Value> {
-    let mut cur = Some(scope.clone());
-    while let Some(sc) = cur {
-        let mut b = sc.borrow_mut();
-        if let Some(slot) = b.vars.get_mut(name) {
-            *slot = v;
-            return Ok(());
-        }
-        cur = b.parent.clone();
-    }
-    Err(v)
-}
-
 /// The tree-walker's context for the running frame of `st` (current scope `scope`):
 /// what an instruction that hands part of its work to the tree-walker (edge
 /// references, connects) evaluates in. Module code runs in its own context `mctx`
@@ -265,7 +250,7 @@ impl Stacks {
             self.slots[idx] = Some(v);
             return;
         }
-        if let Err(v) = rebind(closure, name, v) {
+        if let Err(v) = scope_rebind_enclosing(closure, name, v) {
             self.slots[idx] = Some(v);
         }
     }
@@ -480,6 +465,17 @@ impl Interp<'_> {
         self.err("NameError", format!("name '{name}' is not defined"))
     }
 
+    /// A read of a name the def assigns, before it is bound here or in a binding the
+    /// assignment would rebind (`scope_get_enclosing`).
+    fn vm_unbound_local(&self, name: &str) -> Interrupt {
+        self.err(
+            "UnboundLocalError",
+            format!(
+                "cannot access local variable '{name}' where it is not associated with a value"
+            ),
+        )
+    }
+
     /// One unit of the operation budget (`Interp::tick`), its common case inline: the
     /// count moves and nothing else is due (no budget reached, not a 1,024th tick, no
     /// dropped generator waiting to be closed).
@@ -607,9 +603,9 @@ impl Interp<'_> {
                         Some(v) => dup(v),
                         None => {
                             let name = &code.local_names[s as usize];
-                            match scope_get(&scope, name) {
+                            match scope_get_enclosing(&scope, name) {
                                 Some(v) => v,
-                                None => tri!(Err(self.vm_name_error(name))),
+                                None => tri!(Err(self.vm_unbound_local(name))),
                             }
                         }
                     };
@@ -889,10 +885,14 @@ impl Interp<'_> {
                 Op::DictInsert => {
                     let v = st.pop();
                     let k = st.pop();
-                    let k = tri!(self.hash_key(&k));
-                    if let Some(Value::Dict(d)) = st.stack.last() {
-                        d.borrow_mut().insert(k, v);
-                    }
+                    // Keyed as every dict is (`Interp::dict_key`): an object of a class
+                    // with `__hash__`/`__eq__` by value.
+                    let d = match st.stack.last() {
+                        Some(Value::Dict(d)) => d.clone(),
+                        _ => continue,
+                    };
+                    let k = tri!(self.dict_key(&d, &k));
+                    d.borrow_mut().insert(k, v);
                 }
                 Op::Call(n) => {
                     let n = n as usize;
@@ -1272,9 +1272,9 @@ impl Interp<'_> {
                     .push(Value::Set(Rc::new(std::cell::RefCell::new(Set::default())))),
                 Op::SetAdd => {
                     let v = st.pop();
-                    let k = tri!(self.hash_key(&v));
                     if let Some(Value::Set(out)) = st.stack.last() {
                         let out = out.clone();
+                        let k = tri!(self.set_key(&out, &v));
                         let len = out.borrow().len();
                         if len >= self.max_collection_items() && !out.borrow().contains(&k) {
                             tri!(self.check_growth(len, 1));
@@ -1285,9 +1285,9 @@ impl Interp<'_> {
                 Op::DictPut => {
                     let v = st.pop();
                     let k = st.pop();
-                    let k = tri!(self.hash_key(&k));
                     if let Some(Value::Dict(out)) = st.stack.last() {
                         let out = out.clone();
+                        let k = tri!(self.dict_key(&out, &k));
                         let len = out.borrow().len();
                         if len >= self.max_collection_items() && !out.borrow().contains_key(&k) {
                             tri!(self.check_growth(len, 1));

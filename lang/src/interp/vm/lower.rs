@@ -5,8 +5,9 @@
 //! assignment, loop targets) get slots; every other name is read through the closure
 //! chain by name (`LoadGlobal`). That is exact because nothing else in the subset can
 //! bind a name in the frame (no nested defs, lambdas, `del`, `except ... as`, walrus,
-//! `glob`, comprehensions), and `StoreLocal` rebinds an enclosing binding when the slot
-//! is unbound, as the tree-walker's `scope_set` does.
+//! `glob`, comprehensions), and `StoreLocal` of an unbound slot rebinds an enclosing
+//! function's local or a `glob` (`value::scope_rebind_enclosing`, the tree-walker's rule
+//! too); a `LoadLocal` of one reads only those, else it is an `UnboundLocalError`.
 
 use super::{Code, FPart, Op};
 use crate::ast::{self, Arg, ExprKind as E, StmtKind as S};
@@ -173,7 +174,7 @@ fn escapes(s: &ast::Stmt, in_loop: bool, in_switch: bool) -> bool {
 }
 
 /// Every name `stmts` assign, in order of first appearance, appended to `out`.
-fn collect_locals(stmts: &[ast::Stmt], out: &mut Vec<Rc<str>>) {
+pub(crate) fn collect_locals(stmts: &[ast::Stmt], out: &mut Vec<Rc<str>>) {
     let add = |n: &Rc<str>, out: &mut Vec<Rc<str>>| {
         if !out.iter().any(|x| x == n) {
             out.push(n.clone());
