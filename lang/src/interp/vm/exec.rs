@@ -123,6 +123,30 @@ fn reserve_result(st: &Stacks, n: usize) {
     }
 }
 
+impl Interp<'_> {
+    /// The iterator `GetIter` pushes for `v`: ranges step lazily, a generator is resumed
+    /// (except in a comprehension, which reads it whole), anything else is read into
+    /// items, reserving room in the comprehension's result when `reserve`.
+    fn vm_iter(&mut self, st: &Stacks, v: Value, comprehension: bool, reserve: bool) -> R<VmIter> {
+        Ok(match v {
+            Value::Range(start, stop, step) => VmIter::Range {
+                next: start,
+                stop,
+                step,
+                done: false,
+            },
+            Value::Generator(g) if !comprehension => VmIter::Gen(g),
+            other => {
+                let items = self.iterate(&other)?;
+                if reserve {
+                    reserve_result(st, items.len());
+                }
+                VmIter::Items(items.into_iter())
+            }
+        })
+    }
+}
+
 /// The field slot attribute site `site` of `code` finds name `name` in for instance
 /// `inst` (the value `o`): from the site's cache when the class is the one seen last,
 /// else looked up by name and remembered. `None` when the name is no declared field
@@ -1007,22 +1031,7 @@ impl Interp<'_> {
                 }
                 Op::GetIter(comprehension, reserve) => {
                     let v = st.pop();
-                    let it = match v {
-                        Value::Range(start, stop, step) => VmIter::Range {
-                            next: start,
-                            stop,
-                            step,
-                            done: false,
-                        },
-                        Value::Generator(g) if !comprehension => VmIter::Gen(g),
-                        other => {
-                            let items = tri!(self.iterate(&other));
-                            if reserve {
-                                reserve_result(st, items.len());
-                            }
-                            VmIter::Items(items.into_iter())
-                        }
-                    };
+                    let it = tri!(self.vm_iter(st, v, comprehension, reserve));
                     st.iters.push(it);
                 }
                 Op::EnumerateFast(target) => {
@@ -1047,21 +1056,10 @@ impl Interp<'_> {
                             }
                         }
                         // `enumerate` was not the builtin: what its call returned.
-                        None => match st.pop() {
-                            Value::Range(start, stop, step) => VmIter::Range {
-                                next: start,
-                                stop,
-                                step,
-                                done: false,
-                            },
-                            other => {
-                                let items = tri!(self.iterate(&other));
-                                if reserve {
-                                    reserve_result(st, items.len());
-                                }
-                                VmIter::Items(items.into_iter())
-                            }
-                        },
+                        None => {
+                            let v = st.pop();
+                            tri!(self.vm_iter(st, v, true, reserve))
+                        }
                     };
                     st.iters.push(it);
                 }

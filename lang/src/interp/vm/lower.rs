@@ -1231,15 +1231,7 @@ impl Lower {
             let k = (self.slot_lists.len() - 1) as u32;
             let head = self.here();
             let exit = self.emit(Op::ForIterPair(0, k), sp);
-            for c in &first.conds {
-                let j = self.cond_jump(c, sp)?;
-                self.patch(j, head);
-            }
-            self.comprehension(rest, sp, slots, body)?;
-            self.emit(Op::Jump(head), sp);
-            let at = self.here();
-            self.patch(exit, at);
-            return Ok(());
+            return self.comprehension_rest(first, rest, (head, exit), sp, slots, body);
         }
         self.expr(&first.iter)?;
         self.emit(Op::GetIter(true, outermost), sp);
@@ -1273,6 +1265,21 @@ impl Lower {
                 }
             }
         }
+        self.comprehension_rest(first, rest, (head, exit), sp, slots, body)
+    }
+
+    /// A comprehension generator after its targets are bound: its conditions (back to
+    /// `head` when false), the inner generators and `body`, the jump back, and the loop's
+    /// `exit` patched to what follows.
+    fn comprehension_rest(
+        &mut self,
+        first: &ast::Comprehension,
+        rest: &[ast::Comprehension],
+        (head, exit): (u32, usize),
+        sp: Span,
+        slots: bool,
+        body: &mut dyn FnMut(&mut Lower) -> L<()>,
+    ) -> L<()> {
         for c in &first.conds {
             let j = self.cond_jump(c, sp)?;
             self.patch(j, head);
