@@ -85,8 +85,11 @@ fn class_method(
     if !methods_of_type(&class.name).contains(&name) {
         return Ok(None);
     }
-    if &*class.name == "dict" && name == "fromkeys" {
-        return collections::dict_fromkeys(it, args, kwargs).map(Some);
+    match (&*class.name, name) {
+        ("dict", "fromkeys") => return collections::dict_fromkeys(it, args, kwargs).map(Some),
+        ("str", "maketrans") => return strings::maketrans(it, args, kwargs).map(Some),
+        ("float", "fromhex") => return numeric::float_fromhex(it, args, kwargs).map(Some),
+        _ => {}
     }
     let mut a = args.into_iter();
     let Some(recv) = a.next() else {

@@ -463,8 +463,83 @@ fn assigned_names(func: &Function, body: &Rc<[ast::Stmt]>) -> Rc<[Rc<str>]> {
         return names.clone();
     }
     let mut out = Vec::new();
-    super::vm::collect_locals(body, &mut out);
+    collect_assigned(body, &mut out);
     let names: Rc<[Rc<str>]> = out.into();
     *func.assigned.borrow_mut() = Some((body.clone(), names.clone()));
     names
+}
+
+/// Every name `stmts` bind, for the tree-walker's UnboundLocalError: what the compiled
+/// core makes slots of (`collect_locals`, which stops at the statements it does not
+/// compile) and, at any depth, the names bound by `except ... as`, `match` patterns and
+/// assignments inside `try`, `match`, `switch` and typed-context blocks (a def holding
+/// one of these runs on the tree-walker, so no slot depends on them).
+pub(crate) fn collect_assigned(stmts: &[ast::Stmt], out: &mut Vec<Rc<str>>) {
+    use ast::StmtKind as S;
+    fn add(n: &Rc<str>, out: &mut Vec<Rc<str>>) {
+        if !out.iter().any(|x| x == n) {
+            out.push(n.clone());
+        }
+    }
+    super::vm::collect_locals(stmts, out);
+    for s in stmts {
+        match &s.kind {
+            S::If {
+                body,
+                elifs,
+                orelse,
+                ..
+            } => {
+                collect_assigned(body, out);
+                for (_, b) in elifs {
+                    collect_assigned(b, out);
+                }
+                if let Some(b) = orelse {
+                    collect_assigned(b, out);
+                }
+            }
+            S::While { body, orelse, .. }
+            | S::For { body, orelse, .. }
+            | S::IterFor { body, orelse, .. } => {
+                collect_assigned(body, out);
+                if let Some(b) = orelse {
+                    collect_assigned(b, out);
+                }
+            }
+            S::Forever { body } | S::TypedContext { body, .. } => collect_assigned(body, out),
+            S::Try {
+                body,
+                handlers,
+                orelse,
+                finally,
+            } => {
+                collect_assigned(body, out);
+                for h in handlers {
+                    if let Some(n) = &h.name {
+                        add(&n.name, out);
+                    }
+                    collect_assigned(&h.body, out);
+                }
+                for b in [orelse, finally].into_iter().flatten() {
+                    collect_assigned(b, out);
+                }
+            }
+            S::Match { cases, .. } => {
+                for c in cases {
+                    let mut names = Vec::new();
+                    super::pattern::pattern_captures(&c.pattern, &mut names);
+                    for n in &names {
+                        add(n, out);
+                    }
+                    collect_assigned(&c.body, out);
+                }
+            }
+            S::Switch { cases, .. } => {
+                for c in cases {
+                    collect_assigned(&c.body, out);
+                }
+            }
+            _ => {}
+        }
+    }
 }

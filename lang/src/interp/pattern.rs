@@ -261,3 +261,51 @@ impl Interp<'_> {
         Ok(Flow::Normal)
     }
 }
+
+/// The names a `match` pattern binds when it matches (its captures, `as` names and
+/// `*rest`/`**rest` targets), as `match_pattern` binds them.
+pub(crate) fn pattern_captures(p: &ast::Expr, out: &mut Vec<Rc<str>>) {
+    match &p.kind {
+        E::Name(n) if &**n != "_" => out.push(n.clone()),
+        E::Binary {
+            op: ast::BinOp::BitOr,
+            left,
+            right,
+        } => {
+            pattern_captures(left, out);
+            pattern_captures(right, out);
+        }
+        E::Cast { expr, ty } => {
+            pattern_captures(expr, out);
+            if let E::Name(n) = &ty.kind
+                && &**n != "_"
+            {
+                out.push(n.clone());
+            }
+        }
+        E::List(items) | E::Tuple(items) => {
+            for t in items {
+                match &t.kind {
+                    E::Starred(inner) => pattern_captures(inner, out),
+                    _ => pattern_captures(t, out),
+                }
+            }
+        }
+        E::Dict(items) => {
+            for item in items {
+                match item {
+                    ast::DictItem::Pair(_, pat) => pattern_captures(pat, out),
+                    ast::DictItem::Spread(r) => pattern_captures(r, out),
+                }
+            }
+        }
+        E::Call { args, .. } => {
+            for a in args {
+                if let ast::Arg::Positional(pe) | ast::Arg::Keyword(_, pe) = a {
+                    pattern_captures(pe, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}

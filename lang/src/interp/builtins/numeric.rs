@@ -1,7 +1,7 @@
 //! Numeric builtins (`abs`, `round`, `divmod`, `pow`, `hash`, `bin`/`hex`/`oct`, `ord`,
 //! `chr`) and the methods of `int` and `float`.
 
-use super::args::{Kwargs, bind, index_of, no_kwargs, tname};
+use super::args::{Kwargs, bind, index_of, no_kwargs, one, tname};
 use super::functions::user_dunder;
 use crate::ast::BinOp;
 use crate::interp::value::{PyStr, Value, identity};
@@ -20,7 +20,13 @@ pub(super) const INT_METHODS: &[&str] = &[
     "is_integer",
     "as_integer_ratio",
 ];
-pub(super) const FLOAT_METHODS: &[&str] = &["is_integer", "conjugate"];
+pub(super) const FLOAT_METHODS: &[&str] = &[
+    "is_integer",
+    "conjugate",
+    "as_integer_ratio",
+    "hex",
+    "fromhex",
+];
 
 /// An integer value as a `BigInt` (ints and bools).
 pub(super) fn to_big(v: &Value) -> Option<BigInt> {
@@ -487,6 +493,10 @@ pub(super) fn call_method(
     if !known.contains(&name) {
         return Ok(None);
     }
+    if is_float && name == "fromhex" {
+        // A class method: the receiver only names the class.
+        return float_fromhex(it, args, kwargs).map(Some);
+    }
     let tn = if is_float { "float" } else { "int" };
     no_kwargs(it, &format!("{tn}.{name}"), &kwargs)?;
     if !args.is_empty() {
@@ -498,6 +508,8 @@ pub(super) fn call_method(
     let v = match (recv, name) {
         (Value::Float(f), "is_integer") => Value::Bool(f.is_finite() && f.fract() == 0.0),
         (Value::Float(f), "conjugate") => Value::Float(*f),
+        (Value::Float(f), "as_integer_ratio") => float_ratio(it, *f)?,
+        (Value::Float(f), "hex") => Value::Str(PyStr::from(float_hex(*f))),
         (_, "is_integer") => Value::Bool(true),
         (Value::Bool(b), "conjugate") => Value::Int(i64::from(*b)),
         (_, "conjugate") => recv.clone(),
@@ -524,4 +536,191 @@ pub(super) fn call_method(
         _ => return Ok(None),
     };
     Ok(Some(v))
+}
+
+/// `float.as_integer_ratio()`: the exact value as the smallest `(numerator,
+/// denominator)` with a positive denominator.
+fn float_ratio(it: &Interp, f: f64) -> R<Value> {
+    if f.is_nan() {
+        return Err(it.err("ValueError", "cannot convert NaN to integer ratio"));
+    }
+    if f.is_infinite() {
+        return Err(it.err("OverflowError", "cannot convert Infinity to integer ratio"));
+    }
+    let (mant, exp) = float_parts(f);
+    if mant == 0 {
+        return Ok(Value::tuple(vec![Value::Int(0), Value::Int(1)]));
+    }
+    let tz = mant.trailing_zeros();
+    let (mant, exp) = (mant >> tz, exp + i64::from(tz));
+    let mut num = BigInt::from(mant);
+    if f < 0.0 {
+        num = -num;
+    }
+    // A finite double's exponent is within [-1074, 971]: both shifts are small.
+    let shift = usize::try_from(exp.unsigned_abs()).unwrap_or(0);
+    let (num, den) = if exp >= 0 {
+        (num << shift, BigInt::one())
+    } else {
+        (num, BigInt::one() << shift)
+    };
+    Ok(Value::tuple(vec![
+        Value::from_bigint(num),
+        Value::from_bigint(den),
+    ]))
+}
+
+/// A finite double's magnitude as `mantissa * 2**exponent` (the hidden bit included
+/// for normal numbers; subnormals keep exponent -1074).
+fn float_parts(f: f64) -> (u64, i64) {
+    let bits = f.to_bits();
+    let biased = i64::try_from((bits >> 52) & 0x7ff).unwrap_or(0);
+    let frac = bits & ((1u64 << 52) - 1);
+    if biased == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1u64 << 52), biased - 1075)
+    }
+}
+
+/// `float.hex()`: `[-]0x1.<13 hex digits>p<+|-><exponent>` (a leading `0.` and
+/// exponent -1022 for subnormals), `0x0.0p+0` for zero, `inf`/`nan` as `repr` gives.
+fn float_hex(f: f64) -> String {
+    if f.is_nan() {
+        return "nan".to_string();
+    }
+    if f.is_infinite() {
+        return if f < 0.0 { "-inf" } else { "inf" }.to_string();
+    }
+    let sign = if f.is_sign_negative() { "-" } else { "" };
+    if f == 0.0 {
+        return format!("{sign}0x0.0p+0");
+    }
+    let bits = f.to_bits();
+    let biased = (bits >> 52) & 0x7ff;
+    let frac = bits & ((1u64 << 52) - 1);
+    let (lead, exp) = if biased == 0 {
+        (0, -1022)
+    } else {
+        (1, i64::try_from(biased).unwrap_or(0) - 1023)
+    };
+    let esign = if exp < 0 { '-' } else { '+' };
+    format!("{sign}0x{lead}.{frac:013x}p{esign}{}", exp.unsigned_abs())
+}
+
+/// `float.fromhex(s)` with CPython's grammar (surrounding whitespace, a sign, `inf`,
+/// `infinity` or `nan`, or hex digits with an optional `0x`, point and `p` exponent)
+/// and its correctly rounded result (halfway cases to even, subnormals included).
+pub(super) fn float_fromhex(it: &Interp, args: Vec<Value>, kwargs: Kwargs) -> R<Value> {
+    let v = one(it, "float.fromhex", args, &kwargs)?;
+    let Value::Str(s) = &v else {
+        return Err(it.err("TypeError", "bad argument type for built-in operation"));
+    };
+    match parse_hex_float(s.trim_matches(|c: char| c.is_ascii_whitespace())) {
+        Ok(f) => Ok(Value::Float(f)),
+        Err(HexFloatError::Invalid) => {
+            Err(it.err("ValueError", "invalid hexadecimal floating-point string"))
+        }
+        Err(HexFloatError::Overflow) => Err(it.err(
+            "OverflowError",
+            "hexadecimal value too large to represent as a float",
+        )),
+    }
+}
+
+#[derive(Debug, PartialEq)]
+enum HexFloatError {
+    Invalid,
+    Overflow,
+}
+
+fn parse_hex_float(s: &str) -> Result<f64, HexFloatError> {
+    let (neg, rest) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let signed = |f: f64| if neg { -f } else { f };
+    let lower = rest.to_ascii_lowercase();
+    match lower.as_str() {
+        "inf" | "infinity" => return Ok(signed(f64::INFINITY)),
+        "nan" => return Ok(f64::NAN),
+        _ => {}
+    }
+    let body = lower.strip_prefix("0x").unwrap_or(&lower);
+    let (mant, exp_part) = match body.split_once('p') {
+        Some((m, e)) => (m, Some(e)),
+        None => (body, None),
+    };
+    let (int_digits, frac_digits) = match mant.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (mant, ""),
+    };
+    let all_hex = |d: &str| d.bytes().all(|b| b.is_ascii_hexdigit());
+    if int_digits.len() + frac_digits.len() == 0 || !all_hex(int_digits) || !all_hex(frac_digits) {
+        return Err(HexFloatError::Invalid);
+    }
+    // The exponent saturates: beyond any double's range either way it only decides
+    // between overflow and zero.
+    let mut exp: i64 = 0;
+    if let Some(e) = exp_part {
+        let (eneg, digits) = match e.as_bytes().first() {
+            Some(b'-') => (true, &e[1..]),
+            Some(b'+') => (false, &e[1..]),
+            _ => (false, e),
+        };
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(HexFloatError::Invalid);
+        }
+        for b in digits.bytes() {
+            exp = exp.saturating_mul(10).saturating_add(i64::from(b - b'0'));
+        }
+        if eneg {
+            exp = -exp;
+        }
+    }
+    let digits = format!("{int_digits}{frac_digits}");
+    let n = BigInt::parse_bytes(digits.as_bytes(), 16).unwrap_or_default();
+    if n.is_zero() {
+        return Ok(signed(0.0));
+    }
+    let frac_bits = i64::try_from(frac_digits.len())
+        .unwrap_or(i64::MAX)
+        .saturating_mul(4);
+    // value = n * 2**e2; n has `bits` significant bits.
+    let e2 = exp.saturating_sub(frac_bits);
+    let bits = i64::try_from(n.bits()).unwrap_or(i64::MAX);
+    let top = e2.saturating_add(bits); // value < 2**top
+    if top > 1024 {
+        return Err(HexFloatError::Overflow);
+    }
+    // The unit of the last place of the result: 53 significant bits, never below the
+    // smallest subnormal's 2**-1074.
+    let lsb = top.saturating_sub(53).max(-1074);
+    let mant = if lsb <= e2 {
+        // Exact: fewer than 53 bits, shifted into place (at most 53 + 1074 bits).
+        n << usize::try_from(e2 - lsb).unwrap_or(0)
+    } else {
+        let shift = lsb.saturating_sub(e2);
+        if shift > bits + 1 {
+            BigInt::zero()
+        } else {
+            let shift = usize::try_from(shift).unwrap_or(0);
+            let q = &n >> shift;
+            let rem = &n - (&q << shift);
+            let half = BigInt::one() << (shift - 1);
+            if rem > half || (rem == half && q.is_odd()) {
+                q + 1
+            } else {
+                q
+            }
+        }
+    };
+    let m = mant.to_u64().unwrap_or(u64::MAX);
+    // Rounding up may carry into a 54th bit; that is still exact as a double.
+    if i64::from(64 - m.leading_zeros()) + lsb > 1024 {
+        return Err(HexFloatError::Overflow);
+    }
+    let lsb = i32::try_from(lsb).unwrap_or(0);
+    Ok(signed(libm::scalbn(m as f64, lsb)))
 }

@@ -1,7 +1,7 @@
 //! Methods of `str` values (`split`, `join`, `find`, `format`, ...) with CPython's
 //! semantics: indices count code points, whitespace and character classes are Unicode.
 
-use super::args::{Kwargs, bind, index_of, no_kwargs, opt_index, range_args, tname};
+use super::args::{Kwargs, bind, index_of, is_exc, no_kwargs, one, opt_index, range_args, tname};
 use crate::interp::value::{PyStr, Value};
 use crate::interp::{Interp, Interrupt};
 use crate::pyfmt;
@@ -92,6 +92,8 @@ pub(super) const METHODS: &[&str] = &[
     "expandtabs",
     "removeprefix",
     "removesuffix",
+    "maketrans",
+    "translate",
 ];
 
 /// `format(v, spec)`: `str(v)` for an empty spec, else the format mini-language.
@@ -603,6 +605,12 @@ pub(super) fn call_method(
             Value::tuple(vec![same_or_new(s, a), Value::str(m), same_or_new(s, b)])
         }
         "encode" => Value::Str(s.clone()),
+        // A static method: the receiver plays no part.
+        "maketrans" => maketrans(it, args, kwargs)?,
+        "translate" => {
+            let table = one(it, "str.translate", args, &kwargs)?;
+            translate(it, s, &table)?
+        }
         "expandtabs" => {
             let [ts] = bind(it, "expandtabs", args, kwargs, ["tabsize"], 0)?;
             let ts = match &ts {
@@ -881,4 +889,126 @@ fn positional(it: &Interp, args: &[Value], idx: usize) -> R<Value> {
             format!("Replacement index {idx} out of range for positional args tuple"),
         )),
     }
+}
+
+/// `str.maketrans(x[, y[, z]])`: the translation table `translate` reads, keyed by
+/// code point: from a dict (single-character or integer keys), or mapping each
+/// character of `x` to the one at the same place in `y`, and those of `z` to None.
+pub(super) fn maketrans(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs) -> R<Value> {
+    range_args(it, "maketrans", &args, &kwargs, 1, 3)?;
+    let mut table = Vec::new();
+    if args.len() == 1 {
+        let Value::Dict(d) = &args[0] else {
+            return Err(it.err(
+                "TypeError",
+                "if you give only one argument to maketrans it must be a dict",
+            ));
+        };
+        let entries: Vec<(Value, Value)> = d
+            .borrow()
+            .iter()
+            .map(|(k, v)| (k.0.clone(), v.clone()))
+            .collect();
+        for (k, v) in entries {
+            let key = match &k {
+                Value::Str(c) => {
+                    let mut chars = c.chars();
+                    match (chars.next(), chars.next()) {
+                        (Some(ch), None) => Value::Int(i64::from(u32::from(ch))),
+                        _ => {
+                            return Err(it.err(
+                                "ValueError",
+                                "string keys in translate table must be of length 1",
+                            ));
+                        }
+                    }
+                }
+                Value::Int(_) | Value::BigInt(_) => k.clone(),
+                Value::Bool(b) => Value::Int(i64::from(*b)),
+                _ => {
+                    return Err(it.err(
+                        "TypeError",
+                        "keys in translate table must be strings or integers",
+                    ));
+                }
+            };
+            table.push((key, v));
+        }
+    } else {
+        let Value::Str(x) = &args[0] else {
+            return Err(it.err(
+                "TypeError",
+                "first maketrans argument must be a string if there is a second argument",
+            ));
+        };
+        let y = str_arg(it, &args[1], "maketrans() argument 2 ")?;
+        if char_len(x) != char_len(y) {
+            return Err(it.err(
+                "ValueError",
+                "the first two maketrans arguments must have equal length",
+            ));
+        }
+        let code = |c: char| Value::Int(i64::from(u32::from(c)));
+        for (a, b) in x.chars().zip(y.chars()) {
+            table.push((code(a), code(b)));
+        }
+        if let Some(zv) = args.get(2) {
+            let z = str_arg(it, zv, "maketrans() argument 3 ")?;
+            for c in z.chars() {
+                table.push((code(c), Value::None));
+            }
+        }
+    }
+    it.check_items(table.len())?;
+    let out = Value::dict(Default::default());
+    for (k, v) in table {
+        it.set_item(&out, k, v)?;
+    }
+    Ok(out)
+}
+
+/// `s.translate(table)`: each character's code point looked up with `table[...]`
+/// (any subscriptable value; a `LookupError` keeps the character); None deletes it, an
+/// int is a code point, a str replaces it.
+fn translate(it: &mut Interp, s: &PyStr, table: &Value) -> R<Value> {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        let key = Value::Int(i64::from(u32::from(c)));
+        let mapped = match it.get_item(table, &key) {
+            Ok(v) => v,
+            Err(e) if is_exc(it, &e, "LookupError") => {
+                out.push(c);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        match &mapped {
+            Value::None => {}
+            Value::Str(r) => {
+                it.check_str_len(out.len().saturating_add(r.len()))?;
+                out.push_str(r);
+            }
+            Value::Int(_) | Value::BigInt(_) | Value::Bool(_) => {
+                let ch = match &mapped {
+                    Value::Int(n) => u32::try_from(*n).ok().and_then(char::from_u32),
+                    Value::Bool(b) => Some(char::from(u8::from(*b))),
+                    _ => None,
+                };
+                let Some(ch) = ch else {
+                    return Err(
+                        it.err("ValueError", "character mapping must be in range(0x110000)")
+                    );
+                };
+                out.push(ch);
+            }
+            _ => {
+                return Err(it.err(
+                    "TypeError",
+                    "character mapping must return integer, None or str",
+                ));
+            }
+        }
+    }
+    it.check_str_len(out.len())?;
+    Ok(new_str(out))
 }

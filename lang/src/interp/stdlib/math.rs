@@ -57,6 +57,10 @@ pub const NAMES: &[&str] = &[
     "log1p",
     "fmod",
     "remainder",
+    "erf",
+    "erfc",
+    "gamma",
+    "lgamma",
 ];
 
 /// The most multiplications `factorial`, `comb` or `perm` performs (svc's bound; CPython
@@ -270,6 +274,37 @@ impl Interp<'_> {
                 } else {
                     ieee_remainder(x, y)
                 }))
+            }
+            // The error function never fails; a NaN argument gives NaN.
+            "erf" | "erfc" => {
+                let v = one(self, &args, &kwargs)?;
+                let x = self.num_arg(&v)?;
+                Ok(Value::Float(if func == "erf" {
+                    libm::erf(x)
+                } else {
+                    libm::erfc(x)
+                }))
+            }
+            // Poles (zero and the negative integers) and `gamma(-inf)` are domain errors;
+            // a finite argument whose result overflows is a range error.
+            "gamma" | "lgamma" => {
+                let v = one(self, &args, &kwargs)?;
+                let x = self.num_arg(&v)?;
+                let pole = x.is_finite() && x <= 0.0 && x.fract() == 0.0;
+                if pole || (func == "gamma" && x == f64::NEG_INFINITY) {
+                    return Err(self.domain());
+                }
+                let r = if func == "gamma" {
+                    libm::tgamma(x)
+                } else if x.is_infinite() {
+                    f64::INFINITY
+                } else {
+                    libm::lgamma(x)
+                };
+                if r.is_infinite() && x.is_finite() {
+                    return Err(self.range_err());
+                }
+                Ok(Value::Float(r))
             }
             "fabs" => {
                 let v = one(self, &args, &kwargs)?;
