@@ -116,7 +116,7 @@ impl Interp<'_> {
             E::GenExp { elt, gens } => self.gen_expression(e, elt, gens, ctx),
             E::ListComp { elt, gens } => {
                 let mut out = Vec::new();
-                let scope = Scope::new_ref(Some(ctx.scope.clone()));
+                let scope = Scope::new_comprehension(ctx.scope.clone());
                 let cctx = Ctx {
                     scope,
                     ..ctx.clone()
@@ -131,7 +131,7 @@ impl Interp<'_> {
             }
             E::SetComp { elt, gens } => {
                 let mut out = Set::default();
-                let scope = Scope::new_ref(Some(ctx.scope.clone()));
+                let scope = Scope::new_comprehension(ctx.scope.clone());
                 let cctx = Ctx {
                     scope,
                     ..ctx.clone()
@@ -149,7 +149,7 @@ impl Interp<'_> {
             }
             E::DictComp { key, value, gens } => {
                 let mut out = Dict::default();
-                let scope = Scope::new_ref(Some(ctx.scope.clone()));
+                let scope = Scope::new_comprehension(ctx.scope.clone());
                 let cctx = Ctx {
                     scope,
                     ..ctx.clone()
@@ -237,7 +237,7 @@ impl Interp<'_> {
             }
             E::Walrus { name, value } => {
                 let v = self.eval(value, ctx)?;
-                scope_set(&ctx.scope, &name.name, v.clone());
+                scope_set(&walrus_scope(&ctx.scope), &name.name, v.clone());
                 Ok(v)
             }
             E::Lambda { params, ret, body } => {

@@ -1068,7 +1068,7 @@ impl Interp<'_> {
             }
         };
         let it = self.eval(&first.iter, ctx)?;
-        let scope = Scope::new_ref(Some(ctx.scope.clone()));
+        let scope = Scope::new_comprehension(ctx.scope.clone());
         scope_define(&scope, Rc::from(FIRST_ITER), it);
         let gctx = Ctx {
             scope,
@@ -1559,6 +1559,27 @@ impl Interp<'_> {
                     self.check_items(out.len())?;
                 }
                 GenStep::Returned(_) => return Ok(out),
+            }
+        }
+    }
+
+    /// Resume `g` until `pred` holds for a yielded value (true) or it finishes (false),
+    /// as `any`, `all` and `in` consume a generator: the rest stays unrun, the
+    /// generator suspended where it yielded the match.
+    pub(crate) fn gen_find(
+        &mut self,
+        g: &Rc<Generator>,
+        pred: &mut dyn FnMut(&mut Self, &Value) -> R<bool>,
+    ) -> R<bool> {
+        loop {
+            match self.gen_resume(g, Value::None)? {
+                GenStep::Yielded(v) => {
+                    self.poll()?;
+                    if pred(self, &v)? {
+                        return Ok(true);
+                    }
+                }
+                GenStep::Returned(_) => return Ok(false),
             }
         }
     }

@@ -626,6 +626,8 @@ impl Interp<'_> {
             Value::Class(c) if c.kind == ClassKind::Enum => {
                 Ok(matches!(item, Value::EnumMember(m) if m.class.id == c.id))
             }
+            // Stops at the first equal value, leaving the rest unrun.
+            Value::Generator(g) => self.gen_find(g, &mut |it, x| it.py_eq(x, item)),
             other => {
                 if let Some(r) = self.call_dunder(other, "__contains__", vec![item.clone()]) {
                     let r = r?;

@@ -589,6 +589,9 @@ pub struct Scope {
     /// is not bound yet looks only where an assignment could rebind it
     /// (`scope_get_enclosing`), else it is an UnboundLocalError.
     pub assigned: Option<Rc<[Rc<str>]>>,
+    /// A comprehension's or generator expression's own scope: an assignment
+    /// expression (`:=`) in it binds in the nearest enclosing scope that is not one.
+    pub comprehension: bool,
 }
 
 pub type ScopeRef = Rc<RefCell<Scope>>;
@@ -600,7 +603,15 @@ impl Scope {
             parent,
             globs: None,
             assigned: None,
+            comprehension: false,
         }))
+    }
+
+    /// The scope of a comprehension or generator expression evaluated in `parent`.
+    pub fn new_comprehension(parent: ScopeRef) -> ScopeRef {
+        let s = Scope::new_ref(Some(parent));
+        s.borrow_mut().comprehension = true;
+        s
     }
 
     /// A module's top-level scope (chained to the builtins).
@@ -610,6 +621,7 @@ impl Scope {
             parent: Some(builtins),
             globs: Some(Box::default()),
             assigned: None,
+            comprehension: false,
         }))
     }
 
@@ -620,6 +632,7 @@ impl Scope {
             parent,
             globs: None,
             assigned: None,
+            comprehension: false,
         }))
     }
 }
@@ -881,6 +894,27 @@ pub fn scope_append_str(scope: &ScopeRef, name: &str, cur: Value, tail: &str) ->
             None => return Err(cur),
         }
     }
+}
+
+/// Where an assignment expression (`name := v`) evaluated in `scope` binds: the
+/// nearest scope out from it that is not a comprehension's (Python's rule), then by
+/// `scope_set`'s rules there.
+pub fn walrus_scope(scope: &ScopeRef) -> ScopeRef {
+    let mut target = scope.clone();
+    loop {
+        let parent = {
+            let s = target.borrow();
+            if !s.comprehension {
+                break;
+            }
+            s.parent.clone()
+        };
+        match parent {
+            Some(p) => target = p,
+            None => break,
+        }
+    }
+    target
 }
 
 /// Bind in `scope` itself (parameters, typed declarations, loop targets of comprehensions).

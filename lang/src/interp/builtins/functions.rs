@@ -798,6 +798,11 @@ fn filter(it: &mut Interp, args: Vec<Value>, kwargs: &Kwargs) -> R<Value> {
 }
 
 fn any_all(it: &mut Interp, v: &Value, all: bool) -> R<Value> {
+    // A generator is consumed only up to the deciding value, as in CPython.
+    if let Value::Generator(g) = v {
+        let found = it.gen_find(g, &mut |it, x| Ok(it.truthy(x)? != all))?;
+        return Ok(Value::Bool(found != all));
+    }
     let items = it.iterate(v)?;
     for x in &items {
         it.poll()?;

@@ -1181,7 +1181,7 @@ impl Interp<'_> {
                     st.stack.push(v);
                 }
                 Op::EnterScope => {
-                    let inner = Scope::new_ref(Some(scope.clone()));
+                    let inner = Scope::new_comprehension(scope.clone());
                     st.scopes.push(std::mem::replace(&mut scope, inner));
                 }
                 Op::ExitScope => {
