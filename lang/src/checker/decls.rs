@@ -81,6 +81,7 @@ impl<'a> Cx<'a, '_> {
             Item::Glob(g) => {
                 for v in &g.vars {
                     self.bind_global(&v.name.name, Decl::Var(v.value.as_ref()));
+                    self.globs.insert(&v.name.name);
                 }
             }
             Item::Impl(imp) => self.nested_globs(&imp.body),
@@ -157,6 +158,7 @@ impl<'a> Cx<'a, '_> {
                     Item::Glob(g) => {
                         for v in &g.vars {
                             self.bind_global(&v.name.name, Decl::Var(v.value.as_ref()));
+                            self.globs.insert(&v.name.name);
                         }
                     }
                     Item::Ability(ab) => {

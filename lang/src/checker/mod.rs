@@ -49,6 +49,7 @@ mod names;
 #[cfg(test)]
 mod tests;
 mod types;
+mod unbound;
 mod walk;
 
 use crate::ast::{Ability, Archetype, Expr, Module};
@@ -185,6 +186,8 @@ struct Cx<'a, 'h> {
     stdlib_aliases: HashMap<&'a str, &'static str>,
     /// Erased generic parameter names of the module (`obj Box[T]`): known in annotations.
     type_params: HashSet<&'a str>,
+    /// Names declared by `glob` anywhere: an assignment in a def rebinds them.
+    globs: HashSet<&'a str>,
 }
 
 impl<'a, 'h> Cx<'a, 'h> {
@@ -203,6 +206,7 @@ impl<'a, 'h> Cx<'a, 'h> {
             ctor_cache: HashMap::new(),
             stdlib_aliases: HashMap::new(),
             type_params: HashSet::new(),
+            globs: HashSet::new(),
         }
     }
 

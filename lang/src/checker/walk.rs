@@ -1,7 +1,8 @@
 //! The resolving walk over items, statements and expressions: E2001/W2001 name
-//! resolution and the context checks E2006, E2007, E2008/W2008 and W2009.
+//! resolution, the context checks E2006, E2007, E2008/W2008 and W2009, and W2010 (with
+//! `unbound.rs`).
 
-use super::{CtxKind, Cx, FnCtx, Mode, ScopeKind, collect};
+use super::{CtxKind, Cx, FnCtx, Mode, ScopeKind, collect, unbound};
 use crate::ast::{
     Arg, Comprehension, EntryBlock, Expr, ExprKind, Item, Param, ParamKind, Signature, SpecialRef,
     Stmt, StmtKind,
@@ -92,6 +93,9 @@ impl<'a> Cx<'a, '_> {
         for imp in binds.imports {
             names.extend(self.import(imp));
         }
+        if ctx.kind == CtxKind::Def && !ctx.is_async && !lenient && !self.is_lenient() {
+            self.early_reads(params, body);
+        }
         self.push_scope(ScopeKind::Function, names);
         let saved = std::mem::replace(&mut self.ctx, ctx);
         if lenient {
@@ -103,6 +107,49 @@ impl<'a> Cx<'a, '_> {
         }
         self.ctx = saved;
         self.pop_scope();
+    }
+
+    /// W2010 for a def about to be walked (its own scope not pushed yet): its locals
+    /// that no parameter, enclosing function's name, `glob` or included name can
+    /// satisfy, read before anything assigns them (`unbound.rs`).
+    fn early_reads(&mut self, params: &'a [Param], body: &'a [Stmt]) {
+        let enclosing = |n: &str| {
+            self.scopes
+                .iter()
+                .any(|s| s.kind == ScopeKind::Function && s.names.contains(n))
+        };
+        let mut candidates = HashSet::new();
+        let mut binds = collect::Binds::default();
+        collect::block(body, &mut binds);
+        for n in unbound::assigned(body) {
+            // The same name borrowed from the body (the collected `Rc<str>` is a copy).
+            let Some(name) = binds.names.iter().map(|(b, _)| *b).find(|b| **b == *n) else {
+                continue;
+            };
+            if params.iter().any(|p| *p.name.name == *name)
+                || enclosing(name)
+                || self.globs.contains(name)
+                || self.included.contains(name)
+            {
+                continue;
+            }
+            candidates.insert(name);
+        }
+        if candidates.is_empty() {
+            return;
+        }
+        for (name, span) in unbound::early_reads(body, candidates) {
+            self.warning(
+                Code::W2010,
+                format!(
+                    "local variable `{name}` is read before it is assigned: the assignment \
+                     later in this function makes `{name}` local to all of it, so this read \
+                     is an UnboundLocalError (only an enclosing function's local or a \
+                     `glob` is rebound)"
+                ),
+                span,
+            );
+        }
     }
 
     pub(super) fn block(&mut self, stmts: &'a [Stmt]) {

@@ -158,6 +158,9 @@ diagnostic_codes! {
     W2009: false, "`here` or `visitor` out of place",
         "`here` is defined in a walker's abilities, `visitor` in node and edge abilities.",
         "node N { can f with W entry { print(here); } }";
+    W2010: false, "local variable read before it is assigned",
+        "A def assigns this name later, which makes it local to the whole def (unless an enclosing function binds it or it is a `glob`); reading it before any assignment ran is an UnboundLocalError at run time.",
+        "with entry { n = 1; } def f() { print(n); n = 2; }";
 }
 
 impl std::fmt::Display for Code {

@@ -228,6 +228,12 @@ const CODE_HINTS: &[CodeHint] = &[
             "is only defined in node",
         ],
     },
+    CodeHint {
+        code: "W2010",
+        docs_uri: "svc://docs/functions-objects",
+        suggestion: "Assign the local before reading it, give it another name than the module-level one, or declare the module-level name with `glob` so the def rebinds it.",
+        fragments: &["is read before it is assigned"],
+    },
 ];
 
 /// A runtime error kind, a run limit or an HTTP error code.
