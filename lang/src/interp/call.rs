@@ -174,6 +174,7 @@ impl Interp<'_> {
         let body = match &*func.body.borrow() {
             FuncBody::Block(b) => b.clone(),
             FuncBody::Generator(code) => {
+                ctx.scope.borrow_mut().assigned = Some(code.assigned.clone());
                 return Ok(self.make_generator(func.name.clone(), code.clone(), ctx));
             }
             FuncBody::Missing => {

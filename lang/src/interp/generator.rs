@@ -31,6 +31,9 @@ pub struct GenCode {
     plans: Vec<Plan>,
     /// The lowered `try` statements with a `finally`, by id.
     fins: Vec<FinInfo>,
+    /// The names the body assigns (`call::collect_assigned`): a generator function's
+    /// frame reads them as the tree-walker's frames do (`Scope::assigned`).
+    pub(super) assigned: Rc<[Rc<str>]>,
 }
 
 /// Where a `break`/`continue` of a whole statement goes.
@@ -315,11 +318,14 @@ pub(super) fn compile_if_generator(body: &[ast::Stmt]) -> Option<Rc<GenCode>> {
         fins: Vec::new(),
     };
     let done = c.block(body);
+    let mut assigned = Vec::new();
+    super::call::collect_assigned(body, &mut assigned);
     Some(Rc::new(GenCode {
         ops: done.map(|()| c.ops),
         slots: c.slots,
         plans: c.plans,
         fins: c.fins,
+        assigned: assigned.into(),
     }))
 }
 
@@ -1419,6 +1425,9 @@ impl Interp<'_> {
                             self.handling.push(err.value.clone());
                             let r = self.exec_block(&h.body, ctx);
                             self.handling.pop();
+                            if let Some(n) = &h.name {
+                                super::stmt::unbind_handler_name(ctx, &n.name);
+                            }
                             return Ok(self.gen_flow(code, frame, r?, exits));
                         }
                     }

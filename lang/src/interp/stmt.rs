@@ -509,6 +509,9 @@ impl Interp<'_> {
                         self.handling.push(err.value.clone());
                         let r = self.exec_block(&h.body, ctx);
                         self.handling.pop();
+                        if let Some(n) = &h.name {
+                            unbind_handler_name(ctx, &n.name);
+                        }
                         handled = Some(r);
                         break;
                     }
@@ -825,4 +828,12 @@ impl Interp<'_> {
             }
         }
     }
+}
+
+/// The end of an `except ... as name` handler, however it ends, unbinds `name` as
+/// CPython does (a later read is a NameError, or UnboundLocalError in a def). Only a
+/// binding the handler made in this scope goes; one it rebound in an enclosing
+/// function or a `glob` (svc's scoping rule) stays.
+pub(super) fn unbind_handler_name(ctx: &Ctx, name: &str) {
+    ctx.scope.borrow_mut().vars.remove(name);
 }
