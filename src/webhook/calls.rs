@@ -211,7 +211,7 @@ async fn run_alternate(
     let caller = id
         .ask(AuthenticateWalkerKey {
             key,
-            walker: name.clone(),
+            walker: name.to_string(),
             node: node.map(lang::host::format_id),
         })
         .await
