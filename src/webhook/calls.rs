@@ -234,8 +234,7 @@ fn json_args(req: &HttpRequest, raw: &[u8]) -> Result<Map<String, Json>> {
         return Ok(Map::new());
     }
     if let Some(t) = content_type(req).and_then(essence)
-        && t != "application/json"
-        && !t.ends_with("+json")
+        && !crate::server::params::is_json_media(&t)
     {
         return Err(ApiError::new(
             ErrorCode::UnsupportedMediaType,
