@@ -32,9 +32,11 @@ const BUCKETS: [f64; 12] = [
 /// Label values of one series.
 type Labels = Vec<String>;
 
-/// One metric family: its series by label values, bounded.
+/// One metric family: its series by label values, bounded. A series is keyed by its
+/// label values encoded into one string (each as `<byte length>:<value>`), so recording a
+/// sample looks the series up without allocating (a per-thread buffer holds the key).
 struct Family<T> {
-    series: Mutex<BTreeMap<Labels, T>>,
+    series: Mutex<BTreeMap<String, T>>,
 }
 
 impl<T: Default> Family<T> {
@@ -46,27 +48,64 @@ impl<T: Default> Family<T> {
 
     /// Apply `f` to the series of `labels`, creating it if the family has room.
     fn with(&self, labels: &[&str], f: impl FnOnce(&mut T)) {
-        let registry = global();
-        let mut series = self.series.lock().unwrap_or_else(PoisonError::into_inner);
-        let key: Labels = labels.iter().map(|s| (*s).to_string()).collect();
-        if let Some(v) = series.get_mut(&key) {
-            f(v);
-            return;
+        thread_local! {
+            static KEY: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
         }
-        if series.len() >= registry.max_series.load(Ordering::Relaxed) {
-            registry.dropped.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        f(series.entry(key).or_default());
+        KEY.with_borrow_mut(|key| {
+            encode_labels(labels, key);
+            let registry = global();
+            let mut series = self.series.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(v) = series.get_mut(key.as_str()) {
+                f(v);
+                return;
+            }
+            if series.len() >= registry.max_series.load(Ordering::Relaxed) {
+                registry.dropped.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+            f(series.entry(key.clone()).or_default());
+        });
     }
 
+    /// Every series with its label values, ordered by them.
     fn snapshot(&self) -> Vec<(Labels, T)>
     where
         T: Clone,
     {
-        let series = self.series.lock().unwrap_or_else(PoisonError::into_inner);
-        series.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+        let mut out: Vec<(Labels, T)> = {
+            let series = self.series.lock().unwrap_or_else(PoisonError::into_inner);
+            series
+                .iter()
+                .map(|(k, v)| (decode_labels(k), v.clone()))
+                .collect()
+        };
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
     }
+}
+
+/// `labels` as one key: each value as its byte length, `:`, the value.
+fn encode_labels(labels: &[&str], key: &mut String) {
+    key.clear();
+    for l in labels {
+        let _ = write!(key, "{}:", l.len());
+        key.push_str(l);
+    }
+}
+
+/// The label values of a key made by [`encode_labels`].
+fn decode_labels(mut key: &str) -> Labels {
+    let mut out = Vec::new();
+    while let Some((len, rest)) = key.split_once(':') {
+        let len = len.parse::<usize>().unwrap_or(rest.len());
+        let (Some(value), Some(tail)) = (rest.get(..len), rest.get(len..)) else {
+            out.push(rest.to_string());
+            break;
+        };
+        out.push(value.to_string());
+        key = tail;
+    }
+    out
 }
 
 #[derive(Clone, Default)]
@@ -548,6 +587,16 @@ pub fn token_matches(given: &str, expected: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn label_keys_round_trip_any_text() {
+        let labels = ["", "12:3", "/items/{id}", "ünï:cödé", "a:b:c"];
+        let mut key = String::new();
+        encode_labels(&labels, &mut key);
+        assert_eq!(decode_labels(&key), labels);
+        encode_labels(&[], &mut key);
+        assert!(decode_labels(&key).is_empty());
+    }
 
     #[test]
     fn labels_are_escaped() {

@@ -471,7 +471,7 @@ impl Builder {
             } else {
                 media
             };
-            let schema = if media == "application/json" || media.ends_with("+json") {
+            let schema = if crate::server::params::is_json_media(media) {
                 ep.returns
                     .as_ref()
                     .map_or_else(|| json!({}), |t| self.schema(t))

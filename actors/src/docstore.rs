@@ -29,6 +29,7 @@
 //! the answer with a deadline (`OP_TIMEOUT`), as the kvstore service does. A
 //! `mongodb::Client` is a pool: every worker's `DocStore` shares one per URI.
 
+use crate::bson_json;
 use crate::l2::{Cached, L2, L2Settings, Observed};
 use crate::store::{FORMAT_VERSION, StoreError, random_id, root_anchor, unix_seconds};
 use futures_util::TryStreamExt as _;
@@ -878,7 +879,17 @@ fn quarantined_entry(d: &Document) -> Quarantined {
         quarantined_at: int(d.get("quarantined_at")).unwrap_or(0),
         raw: d
             .get_document("raw")
-            .map(crate::kvstore::doc_json)
+            .map(|d| {
+                bson_json::doc_json(d, bson_json::MAX_DEPTH).map_or_else(
+                    |_| {
+                        Json::String(format!(
+                            "(nested more than {} levels deep)",
+                            bson_json::MAX_DEPTH
+                        ))
+                    },
+                    Json::Object,
+                )
+            })
             .unwrap_or(Json::Null),
     }
 }
@@ -1230,10 +1241,11 @@ fn anchor_doc(a: &StoredAnchor, version: i64) -> Document {
     let as_doc = serde_json::from_str::<Map<String, Json>>(&a.fields)
         .ok()
         .filter(|m| m.iter().all(|(k, v)| safe_key(k) && exact_in_bson(v, 1)))
-        .map(|m| crate::kvstore::to_doc(&m))
+        .and_then(|m| bson_json::to_doc(&m, bson_json::MAX_DEPTH).ok())
         .filter(|doc| {
-            serde_json::to_string(&crate::kvstore::doc_json(doc))
+            bson_json::doc_json(doc, bson_json::MAX_DEPTH)
                 .ok()
+                .and_then(|m| serde_json::to_string(&m).ok())
                 .as_deref()
                 == Some(a.fields.as_str())
         });
@@ -1312,7 +1324,9 @@ fn decode_anchor(d: &Document) -> Result<(StoredAnchor, u64), String> {
             }
             t.clone()
         }
-        (_, Some(Bson::Document(f))) => crate::kvstore::doc_json(f).to_string(),
+        (_, Some(Bson::Document(f))) => bson_json::doc_json(f, bson_json::MAX_DEPTH)
+            .map_err(|_| format!("fields nest more than {} levels deep", bson_json::MAX_DEPTH))
+            .and_then(|m| serde_json::to_string(&m).map_err(|e| e.to_string()))?,
         (_, None) => "{}".to_string(),
         (_, Some(other)) => return Err(format!("fields is not a document: {other}")),
     };

@@ -17,7 +17,6 @@
 
 mod cache;
 mod docdb;
-pub(crate) use docdb::{doc_json, to_doc};
 
 use lang::host::HostError;
 use serde_json::{Value as Json, json};

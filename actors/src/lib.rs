@@ -1,5 +1,6 @@
 //! Runtime side of svc: persistence tiers and (later) the actor system that runs walkers.
 
+pub mod bson_json;
 pub mod checkpoint;
 pub mod identity;
 pub mod kvstore;

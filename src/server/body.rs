@@ -113,8 +113,7 @@ where
 {
     let bytes = read(req, payload).await?;
     if let Some(t) = super::params::content_type(req).and_then(super::params::essence)
-        && t != "application/json"
-        && !t.ends_with("+json")
+        && !super::params::is_json_media(&t)
     {
         return Err(ApiError::new(
             ErrorCode::UnsupportedMediaType,

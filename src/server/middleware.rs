@@ -167,14 +167,12 @@ pub async fn http_layer(
     if !quiet {
         let status = res.status().as_u16();
         let ms = started.elapsed().as_secs_f64() * 1000.0;
-        tracing::info!(
-            target: "svc::access",
-            method = %method,
-            path = %path,
+        super::logging::access(
+            method.as_str(),
+            &path,
             status,
-            duration_ms = (ms * 10.0).round() / 10.0,
-            trace_id = %trace,
-            "request"
+            (ms * 10.0).round() / 10.0,
+            &trace,
         );
     }
     Ok(res)

@@ -152,8 +152,7 @@ fn body_args(
         return Ok(());
     }
     if let Some(t) = media
-        && t != "application/json"
-        && !t.ends_with("+json")
+        && !is_json_media(&t)
     {
         return Err(ApiError::new(
             ErrorCode::UnsupportedMediaType,
@@ -342,6 +341,12 @@ pub fn percent_decode(text: &str, plus_is_space: bool) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A media type (its essence) that bodies are read as JSON for: `application/json` or
+/// any `*+json`.
+pub(crate) fn is_json_media(essence: &str) -> bool {
+    essence == "application/json" || essence.ends_with("+json")
 }
 
 pub(crate) fn json_kind(v: &Json) -> &'static str {

@@ -18,6 +18,7 @@ use actix_web::http::Method;
 use actix_web::{FromRequest, HttpMessage as _, HttpRequest, HttpResponse, web};
 use actors::runtime::{CallError, CallRequest, EndpointInfo, EndpointKind, Start};
 use lang::serve::{KeyPlacement, Protocol};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::future::{Ready, ready};
 use std::sync::Arc;
@@ -106,16 +107,17 @@ impl Pattern {
     }
 
     /// Match already-decoded path segments; the captured `{param}` values on success.
-    pub fn captures(&self, segments: &[String]) -> Option<Vec<(String, String)>> {
+    pub fn captures<S: AsRef<str>>(&self, segments: &[S]) -> Option<Vec<(String, String)>> {
         if segments.len() != self.segments.len() {
             return None;
         }
         let mut out = Vec::new();
         for (pat, seg) in self.segments.iter().zip(segments) {
+            let seg = seg.as_ref();
             match pat {
                 Segment::Literal(l) if l == seg => {}
                 Segment::Literal(_) => return None,
-                Segment::Param(name) => out.push((name.clone(), seg.clone())),
+                Segment::Param(name) => out.push((name.clone(), seg.to_string())),
             }
         }
         Some(out)
@@ -300,7 +302,7 @@ impl RouteTable {
 
     /// The methods served at this path, for the `Allow` header of a 405 (`HEAD` with
     /// `GET`, which answers it).
-    fn methods_at(&self, segments: &[String]) -> Vec<&str> {
+    fn methods_at(&self, segments: &[Cow<'_, str>]) -> Vec<&str> {
         let mut allowed: Vec<&str> = Vec::new();
         let served = self
             .groups
@@ -355,11 +357,18 @@ fn kind_name(kind: EndpointKind) -> &'static str {
     }
 }
 
-/// A raw request path as percent-decoded segments (empty segments dropped).
-pub fn split_path(raw: &str) -> Vec<String> {
+/// A raw request path as percent-decoded segments (empty segments dropped); a segment
+/// without `%` is borrowed, not copied.
+pub fn split_path(raw: &str) -> Vec<Cow<'_, str>> {
     raw.split('/')
         .filter(|s| !s.is_empty())
-        .map(|s| params::percent_decode(s, false))
+        .map(|s| {
+            if s.contains('%') {
+                Cow::Owned(params::percent_decode(s, false))
+            } else {
+                Cow::Borrowed(s)
+            }
+        })
         .collect()
 }
 

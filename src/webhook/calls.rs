@@ -211,7 +211,7 @@ async fn run_alternate(
     let caller = id
         .ask(AuthenticateWalkerKey {
             key,
-            walker: name.clone(),
+            walker: name.to_string(),
             node: node.map(lang::host::format_id),
         })
         .await
@@ -234,8 +234,7 @@ fn json_args(req: &HttpRequest, raw: &[u8]) -> Result<Map<String, Json>> {
         return Ok(Map::new());
     }
     if let Some(t) = content_type(req).and_then(essence)
-        && t != "application/json"
-        && !t.ends_with("+json")
+        && !crate::server::params::is_json_media(&t)
     {
         return Err(ApiError::new(
             ErrorCode::UnsupportedMediaType,

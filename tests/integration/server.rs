@@ -5,7 +5,7 @@
 //! shutdown, port fallback and `SVC_SERVER_PORT`, `--faux` and `--dev`. Each test
 //! starts its servers once for a group of assertions.
 
-use crate::support::{ServerGuard, get, post_json, request};
+use crate::support::{ServerGuard, free_port, get, post_json, request};
 use crate::{TempDir, stderr, stdout, svc_in};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -649,6 +649,61 @@ fn config_switches_docs_and_quiet_health_logs() {
         "{logs}"
     );
     assert!(access.iter().all(|v| v["trace_id"].is_string()), "{logs}");
+}
+
+/// Text access lines keep the subscriber's layout (time, level, target, message, fields
+/// in order), and the log filter still governs them: `svc::access=warn` leaves them out
+/// while other INFO lines stay.
+#[test]
+fn access_lines_in_text_follow_the_layout_and_the_filter() {
+    let dir = app_dir("access-text");
+    let port = free_port().to_string();
+    let args = ["app.svc", "--host", "127.0.0.1", "--port", &port];
+    let s = ServerGuard::launch(dir.path(), &args, &[("NO_COLOR", "1")]);
+    assert_eq!(
+        result(&post_json(s.port, "/function/add", r#"{"a": 1}"#)),
+        json!(3)
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let line = loop {
+        let logs = s.stderr();
+        if let Some(l) = logs.lines().find(|l| l.contains("path=/function/add ")) {
+            break l.to_string();
+        }
+        assert!(Instant::now() < deadline, "no access line\n{}", s.output());
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let (time, rest) = line
+        .split_once("  INFO svc::access: request method=POST ")
+        .unwrap();
+    assert_eq!(time.len(), "2026-11-27T15:11:55.231363Z".len(), "{line}");
+    assert!(time.ends_with('Z') && time.as_bytes()[10] == b'T', "{line}");
+    let fields: Vec<&str> = rest
+        .split(' ')
+        .map(|f| f.split('=').next().unwrap())
+        .collect();
+    assert_eq!(
+        fields,
+        ["path", "status", "duration_ms", "trace_id"],
+        "{line}"
+    );
+    assert!(rest.contains(" status=200 "), "{line}");
+    drop(s);
+
+    let port = free_port().to_string();
+    let quiet = ServerGuard::launch(
+        dir.path(),
+        &["app.svc", "--host", "127.0.0.1", "--port", &port],
+        &[("SVC_LOG", "info,actix_server=warn,svc::access=warn")],
+    );
+    assert_eq!(
+        result(&post_json(quiet.port, "/function/add", r#"{"a": 1}"#)),
+        json!(3)
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    let logs = quiet.stderr();
+    assert!(!logs.contains("svc::access"), "{logs}");
+    assert!(logs.contains(" INFO "), "other INFO lines stay\n{logs}");
 }
 
 /// Forms, uploads, typed GET walkers and raised errors.

@@ -6,6 +6,7 @@
 //! (`$where`) or other operator reaches the database.
 
 use super::{KvError, MAX_ITEMS, MAX_VALUE_BYTES, int_param, str_param};
+use crate::bson_json::{self, MAX_DEPTH};
 use futures_util::TryStreamExt;
 use mongodb::bson::{Bson, Document, oid::ObjectId};
 use serde_json::{Map, Value as Json};
@@ -39,54 +40,28 @@ fn failure(e: &mongodb::error::Error) -> KvError {
     }
 }
 
-/// JSON to BSON: ints as Int32 when they fit (as pymongo stores them), else Int64.
-fn to_bson(j: &Json) -> Bson {
-    match j {
-        Json::Null => Bson::Null,
-        Json::Bool(b) => Bson::Boolean(*b),
-        Json::Number(n) => match n.as_i64() {
-            Some(i) => match i32::try_from(i) {
-                Ok(small) => Bson::Int32(small),
-                Err(_) => Bson::Int64(i),
-            },
-            None => Bson::Double(n.as_f64().unwrap_or(0.0)),
-        },
-        Json::String(s) => Bson::String(s.clone()),
-        Json::Array(items) => Bson::Array(items.iter().map(to_bson).collect()),
-        Json::Object(m) => Bson::Document(to_doc(m)),
-    }
+fn too_deep(_: bson_json::TooDeep) -> KvError {
+    KvError::value(format!(
+        "kvstore: document nested more than {MAX_DEPTH} levels deep"
+    ))
 }
 
-pub(crate) fn to_doc(m: &Map<String, Json>) -> Document {
-    let mut d = Document::new();
-    for (k, v) in m {
-        d.insert(k.clone(), to_bson(v));
-    }
-    d
+fn to_bson(j: &Json) -> Result<Bson, KvError> {
+    bson_json::to_bson(j, MAX_DEPTH).map_err(too_deep)
 }
 
-/// BSON to JSON: object ids as their hex text, dates as RFC 3339 text.
-fn to_json(b: &Bson) -> Json {
-    match b {
-        Bson::Null | Bson::Undefined => Json::Null,
-        Bson::Boolean(v) => Json::Bool(*v),
-        Bson::Int32(i) => Json::from(*i),
-        Bson::Int64(i) => Json::from(*i),
-        Bson::Double(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
-        Bson::String(s) => Json::String(s.clone()),
-        Bson::Array(items) => Json::Array(items.iter().map(to_json).collect()),
-        Bson::Document(d) => doc_json(d),
-        Bson::ObjectId(oid) => Json::String(oid.to_hex()),
-        Bson::DateTime(dt) => Json::String(
-            dt.try_to_rfc3339_string()
-                .unwrap_or_else(|_| dt.timestamp_millis().to_string()),
-        ),
-        other => Json::String(other.to_string()),
-    }
+fn to_doc(m: &Map<String, Json>) -> Result<Document, KvError> {
+    bson_json::to_doc(m, MAX_DEPTH).map_err(too_deep)
 }
 
-pub(crate) fn doc_json(d: &Document) -> Json {
-    Json::Object(d.iter().map(|(k, v)| (k.clone(), to_json(v))).collect())
+fn to_json(b: &Bson) -> Result<Json, KvError> {
+    bson_json::to_json(b, MAX_DEPTH).map_err(too_deep)
+}
+
+fn doc_json(d: &Document) -> Result<Json, KvError> {
+    bson_json::doc_json(d, MAX_DEPTH)
+        .map(Json::Object)
+        .map_err(too_deep)
 }
 
 /// Check a filter's operators, and turn `_id` text that looks like an object id into
@@ -128,11 +103,11 @@ fn check_filter(f: &Map<String, Json>, depth: usize) -> Result<Document, KvError
                     if matches!(op.as_str(), "$in" | "$nin") && !arg.is_array() {
                         return Err(KvError::value(format!("kvstore: {op} takes a list")));
                     }
-                    d.insert(op.clone(), id_value(k, arg));
+                    d.insert(op.clone(), id_value(k, arg)?);
                 }
                 Bson::Document(d)
             }
-            _ => id_value(k, v),
+            _ => id_value(k, v)?,
         };
         out.insert(k.clone(), cond);
     }
@@ -147,26 +122,29 @@ fn unsupported(op: &str) -> KvError {
 }
 
 /// A filter value of field `field`: for `_id`, 24-hex text also matches that object id.
-fn id_value(field: &str, v: &Json) -> Bson {
+fn id_value(field: &str, v: &Json) -> Result<Bson, KvError> {
     if field != "_id" {
         return to_bson(v);
     }
-    match v {
+    Ok(match v {
         Json::String(s) => id_match(s),
-        Json::Array(items) => Bson::Array(
-            items
-                .iter()
-                .flat_map(|x| match x {
-                    Json::String(s) => match ObjectId::parse_str(s) {
-                        Ok(oid) => vec![Bson::ObjectId(oid), Bson::String(s.clone())],
-                        Err(_) => vec![Bson::String(s.clone())],
-                    },
-                    other => vec![to_bson(other)],
-                })
-                .collect(),
-        ),
-        other => to_bson(other),
-    }
+        Json::Array(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for x in items {
+                match x {
+                    Json::String(s) => {
+                        if let Ok(oid) = ObjectId::parse_str(s) {
+                            out.push(Bson::ObjectId(oid));
+                        }
+                        out.push(Bson::String(s.clone()));
+                    }
+                    other => out.push(to_bson(other)?),
+                }
+            }
+            Bson::Array(out)
+        }
+        other => to_bson(other)?,
+    })
 }
 
 /// `_id` equal to `s`, or to the object id `s` spells.
@@ -184,16 +162,16 @@ fn id_match(s: &str) -> Bson {
     }
 }
 
-fn id_filter(id: &Json) -> Document {
+fn id_filter(id: &Json) -> Result<Document, KvError> {
     let mut d = Document::new();
     d.insert(
         "_id",
         match id {
             Json::String(s) => id_match(s),
-            other => to_bson(other),
+            other => to_bson(other)?,
         },
     );
-    d
+    Ok(d)
 }
 
 fn dict_param<'a>(
@@ -218,7 +196,7 @@ fn update_doc(params: &Map<String, Json>) -> Result<Document, KvError> {
     let ops = u.keys().filter(|k| k.starts_with('$')).count();
     if ops == 0 {
         let mut d = Document::new();
-        d.insert("$set", to_doc(u));
+        d.insert("$set", to_doc(u)?);
         return Ok(d);
     }
     if ops != u.len() {
@@ -226,7 +204,7 @@ fn update_doc(params: &Map<String, Json>) -> Result<Document, KvError> {
             "kvstore: an update mixes $ operators and plain fields",
         ));
     }
-    Ok(to_doc(u))
+    to_doc(u)
 }
 
 fn checked_doc(m: &Map<String, Json>) -> Result<Document, KvError> {
@@ -237,7 +215,7 @@ fn checked_doc(m: &Map<String, Json>) -> Result<Document, KvError> {
             format!("kvstore: document of {size} bytes exceeds the limit of {MAX_VALUE_BYTES}"),
         ));
     }
-    Ok(to_doc(m))
+    to_doc(m)
 }
 
 /// Read at most `limit` documents (0 = up to `MAX_ITEMS`, and more is an error).
@@ -352,6 +330,7 @@ pub(super) async fn run(
                 .await
                 .map_err(|e| failure(&e))?;
             doc.and_then(|d| d.get("value").map(to_json))
+                .transpose()?
                 .unwrap_or(Json::Null)
         }
         "set" => {
@@ -384,17 +363,17 @@ pub(super) async fn run(
         }
         "find_one" => {
             let doc = col()?.find_one(filter()?).await.map_err(|e| failure(&e))?;
-            doc.as_ref().map_or(Json::Null, doc_json)
+            doc.as_ref().map_or(Ok(Json::Null), doc_json)?
         }
         "find" => {
             let limit = int_param(params, "limit")?;
             let docs = collect(&col()?, filter()?, limit, sort_param(params)?).await?;
-            Json::Array(docs.iter().map(doc_json).collect())
+            Json::Array(docs.iter().map(doc_json).collect::<Result<_, _>>()?)
         }
         "insert_one" => {
             let doc = checked_doc(dict_param(params, "document")?)?;
             let r = col()?.insert_one(doc).await.map_err(|e| failure(&e))?;
-            to_json(&r.inserted_id)
+            to_json(&r.inserted_id)?
         }
         "insert_many" => {
             let Some(Json::Array(items)) = params.get("documents") else {
@@ -424,7 +403,11 @@ pub(super) async fn run(
             let r = col()?.insert_many(docs).await.map_err(|e| failure(&e))?;
             let mut ids: Vec<(usize, Bson)> = r.inserted_ids.into_iter().collect();
             ids.sort_by_key(|(i, _)| *i);
-            Json::Array(ids.iter().map(|(_, id)| to_json(id)).collect())
+            Json::Array(
+                ids.iter()
+                    .map(|(_, id)| to_json(id))
+                    .collect::<Result<_, _>>()?,
+            )
         }
         "update_one" | "update_many" => {
             let upsert = params
@@ -455,15 +438,15 @@ pub(super) async fn run(
         "find_by_id" => {
             let id = params.get("id").unwrap_or(&Json::Null);
             let doc = col()?
-                .find_one(id_filter(id))
+                .find_one(id_filter(id)?)
                 .await
                 .map_err(|e| failure(&e))?;
-            doc.as_ref().map_or(Json::Null, doc_json)
+            doc.as_ref().map_or(Ok(Json::Null), doc_json)?
         }
         "update_by_id" => {
             let id = params.get("id").unwrap_or(&Json::Null);
             let r = col()?
-                .update_one(id_filter(id), update_doc(params)?)
+                .update_one(id_filter(id)?, update_doc(params)?)
                 .await
                 .map_err(|e| failure(&e))?;
             Json::Bool(r.matched_count > 0)
@@ -471,7 +454,7 @@ pub(super) async fn run(
         "delete_by_id" => {
             let id = params.get("id").unwrap_or(&Json::Null);
             let r = col()?
-                .delete_one(id_filter(id))
+                .delete_one(id_filter(id)?)
                 .await
                 .map_err(|e| failure(&e))?;
             Json::Bool(r.deleted_count > 0)
@@ -485,15 +468,15 @@ pub(super) async fn run(
             Json::Array(
                 docs.iter()
                     .map(|d| {
-                        let mut j = doc_json(d);
+                        let mut j = doc_json(d)?;
                         if let Json::Object(m) = &mut j
                             && let Some(id) = m.remove("_id")
                         {
                             m.insert("id".into(), id);
                         }
-                        j
+                        Ok(j)
                     })
-                    .collect(),
+                    .collect::<Result<_, KvError>>()?,
             )
         }
         other => {

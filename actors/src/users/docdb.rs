@@ -32,6 +32,7 @@ use super::{
     SsoAccount, Status, TokenGrant, TokenKind, UserError, UserFilter, UserPage, UserRecord,
     WebhookKeyRecord, iso8601_now, normalize, unix_now,
 };
+use crate::bson_json;
 use crate::docstore::{DEFAULT_DATABASE, DocTarget, block, client_for};
 use crate::store::StoreError;
 use futures_util::TryStreamExt as _;
@@ -114,60 +115,12 @@ fn corrupt(what: impl Into<String>) -> UserError {
     UserError::Corrupt(what.into())
 }
 
-fn json_to_bson(j: &Json, depth: usize) -> Result<Bson, UserError> {
-    if depth > MAX_PROFILE_DEPTH {
-        return Err(corrupt("a profile nested too deeply"));
-    }
-    Ok(match j {
-        Json::Null => Bson::Null,
-        Json::Bool(b) => Bson::Boolean(*b),
-        Json::Number(n) => match (n.as_i64(), n.as_f64()) {
-            (Some(i), _) => Bson::Int64(i),
-            (None, Some(f)) => Bson::Double(f),
-            _ => Bson::String(n.to_string()),
-        },
-        Json::String(s) => Bson::String(s.clone()),
-        Json::Array(items) => Bson::Array(
-            items
-                .iter()
-                .map(|v| json_to_bson(v, depth + 1))
-                .collect::<Result<_, _>>()?,
-        ),
-        Json::Object(m) => Bson::Document(map_to_doc(m, depth + 1)?),
-    })
+fn profile_doc(m: &Map<String, Json>) -> Result<Document, UserError> {
+    bson_json::to_doc(m, MAX_PROFILE_DEPTH).map_err(|_| corrupt("a profile nested too deeply"))
 }
 
-fn map_to_doc(m: &Map<String, Json>, depth: usize) -> Result<Document, UserError> {
-    let mut d = Document::new();
-    for (k, v) in m {
-        d.insert(k.clone(), json_to_bson(v, depth)?);
-    }
-    Ok(d)
-}
-
-fn bson_to_json(b: &Bson, depth: usize) -> Json {
-    if depth > MAX_PROFILE_DEPTH {
-        return Json::Null;
-    }
-    match b {
-        Bson::Null | Bson::Undefined => Json::Null,
-        Bson::Boolean(v) => Json::Bool(*v),
-        Bson::Int32(i) => Json::from(*i),
-        Bson::Int64(i) => Json::from(*i),
-        Bson::Double(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
-        Bson::String(s) => Json::String(s.clone()),
-        Bson::Array(items) => {
-            Json::Array(items.iter().map(|v| bson_to_json(v, depth + 1)).collect())
-        }
-        Bson::Document(d) => Json::Object(doc_to_map(d, depth + 1)),
-        other => Json::String(other.to_string()),
-    }
-}
-
-fn doc_to_map(d: &Document, depth: usize) -> Map<String, Json> {
-    d.iter()
-        .map(|(k, v)| (k.clone(), bson_to_json(v, depth)))
-        .collect()
+fn profile_map(d: &Document) -> Result<Map<String, Json>, UserError> {
+    bson_json::doc_json(d, MAX_PROFILE_DEPTH).map_err(|_| corrupt("a profile nested too deeply"))
 }
 
 fn identity_doc(i: &IdentityRecord) -> Document {
@@ -218,7 +171,7 @@ fn user_doc(new: &NewUser, sso: Option<&SsoAccount>, now: &str) -> Result<Docume
         "root_id": &new.root_id,
         "credentials": credentials(new.password_hash.as_deref()),
         "identities": identities,
-        "profile": map_to_doc(&new.profile, 0)?,
+        "profile": profile_doc(&new.profile)?,
         "requires_password_reset": false,
         "created_at": now,
         "updated_at": now,
@@ -289,8 +242,7 @@ fn decode_user(d: &Document) -> Result<(UserRecord, i64), UserError> {
     }
     let profile = d
         .get_document("profile")
-        .map(|p| doc_to_map(p, 0))
-        .unwrap_or_default();
+        .map_or_else(|_| Ok(Map::new()), profile_map)?;
     Ok((
         UserRecord {
             user_id,
@@ -1468,7 +1420,7 @@ impl DocUsers {
         user_id: &str,
         profile: &Map<String, Json>,
     ) -> Result<(), UserError> {
-        self.set_by_user_id(user_id, doc! {"profile": map_to_doc(profile, 0)?})
+        self.set_by_user_id(user_id, doc! {"profile": profile_doc(profile)?})
     }
 }
 
@@ -1526,7 +1478,7 @@ mod tests {
             "sso".into(),
             serde_json::json!({"google": {"picture": "p"}}),
         );
-        let d = map_to_doc(&m, 0).expect("converts");
-        assert_eq!(doc_to_map(&d, 0), m);
+        let d = profile_doc(&m).expect("converts");
+        assert_eq!(profile_map(&d).expect("converts back"), m);
     }
 }
