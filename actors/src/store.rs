@@ -752,26 +752,30 @@ impl SqliteStore {
         batch: &[std::sync::Arc<crate::l1::Pending>],
         track: bool,
     ) -> Result<(u64, Vec<Result<Applied, StoreError>>), StoreError> {
-        let mut tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let seq = bump_seq(&tx)?;
+        // The transaction's own statements come from the statement cache: parsed once
+        // per connection, not four times per group plus two per call.
+        let conn = &self.conn;
+        run_cached(conn, "BEGIN IMMEDIATE")?;
+        // Whatever ends this function early (an error, a panic) rolls the group back.
+        let _open = RollbackOnExit(conn);
+        let seq = bump_seq(conn)?;
         let mut outcomes = Vec::with_capacity(batch.len());
         for pending in batch {
-            let sp = tx.savepoint()?;
-            match apply_changes(&sp, &pending.changes, track) {
+            run_cached(conn, "SAVEPOINT call")?;
+            match apply_changes(conn, &pending.changes, track) {
                 Ok(done) => {
-                    sp.commit()?;
+                    run_cached(conn, "RELEASE call")?;
                     outcomes.push(Ok(done));
                 }
                 Err(e) => {
-                    // Dropping the savepoint rolls back what this call wrote.
-                    drop(sp);
+                    // Undo what this call wrote; the others' writes stay.
+                    run_cached(conn, "ROLLBACK TO call")?;
+                    run_cached(conn, "RELEASE call")?;
                     outcomes.push(Err(e));
                 }
             }
         }
-        tx.commit()?;
+        run_cached(conn, "COMMIT")?;
         Ok((seq, outcomes))
     }
 
@@ -896,6 +900,25 @@ pub(crate) fn root_anchor(root: AnchorId) -> StoredAnchor {
 /// What `apply_changes` did: each written or re-linked anchor's version afterwards, and
 /// (when tracking) the per-anchor changes for the L1 cache.
 type Applied = (Vec<(AnchorId, u64)>, Vec<crate::l1::Change>);
+
+/// Run a statement without parameters or rows from the connection's statement cache.
+fn run_cached(conn: &Connection, sql: &str) -> Result<(), StoreError> {
+    conn.prepare_cached(sql)?.execute([])?;
+    Ok(())
+}
+
+/// Rolls back the transaction still open on the connection when dropped (after a
+/// successful COMMIT there is none, and it does nothing).
+struct RollbackOnExit<'a>(&'a Connection);
+
+impl Drop for RollbackOnExit<'_> {
+    fn drop(&mut self) {
+        if !self.0.is_autocommit() {
+            // If even this fails, the next BEGIN on the connection fails and says so.
+            let _ = self.0.execute_batch("ROLLBACK");
+        }
+    }
+}
 
 /// `meta.commit_seq`: bumped by every transaction that changes anchors (any process,
 /// any build with the L1 cache), so a process can tell its cache went stale.
