@@ -29,6 +29,8 @@
 //! - A cached read is still only a read: a commit checks every version it depends on
 //!   against SQLite inside its transaction, so even a stale entry could only cause a
 //!   replay, never a lost update.
+//! - It holds what reads brought in: a commit updates cached entries but never adds
+//!   one (a created anchor is cached when something first reads it).
 //! - The cache is bounded by an approximate byte size (`[scale.database]
 //!   l1_cache_bytes`); a full shard drops arbitrary entries.
 
@@ -382,12 +384,15 @@ impl EmbeddedShared {
         for change in changes {
             let mut shard = lock(&self.shards[shard_of(change.id)]);
             shard.epoch += 1;
-            let old = shard.map.remove(&change.id);
-            if let Some(old) = &old {
-                shard.bytes -= old.size;
-            }
+            // Only what a read brought in is kept current: an anchor the call created
+            // (or one not cached) stays out until something reads it, so a stream of new
+            // nodes nobody reads back does not fill the cache and evict the hot ones.
+            let Some(old) = shard.map.remove(&change.id) else {
+                continue;
+            };
+            shard.bytes -= old.size;
             // The entry was current before the call: carry what the call did not change.
-            let current = old.filter(|e| e.version == change.before);
+            let current = (old.version == change.before).then_some(old);
             let (anchor, mut edges) = match (change.anchor, current) {
                 (Some(anchor), Some(old)) => (anchor, old.edges),
                 (Some(anchor), None) => (anchor, None),

@@ -752,26 +752,30 @@ impl SqliteStore {
         batch: &[std::sync::Arc<crate::l1::Pending>],
         track: bool,
     ) -> Result<(u64, Vec<Result<Applied, StoreError>>), StoreError> {
-        let mut tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let seq = bump_seq(&tx)?;
+        // The transaction's own statements come from the statement cache: parsed once
+        // per connection, not four times per group plus two per call.
+        let conn = &self.conn;
+        run_cached(conn, "BEGIN IMMEDIATE")?;
+        // Whatever ends this function early (an error, a panic) rolls the group back.
+        let _open = RollbackOnExit(conn);
+        let seq = bump_seq(conn)?;
         let mut outcomes = Vec::with_capacity(batch.len());
         for pending in batch {
-            let sp = tx.savepoint()?;
-            match apply_changes(&sp, &pending.changes, track) {
+            run_cached(conn, "SAVEPOINT call")?;
+            match apply_changes(conn, &pending.changes, track) {
                 Ok(done) => {
-                    sp.commit()?;
+                    run_cached(conn, "RELEASE call")?;
                     outcomes.push(Ok(done));
                 }
                 Err(e) => {
-                    // Dropping the savepoint rolls back what this call wrote.
-                    drop(sp);
+                    // Undo what this call wrote; the others' writes stay.
+                    run_cached(conn, "ROLLBACK TO call")?;
+                    run_cached(conn, "RELEASE call")?;
                     outcomes.push(Err(e));
                 }
             }
         }
-        tx.commit()?;
+        run_cached(conn, "COMMIT")?;
         Ok((seq, outcomes))
     }
 
@@ -896,6 +900,25 @@ pub(crate) fn root_anchor(root: AnchorId) -> StoredAnchor {
 /// What `apply_changes` did: each written or re-linked anchor's version afterwards, and
 /// (when tracking) the per-anchor changes for the L1 cache.
 type Applied = (Vec<(AnchorId, u64)>, Vec<crate::l1::Change>);
+
+/// Run a statement without parameters or rows from the connection's statement cache.
+fn run_cached(conn: &Connection, sql: &str) -> Result<(), StoreError> {
+    conn.prepare_cached(sql)?.execute([])?;
+    Ok(())
+}
+
+/// Rolls back the transaction still open on the connection when dropped (after a
+/// successful COMMIT there is none, and it does nothing).
+struct RollbackOnExit<'a>(&'a Connection);
+
+impl Drop for RollbackOnExit<'_> {
+    fn drop(&mut self) {
+        if !self.0.is_autocommit() {
+            // If even this fails, the next BEGIN on the connection fails and says so.
+            let _ = self.0.execute_batch("ROLLBACK");
+        }
+    }
+}
 
 /// `meta.commit_seq`: bumped by every transaction that changes anchors (any process,
 /// any build with the L1 cache), so a process can tell its cache went stale.
@@ -1040,6 +1063,17 @@ fn apply_changes(
             "UPDATE anchors SET version = version + 1 WHERE id = ?1 RETURNING version",
         )?;
         let read: IdMap<u64> = changes.read_versions.iter().copied().collect();
+        // Tracking: each written anchor's last write (a bulk commit writes thousands).
+        let last: IdMap<usize> = if track {
+            changes
+                .upserts
+                .iter()
+                .enumerate()
+                .map(|(i, a)| (a.id, i))
+                .collect()
+        } else {
+            IdMap::default()
+        };
         for &id in touched.iter().filter(|id| !written.contains_key(id)) {
             // The node's version now (a blind append's node may have moved meanwhile).
             let now = bump
@@ -1070,7 +1104,7 @@ fn apply_changes(
             };
             after.push((id, now));
             if track && !deleted.contains(&id) {
-                let anchor = changes.upserts.iter().rev().find(|a| a.id == id).cloned();
+                let anchor = last.get(&id).map(|&i| changes.upserts[i].clone());
                 cache.push(crate::l1::Change {
                     id,
                     before,
@@ -1973,6 +2007,52 @@ mod tests {
         );
         let stats = shared.stats();
         assert!(stats.hits > 0 && stats.clears > 0, "{stats:?}");
+    }
+
+    /// A commit keeps cached entries current but adds none: nodes a call creates are
+    /// cached only once read, so creating many of them (root's siblings) neither grows
+    /// the cache nor evicts what is read.
+    #[test]
+    fn created_anchors_enter_the_cache_only_when_read() {
+        use crate::l1::{EmbeddedShared, EmbeddedTuning};
+        use std::sync::Arc;
+        let dir = TempDir::new("created");
+        let shared = Arc::new(EmbeddedShared::new(EmbeddedTuning::default()));
+        let mut store = SqliteStore::open(dir.db()).expect("open");
+        store.set_shared(Arc::clone(&shared)).expect("attach");
+        let root = store.root_id();
+        store.begin_attempt();
+        let (_, root_v) = store.load_versioned(root).expect("load").expect("root");
+        assert_eq!(
+            store.load_edges(root).expect("edges"),
+            Vec::<AnchorId>::new()
+        );
+        assert_eq!(shared.stats().entries, 1, "root");
+
+        let ids: Vec<AnchorId> = (0x10..0x30).collect();
+        store
+            .commit(&CommitSet {
+                upserts: ids.iter().map(|&id| node(id, root, "sibling")).collect(),
+                edge_adds: ids.iter().map(|&id| (root, id)).collect(),
+                ..CommitSet::default()
+            })
+            .expect("commit");
+        assert_eq!(shared.stats().entries, 1, "{:?}", shared.stats());
+        // The cached root followed the commit: new version, list appended.
+        store.begin_attempt();
+        let hits = shared.stats().hits;
+        let (_, v) = store.load_versioned(root).expect("load").expect("root");
+        assert_eq!(v, root_v + 1);
+        assert_eq!(store.load_edges(root).expect("edges"), ids);
+        assert_eq!(shared.stats().hits, hits + 2);
+
+        // A created node is read from SQLite once, then from the cache.
+        let misses = shared.stats().misses;
+        let first = store.load_versioned(0x10).expect("load").expect("node");
+        assert_eq!(first, (node(0x10, root, "sibling"), 1));
+        assert_eq!(shared.stats().misses, misses + 1);
+        assert_eq!(store.load_versioned(0x10).expect("load"), Some(first));
+        assert_eq!(shared.stats().entries, 2);
     }
 
     #[test]
