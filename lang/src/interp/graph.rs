@@ -44,8 +44,9 @@ pub struct Slot {
 /// The arena's slots in chunks that never move: chunk 0 holds the first
 /// [`FIRST_CHUNK`] slots and chunk `k` the next `FIRST_CHUNK << (k - 1)`, so the
 /// capacity doubles as a `Vec`'s would, but growing copies no slot and touches each
-/// fresh page once (a `Vec<Slot>` copies every slot at each doubling: a fifth of the
-/// time of a run that makes 100,000 nodes). Indexed like a slice (`slots[i]`).
+/// fresh page once (a `Vec<Slot>` copies every slot at each doubling: with the other
+/// vectors' growth, 15% of the samples of a run that makes 100,000 nodes, 8% after).
+/// Indexed like a slice (`slots[i]`).
 #[derive(Default)]
 pub struct Slots {
     chunks: Vec<Vec<Slot>>,
