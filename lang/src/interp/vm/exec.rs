@@ -262,6 +262,39 @@ fn int_compare(o: CmpOp, a: &Value, b: &Value) -> Option<bool> {
     })
 }
 
+/// Push the value of `name` read through the closure chain (`scope_get`'s lookup)
+/// onto `stack`, cloned straight from its binding; `false` when no scope binds it.
+#[inline]
+fn push_global(scope: &ScopeRef, name: &str, stack: &mut Vec<Value>) -> bool {
+    let s = scope.borrow();
+    if let Some(v) = s.vars.get(name) {
+        push_clone(stack, v);
+        return true;
+    }
+    let mut cur = s.parent.clone();
+    drop(s);
+    while let Some(sc) = cur {
+        let b = sc.borrow();
+        if let Some(v) = b.vars.get(name) {
+            push_clone(stack, v);
+            return true;
+        }
+        cur = b.parent.clone();
+    }
+    false
+}
+
+/// Push a copy of `v`; a function (what a global read mostly finds) or an object
+/// (`self`) is built in place, not returned through a temporary by `Value::clone`.
+#[inline(always)]
+fn push_clone(stack: &mut Vec<Value>, v: &Value) {
+    match v {
+        Value::Func(f) => stack.push(Value::Func(f.clone())),
+        Value::Instance(i) => stack.push(Value::Instance(i.clone())),
+        other => stack.push(other.clone()),
+    }
+}
+
 impl Stacks {
     fn pop(&mut self) -> Value {
         self.stack.pop().unwrap_or(Value::None)
@@ -516,19 +549,20 @@ impl Interp<'_> {
         self.tick()
     }
 
-    /// Call compiled `code` of `func` from the instruction at `at` of the running
-    /// frame (whose current scope is `scope`): `n` arguments on top of the operand
-    /// stack, the callee (or, for a method, the receiver, which becomes `self`) under
-    /// them. The depth check and the tick come first, where `call_plain` has them; on
-    /// success the callee's frame is on top, the arguments moved into its first slots
-    /// (nothing cloned, no allocation once the stacks have grown).
+    /// Call compiled `code` from the instruction at `at` of the running frame (whose
+    /// current scope is `scope`): `n` arguments on top of the operand stack, the callee
+    /// under them. `method` is the resolved method when the value under the arguments
+    /// is its receiver (which becomes `self`); without it, that value is the function
+    /// itself and moves into the frame (no reference count moves). The depth check and
+    /// the tick come first, where `call_plain` has them; on success the callee's frame
+    /// is on top, the arguments moved into its first slots (nothing cloned, no
+    /// allocation once the stacks have grown).
     fn vm_enter(
         &mut self,
         st: &mut Stacks,
-        func: Rc<Function>,
+        method: Option<Rc<Function>>,
         code: Rc<Code>,
         n: usize,
-        method: bool,
         at: usize,
         scope: &ScopeRef,
     ) -> R<()> {
@@ -543,24 +577,46 @@ impl Interp<'_> {
                 st.module_scope = Some(scope.clone());
             }
         }
-        let slot_base = st.slots.len();
-        let base = st.stack.len() - n;
-        st.slots.reserve(code.local_names.len());
-        for v in &mut st.stack[base..] {
-            st.slots.push(Some(std::mem::replace(v, Value::None)));
+        let Stacks {
+            frames,
+            stack,
+            slots,
+            iters,
+            ..
+        } = st;
+        let slot_base = slots.len();
+        let base = stack.len() - n;
+        let locals = code.local_names.len();
+        slots.reserve(locals);
+        for v in &mut stack[base..] {
+            slots.push(Some(std::mem::replace(v, Value::None)));
         }
-        st.stack.truncate(base);
-        st.slots.resize(slot_base + code.local_names.len(), None);
-        let under = st.stack.pop();
-        st.frames.push(Frame {
+        stack.truncate(base);
+        slots.resize(slot_base + locals, None);
+        // The frame is pushed with its fields known, then `func` and `self` are
+        // moved in: built whole with a value chosen at run time, the frame would go
+        // through a temporary (a stalled copy on every call).
+        frames.push(Frame {
             code,
-            func: Some(func),
+            func: None,
             pc: 0,
             slot_base: slot_base as u32,
-            stack_base: st.stack.len() as u32,
-            iter_base: st.iters.len() as u32,
-            this: if method { under } else { None },
+            stack_base: (base - 1) as u32,
+            iter_base: iters.len() as u32,
+            this: None,
         });
+        let under = stack.pop();
+        if let Some(f) = frames.last_mut() {
+            match (method, under) {
+                (Some(m), this) => {
+                    f.func = Some(m);
+                    f.this = this;
+                }
+                (None, Some(Value::Func(func))) => f.func = Some(func),
+                // `Call` enters only a function value.
+                (None, _) => {}
+            }
+        }
         self.depth += 1;
         Ok(())
     }
@@ -645,11 +701,12 @@ impl Interp<'_> {
                 }
                 Op::LoadGlobal(i) => {
                     let name = &code.names[i as usize];
-                    let v = match scope_get(&scope, name) {
-                        Some(v) => v,
-                        None => tri!(Err(self.vm_name_error(name))),
-                    };
-                    st.stack.push(v);
+                    if !push_global(&scope, name, &mut st.stack) {
+                        tri!(Err(self.vm_name_error(name)));
+                    }
+                }
+                Op::LoadSelf if let Some(Some(v)) = st.frames.last().map(|f| &f.this) => {
+                    push_clone(&mut st.stack, v);
                 }
                 Op::LoadSelf | Op::LoadHere | Op::LoadVisitor => {
                     let entry = st.frames.len() == 1;
@@ -684,28 +741,31 @@ impl Interp<'_> {
                     st.stack.push(r);
                 }
                 Op::Binary(o) => {
-                    let b = st.pop();
-                    let a = st.pop();
                     // Small ints in the loop (what `binary_op` does first, without the
-                    // call); an overflow or a zero divisor goes the general way.
-                    if let (Value::Int(x), Value::Int(y)) = (&a, &b)
-                        && let Some(r) = int_binary(o, *x, *y)
+                    // call), the result written over the left operand; an overflow or
+                    // a zero divisor goes the general way.
+                    let n = st.stack.len();
+                    if let [.., Value::Int(x), Value::Int(y)] = st.stack[..]
+                        && let Some(r) = int_binary(o, x, y)
                     {
-                        st.stack.push(Value::Int(r));
+                        st.stack.truncate(n - 1);
+                        st.stack[n - 2] = Value::Int(r);
                         continue;
                     }
+                    let b = st.pop();
+                    let a = st.pop();
                     let r = tri!(self.binary_op(o, &a, &b));
                     st.stack.push(r);
                 }
                 Op::BinaryConst(o, k) => {
-                    let a = st.pop();
                     let b = &code.consts[k as usize];
-                    if let (Value::Int(x), Value::Int(y)) = (&a, b)
+                    if let (Some(Value::Int(x)), Value::Int(y)) = (st.stack.last_mut(), b)
                         && let Some(r) = int_binary(o, *x, *y)
                     {
-                        st.stack.push(Value::Int(r));
+                        *x = r;
                         continue;
                     }
+                    let a = st.pop();
                     let r = tri!(self.binary_op(o, &a, b));
                     st.stack.push(r);
                 }
@@ -922,13 +982,11 @@ impl Interp<'_> {
                     let n = n as usize;
                     let base = st.stack.len() - n;
                     let compiled = match &st.stack[base - 1] {
-                        Value::Func(f) if plain_shape(f, n) => {
-                            self.vm_code_of(f).map(|c| (f.clone(), c))
-                        }
+                        Value::Func(f) if plain_shape(f, n) => self.vm_code_of(f),
                         _ => None,
                     };
-                    if let Some((f, c)) = compiled {
-                        tri!(self.vm_enter(st, f, c, n, false, pc - 1, &scope));
+                    if let Some(c) = compiled {
+                        tri!(self.vm_enter(st, None, c, n, pc - 1, &scope));
                         enter_top!(false);
                         continue;
                     }
@@ -951,37 +1009,52 @@ impl Interp<'_> {
                     let n = n as usize;
                     let name = &code.names[i as usize];
                     let base = st.stack.len() - n;
-                    let recv = &st.stack[base - 1];
-                    let class = match recv {
-                        Value::Instance(inst) if Self::stdlib_key(recv).is_none() => {
-                            Some(inst.class.clone())
+                    let cache = &code.method_cache[site as usize];
+                    // The cached method when the receiver's class is the one cached and
+                    // no method was declared or replaced since (a cached class is never
+                    // a stdlib type: those are not cached).
+                    let hit = match (&*cache.borrow(), &st.stack[base - 1]) {
+                        (Some(h), Value::Instance(inst))
+                            if Rc::ptr_eq(&h.class, &inst.class) && h.epoch == methods_epoch() =>
+                        {
+                            Some(h.func.clone())
                         }
-                        Value::Anchor(h) => Some(self.graph.slot(*h).class.clone()),
+                        (Some(h), Value::Anchor(a))
+                            if Rc::ptr_eq(&h.class, &self.graph.slot(*a).class)
+                                && h.epoch == methods_epoch() =>
+                        {
+                            Some(h.func.clone())
+                        }
                         _ => None,
                     };
-                    let cache = &code.method_cache[site as usize];
-                    let method = class.and_then(|class| {
-                        let epoch = methods_epoch();
-                        if let Some(hit) = &*cache.borrow()
-                            && hit.epoch == epoch
-                            && Rc::ptr_eq(&hit.class, &class)
-                        {
-                            return Some(hit.func.clone());
+                    let method = match hit {
+                        Some(f) => Some(f),
+                        None => {
+                            let recv = &st.stack[base - 1];
+                            let class = match recv {
+                                Value::Instance(inst) if Self::stdlib_key(recv).is_none() => {
+                                    Some(inst.class.clone())
+                                }
+                                Value::Anchor(h) => Some(self.graph.slot(*h).class.clone()),
+                                _ => None,
+                            };
+                            class.and_then(|class| {
+                                let f = class.find_method(name)?;
+                                if !f.is_static && plain_shape(&f, n) {
+                                    *cache.borrow_mut() = Some(MethodHit {
+                                        class,
+                                        epoch: methods_epoch(),
+                                        func: f.clone(),
+                                    });
+                                }
+                                Some(f)
+                            })
                         }
-                        let f = class.find_method(name)?;
-                        if !f.is_static && plain_shape(&f, n) {
-                            *cache.borrow_mut() = Some(MethodHit {
-                                class,
-                                epoch,
-                                func: f.clone(),
-                            });
-                        }
-                        Some(f)
-                    });
+                    };
                     match method {
                         Some(f) if !f.is_static && plain_shape(&f, n) => {
                             if let Some(c) = self.vm_code_of(&f) {
-                                tri!(self.vm_enter(st, f, c, n, true, pc - 1, &scope));
+                                tri!(self.vm_enter(st, Some(f), c, n, pc - 1, &scope));
                                 enter_top!(false);
                                 continue;
                             }
@@ -1012,21 +1085,30 @@ impl Interp<'_> {
                     st.stack.push(v);
                 }
                 Op::Return | Op::ReturnNone => {
-                    let v = if matches!(op, Op::Return) {
-                        st.pop()
-                    } else {
-                        Value::None
+                    let ret = matches!(op, Op::Return);
+                    let depth = st.frames.len();
+                    let bases = match st.frames.last() {
+                        Some(f) if depth > 1 => (
+                            f.slot_base as usize,
+                            f.stack_base as usize,
+                            f.iter_base as usize,
+                        ),
+                        _ => return Ok(if ret { st.pop() } else { Value::None }),
                     };
-                    if st.frames.len() <= 1 {
-                        return Ok(v);
+                    let (slot_base, stack_base, iter_base) = bases;
+                    // Dropped in the order of before: the frame, its slots, its
+                    // operands, its iterators.
+                    st.frames.truncate(depth - 1);
+                    st.slots.truncate(slot_base);
+                    // The value returned is usually the frame's only operand, already
+                    // where the caller's call instruction leaves its result.
+                    if !(ret && st.stack.len() == stack_base + 1) {
+                        let v = if ret { st.pop() } else { Value::None };
+                        st.stack.truncate(stack_base);
+                        st.stack.push(v);
                     }
-                    if let Some(f) = st.frames.pop() {
-                        st.slots.truncate(f.slot_base as usize);
-                        st.stack.truncate(f.stack_base as usize);
-                        st.iters.truncate(f.iter_base as usize);
-                    }
+                    st.iters.truncate(iter_base);
                     self.depth -= 1;
-                    st.stack.push(v);
                     enter_top!(true);
                 }
                 Op::GetIter(comprehension, reserve) => {
@@ -1120,6 +1202,33 @@ impl Interp<'_> {
                         Some(v) => {
                             tri!(self.poll());
                             st.stack.push(v);
+                        }
+                        None => {
+                            st.iters.pop();
+                            pc = exit as usize;
+                        }
+                    }
+                }
+                Op::ForIterLocal(exit, s) => {
+                    let item = match st.iters.last_mut() {
+                        Some(VmIter::Gen(g)) => {
+                            let g = g.clone();
+                            tri!(self.poll());
+                            match tri!(self.gen_resume(&g, Value::None)) {
+                                GenStep::Yielded(v) => {
+                                    st.slots[sb + s as usize] = Some(v);
+                                    continue;
+                                }
+                                GenStep::Returned(_) => None,
+                            }
+                        }
+                        Some(it) => it.next_ready(),
+                        None => None,
+                    };
+                    match item {
+                        Some(v) => {
+                            tri!(self.poll());
+                            st.slots[sb + s as usize] = Some(v);
                         }
                         None => {
                             st.iters.pop();

@@ -378,6 +378,7 @@ impl Lower {
             Op::CompareConstJump(op, k, _) => Op::CompareConstJump(op, k, target),
             Op::LocalCompareConstJump(s, op, k, _) => Op::LocalCompareConstJump(s, op, k, target),
             Op::ForIter(_) => Op::ForIter(target),
+            Op::ForIterLocal(_, s) => Op::ForIterLocal(target, s),
             Op::ForIterPair(_, k) => Op::ForIterPair(target, k),
             Op::EnumerateFast(_) => Op::EnumerateFast(target),
             Op::Visit(index, _) => Op::Visit(index, target),
@@ -396,15 +397,19 @@ impl Lower {
         (self.consts.len() - 1) as u32
     }
 
-    /// The slot of `e` when it is a name of one of the def's parameters: always bound
-    /// (a call binds every one, and nothing in the subset unbinds a slot), so reading
-    /// it cannot fail and can be fused into the instruction that uses it.
-    fn param_slot(&self, e: &ast::Expr) -> Option<u32> {
+    /// The slot of `e` when it is a name of one of the def's parameters or a target
+    /// of an enclosing comprehension: always bound (a call binds every parameter,
+    /// `resolve` gives a target's slot only where its generator has bound it, and
+    /// nothing in the subset unbinds a slot), so reading it cannot fail and can be
+    /// fused into the instruction that uses it.
+    fn bound_slot(&self, e: &ast::Expr) -> Option<u32> {
         let E::Name(n) = &e.kind else {
             return None;
         };
         match self.resolve(n) {
-            Ok(Some(s)) if (s as usize) < self.params => Some(s),
+            Ok(Some(s)) if (s as usize) < self.params || (s as usize) >= self.func_locals => {
+                Some(s)
+            }
             _ => None,
         }
     }
@@ -419,7 +424,7 @@ impl Lower {
         {
             if let E::Int(i) = right.kind {
                 let k = self.const_index(Value::Int(i));
-                if let Some(s) = self.param_slot(left) {
+                if let Some(s) = self.bound_slot(left) {
                     return Ok(self.emit(Op::LocalCompareConstJump(s, *op, k, 0), cond.span));
                 }
                 self.expr(left)?;
@@ -972,7 +977,7 @@ impl Lower {
             E::Binary { op, left, right } => {
                 if let E::Int(i) = right.kind {
                     let k = self.const_index(Value::Int(i));
-                    if let Some(s) = self.param_slot(left) {
+                    if let Some(s) = self.bound_slot(left) {
                         self.emit(Op::LocalBinaryConst(s, *op, k), sp);
                     } else {
                         self.expr(left)?;
@@ -1236,7 +1241,6 @@ impl Lower {
         self.expr(&first.iter)?;
         self.emit(Op::GetIter(true, outermost), sp);
         let head = self.here();
-        let exit = self.emit(Op::ForIter(0), sp);
         if slots {
             let mut bound = Vec::new();
             for n in &names {
@@ -1244,25 +1248,29 @@ impl Lower {
             }
             match (&first.target.kind, bound.as_slice()) {
                 (E::Name(_), [slot]) => {
-                    self.emit(Op::DefineLocal(*slot), sp);
+                    let exit = self.emit(Op::ForIterLocal(0, *slot), sp);
+                    return self.comprehension_rest(first, rest, (head, exit), sp, slots, body);
                 }
                 _ => {
+                    let exit = self.emit(Op::ForIter(0), sp);
                     self.slot_lists.push(bound);
                     let k = (self.slot_lists.len() - 1) as u32;
                     self.emit(Op::UnpackLocals(k), sp);
+                    return self.comprehension_rest(first, rest, (head, exit), sp, slots, body);
                 }
             }
-        } else {
-            match (&first.target.kind, names.as_slice()) {
-                (E::Name(_), [n]) => {
-                    let i = self.name(n);
-                    self.emit(Op::DefineName(i), sp);
-                }
-                _ => {
-                    self.kwnames.push(names);
-                    let k = (self.kwnames.len() - 1) as u32;
-                    self.emit(Op::UnpackDefine(k), sp);
-                }
+        }
+        // Module code without slots: targets by name in the comprehension's scope.
+        let exit = self.emit(Op::ForIter(0), sp);
+        match (&first.target.kind, names.as_slice()) {
+            (E::Name(_), [n]) => {
+                let i = self.name(n);
+                self.emit(Op::DefineName(i), sp);
+            }
+            _ => {
+                self.kwnames.push(names);
+                let k = (self.kwnames.len() - 1) as u32;
+                self.emit(Op::UnpackDefine(k), sp);
             }
         }
         self.comprehension_rest(first, rest, (head, exit), sp, slots, body)

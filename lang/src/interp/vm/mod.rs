@@ -128,6 +128,10 @@ pub(crate) enum Op {
     /// `GetIter(true, reserve)`, except that the items `EnumerateFast` just took become
     /// an iterator of (index, item) pairs that makes no tuples.
     GetIterEnumerate(bool),
+    /// `ForIter` fused with the `DefineLocal` of a comprehension's one-name target:
+    /// the item is bound into slot `s` without passing through the operand stack:
+    /// (exit, s).
+    ForIterLocal(u32, u32),
     /// `ForIter` fused with the `UnpackLocals` of the two-slot list `slot_lists[k]`:
     /// an (index, item) pair is bound without a tuple, any other item unpacked as
     /// `UnpackLocals` does: (exit, k).

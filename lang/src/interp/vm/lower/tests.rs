@@ -201,3 +201,30 @@ fn single_comparisons_in_conditions_compare_and_jump_in_one_instruction() {
     assert_eq!(count(|op| matches!(op, Op::CompareChain(..))), 1);
     assert_eq!(count(|op| matches!(op, Op::JumpIfFalse(_))), 1);
 }
+
+#[test]
+fn a_one_name_comprehension_target_is_bound_by_the_loop_and_read_fused() {
+    let code = lowered(
+        "def f(n: int) -> list {\n    x = 1;\n    return [x * 3 for x in range(n) if x % 2 == 0] + [x + 1];\n}\n",
+    )
+    .remove(0)
+    .1
+    .expect("lowered");
+    // `n`, the local `x`, then the comprehension's own `x`.
+    let count = |f: fn(&Op) -> bool| code.ops.iter().filter(|op| f(op)).count();
+    assert_eq!(count(|op| matches!(op, Op::ForIterLocal(_, 2))), 1);
+    assert_eq!(count(|op| matches!(op, Op::ForIter(_))), 0);
+    assert_eq!(count(|op| matches!(op, Op::DefineLocal(_))), 0);
+    // The target (bound wherever it is read) is read by the fused instructions.
+    assert_eq!(
+        count(|op| matches!(op, Op::LocalBinaryConst(2, ast::BinOp::Mod, _))),
+        1
+    );
+    assert_eq!(
+        count(|op| matches!(op, Op::LocalBinaryConst(2, ast::BinOp::Mul, _))),
+        1
+    );
+    // The function's own `x` may be unbound where it is read: loaded first.
+    assert_eq!(count(|op| matches!(op, Op::LoadLocal(1))), 1);
+    assert_eq!(count(|op| matches!(op, Op::LocalBinaryConst(1, _, _))), 0);
+}
