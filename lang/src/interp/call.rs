@@ -359,22 +359,23 @@ impl Interp<'_> {
         }
         let n = c.fields.len();
         let mut values: Vec<Option<Value>> = vec![None; n];
-        let init_fields: Vec<usize> = (0..n)
-            .filter(|&i| !c.fields[i].postinit && !c.fields[i].is_static)
-            .collect();
-        let qual = format!("{}.__init__", c.name);
-        if args.len() > init_fields.len() {
-            let required = init_fields
-                .iter()
-                .filter(|&&i| c.fields[i].default.is_none())
+        // Positional arguments fill the fields `init` takes, in order; the qualified name
+        // is only made for an error message (this runs once per constructed object).
+        let init_field = |i: &usize| !c.fields[*i].postinit && !c.fields[*i].is_static;
+        let qual = || format!("{}.__init__", c.name);
+        let takes = (0..n).filter(init_field).count();
+        if args.len() > takes {
+            let required = (0..n)
+                .filter(init_field)
+                .filter(|&i| c.fields[i].default.is_none())
                 .count();
             return Err(self.err(
                 "TypeError",
-                params::init_arity_message(&qual, required, init_fields.len(), args.len()),
+                params::init_arity_message(&qual(), required, takes, args.len()),
             ));
         }
-        for (slot, a) in init_fields.iter().zip(args) {
-            values[*slot] = Some(a);
+        for (slot, a) in (0..n).filter(init_field).zip(args) {
+            values[slot] = Some(a);
         }
         for (k, v) in kwargs {
             match c.field_index.get(&k) {
@@ -382,7 +383,7 @@ impl Interp<'_> {
                     if values[i].is_some() {
                         return Err(self.err(
                             "TypeError",
-                            format!("{qual}() got multiple values for argument '{k}'"),
+                            format!("{}() got multiple values for argument '{k}'", qual()),
                         ));
                     }
                     values[i] = Some(v);
@@ -398,20 +399,6 @@ impl Interp<'_> {
                 }
             }
         }
-        let scope = c
-            .scope
-            .borrow()
-            .clone()
-            .unwrap_or_else(|| self.builtins.clone());
-        let dctx = Ctx {
-            scope,
-            this: None,
-            here: None,
-            visitor: None,
-            class: Some(c.clone()),
-            file: c.file,
-            func: c.name.clone(),
-        };
         // Every missing field is named at once, before any default runs, as CPython does.
         let missing: Vec<Rc<str>> = (0..n)
             .filter(|&i| values[i].is_none() && !c.fields[i].postinit)
@@ -419,15 +406,32 @@ impl Interp<'_> {
             .map(|i| c.fields[i].name.clone())
             .collect();
         if !missing.is_empty() {
-            return Err(self.err("TypeError", params::missing_message(&qual, &missing)));
+            return Err(self.err("TypeError", params::missing_message(&qual(), &missing)));
         }
+        // Defaults run in the class's scope; the context is made for the first one.
+        let mut dctx: Option<Ctx> = None;
         let mut fields = Vec::with_capacity(n);
         for (i, v) in values.into_iter().enumerate() {
             let f = &c.fields[i];
             let v = match v {
                 Some(v) => v,
                 None => match &f.default {
-                    Some(d) if !f.postinit => self.eval(d, &dctx)?,
+                    Some(d) if !f.postinit => {
+                        let ctx = dctx.get_or_insert_with(|| Ctx {
+                            scope: c
+                                .scope
+                                .borrow()
+                                .clone()
+                                .unwrap_or_else(|| self.builtins.clone()),
+                            this: None,
+                            here: None,
+                            visitor: None,
+                            class: Some(c.clone()),
+                            file: c.file,
+                            func: c.name.clone(),
+                        });
+                        self.eval(d, ctx)?
+                    }
                     _ => Value::None,
                 },
             };
