@@ -131,7 +131,11 @@ fn access_line(
 ) -> String {
     use std::fmt::Write as _;
     let mut line = String::with_capacity(192);
-    let time = Utc(now);
+    // The subscriber's default timer: RFC 3339, UTC, microseconds.
+    let time = lang::interp::events::rfc3339(
+        now.duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default(),
+    );
     match format {
         LogFormat::Text => {
             let _ = writeln!(
@@ -155,39 +159,6 @@ fn access_line(
         }
     }
     line
-}
-
-/// A time as `tracing-subscriber`'s default timer prints it: `2026-11-27T15:11:55.231363Z`.
-struct Utc(std::time::SystemTime);
-
-impl std::fmt::Display for Utc {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let since = self
-            .0
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        let secs = since.as_secs();
-        let days = i64::try_from(secs / 86_400).unwrap_or(0);
-        let rest = secs % 86_400;
-        // Days since 1970-01-01 to a civil date (proleptic Gregorian).
-        let z = days + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z - era * 146_097;
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = doy - (153 * mp + 2) / 5 + 1;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 };
-        let year = yoe + era * 400 + i64::from(month <= 2);
-        write!(
-            f,
-            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:06}Z",
-            rest / 3600,
-            rest / 60 % 60,
-            rest % 60,
-            since.subsec_micros()
-        )
-    }
 }
 
 fn is_terminal() -> bool {
@@ -316,17 +287,6 @@ impl std::io::Write for LineWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn utc_times_print_as_the_subscriber_prints_them() {
-        let at = |secs: u64, micros: u32| {
-            Utc(std::time::UNIX_EPOCH + std::time::Duration::new(secs, micros * 1000)).to_string()
-        };
-        assert_eq!(at(0, 0), "1970-01-01T00:00:00.000000Z");
-        assert_eq!(at(1_795_792_315, 231_363), "2026-11-27T15:11:55.231363Z");
-        assert_eq!(at(951_782_400, 7), "2000-02-29T00:00:00.000007Z");
-        assert_eq!(at(4_107_542_399, 999_999), "2100-02-28T23:59:59.999999Z");
-    }
 
     #[test]
     fn direct_access_lines_match_the_subscriber_layout() {
