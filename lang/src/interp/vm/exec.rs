@@ -124,6 +124,31 @@ fn reserve_result(st: &Stacks, n: usize) {
 }
 
 impl Interp<'_> {
+    /// The next item of the innermost loop's iterator for `ForIter`/`ForIterLocal`
+    /// (with the op-budget check), or `None` when it is exhausted: a generator is
+    /// resumed, anything else steps in place.
+    #[inline(always)]
+    fn vm_for_next(&mut self, iters: &mut [VmIter]) -> R<Option<Value>> {
+        match iters.last_mut() {
+            Some(VmIter::Gen(g)) => {
+                let g = g.clone();
+                self.poll()?;
+                Ok(match self.gen_resume(&g, Value::None)? {
+                    GenStep::Yielded(v) => Some(v),
+                    GenStep::Returned(_) => None,
+                })
+            }
+            Some(it) => match it.next_ready() {
+                Some(v) => {
+                    self.poll()?;
+                    Ok(Some(v))
+                }
+                None => Ok(None),
+            },
+            None => Ok(None),
+        }
+    }
+
     /// The iterator `GetIter` pushes for `v`: ranges step lazily, a generator is resumed
     /// (except in a comprehension, which reads it whole), anything else is read into
     /// items, reserving room in the comprehension's result when `reserve`.
@@ -1182,60 +1207,20 @@ impl Interp<'_> {
                         st.slots[s] = Some(x);
                     }
                 }
-                Op::ForIter(exit) => {
-                    let item = match st.iters.last_mut() {
-                        Some(VmIter::Gen(g)) => {
-                            let g = g.clone();
-                            tri!(self.poll());
-                            match tri!(self.gen_resume(&g, Value::None)) {
-                                GenStep::Yielded(v) => {
-                                    st.stack.push(v);
-                                    continue;
-                                }
-                                GenStep::Returned(_) => None,
-                            }
-                        }
-                        Some(it) => it.next_ready(),
-                        None => None,
-                    };
-                    match item {
-                        Some(v) => {
-                            tri!(self.poll());
-                            st.stack.push(v);
-                        }
-                        None => {
-                            st.iters.pop();
-                            pc = exit as usize;
-                        }
+                Op::ForIter(exit) => match tri!(self.vm_for_next(&mut st.iters)) {
+                    Some(v) => st.stack.push(v),
+                    None => {
+                        st.iters.pop();
+                        pc = exit as usize;
                     }
-                }
-                Op::ForIterLocal(exit, s) => {
-                    let item = match st.iters.last_mut() {
-                        Some(VmIter::Gen(g)) => {
-                            let g = g.clone();
-                            tri!(self.poll());
-                            match tri!(self.gen_resume(&g, Value::None)) {
-                                GenStep::Yielded(v) => {
-                                    st.slots[sb + s as usize] = Some(v);
-                                    continue;
-                                }
-                                GenStep::Returned(_) => None,
-                            }
-                        }
-                        Some(it) => it.next_ready(),
-                        None => None,
-                    };
-                    match item {
-                        Some(v) => {
-                            tri!(self.poll());
-                            st.slots[sb + s as usize] = Some(v);
-                        }
-                        None => {
-                            st.iters.pop();
-                            pc = exit as usize;
-                        }
+                },
+                Op::ForIterLocal(exit, s) => match tri!(self.vm_for_next(&mut st.iters)) {
+                    Some(v) => st.slots[sb + s as usize] = Some(v),
+                    None => {
+                        st.iters.pop();
+                        pc = exit as usize;
                     }
-                }
+                },
                 Op::PopIter => {
                     st.iters.pop();
                 }
