@@ -18,6 +18,7 @@ const MAX_BASE_DEPTH: u32 = 32;
 /// One `has` field as the constructor sees it.
 pub(super) struct Field<'a> {
     name: &'a str,
+    ty: &'a Expr,
     has_default: bool,
     postinit: bool,
 }
@@ -45,7 +46,7 @@ fn list(names: &[&str]) -> String {
 }
 
 /// Decorators known not to change a constructor.
-fn harmless_decorator(d: &Expr) -> bool {
+pub(super) fn harmless_decorator(d: &Expr) -> bool {
     let f = match &d.kind {
         ExprKind::Call { func, .. } => func,
         _ => d,
@@ -101,6 +102,7 @@ impl<'a> Cx<'a, '_> {
                 }
                 let f = Field {
                     name,
+                    ty: &v.ty,
                     has_default: v.default.is_some(),
                     postinit: v.postinit,
                 };
@@ -185,12 +187,20 @@ impl<'a> Cx<'a, '_> {
         for b in bound.iter_mut().take(npos) {
             *b = true;
         }
+        let positional = args.iter().filter_map(|x| match x {
+            Arg::Positional(v) => Some(v),
+            _ => None,
+        });
+        for (f, v) in params.iter().zip(positional) {
+            self.type_check_arg(f.ty, v, f.name, name);
+        }
         // After an unknown keyword (likely a typo) a "missing" report would be noise.
         let mut unknown = false;
         for arg in args {
-            let Arg::Keyword(k, _) = arg else { continue };
+            let Arg::Keyword(k, v) = arg else { continue };
             let key: &str = &k.name;
             if let Some(i) = params.iter().position(|f| f.name == key) {
+                self.type_check_arg(params[i].ty, v, key, name);
                 if bound[i] {
                     self.error(
                         Code::E2002,
@@ -242,7 +252,13 @@ impl<'a> Cx<'a, '_> {
         }
     }
 
-    fn check_def_call(&mut self, name: &str, ab: &'a Ability, args: &'a [Arg], span: Span) {
+    pub(super) fn check_def_call(
+        &mut self,
+        name: &str,
+        ab: &'a Ability,
+        args: &'a [Arg],
+        span: Span,
+    ) {
         if !ab.decorators.is_empty() || ab.kind != AbilityKind::Def || ab.event.is_some() {
             return;
         }
@@ -293,15 +309,27 @@ impl<'a> Cx<'a, '_> {
         for &i in positional.iter().take(npos) {
             bound[i] = true;
         }
+        let given = args.iter().filter_map(|x| match x {
+            Arg::Positional(v) => Some(v),
+            _ => None,
+        });
+        for (&i, v) in positional.iter().zip(given) {
+            if let Some(t) = &params[i].ty {
+                self.type_check_arg(t, v, &params[i].name.name, name);
+            }
+        }
         let mut unknown = false;
         for arg in args {
-            let Arg::Keyword(k, _) = arg else { continue };
+            let Arg::Keyword(k, v) = arg else { continue };
             let key: &str = &k.name;
             let hit = params
                 .iter()
                 .position(|p| p.kind == ParamKind::Normal && &*p.name.name == key);
             match hit {
                 Some(i) if keyword_ok[i] => {
+                    if let Some(t) = &params[i].ty {
+                        self.type_check_arg(t, v, key, name);
+                    }
                     if bound[i] {
                         self.error(
                             Code::E2002,

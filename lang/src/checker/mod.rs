@@ -10,7 +10,7 @@
 //! | E2003 | error    | constructor keyword naming no `has` field of the archetype |
 //! | E2004 | error    | ability trigger that is not a type (`with root entry`, a def, a variable) |
 //! | W2004 | warning  | ability trigger naming an enum or a builtin type (never fires) |
-//! | E2005 | error    | literal that certainly does not match its declared builtin type |
+//! | E2005 | error    | literal that certainly does not match its declared builtin type (assignments, defaults, returns, call arguments) |
 //! | E2006 | error    | `return` outside a function or ability |
 //! | E2007 | error    | `break` / `continue` outside a loop |
 //! | E2008 | error    | `visit` / `skip` / `disengage` outside any function (module level, `with entry`, `test`) |
@@ -28,6 +28,7 @@
 //! | E2031 | error    | `yield` nested inside a larger expression |
 //! | E2032 | error    | `await` outside an `async def` / `async can` |
 //! | E2033 | error    | `yield` in an `async` function (async generators are not supported) |
+//! | E2034 | error    | attribute that an instance of a local archetype certainly lacks |
 //!
 //! Scoping follows Jac (Python rules without `global`/`nonlocal`): module globals are the
 //! declarations plus every name assigned at module level or in a `with entry` block;
@@ -37,8 +38,10 @@
 //!
 //! Submodules: `collect` (what a block binds), `walk` (statements and expressions),
 //! `decls` (archetypes, enums, impls, triggers, endpoints), `calls` (arity and fields),
-//! `types` (literal type mismatches), `imports`, `names` (ambient names, suggestions).
+//! `types` (literal type mismatches), `attrs` (attributes of known instances), `imports`,
+//! `names` (ambient names, suggestions).
 
+mod attrs;
 mod calls;
 mod collect;
 /// Direct sub-expressions of an expression (shared with the interpreter's generator scan).
@@ -99,6 +102,9 @@ enum ScopeKind {
 struct Scope<'a> {
     kind: ScopeKind,
     names: HashSet<&'a str>,
+    /// Locals whose every binding is a constructor call of one local archetype
+    /// (`p = P(..)`): their archetype, for attribute checks (`attrs.rs`).
+    types: HashMap<&'a str, &'a Archetype>,
 }
 
 /// Where statements run, for `return`, `break`, `visit`, `here`, ...
@@ -188,6 +194,9 @@ struct Cx<'a, 'h> {
     type_params: HashSet<&'a str>,
     /// Names declared by `glob` anywhere: an assignment in a def rebinds them.
     globs: HashSet<&'a str>,
+    /// Attribute reads that no declaration provides, reported at the end of the module
+    /// unless something assigns that attribute (`attrs.rs`).
+    attrs: attrs::Pending<'a>,
 }
 
 impl<'a, 'h> Cx<'a, 'h> {
@@ -207,6 +216,7 @@ impl<'a, 'h> Cx<'a, 'h> {
             stdlib_aliases: HashMap::new(),
             type_params: HashSet::new(),
             globs: HashSet::new(),
+            attrs: attrs::Pending::default(),
         }
     }
 
@@ -246,7 +256,16 @@ impl<'a, 'h> Cx<'a, 'h> {
     }
 
     fn push_scope(&mut self, kind: ScopeKind, names: HashSet<&'a str>) {
-        self.scopes.push(Scope { kind, names });
+        self.push_typed_scope(kind, names, HashMap::new());
+    }
+
+    fn push_typed_scope(
+        &mut self,
+        kind: ScopeKind,
+        names: HashSet<&'a str>,
+        types: HashMap<&'a str, &'a Archetype>,
+    ) {
+        self.scopes.push(Scope { kind, names, types });
     }
 
     fn pop_scope(&mut self) {
@@ -362,5 +381,6 @@ impl<'a, 'h> Cx<'a, 'h> {
         for item in &m.items {
             self.item(item);
         }
+        self.report_attrs();
     }
 }

@@ -299,9 +299,102 @@ fn each_code_fires() {
             "E2030",
         ),
         ("import from datetime { datetim }", "E2030"),
+        ("def f(x: int) { } with entry { f(\"a\"); }", "E2005"),
+        (
+            "obj P { has x: int = 0; } with entry { p = P(); print(p.y); }",
+            "E2034",
+        ),
     ];
     for (src, code) in cases {
         let got = codes(src);
         assert!(got.contains(code), "{src}: expected {code}, got {got:?}");
+    }
+}
+
+#[test]
+fn literal_arguments_against_declared_types() {
+    let src = "obj P { has x: int = 0; has s: str = \"\"; def m(k: float) { } }\n\
+               def f(a: int, b: str = \"\", *, c: list = []) { }\n\
+               with entry { f(\"1\"); f(1, 2); f(1, c={}); P(\"x\"); P(s=3); \
+               p = P(); p.m(\"k\"); f(True, \"ok\", c=[1]); P(1, \"s\"); p.m(2); }";
+    let d = check_src(src);
+    let got: Vec<(&str, &str)> = d
+        .iter()
+        .map(|d| (d.code.as_str(), d.message.as_str()))
+        .collect();
+    assert_eq!(got.len(), 6, "{got:#?}");
+    assert!(got.iter().all(|(c, _)| *c == "E2005"), "{got:#?}");
+    assert!(
+        got[0].1.contains("`a` of `f` expects `int`, found `str`"),
+        "{got:#?}"
+    );
+    assert!(
+        got[1].1.contains("`b` of `f` expects `str`, found `int`"),
+        "{got:#?}"
+    );
+    assert!(
+        got[2].1.contains("`c` of `f` expects `list`, found `dict`"),
+        "{got:#?}"
+    );
+    assert!(
+        got[3].1.contains("`x` of `P` expects `int`, found `str`"),
+        "{got:#?}"
+    );
+    assert!(
+        got[4].1.contains("`s` of `P` expects `str`, found `int`"),
+        "{got:#?}"
+    );
+    assert!(
+        got[5].1.contains("`k` of `m` expects `float`, found `str`"),
+        "{got:#?}"
+    );
+}
+
+#[test]
+fn attributes_of_known_instances() {
+    let errs = |src: &str| -> Vec<String> {
+        check_src(src)
+            .into_iter()
+            .filter(|d| d.code == "E2034")
+            .map(|d| d.message)
+            .collect()
+    };
+    // A constructed local, a module-level instance bound once and `self` of an
+    // archetype nothing extends; inherited members and abilities are found (a `glob`
+    // is never typed: any def may rebind it).
+    let found = errs(
+        "node B { has base: int = 0; def hello { } }\n\
+         node N(B) { has name: str = \"\"; def nope_not { return self.nmae; } }\n\
+         def f { n = N(); print(n.name, n.base, n.hello(), n.nam); }\n\
+         with entry { g = N(); }\n\
+         with entry { print(g.mising); }",
+    );
+    assert_eq!(found.len(), 3, "{found:#?}");
+    assert!(
+        found[0].contains("`N` has no field or ability `nmae`"),
+        "{found:#?}"
+    );
+    assert!(found[0].contains("did you mean `name`?"), "{found:#?}");
+    assert!(found[1].contains("`nam`"), "{found:#?}");
+    assert!(found[2].contains("`mising`"), "{found:#?}");
+    // Nothing certain: the attribute is assigned somewhere, `setattr` or `__dict__` is
+    // used, the name is rebound to something else, a parameter, a subclass may be
+    // `self`, a non-local base, a class, a dunder, a walker's `reports`.
+    let none = [
+        "obj P {} with entry { p = P(); p.y = 1; print(p.y); }",
+        "obj P {} def f(q: P) { q.z += 1; } with entry { p = P(); print(p.z); }",
+        "obj P {} with entry { p = P(); setattr(p, \"y\", 1); print(p.y); }",
+        "obj P {} with entry { p = P(); p.__dict__[\"y\"] = 1; print(p.y); }",
+        "obj P {} obj Q { has y: int = 0; } with entry { p = P(); p = Q(); print(p.y); }",
+        "obj P {} def f(p: P) { print(p.y); }",
+        "obj A { def f { return self.extra; } } obj B(A) { has extra: int = 1; }",
+        "obj E(Exception) {} with entry { e = E(); print(e.args); }",
+        "class C { def init(self: C) { self.y = 1; } } with entry { print(C().y); }",
+        "obj P {} with entry { p = P(); print(p.__class__, p.__name__x); }",
+        "walker W {} with entry { w = W(); print(w.reports); }",
+        "obj P {} with entry { for p in [P()] { print(p.y); } }",
+    ];
+    for src in none {
+        assert!(errs(src).is_empty(), "{src}: {:?}", errs(src));
     }
 }

@@ -95,15 +95,33 @@ fn show(ty: &Expr) -> String {
 impl Cx<'_, '_> {
     /// E2005 when literal `value` cannot have declared type `ty`.
     pub(super) fn type_check(&mut self, ty: &Expr, value: &Expr) {
-        let (Some(ok), Some((kind, found))) = (accepted(ty), literal(value)) else {
-            return;
-        };
-        if ok & kind == 0 {
+        if let Some((expected, found)) = mismatch(ty, value) {
             self.error(
                 Code::E2005,
-                format!("mismatched types: expected `{}`, found `{found}`", show(ty)),
+                format!("mismatched types: expected `{expected}`, found `{found}`"),
                 value.span,
             );
         }
     }
+
+    /// E2005 when literal argument `value` cannot have the type declared for
+    /// `param` of `callee` (a parameter or a constructor field).
+    pub(super) fn type_check_arg(&mut self, ty: &Expr, value: &Expr, param: &str, callee: &str) {
+        if let Some((expected, found)) = mismatch(ty, value) {
+            self.error(
+                Code::E2005,
+                format!(
+                    "mismatched types: `{param}` of `{callee}` expects `{expected}`, found `{found}`"
+                ),
+                value.span,
+            );
+        }
+    }
+}
+
+/// The declared type as written and the literal's kind, when `value` is a literal that
+/// `ty` certainly rejects.
+fn mismatch(ty: &Expr, value: &Expr) -> Option<(String, &'static str)> {
+    let (ok, (kind, found)) = (accepted(ty)?, literal(value)?);
+    (ok & kind == 0).then(|| (show(ty), found))
 }

@@ -82,21 +82,23 @@ impl<'a> Cx<'a, '_> {
         ctx: FnCtx<'a>,
         lenient: bool,
     ) {
-        let mut names: HashSet<&'a str> = params
+        let param_names: HashSet<&'a str> = params
             .iter()
             .filter(|p| !matches!(p.kind, ParamKind::KwOnlyMarker | ParamKind::PosOnlyMarker))
             .map(|p| &*p.name.name)
             .collect();
+        let mut names = param_names.clone();
         let mut binds = collect::Binds::default();
         collect::block(body, &mut binds);
         names.extend(binds.names.iter().map(|(n, _)| *n));
+        let types = self.local_types(&binds.names, &names, &param_names);
         for imp in binds.imports {
             names.extend(self.import(imp));
         }
         if ctx.kind == CtxKind::Def && !ctx.is_async && !lenient && !self.is_lenient() {
             self.early_reads(params, body);
         }
-        self.push_scope(ScopeKind::Function, names);
+        self.push_typed_scope(ScopeKind::Function, names, types);
         let saved = std::mem::replace(&mut self.ctx, ctx);
         if lenient {
             self.lenient += 1;
@@ -194,7 +196,13 @@ impl<'a> Cx<'a, '_> {
                 self.annotation(ty);
             }
             StmtKind::AugAssign { target, value, .. } => {
-                self.expr(target);
+                match &target.kind {
+                    ExprKind::Attr { obj, name, .. } => {
+                        self.attr_assigned(name);
+                        self.expr(obj);
+                    }
+                    _ => self.expr(target),
+                }
                 self.expr(value);
             }
             StmtKind::If {
@@ -372,6 +380,10 @@ impl<'a> Cx<'a, '_> {
                 }
             }
             ExprKind::Starred(x) => self.target(x),
+            ExprKind::Attr { obj, name, .. } => {
+                self.attr_assigned(name);
+                self.expr(obj);
+            }
             _ => self.expr(t),
         }
     }
@@ -499,7 +511,9 @@ impl<'a> Cx<'a, '_> {
             }
             ExprKind::Call { func, args } => {
                 collect::children(e, &mut |c| self.expr(c));
+                self.note_setattr(func);
                 self.check_call(func, args, e.span);
+                self.check_method_call(func, args, e.span);
             }
             ExprKind::Connect { op, .. } => {
                 collect::children(e, &mut |c| self.expr(c));
@@ -508,6 +522,7 @@ impl<'a> Cx<'a, '_> {
             ExprKind::Attr { obj, name, .. } => {
                 self.expr(obj);
                 self.check_stdlib_member(obj, name);
+                self.check_attr(obj, name);
             }
             _ => collect::children(e, &mut |c| self.expr(c)),
         }

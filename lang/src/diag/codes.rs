@@ -119,6 +119,9 @@ diagnostic_codes! {
         "An `async def` with `yield` would be an async generator, which svc does not \
          support. Drop `async` to make a plain generator, or collect the values in a list.",
         "async def g() { yield 1; }";
+    E2034: false, "attribute the instance certainly lacks",
+        "The value is an instance of an archetype of this module (built here by its constructor, or `self` of an archetype nothing extends), and neither the archetype nor its bases declare this field or ability, and the module assigns no attribute of that name: reading it is an AttributeError at run time.",
+        "obj P { has x: int = 0; } with entry { p = P(); print(p.y); }";
     E2008: false, "walker statement outside of an ability",
         "`visit`, `report`, `skip` and `disengage` need a running walker.",
         "def f() { disengage; }";
