@@ -114,6 +114,38 @@ with entry {
     ends_on_the_time_budget(program);
 }
 
+/// A `for` over a range and a comprehension over one take their ints on a path of
+/// their own (written in place, sixth step); both still poll the time budget.
+#[test]
+fn time_budget_stops_compiled_range_loops() {
+    let looping = r#"
+def spin() -> int {
+    n = 0;
+    for i in range(1000000000000000) {
+        n += i % 2;
+    }
+    return n;
+}
+
+with entry {
+    print("before");
+    spin();
+}
+"#;
+    ends_on_the_time_budget(looping);
+    let comprehending = r#"
+def none_of() -> list {
+    return [i for i in range(1000000000000000) if i < 0];
+}
+
+with entry {
+    print("before");
+    none_of();
+}
+"#;
+    ends_on_the_time_budget(comprehending);
+}
+
 const COMPREHENDING: &str = r#"
 def double(v: int) -> int {
     return v * 2;

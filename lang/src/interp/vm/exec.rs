@@ -2,11 +2,14 @@
 //! function it calls, each call a heap frame (`Frame`) over shared stacks (`Stacks`):
 //! slots, operands and loop iterators, each frame owning the part above its bases.
 
+mod stacks;
+
 use super::{Code, MethodHit, Op, plain_shape};
 use crate::ast::{BinOp, CmpOp};
 use crate::interp::generator::{GenStep, Generator};
 use crate::interp::value::*;
 use crate::interp::{Ctx, Interp, Interrupt, R, TraceFrame};
+use stacks::{FrameStack, OpStack, SlotStack};
 use std::rc::Rc;
 
 /// The iterator of a running `for` loop.
@@ -37,23 +40,7 @@ impl VmIter {
     #[inline(always)]
     fn next_ready(&mut self) -> Option<Value> {
         match self {
-            VmIter::Range {
-                next,
-                stop,
-                step,
-                done,
-            } => {
-                let (i, stop, step) = (*next, *stop, *step);
-                if !*done && ((step > 0 && i < stop) || (step < 0 && i > stop)) {
-                    match i.checked_add(step) {
-                        Some(n) => *next = n,
-                        None => *done = true,
-                    }
-                    Some(Value::Int(i))
-                } else {
-                    None
-                }
-            }
+            VmIter::Range { .. } => self.next_int().map(Value::Int),
             VmIter::Items(items) => items.next(),
             VmIter::Enumerate { next, items } => {
                 let v = items.next()?;
@@ -62,6 +49,30 @@ impl VmIter {
                 Some(Value::tuple(vec![Value::Int(i), v]))
             }
             VmIter::Gen(_) => None,
+        }
+    }
+
+    /// The next int of a range (`None` at its end, or for any other iterator).
+    #[inline(always)]
+    fn next_int(&mut self) -> Option<i64> {
+        let VmIter::Range {
+            next,
+            stop,
+            step,
+            done,
+        } = self
+        else {
+            return None;
+        };
+        let (i, stop, step) = (*next, *stop, *step);
+        if !*done && ((step > 0 && i < stop) || (step < 0 && i > stop)) {
+            match i.checked_add(step) {
+                Some(n) => *next = n,
+                None => *done = true,
+            }
+            Some(i)
+        } else {
+            None
         }
     }
 }
@@ -88,9 +99,9 @@ const _: () = assert!(std::mem::size_of::<Frame>() <= 64);
 /// on the interpreter (`Interp::vm_stacks`).
 #[derive(Default)]
 pub struct Stacks {
-    frames: Vec<Frame>,
-    stack: Vec<Value>,
-    slots: Vec<Option<Value>>,
+    frames: FrameStack,
+    stack: OpStack,
+    slots: SlotStack,
     iters: Vec<VmIter>,
     /// Scopes of the comprehensions entered, outermost first (module code).
     scopes: Vec<ScopeRef>,
@@ -288,12 +299,13 @@ fn int_compare(o: CmpOp, a: &Value, b: &Value) -> Option<bool> {
 }
 
 /// Push the value of `name` read through the closure chain (`scope_get`'s lookup)
-/// onto `stack`, cloned straight from its binding; `false` when no scope binds it.
+/// onto `stack`, cloned straight from its binding into its entry; `false` when no
+/// scope binds it.
 #[inline]
-fn push_global(scope: &ScopeRef, name: &str, stack: &mut Vec<Value>) -> bool {
+fn push_global(scope: &ScopeRef, name: &str, stack: &mut OpStack) -> bool {
     let s = scope.borrow();
     if let Some(v) = s.vars.get(name) {
-        push_clone(stack, v);
+        stack.push_clone(v);
         return true;
     }
     let mut cur = s.parent.clone();
@@ -301,23 +313,12 @@ fn push_global(scope: &ScopeRef, name: &str, stack: &mut Vec<Value>) -> bool {
     while let Some(sc) = cur {
         let b = sc.borrow();
         if let Some(v) = b.vars.get(name) {
-            push_clone(stack, v);
+            stack.push_clone(v);
             return true;
         }
         cur = b.parent.clone();
     }
     false
-}
-
-/// Push a copy of `v`; a function (what a global read mostly finds) or an object
-/// (`self`) is built in place, not returned through a temporary by `Value::clone`.
-#[inline(always)]
-fn push_clone(stack: &mut Vec<Value>, v: &Value) {
-    match v {
-        Value::Func(f) => stack.push(Value::Func(f.clone())),
-        Value::Instance(i) => stack.push(Value::Instance(i.clone())),
-        other => stack.push(other.clone()),
-    }
 }
 
 impl Stacks {
@@ -382,17 +383,11 @@ impl Interp<'_> {
         func: Option<Rc<Function>>,
         ctx: &Ctx,
     ) -> R<Value> {
-        st.slots.resize(code.local_names.len(), None);
+        st.slots.resize(code.local_names.len());
         let module = func.is_none();
-        st.frames.push(Frame {
-            code,
-            func,
-            pc: 0,
-            slot_base: 0,
-            stack_base: 0,
-            iter_base: 0,
-            this: ctx.this.clone(),
-        });
+        let f = st.frames.push(code, 0, 0, 0);
+        f.func = func;
+        f.this = ctx.this.clone();
         st.here = ctx.here.clone();
         st.visitor = ctx.visitor.clone();
         self.vm_finish(st, module.then_some(ctx))
@@ -401,9 +396,9 @@ impl Interp<'_> {
     /// Run the frame pushed on `st`, then return the stacks to the pool.
     fn vm_finish(&mut self, mut st: Stacks, ctx: Option<&Ctx>) -> R<Value> {
         let r = self.vm_loop(&mut st, ctx);
-        st.frames.clear();
-        st.stack.clear();
-        st.slots.clear();
+        st.frames.truncate(0);
+        st.stack.truncate(0);
+        st.slots.truncate(0);
         st.iters.clear();
         st.scopes.clear();
         st.fstrs.clear();
@@ -609,38 +604,28 @@ impl Interp<'_> {
             iters,
             ..
         } = st;
-        let slot_base = slots.len();
         let base = stack.len() - n;
-        let locals = code.local_names.len();
-        slots.reserve(locals);
-        for v in &mut stack[base..] {
-            slots.push(Some(std::mem::replace(v, Value::None)));
+        let slot_base = slots.open_frame(n, code.local_names.len());
+        for (i, v) in stack.above_mut(base).iter_mut().enumerate() {
+            slots.bind_arg(slot_base + i, v);
         }
-        stack.truncate(base);
-        slots.resize(slot_base + locals, None);
-        // The frame is pushed with its fields known, then `func` and `self` are
-        // moved in: built whole with a value chosen at run time, the frame would go
-        // through a temporary (a stalled copy on every call).
-        frames.push(Frame {
+        stack.set_len_moved(base);
+        // The frame's fields are written into its entry (`FrameStack`), then `func`
+        // and `self` are moved in.
+        let f = frames.push(
             code,
-            func: None,
-            pc: 0,
-            slot_base: slot_base as u32,
-            stack_base: (base - 1) as u32,
-            iter_base: iters.len() as u32,
-            this: None,
-        });
-        let under = stack.pop();
-        if let Some(f) = frames.last_mut() {
-            match (method, under) {
-                (Some(m), this) => {
-                    f.func = Some(m);
-                    f.this = this;
-                }
-                (None, Some(Value::Func(func))) => f.func = Some(func),
-                // `Call` enters only a function value.
-                (None, _) => {}
+            slot_base as u32,
+            (base - 1) as u32,
+            iters.len() as u32,
+        );
+        match (method, stack.pop()) {
+            (Some(m), this) => {
+                f.func = Some(m);
+                f.this = this;
             }
+            (None, Some(Value::Func(func))) => f.func = Some(func),
+            // `Call` enters only a function value.
+            (None, _) => {}
         }
         self.depth += 1;
         Ok(())
@@ -702,10 +687,13 @@ impl Interp<'_> {
             match op {
                 Op::Tick => tri!(self.vm_tick()),
                 Op::Poll => tri!(self.poll()),
-                Op::Const(i) => st.stack.push(code.consts[i as usize].clone()),
+                Op::Const(i) => st.stack.push_clone(&code.consts[i as usize]),
                 Op::LoadLocal(s) => {
                     let v = match &st.slots[sb + s as usize] {
-                        Some(v) => dup(v),
+                        Some(v) => {
+                            st.stack.push_clone(v);
+                            continue;
+                        }
                         None => {
                             let name = &code.local_names[s as usize];
                             match scope_get_enclosing(&scope, name) {
@@ -731,7 +719,7 @@ impl Interp<'_> {
                     }
                 }
                 Op::LoadSelf if let Some(Some(v)) = st.frames.last().map(|f| &f.this) => {
-                    push_clone(&mut st.stack, v);
+                    st.stack.push_clone(v);
                 }
                 Op::LoadSelf | Op::LoadHere | Op::LoadVisitor => {
                     let entry = st.frames.len() == 1;
@@ -769,12 +757,11 @@ impl Interp<'_> {
                     // Small ints in the loop (what `binary_op` does first, without the
                     // call), the result written over the left operand; an overflow or
                     // a zero divisor goes the general way.
-                    let n = st.stack.len();
-                    if let [.., Value::Int(x), Value::Int(y)] = st.stack[..]
-                        && let Some(r) = int_binary(o, x, y)
+                    if let [.., Value::Int(x), Value::Int(y)] = &mut st.stack[..]
+                        && let Some(r) = int_binary(o, *x, *y)
                     {
-                        st.stack.truncate(n - 1);
-                        st.stack[n - 2] = Value::Int(r);
+                        *x = r;
+                        st.stack.pop_scalar();
                         continue;
                     }
                     let b = st.pop();
@@ -809,7 +796,7 @@ impl Interp<'_> {
                         && let Value::Int(y) = b
                         && let Some(r) = int_binary(o, *x, *y)
                     {
-                        st.stack.push(Value::Int(r));
+                        st.stack.push_int(r);
                         continue;
                     }
                     let a = tri!(self.vm_load_local(st, &code, &scope, sb, s));
@@ -887,7 +874,7 @@ impl Interp<'_> {
                         && let Some(slot) = cached_field(&code, i, site, &o, inst)
                         && let Some(v) = inst.fields.borrow().get(slot)
                     {
-                        st.stack.push(v.clone());
+                        st.stack.push_clone(v);
                         continue;
                     }
                     let v = tri!(self.get_attr(&o, &code.names[i as usize]));
@@ -982,12 +969,12 @@ impl Interp<'_> {
                 }
                 Op::BuildList(n) => {
                     let base = st.stack.len() - n as usize;
-                    let items: Vec<Value> = st.stack.drain(base..).collect();
+                    let items: Vec<Value> = st.stack.drain_from(base);
                     st.stack.push(Value::list(items));
                 }
                 Op::BuildTuple(n) => {
                     let base = st.stack.len() - n as usize;
-                    let items: Vec<Value> = st.stack.drain(base..).collect();
+                    let items: Vec<Value> = st.stack.drain_from(base);
                     st.stack.push(Value::tuple(items));
                 }
                 Op::NewDict => st.stack.push(Value::dict(Dict::default())),
@@ -1015,7 +1002,7 @@ impl Interp<'_> {
                         enter_top!(false);
                         continue;
                     }
-                    let args: Vec<Value> = st.stack.drain(base..).collect();
+                    let args: Vec<Value> = st.stack.drain_from(base);
                     let f = st.pop();
                     let v = tri!(self.call_value(&f, args, Vec::new()));
                     st.stack.push(v);
@@ -1023,7 +1010,7 @@ impl Interp<'_> {
                 Op::CallKw(npos, k) => {
                     let kwn = &code.kwnames[k as usize];
                     let base = st.stack.len() - npos as usize - kwn.len();
-                    let mut args: Vec<Value> = st.stack.drain(base..).collect();
+                    let mut args: Vec<Value> = st.stack.drain_from(base);
                     let kwv = args.split_off(npos as usize);
                     let kw: Vec<(Rc<str>, Value)> = kwn.iter().cloned().zip(kwv).collect();
                     let f = st.pop();
@@ -1083,7 +1070,7 @@ impl Interp<'_> {
                                 enter_top!(false);
                                 continue;
                             }
-                            let args: Vec<Value> = st.stack.drain(base..).collect();
+                            let args: Vec<Value> = st.stack.drain_from(base);
                             let recv = st.pop();
                             let v =
                                 tri!(self.call_function(&f, Some(recv), args, Vec::new(), None));
@@ -1091,7 +1078,7 @@ impl Interp<'_> {
                         }
                         _ => {
                             let name = name.clone();
-                            let args: Vec<Value> = st.stack.drain(base..).collect();
+                            let args: Vec<Value> = st.stack.drain_from(base);
                             let recv = st.pop();
                             let v = tri!(self.call_method_value(&recv, &name, args, Vec::new()));
                             st.stack.push(v);
@@ -1101,7 +1088,7 @@ impl Interp<'_> {
                 Op::CallMethodKw(i, npos, k) => {
                     let kwn = &code.kwnames[k as usize];
                     let base = st.stack.len() - npos as usize - kwn.len();
-                    let mut args: Vec<Value> = st.stack.drain(base..).collect();
+                    let mut args: Vec<Value> = st.stack.drain_from(base);
                     let kwv = args.split_off(npos as usize);
                     let kw: Vec<(Rc<str>, Value)> = kwn.iter().cloned().zip(kwv).collect();
                     let recv = st.pop();
@@ -1179,7 +1166,7 @@ impl Interp<'_> {
                                 let i = *next;
                                 *next = i.saturating_add(1);
                                 tri!(self.poll());
-                                st.slots[s0] = Some(Value::Int(i));
+                                st.slots.set_int(s0, i);
                                 st.slots[s1] = Some(v);
                                 continue;
                             }
@@ -1205,6 +1192,34 @@ impl Interp<'_> {
                     let vals = tri!(self.vm_unpack(&v, 2));
                     for (s, x) in [s0, s1].into_iter().zip(vals) {
                         st.slots[s] = Some(x);
+                    }
+                }
+                // A range's ints are written where they go (`OpStack`, `SlotStack`),
+                // not returned through `vm_for_next`'s result.
+                Op::ForIter(exit) if matches!(st.iters.last(), Some(VmIter::Range { .. })) => {
+                    match st.iters.last_mut().and_then(VmIter::next_int) {
+                        Some(i) => {
+                            tri!(self.poll());
+                            st.stack.push_int(i);
+                        }
+                        None => {
+                            st.iters.pop();
+                            pc = exit as usize;
+                        }
+                    }
+                }
+                Op::ForIterLocal(exit, s)
+                    if matches!(st.iters.last(), Some(VmIter::Range { .. })) =>
+                {
+                    match st.iters.last_mut().and_then(VmIter::next_int) {
+                        Some(i) => {
+                            tri!(self.poll());
+                            st.slots.set_int(sb + s as usize, i);
+                        }
+                        None => {
+                            st.iters.pop();
+                            pc = exit as usize;
+                        }
                     }
                 }
                 Op::ForIter(exit) => match tri!(self.vm_for_next(&mut st.iters)) {
