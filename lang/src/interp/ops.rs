@@ -1222,6 +1222,7 @@ impl Interp<'_> {
             Value::EnumMember(m) => match name {
                 "name" => return Ok(Value::Str(m.name.clone().into())),
                 "value" => return Ok(m.value.clone()),
+                "__class__" => return Ok(Value::Class(m.class.clone())),
                 _ => {
                     if let Some(f) = m.class.find_method(name) {
                         return Ok(Value::Bound(Rc::new((v.clone(), f))));
@@ -1287,6 +1288,31 @@ impl Interp<'_> {
         {
             return Ok(());
         }
+        let class = match v {
+            Value::Instance(i) => Some(i.class.clone()),
+            Value::Anchor(h) => Some(self.graph.slot(*h).class.clone()),
+            _ => None,
+        };
+        if let Some(class) = &class {
+            // A property: its deleter, or CPython's message when it has none.
+            if let Some(d) = class.find_method(&super::decl_later::deleter_name(name)) {
+                self.call_function(&d, Some(v.clone()), vec![], vec![], None)?;
+                return Ok(());
+            }
+            if class.field_slot(name).is_none()
+                && class
+                    .find_method(&super::decl_later::getter_name(name))
+                    .is_some()
+            {
+                return Err(self.err(
+                    "AttributeError",
+                    format!(
+                        "property '{name}' of '{}' object has no deleter",
+                        class.name
+                    ),
+                ));
+            }
+        }
         let declared = match v {
             Value::Instance(i) => i.class.fields.iter().any(|f| &*f.name == name),
             _ => true,
@@ -1327,6 +1353,15 @@ impl Interp<'_> {
                 if let Some(s) = class.find_method(&super::decl_later::setter_name(name)) {
                     self.call_function(&s, Some(v.clone()), vec![value], vec![], None)?;
                     return Ok(());
+                }
+                if class
+                    .find_method(&super::decl_later::getter_name(name))
+                    .is_some()
+                {
+                    return Err(self.err(
+                        "AttributeError",
+                        format!("property '{name}' of '{}' object has no setter", class.name),
+                    ));
                 }
                 Err(self.err(
                     "AttributeError",
