@@ -627,7 +627,9 @@ impl Interp<'_> {
                 Ok(matches!(item, Value::EnumMember(m) if m.class.id == c.id))
             }
             // Stops at the first equal value, leaving the rest unrun.
-            Value::Generator(g) => self.gen_find(g, &mut |it, x| it.py_eq(x, item)),
+            Value::Generator(_) | Value::Iter(_) | Value::Lazy(_) => {
+                self.iter_find(container, &mut |it, x| it.py_eq(x, item))
+            }
             other => {
                 if let Some(r) = self.call_dunder(other, "__contains__", vec![item.clone()]) {
                     let r = r?;
@@ -988,6 +990,7 @@ impl Interp<'_> {
             }
             Value::Iter(it) => it.borrow_mut().by_ref().collect(),
             Value::Generator(g) => self.gen_collect(g)?,
+            Value::Lazy(l) => self.lazy_collect(l)?,
             Value::Class(c) if c.kind == ClassKind::Enum => c
                 .members
                 .borrow()
@@ -1039,6 +1042,7 @@ impl Interp<'_> {
             Value::Class(_) => "type",
             Value::Generator(_) => "generator",
             Value::Coroutine(_) => "coroutine",
+            Value::Lazy(l) => l.kind.name(),
             _ => "function",
         };
         self.builtin_classes
