@@ -278,17 +278,19 @@ pub(super) fn drop_explicit_receiver(
     // `declare_archetype`); its methods still spell their receiver.
     let in_class =
         owner.is_some_and(|c| c.arch_kind() == Some(ArchKind::Class) || c.is_exception());
-    let is_class_method = ab.is_class_method
-        || ab
-            .decorators
-            .iter()
-            .any(|d| is_plain_decorator(d, "classmethod"));
+    let decorated_class_method = ab
+        .decorators
+        .iter()
+        .any(|d| is_plain_decorator(d, "classmethod"));
+    let is_class_method = ab.is_class_method || decorated_class_method;
     let is_static = ab.is_static
         || ab
             .decorators
             .iter()
             .any(|d| is_plain_decorator(d, "staticmethod"));
-    if !in_class || (is_static && !is_class_method) {
+    // `@classmethod def c(cls: type)` in an `obj` spells its receiver too (jaclang
+    // binds the class to `cls`; `class def` binds it implicitly).
+    if !(in_class || decorated_class_method) || (is_static && !is_class_method) {
         return params;
     }
     let receiver = if is_class_method { "cls" } else { "self" };
