@@ -154,12 +154,24 @@ pub struct HasVar {
     pub span: Span,
 }
 
-/// The accessor bodies of a property field.
+/// The accessors of a property field: `getter`, `setter`, `deleter`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Accessors {
-    pub getter: Option<Vec<Stmt>>,
-    /// The setter's parameter and body.
-    pub setter: Option<(Param, Vec<Stmt>)>,
+    pub getter: Option<Accessor>,
+    pub setter: Option<Accessor>,
+    pub deleter: Option<Accessor>,
+}
+
+/// One accessor: `getter -> T { }`, `setter(v: T) { }`, `setter { value }`, `deleter;`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Accessor {
+    /// The parameters: none for a getter or deleter, one for a setter (the shorthand
+    /// `setter { }` gets `value`, as jaclang synthesises it).
+    pub params: Vec<Param>,
+    pub ret: Option<Expr>,
+    /// `None` when only declared (`getter;`): `impl Arch.prop.getter { }` gives it.
+    pub body: Option<Vec<Stmt>>,
+    pub span: Span,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -284,6 +296,9 @@ pub struct GlobVar {
 pub struct Glob {
     pub access: Option<Access>,
     pub vars: Vec<GlobVar>,
+    /// `type Pair[T] = tuple[T, T];`: the alias's type parameters (erased: each is
+    /// `any` while the value is evaluated). Empty for a `glob`.
+    pub type_params: Vec<Name>,
     pub span: Span,
 }
 

@@ -300,6 +300,9 @@ impl<'a> Cx<'a, '_> {
                             self.expr(d);
                             self.type_check(&v.ty, d);
                         }
+                        if let Some(acc) = &v.accessors {
+                            self.accessors(acc, owner);
+                        }
                     }
                 }
                 Member::Ability(ab) => self.ability(ab, owner),
@@ -386,6 +389,29 @@ impl<'a> Cx<'a, '_> {
             self.function(params, body, ctx, false);
             if ab.is_class_method {
                 self.pop_scope();
+            }
+        }
+    }
+
+    /// A property's accessor bodies, checked as methods of `owner`.
+    fn accessors(&mut self, acc: &'a crate::ast::Accessors, owner: Option<&'a Archetype>) {
+        for one in [&acc.getter, &acc.setter, &acc.deleter]
+            .into_iter()
+            .flatten()
+        {
+            self.params(&one.params);
+            if let Some(t) = &one.ret {
+                self.annotation(t);
+            }
+            if let Some(body) = &one.body {
+                let ctx = FnCtx {
+                    kind: CtxKind::Def,
+                    loops: 0,
+                    arch: owner.or(self.ctx.arch),
+                    ret: one.ret.as_ref(),
+                    is_async: false,
+                };
+                self.function(&one.params, body, ctx, false);
             }
         }
     }
@@ -572,6 +598,43 @@ impl<'a> Cx<'a, '_> {
                         Some(x) => x,
                         None => return,
                     };
+                    // `impl Arch.prop.getter`: a property's accessor.
+                    if let [field] = middle
+                        && matches!(&*last.name, "getter" | "setter" | "deleter")
+                        && let Some(acc) = property_accessors(a, &field.name)
+                    {
+                        let one = match &*last.name {
+                            "getter" => &acc.getter,
+                            "setter" => &acc.setter,
+                            _ => &acc.deleter,
+                        };
+                        let params: &'a [crate::ast::Param] =
+                            one.as_ref().map_or(&[][..], |o| &o.params[..]);
+                        if one.is_none() && !quiet {
+                            self.error(
+                                Code::E2013,
+                                format!(
+                                    "property `{}` of {} declares no {}",
+                                    field.name,
+                                    arch_desc(a),
+                                    last.name
+                                ),
+                                last.span,
+                            );
+                        }
+                        if let ImplKind::Signature(Some(sig)) = &imp.kind {
+                            self.signature(Some(sig));
+                        }
+                        let ctx = FnCtx {
+                            kind: CtxKind::Def,
+                            loops: 0,
+                            arch: Some(a),
+                            ret: one.as_ref().and_then(|o| o.ret.as_ref()),
+                            is_async: false,
+                        };
+                        self.function(params, &imp.body, ctx, one.is_none());
+                        return;
+                    }
                     let mut cur = Some(a);
                     for n in middle {
                         let next = cur.and_then(|c| {
@@ -684,6 +747,18 @@ impl<'a> Cx<'a, '_> {
         };
         self.function(params, &imp.body, ctx, !known);
     }
+}
+
+/// The accessors of property `field` declared in `a` itself.
+fn property_accessors<'a>(a: &'a Archetype, field: &str) -> Option<&'a crate::ast::Accessors> {
+    a.members.iter().find_map(|m| match m {
+        Member::Has(h) => h
+            .vars
+            .iter()
+            .find(|v| &*v.name.name == field)
+            .and_then(|v| v.accessors.as_deref()),
+        _ => None,
+    })
 }
 
 /// Look a member up in `a` and its bases.

@@ -25,7 +25,12 @@ impl<'a> Cx<'a, '_> {
                     if let Some(t) = &v.ty {
                         self.annotation(t);
                     }
-                    if let Some(x) = &v.value {
+                    if let Some(x) = &v.value
+                        && !g.type_params.is_empty()
+                    {
+                        // `type Pair[T] = tuple[T, T];`: a type, over its parameters.
+                        self.annotation(x);
+                    } else if let Some(x) = &v.value {
                         self.expr(x);
                         if let Some(t) = &v.ty {
                             self.type_check(t, x);
@@ -58,7 +63,7 @@ impl<'a> Cx<'a, '_> {
         }
     }
 
-    fn params(&mut self, params: &'a [Param]) {
+    pub(super) fn params(&mut self, params: &'a [Param]) {
         for p in params {
             if let Some(t) = &p.ty {
                 self.annotation(t);

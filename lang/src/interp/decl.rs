@@ -363,6 +363,14 @@ impl Interp<'_> {
                 ));
             }
         };
+        // `impl Arch.prop.getter { }`: the body of a property's accessor.
+        if let [field, kind] = rest
+            && let Some(m) = decl_later::accessor_method(field, kind)
+            && let Some(f) = class.methods.borrow().get(m.as_str()).cloned()
+        {
+            *f.body.borrow_mut() = body;
+            return Ok(());
+        }
         for (i, n) in rest.iter().enumerate() {
             if i + 1 < rest.len() {
                 match class.find_static(n) {
@@ -433,9 +441,24 @@ impl Interp<'_> {
     }
 
     pub(super) fn exec_glob(&mut self, g: &ast::Glob, ctx: &Ctx) -> R<()> {
+        // `type Pair[T] = tuple[T, T];`: the parameters are erased to `any`, in a scope
+        // of the alias's own (Python evaluates an alias lazily, so `T` never leaks).
+        let alias_ctx = if g.type_params.is_empty() {
+            None
+        } else {
+            let scope = crate::interp::value::Scope::new_ref(Some(ctx.scope.clone()));
+            let any = scope_get(&ctx.scope, "any").unwrap_or(Value::None);
+            for p in &g.type_params {
+                scope_define(&scope, p.name.clone(), any.clone());
+            }
+            Some(Ctx {
+                scope,
+                ..ctx.clone()
+            })
+        };
         for v in &g.vars {
             let val = match &v.value {
-                Some(e) => self.eval(e, ctx)?,
+                Some(e) => self.eval(e, alias_ctx.as_ref().unwrap_or(ctx))?,
                 None => Value::None,
             };
             mark_glob(&ctx.scope, &v.name.name);

@@ -278,17 +278,19 @@ pub(super) fn drop_explicit_receiver(
     // `declare_archetype`); its methods still spell their receiver.
     let in_class =
         owner.is_some_and(|c| c.arch_kind() == Some(ArchKind::Class) || c.is_exception());
-    let is_class_method = ab.is_class_method
-        || ab
-            .decorators
-            .iter()
-            .any(|d| is_plain_decorator(d, "classmethod"));
+    let decorated_class_method = ab
+        .decorators
+        .iter()
+        .any(|d| is_plain_decorator(d, "classmethod"));
+    let is_class_method = ab.is_class_method || decorated_class_method;
     let is_static = ab.is_static
         || ab
             .decorators
             .iter()
             .any(|d| is_plain_decorator(d, "staticmethod"));
-    if !in_class || (is_static && !is_class_method) {
+    // `@classmethod def c(cls: type)` in an `obj` spells its receiver too (jaclang
+    // binds the class to `cls`; `class def` binds it implicitly).
+    if !(in_class || decorated_class_method) || (is_static && !is_class_method) {
         return params;
     }
     let receiver = if is_class_method { "cls" } else { "self" };
@@ -372,6 +374,7 @@ pub(super) fn method_key(decorators: &[ast::Expr], name: &Rc<str>) -> Rc<str> {
             match &*attr.name {
                 "setter" => return Rc::from(setter_name(name)),
                 "getter" => return Rc::from(getter_name(name)),
+                "deleter" => return Rc::from(deleter_name(name)),
                 _ => {}
             }
         }
@@ -395,56 +398,63 @@ pub(super) fn setter_name(field: &str) -> String {
     format!("<set {field}>")
 }
 
+/// The method a property's deleter is stored as.
+pub(super) fn deleter_name(field: &str) -> String {
+    format!("<del {field}>")
+}
+
+/// The stored method an accessor keyword of property `field` names (`impl
+/// Arch.field.getter`), or `None` for another word.
+pub(super) fn accessor_method(field: &str, kind: &str) -> Option<String> {
+    match kind {
+        "getter" => Some(getter_name(field)),
+        "setter" => Some(setter_name(field)),
+        "deleter" => Some(deleter_name(field)),
+        _ => None,
+    }
+}
+
 impl Interp<'_> {
-    /// `has v: T { getter { } setter(x: T) { } }`: the accessors become methods under
-    /// names no program can spell; reading `obj.v` calls the getter, assigning calls
-    /// the setter. A property is not a stored field (not in the constructor, `str()`
-    /// or the store).
+    /// `has v: T { getter { } setter(x: T) { } deleter { } }`: the accessors become
+    /// methods under names no program can spell (`getter_name`, `setter_name`,
+    /// `deleter_name`); reading `obj.v` calls the getter, assigning calls the setter,
+    /// `del obj.v` the deleter. A property is not a stored field (not in the
+    /// constructor, `str()` or the store). An accessor declared without a body
+    /// (`getter;`) is a method whose body `impl Arch.v.getter { }` fills in.
     pub(super) fn declare_properties(&mut self, class: &Rc<Class>, h: &ast::HasDecl, ctx: &Ctx) {
         for v in &h.vars {
             let Some(acc) = &v.accessors else { continue };
-            let mk = |name: String, params: Vec<ast::Param>, body: &Vec<ast::Stmt>| ast::Ability {
-                kind: ast::AbilityKind::Def,
-                decorators: Vec::new(),
-                is_override: false,
-                is_static: false,
-                is_class_method: false,
-                is_async: false,
-                access: h.access,
-                name: Some(ast::Name {
-                    name: Rc::from(name.as_str()),
-                    span: v.name.span,
-                }),
-                signature: Some(ast::Signature {
-                    params,
-                    ret: None,
-                    span: v.span,
-                }),
-                event: None,
-                body: Some(body.clone()),
-                is_abstract: false,
-                doc: None,
-                span: v.span,
-            };
-            if let Some(body) = &acc.getter {
-                let name = getter_name(&v.name.name);
-                let f = self.make_function_from_ability(
-                    &mk(name.clone(), vec![], body),
-                    ctx,
-                    Some(class),
-                );
-                class
-                    .methods
-                    .borrow_mut()
-                    .insert(Rc::from(name.as_str()), f);
-            }
-            if let Some((param, body)) = &acc.setter {
-                let name = setter_name(&v.name.name);
-                let f = self.make_function_from_ability(
-                    &mk(name.clone(), vec![param.clone()], body),
-                    ctx,
-                    Some(class),
-                );
+            let parts = [
+                (&acc.getter, getter_name(&v.name.name)),
+                (&acc.setter, setter_name(&v.name.name)),
+                (&acc.deleter, deleter_name(&v.name.name)),
+            ];
+            for (one, name) in parts {
+                let Some(one) = one else { continue };
+                let ability = ast::Ability {
+                    kind: ast::AbilityKind::Def,
+                    decorators: Vec::new(),
+                    is_override: false,
+                    is_static: false,
+                    is_class_method: false,
+                    is_async: false,
+                    access: h.access,
+                    name: Some(ast::Name {
+                        name: Rc::from(name.as_str()),
+                        span: v.name.span,
+                    }),
+                    signature: Some(ast::Signature {
+                        params: one.params.clone(),
+                        ret: one.ret.clone(),
+                        span: one.span,
+                    }),
+                    event: None,
+                    body: one.body.clone(),
+                    is_abstract: false,
+                    doc: None,
+                    span: one.span,
+                };
+                let f = self.make_function_from_ability(&ability, ctx, Some(class));
                 class
                     .methods
                     .borrow_mut()

@@ -208,6 +208,9 @@ impl Interp<'_> {
             Value::Coroutine(c) => {
                 let _ = write!(out, "<coroutine object {}>", c.name);
             }
+            Value::Lazy(l) => {
+                let _ = write!(out, "<{} object>", l.kind.name());
+            }
             Value::Instance(i) => {
                 if i.class.is_exception() && !i.class.has_record_repr() {
                     let args = match i.get_extra("args") {

@@ -282,6 +282,8 @@ enum GenIter {
     Items(std::vec::IntoIter<Value>),
     Shared(Rc<RefCell<std::vec::IntoIter<Value>>>),
     Gen(Rc<Generator>),
+    /// A lazy `map`/`filter`/`zip`/`enumerate`, stepped once per item.
+    Lazy(Value),
 }
 
 /// One step of a generator.
@@ -1524,6 +1526,7 @@ impl Interp<'_> {
             Value::Range(a, b, s) => GenIter::Range(a, b, s),
             Value::Generator(g) => GenIter::Gen(g),
             Value::Iter(i) => GenIter::Shared(i),
+            v @ Value::Lazy(_) => GenIter::Lazy(v),
             other => GenIter::Items(self.iterate(&other)?.into_iter()),
         })
     }
@@ -1554,6 +1557,10 @@ impl Interp<'_> {
                 let g = g.clone();
                 self.gen_resume(&g, sent)?
             }
+            GenIter::Lazy(l) => match self.iter_step(&l.clone())? {
+                Some(v) => GenStep::Yielded(v),
+                None => GenStep::Returned(Value::None),
+            },
         })
     }
 

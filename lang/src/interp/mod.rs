@@ -24,6 +24,7 @@ mod generator;
 pub mod graph;
 mod graph_view;
 pub mod kvstore;
+mod lazy;
 mod modules;
 mod ops;
 mod params;

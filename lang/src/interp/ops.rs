@@ -627,7 +627,9 @@ impl Interp<'_> {
                 Ok(matches!(item, Value::EnumMember(m) if m.class.id == c.id))
             }
             // Stops at the first equal value, leaving the rest unrun.
-            Value::Generator(g) => self.gen_find(g, &mut |it, x| it.py_eq(x, item)),
+            Value::Generator(_) | Value::Iter(_) | Value::Lazy(_) => {
+                self.iter_find(container, &mut |it, x| it.py_eq(x, item))
+            }
             other => {
                 if let Some(r) = self.call_dunder(other, "__contains__", vec![item.clone()]) {
                     let r = r?;
@@ -988,6 +990,7 @@ impl Interp<'_> {
             }
             Value::Iter(it) => it.borrow_mut().by_ref().collect(),
             Value::Generator(g) => self.gen_collect(g)?,
+            Value::Lazy(l) => self.lazy_collect(l)?,
             Value::Class(c) if c.kind == ClassKind::Enum => c
                 .members
                 .borrow()
@@ -1039,6 +1042,7 @@ impl Interp<'_> {
             Value::Class(_) => "type",
             Value::Generator(_) => "generator",
             Value::Coroutine(_) => "coroutine",
+            Value::Lazy(l) => l.kind.name(),
             _ => "function",
         };
         self.builtin_classes
@@ -1222,6 +1226,7 @@ impl Interp<'_> {
             Value::EnumMember(m) => match name {
                 "name" => return Ok(Value::Str(m.name.clone().into())),
                 "value" => return Ok(m.value.clone()),
+                "__class__" => return Ok(Value::Class(m.class.clone())),
                 _ => {
                     if let Some(f) = m.class.find_method(name) {
                         return Ok(Value::Bound(Rc::new((v.clone(), f))));
@@ -1287,6 +1292,31 @@ impl Interp<'_> {
         {
             return Ok(());
         }
+        let class = match v {
+            Value::Instance(i) => Some(i.class.clone()),
+            Value::Anchor(h) => Some(self.graph.slot(*h).class.clone()),
+            _ => None,
+        };
+        if let Some(class) = &class {
+            // A property: its deleter, or CPython's message when it has none.
+            if let Some(d) = class.find_method(&super::decl_later::deleter_name(name)) {
+                self.call_function(&d, Some(v.clone()), vec![], vec![], None)?;
+                return Ok(());
+            }
+            if class.field_slot(name).is_none()
+                && class
+                    .find_method(&super::decl_later::getter_name(name))
+                    .is_some()
+            {
+                return Err(self.err(
+                    "AttributeError",
+                    format!(
+                        "property '{name}' of '{}' object has no deleter",
+                        class.name
+                    ),
+                ));
+            }
+        }
         let declared = match v {
             Value::Instance(i) => i.class.fields.iter().any(|f| &*f.name == name),
             _ => true,
@@ -1327,6 +1357,15 @@ impl Interp<'_> {
                 if let Some(s) = class.find_method(&super::decl_later::setter_name(name)) {
                     self.call_function(&s, Some(v.clone()), vec![value], vec![], None)?;
                     return Ok(());
+                }
+                if class
+                    .find_method(&super::decl_later::getter_name(name))
+                    .is_some()
+                {
+                    return Err(self.err(
+                        "AttributeError",
+                        format!("property '{name}' of '{}' object has no setter", class.name),
+                    ));
                 }
                 Err(self.err(
                     "AttributeError",

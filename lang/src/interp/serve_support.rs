@@ -752,7 +752,7 @@ impl Interp<'_> {
                 let items: Vec<Value> = t.iter().cloned().collect();
                 self.wire_seq(key, &items, depth, enc)?
             }
-            Value::Set(_) | Value::Iter(_) => {
+            Value::Set(_) | Value::Iter(_) | Value::Lazy(_) => {
                 let items = self.iterate(v)?;
                 let mut out = Vec::with_capacity(items.len());
                 for x in &items {

@@ -47,6 +47,19 @@ impl Interp<'_> {
             );
         }
         self.new_builtin_class("bool", ClassKind::Builtin, Some("int"));
+        // The types of the lazy iterators (`type(m).__name__`); their names stay
+        // the builtin functions that make them.
+        for t in ["map", "filter", "zip", "enumerate"] {
+            let object: Vec<Rc<Class>> = self
+                .builtin_classes
+                .get("object")
+                .cloned()
+                .into_iter()
+                .collect();
+            let mro = ancestors(&object);
+            let c = Rc::new(Class::bare_builtin(t, ClassKind::Builtin, object, mro));
+            Rc::make_mut(&mut self.builtin_classes).insert(t, c);
+        }
         self.new_builtin_class("any", ClassKind::Builtin, Some("object"));
         let excs: &[(&'static str, &str)] = &[
             ("BaseException", "object"),

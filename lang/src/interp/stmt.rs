@@ -137,6 +137,18 @@ impl Interp<'_> {
                     if let Some(flow) = self.exec_for_generator(g, target, body, ctx)? {
                         return Ok(flow);
                     }
+                } else if matches!(it, Value::Iter(_) | Value::Lazy(_)) {
+                    // An iterator steps in place: what a `break` leaves stays in it
+                    // (and a lazy `map`/`zip`/... computes only what is asked).
+                    while let Some(item) = self.iter_step(&it)? {
+                        self.poll()?;
+                        self.assign(target, item, ctx)?;
+                        match self.exec_block(body, ctx)? {
+                            Flow::Break => return Ok(Flow::Normal),
+                            Flow::Continue | Flow::Normal => {}
+                            other => return Ok(other),
+                        }
+                    }
                 } else {
                     let items = self.iterate(&it)?;
                     for item in items {

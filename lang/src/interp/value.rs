@@ -116,7 +116,8 @@ pub enum Value {
     Anchor(Handle),
     EnumMember(Rc<EnumMember>),
     Module(Rc<ModuleObj>),
-    /// A one-shot iterator (`zip`, `enumerate`, `map`, `filter`, `iter`, dict views...).
+    /// A one-shot iterator over items read when it was made (`iter`, `reversed`, ...);
+    /// `map`, `filter`, `zip` and `enumerate` are `Lazy`.
     Iter(Rc<RefCell<std::vec::IntoIter<Value>>>),
     /// `super` bound to an instance and the class whose parent to search.
     Super(Rc<(Value, Rc<Class>)>),
@@ -124,6 +125,8 @@ pub enum Value {
     Generator(Rc<super::generator::Generator>),
     /// A coroutine: the pending call of an `async def` or spawn of an `async walker`.
     Coroutine(Rc<super::coroutine::Coroutine>),
+    /// A lazy `map`, `filter`, `zip` or `enumerate` object (`interp/lazy.rs`).
+    Lazy(Rc<super::lazy::Lazy>),
 }
 
 impl fmt::Debug for Value {
@@ -192,6 +195,7 @@ impl Value {
             Value::Super(_) => "super",
             Value::Generator(_) => "generator",
             Value::Coroutine(_) => "coroutine",
+            Value::Lazy(l) => l.kind.name(),
         }
     }
 
@@ -955,6 +959,7 @@ pub fn identity(v: &Value) -> Option<usize> {
         Value::Iter(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Generator(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Coroutine(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::Lazy(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Anchor(h) => *h as usize,
         _ => return None,
     })

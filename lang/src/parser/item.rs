@@ -148,8 +148,22 @@ impl<'a> Parser<'a> {
         self.bump(); // type
         let vstart = self.start();
         let name = self.expect_name("an alias name");
+        let mut type_params = Vec::new();
         if self.peek() == T::LBracket {
+            let from = self.pos;
             self.skip_type_params();
+            // The names directly inside the brackets (`T`, `T: int`, `*Ts`): a name
+            // right after `[`, `,`, `*` or `**`.
+            for i in from + 1..self.pos {
+                let t = self.tok_at(i);
+                let prev = self.tok_at(i - 1).kind;
+                if t.kind == T::Name
+                    && matches!(prev, T::LBracket | T::Comma | T::Star | T::DoubleStar)
+                    && type_params.len() < 256
+                {
+                    type_params.push(self.name_of(t));
+                }
+            }
         }
         self.expect(T::Assign);
         let value = self.type_expr();
@@ -162,6 +176,7 @@ impl<'a> Parser<'a> {
                 value: Some(value),
                 span: self.sp(vstart),
             }],
+            type_params,
             span: self.sp(start),
         }
     }
@@ -771,56 +786,96 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// `{ getter { ... } setter(x: T) { ... } }` after a field's type, at the `{`.
+    /// `{ getter { ... } setter(x: T) { ... } deleter { ... } }` after a field's type,
+    /// at the `{`. Each accessor may carry `()`/parameters and `-> T`, and may end in
+    /// `;` instead of a body (its body then comes from `impl Arch.field.getter`).
     fn accessors(&mut self) -> crate::ast::Accessors {
         let open = self.bump().span;
         let mut acc = crate::ast::Accessors {
             getter: None,
             setter: None,
+            deleter: None,
         };
         loop {
             while self.eat(T::Semi) {}
             if matches!(self.peek(), T::RBrace | T::Eof) {
                 break;
             }
-            if self.at_soft("getter") {
-                self.bump();
-                if self.peek() == T::LParen && self.peek_at(1) == T::RParen {
-                    self.bump();
-                    self.bump();
-                }
-                acc.getter = Some(self.block());
+            let slot = if self.at_soft("getter") {
+                &mut acc.getter
             } else if self.at_soft("setter") {
-                self.bump();
-                let param = if self.peek() == T::LParen {
-                    self.param_list().into_iter().next()
-                } else {
-                    None
-                };
-                let param = param.unwrap_or_else(|| {
-                    let s = self.span();
-                    self.error(
-                        Code::E0001,
-                        "a setter takes one parameter: `setter(v: T) { }`",
-                        s,
-                    );
-                    Param {
-                        kind: ParamKind::Normal,
-                        name: self.error_name(),
-                        ty: None,
-                        default: None,
-                        span: s,
-                    }
-                });
-                let body = self.block();
-                acc.setter = Some((param, body));
+                &mut acc.setter
+            } else if self.at_soft("deleter") {
+                &mut acc.deleter
             } else {
-                self.err_expected("`getter { ... }` or `setter(v: T) { ... }`");
+                self.err_expected("`getter`, `setter` or `deleter`");
                 self.sync_stmt();
+                continue;
+            };
+            let kind = self.cur_text();
+            let one = self.accessor();
+            if slot.is_some() {
+                let msg = format!("this property already has a {kind}");
+                self.error(Code::E0001, msg, one.span);
             }
+            *slot = Some(one);
         }
         self.close_brace(open);
         acc
+    }
+
+    /// One accessor, at its keyword (`getter`, `setter` or `deleter`).
+    fn accessor(&mut self) -> crate::ast::Accessor {
+        let kw = self.bump();
+        let kind = self.text(kw.span);
+        let explicit = self.peek() == T::LParen;
+        let mut params = if explicit {
+            self.param_list()
+        } else {
+            Vec::new()
+        };
+        let ret = if self.eat(T::Arrow) {
+            Some(self.type_expr())
+        } else {
+            None
+        };
+        if kind == "setter" {
+            if !explicit {
+                // jaclang's shorthand: `setter { self._v = value; }`.
+                params.push(Param {
+                    kind: ParamKind::Normal,
+                    name: Name {
+                        name: self.intern("value"),
+                        span: kw.span,
+                    },
+                    ty: None,
+                    default: None,
+                    span: kw.span,
+                });
+            } else if params.len() != 1 || params[0].kind != ParamKind::Normal {
+                self.error(
+                    Code::E0001,
+                    "a setter takes one parameter: `setter(v: T) { }` (or `setter { }`, which names it `value`)",
+                    kw.span,
+                );
+            }
+        } else if !params.is_empty() {
+            let msg = format!("a {kind} takes no parameters");
+            self.error(Code::E0001, msg, kw.span);
+            params.clear();
+        }
+        let body = if self.peek() == T::LBrace {
+            Some(self.block())
+        } else {
+            self.end_stmt(true);
+            None
+        };
+        crate::ast::Accessor {
+            params,
+            ret,
+            body,
+            span: self.sp(kw.span.start),
+        }
     }
 
     fn ability(&mut self, start: u32, decorators: Vec<Expr>, doc: Option<String>) -> Ability {
@@ -1208,6 +1263,7 @@ impl<'a> Parser<'a> {
         Glob {
             access,
             vars,
+            type_params: Vec::new(),
             span: self.sp(start),
         }
     }

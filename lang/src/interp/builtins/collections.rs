@@ -342,6 +342,7 @@ pub(super) fn dict_update_from(it: &mut Interp, d: &RefCell<Dict>, src: &Value) 
                     Value::List(l) => l.borrow().clone(),
                     Value::Str(_)
                     | Value::Iter(_)
+                    | Value::Lazy(_)
                     | Value::Set(_)
                     | Value::Dict(_)
                     | Value::Range(..) => it.iterate(&item)?,

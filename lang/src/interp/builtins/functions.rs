@@ -5,6 +5,7 @@ use super::args::{
 };
 use super::{collections, construct, numeric, sort, strings};
 use crate::ast::BinOp;
+use crate::interp::lazy::Lazy;
 use crate::interp::value::{Class, ClassKind, PyStr, Value};
 use crate::interp::{Interp, Interrupt};
 use std::rc::Rc;
@@ -161,7 +162,7 @@ pub(super) fn call(
         "iter" => {
             let v = one(it, "iter", args, &kwargs)?;
             match v {
-                Value::Iter(_) | Value::Generator(_) => v,
+                Value::Iter(_) | Value::Generator(_) | Value::Lazy(_) => v,
                 other => make_iter(it.iterate(&other)?),
             }
         }
@@ -683,14 +684,8 @@ fn enumerate(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs) -> R<Value> {
         None => 0,
         Some(s) => index_of(it, s)?,
     };
-    let items = it.iterate(&src.unwrap_or(Value::None))?;
-    let mut out = Vec::with_capacity(items.len());
-    let mut i = start;
-    for v in items {
-        out.push(Value::tuple(vec![Value::Int(i), v]));
-        i = i.saturating_add(1);
-    }
-    Ok(make_iter(out))
+    let src = it.iterator_of(&src.unwrap_or(Value::None))?;
+    Ok(Lazy::enumerate(src, start))
 }
 
 fn zip(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs) -> R<Value> {
@@ -705,46 +700,11 @@ fn zip(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs) -> R<Value> {
             ));
         }
     }
-    let mut cols = Vec::with_capacity(args.len());
+    let mut srcs = Vec::with_capacity(args.len());
     for a in &args {
-        cols.push(it.iterate(a)?.into_iter());
+        srcs.push(it.iterator_of(a)?);
     }
-    if cols.is_empty() {
-        return Ok(make_iter(Vec::new()));
-    }
-    let lens: Vec<usize> = cols.iter().map(ExactSizeIterator::len).collect();
-    let n = lens.iter().copied().min().unwrap_or(0);
-    if strict && let Some(bad) = lens.iter().position(|&l| l != lens[0]) {
-        let msg = if lens[bad] < lens[0] {
-            if bad == 1 {
-                "zip() argument 2 is shorter than argument 1".to_string()
-            } else {
-                format!(
-                    "zip() argument {} is shorter than arguments 1-{}",
-                    bad + 1,
-                    bad
-                )
-            }
-        } else if bad == 1 {
-            "zip() argument 2 is longer than argument 1".to_string()
-        } else {
-            format!(
-                "zip() argument {} is longer than arguments 1-{}",
-                bad + 1,
-                bad
-            )
-        };
-        return Err(it.err("ValueError", msg));
-    }
-    let mut out = Vec::with_capacity(n);
-    for _ in 0..n {
-        let row: Vec<Value> = cols
-            .iter_mut()
-            .map(|c| c.next().unwrap_or(Value::None))
-            .collect();
-        out.push(Value::tuple(row));
-    }
-    Ok(make_iter(out))
+    Ok(Lazy::zip(srcs, strict))
 }
 
 fn map(it: &mut Interp, args: Vec<Value>, kwargs: &Kwargs) -> R<Value> {
@@ -754,21 +714,11 @@ fn map(it: &mut Interp, args: Vec<Value>, kwargs: &Kwargs) -> R<Value> {
     }
     let mut a = args.into_iter();
     let f = a.next().unwrap_or(Value::None);
-    let mut cols = Vec::new();
+    let mut srcs = Vec::new();
     for src in a {
-        cols.push(it.iterate(&src)?.into_iter());
+        srcs.push(it.iterator_of(&src)?);
     }
-    let n = cols.iter().map(ExactSizeIterator::len).min().unwrap_or(0);
-    let mut out = Vec::with_capacity(n);
-    for _ in 0..n {
-        it.poll()?;
-        let row: Vec<Value> = cols
-            .iter_mut()
-            .map(|c| c.next().unwrap_or(Value::None))
-            .collect();
-        out.push(it.call_value(&f, row, Vec::new())?);
-    }
-    Ok(make_iter(out))
+    Ok(Lazy::map(f, srcs))
 }
 
 fn filter(it: &mut Interp, args: Vec<Value>, kwargs: &Kwargs) -> R<Value> {
@@ -779,28 +729,14 @@ fn filter(it: &mut Interp, args: Vec<Value>, kwargs: &Kwargs) -> R<Value> {
     }
     let mut a = args.into_iter();
     let f = a.next().unwrap_or(Value::None);
-    let src = a.next().unwrap_or(Value::None);
-    let items = it.iterate(&src)?;
-    let mut out = Vec::new();
-    for v in items {
-        it.poll()?;
-        let keep = if f.is_none() {
-            it.truthy(&v)?
-        } else {
-            let r = it.call_value(&f, vec![v.clone()], Vec::new())?;
-            it.truthy(&r)?
-        };
-        if keep {
-            out.push(v);
-        }
-    }
-    Ok(make_iter(out))
+    let src = it.iterator_of(&a.next().unwrap_or(Value::None))?;
+    Ok(Lazy::filter(f, src))
 }
 
 fn any_all(it: &mut Interp, v: &Value, all: bool) -> R<Value> {
-    // A generator is consumed only up to the deciding value, as in CPython.
-    if let Value::Generator(g) = v {
-        let found = it.gen_find(g, &mut |it, x| Ok(it.truthy(x)? != all))?;
+    // An iterator is consumed only up to the deciding value, as in CPython.
+    if matches!(v, Value::Generator(_) | Value::Iter(_) | Value::Lazy(_)) {
+        let found = it.iter_find(v, &mut |it, x| Ok(it.truthy(x)? != all))?;
         return Ok(Value::Bool(found != all));
     }
     let items = it.iterate(v)?;
@@ -871,6 +807,11 @@ fn issubclass(it: &mut Interp, a: &Value, t: &Value) -> R<bool> {
 fn next(it: &mut Interp, v: &Value, default: Option<Value>) -> R<Value> {
     match v {
         Value::Generator(g) => it.gen_next(g, default),
+        Value::Lazy(l) => match (it.lazy_next(l)?, default) {
+            (Some(x), _) => Ok(x),
+            (None, Some(d)) => Ok(d),
+            (None, None) => Err(super::args::stop_iteration(it)),
+        },
         Value::Iter(i) => {
             let n = i.borrow_mut().next();
             match (n, default) {

@@ -26,6 +26,11 @@ enum VmIter {
     Items(std::vec::IntoIter<Value>),
     /// A generator, resumed once per item.
     Gen(Rc<Generator>),
+    /// An iterator value (`iter(xs)`, `map(...)`), stepped in place so what a `break`
+    /// leaves stays in it, as on the tree-walker.
+    Shared(Rc<std::cell::RefCell<std::vec::IntoIter<Value>>>),
+    /// A lazy `map`/`filter`/`zip`/`enumerate`, stepped once per item (like `Gen`).
+    Lazy(Rc<crate::interp::lazy::Lazy>),
     /// The items of `enumerate(x)` with the index of the next (`ForIterPair` binds the
     /// pair as the builtin's tuples would be unpacked, without making them).
     Enumerate {
@@ -42,13 +47,14 @@ impl VmIter {
         match self {
             VmIter::Range { .. } => self.next_int().map(Value::Int),
             VmIter::Items(items) => items.next(),
+            VmIter::Shared(items) => items.borrow_mut().next(),
             VmIter::Enumerate { next, items } => {
                 let v = items.next()?;
                 let i = *next;
                 *next = i.saturating_add(1);
                 Some(Value::tuple(vec![Value::Int(i), v]))
             }
-            VmIter::Gen(_) => None,
+            VmIter::Gen(_) | VmIter::Lazy(_) => None,
         }
     }
 
@@ -149,6 +155,10 @@ impl Interp<'_> {
                     GenStep::Returned(_) => None,
                 })
             }
+            Some(VmIter::Lazy(l)) => {
+                let l = l.clone();
+                self.lazy_next(&l)
+            }
             Some(it) => match it.next_ready() {
                 Some(v) => {
                     self.poll()?;
@@ -172,6 +182,8 @@ impl Interp<'_> {
                 done: false,
             },
             Value::Generator(g) if !comprehension => VmIter::Gen(g),
+            Value::Iter(i) if !comprehension => VmIter::Shared(i),
+            Value::Lazy(l) => VmIter::Lazy(l),
             other => {
                 let items = self.iterate(&other)?;
                 if reserve {
@@ -1130,7 +1142,13 @@ impl Interp<'_> {
                 }
                 Op::EnumerateFast(target) => {
                     let n = st.stack.len();
-                    if matches!(&st.stack[n - 2], Value::Builtin(f) if &**f == "enumerate") {
+                    // Not over an iterator: `enumerate(gen())` must stay lazy.
+                    if matches!(&st.stack[n - 2], Value::Builtin(f) if &**f == "enumerate")
+                        && !matches!(
+                            &st.stack[n - 1],
+                            Value::Generator(_) | Value::Iter(_) | Value::Lazy(_)
+                        )
+                    {
                         // The builtin's own work (`enumerate`): the source's items.
                         let items = tri!(self.iterate(&st.stack[n - 1]));
                         st.stack.truncate(n - 2);
@@ -1172,6 +1190,9 @@ impl Interp<'_> {
                             }
                             None => None,
                         },
+                        Some(VmIter::Lazy(_) | VmIter::Gen(_)) => {
+                            tri!(self.vm_for_next(&mut st.iters))
+                        }
                         Some(it) => it.next_ready(),
                         None => None,
                     };
