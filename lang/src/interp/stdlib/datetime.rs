@@ -422,19 +422,25 @@ impl Interp<'_> {
                     args,
                     kwargs,
                 )?;
+                // CPython's `delta_new`: each float's whole part and the whole part of
+                // its fraction times the unit are exact; only what is left below one
+                // microsecond is summed as a float and rounded once, half to even
+                // against the parity of the exact total.
                 let mut exact: i128 = 0;
-                let mut frac = 0.0f64;
+                let mut leftover = 0.0f64;
                 for (i, unit) in UNIT.iter().enumerate() {
                     match a.get(i) {
                         None => {}
                         Some(Value::Float(f)) => {
-                            if !f.is_finite() {
+                            if f.is_nan() {
+                                return Err(
+                                    self.err("ValueError", "cannot convert float NaN to integer")
+                                );
+                            }
+                            if f.is_infinite() {
                                 return Err(self.err(
-                                    "ValueError",
-                                    format!(
-                                        "cannot convert float {} to integer",
-                                        crate::pyfmt::float_repr(*f)
-                                    ),
+                                    "OverflowError",
+                                    "cannot convert float infinity to integer",
                                 ));
                             }
                             let whole = f.trunc();
@@ -445,7 +451,10 @@ impl Interp<'_> {
                                 ));
                             }
                             exact += (whole as i128) * unit;
-                            frac += (f - whole) * (*unit as f64);
+                            let scaled = (f - whole) * (*unit as f64);
+                            let scaled_whole = scaled.trunc();
+                            exact += scaled_whole as i128;
+                            leftover += scaled - scaled_whole;
                         }
                         Some(v @ (Value::Int(_) | Value::Bool(_))) => {
                             exact += i128::from(int_of(v)) * unit;
@@ -466,7 +475,12 @@ impl Interp<'_> {
                         }
                     }
                 }
-                let us = exact + crate::pyfmt::round_half_even(frac, 0) as i128;
+                let mut whole_us = leftover.round();
+                if (whole_us - leftover).abs() == 0.5 {
+                    let odd = f64::from(u8::from(exact.rem_euclid(2) == 1));
+                    whole_us = 2.0 * ((leftover + odd) * 0.5).round() - odd;
+                }
+                let us = exact + whole_us as i128;
                 self.checked_td(us)
             }
             "datetime.date" => {
@@ -538,9 +552,12 @@ impl Interp<'_> {
                 }
                 let us = self.td_us(&off);
                 if us.abs() >= US_PER_DAY {
+                    let shown = self.repr(&off)?;
                     return Err(self.err(
                         "ValueError",
-                        "offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24).",
+                        format!(
+                            "offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24), not {shown}."
+                        ),
                     ));
                 }
                 let name = match a.get(1) {
@@ -796,7 +813,12 @@ impl Interp<'_> {
         match (key, name) {
             ("datetime.timedelta", "total_seconds") => {
                 self.stdlib_args(name, &[], 0, 0, args, kwargs)?;
-                Ok(Value::Float(self.td_us(recv) as f64 / 1e6))
+                // CPython divides the microseconds as ints. Whole seconds stay below
+                // 2**53 for every timedelta, so whole + fraction is one rounding, not the
+                // two of `us as f64 / 1e6` once `us` passes 2**53.
+                let us = self.td_us(recv);
+                let (whole, rest) = (us.div_euclid(1_000_000), us.rem_euclid(1_000_000));
+                Ok(Value::Float(whole as f64 + rest as f64 / 1e6))
             }
             ("datetime.timezone", _) => {
                 let off = self.field(recv, "_offset");
@@ -1060,6 +1082,11 @@ impl Interp<'_> {
                 'm' => format!("{mo:02}"),
                 'd' => format!("{d:02}"),
                 'e' => format!("{d:2}"),
+                // glibc's space-padded hours, which CPython passes through on Linux.
+                'k' => format!("{h:2}"),
+                'l' => format!("{h12:2}"),
+                'G' => format!("{}", iso_week(y, yday, wd).0),
+                'V' => format!("{:02}", iso_week(y, yday, wd).1),
                 'H' => format!("{h:02}"),
                 'I' => format!("{h12:02}"),
                 'M' => format!("{mi:02}"),
@@ -1436,5 +1463,25 @@ impl Interp<'_> {
                 ))
             }
         })
+    }
+}
+
+/// The ISO 8601 year and week of a day given its year, day of the year (1-based) and
+/// weekday (Monday 0), as `%G` and `%V` print them.
+fn iso_week(y: i64, yday: i64, wd: usize) -> (i64, i64) {
+    // A year has 53 ISO weeks when it starts on a Thursday, or on a Wednesday in a
+    // leap year: the weekday of its last day tells both.
+    let weeks = |y: i64| {
+        let p =
+            |y: i64| (y + y.div_euclid(4) - y.div_euclid(100) + y.div_euclid(400)).rem_euclid(7);
+        if p(y) == 4 || p(y - 1) == 3 { 53 } else { 52 }
+    };
+    let week = (yday - (wd as i64 + 1) + 10).div_euclid(7);
+    if week < 1 {
+        (y - 1, weeks(y - 1))
+    } else if week > weeks(y) {
+        (y + 1, 1)
+    } else {
+        (y, week)
     }
 }

@@ -102,14 +102,20 @@ impl Interp<'_> {
                         let n = self.int_arg(v)?;
                         Some(" ".repeat(n.clamp(0, 64) as usize))
                     }
+                    // CPython multiplies the indent as it starts encoding, after its fast
+                    // path for a plain string: a bad indent fails for any other value.
                     Some(other) => {
-                        return Err(self.err(
-                            "TypeError",
-                            format!(
-                                "can't multiply sequence by non-int of type '{}'",
-                                self.type_name_of(other)
-                            ),
-                        ));
+                        let obj = a.get(0).unwrap_or(&Value::None);
+                        if !matches!(obj, Value::Str(_)) {
+                            return Err(self.err(
+                                "TypeError",
+                                format!(
+                                    "can't multiply sequence by non-int of type '{}'",
+                                    self.type_name_of(other)
+                                ),
+                            ));
+                        }
+                        None
                     }
                 };
                 let (item_sep, key_sep) = match a.opt(7) {
@@ -117,6 +123,20 @@ impl Interp<'_> {
                         let parts = self.iterate(v)?;
                         match parts.as_slice() {
                             [Value::Str(i), Value::Str(k)] => (i.to_string(), k.to_string()),
+                            // `item_separator, key_separator = separators`.
+                            [] | [_] => {
+                                return Err(self.err(
+                                    "ValueError",
+                                    format!(
+                                        "not enough values to unpack (expected 2, got {})",
+                                        parts.len()
+                                    ),
+                                ));
+                            }
+                            [_, _, _, ..] => {
+                                return Err(self
+                                    .err("ValueError", "too many values to unpack (expected 2)"));
+                            }
                             _ => {
                                 return Err(self.err(
                                     "ValueError",
@@ -175,6 +195,14 @@ impl Interp<'_> {
                     }
                     None => Rc::from(""),
                 };
+                if s.starts_with('\u{feff}') {
+                    let doc: Vec<char> = s.chars().collect();
+                    return Err(self.json_error(
+                        "Unexpected UTF-8 BOM (decode using utf-8-sig)",
+                        &doc,
+                        0,
+                    ));
+                }
                 self.json_decode(&s)
             }
             _ => Err(self.err(

@@ -87,6 +87,29 @@ fn to_big(v: &Value) -> Option<BigInt> {
     }
 }
 
+/// `b > 0` as `m * 2**e` with `m` in `[0.5, 1)` rounded to 53 bits, half to even (what
+/// CPython's `_PyLong_Frexp` gives).
+fn big_frexp(b: &BigInt) -> (f64, i64) {
+    let bits = b.bits();
+    let (top, sticky) = if bits <= 64 {
+        (b.to_u64().unwrap_or(0) << (64 - bits), false)
+    } else {
+        let shift = bits - 64;
+        let top: BigInt = b >> shift;
+        let rest = b - (&top << shift);
+        (top.to_u64().unwrap_or(0), !rest.is_zero())
+    };
+    // The dropped bits only matter as a tie-breaker: fold them into the lowest bit.
+    let top = top | u64::from(sticky);
+    let mut m = top as f64 / 18_446_744_073_709_551_616.0;
+    let mut e = bits as i64;
+    if m >= 1.0 {
+        m /= 2.0;
+        e += 1;
+    }
+    (m, e)
+}
+
 impl Interp<'_> {
     fn domain(&self) -> super::super::Interrupt {
         self.err("ValueError", "math domain error")
@@ -142,27 +165,32 @@ impl Interp<'_> {
     }
 
     fn log_of(&self, v: &Value) -> R<f64> {
-        // Big ints: log of the mantissa plus the scaled exponent (CPython does the same).
-        if let Value::BigInt(b) = v {
+        self.log_with(v, f64::ln)
+    }
+
+    /// CPython's `loghelper`: an int is converted to the nearest float, or, when it is
+    /// beyond the float range, split as `m * 2**e` and taken as `f(m) + f(2) * e`; a
+    /// float follows C's rules with zero, negatives and `-inf` as domain errors.
+    fn log_with(&self, v: &Value, f: fn(f64) -> f64) -> R<f64> {
+        if let Some(b) = to_big(v) {
             if !b.is_positive() {
                 return Err(self.domain());
             }
-            let bits = b.bits();
-            if bits > 1000 {
-                let shift = bits - 64;
-                let top: BigInt = &**b >> shift;
-                let m = top.to_f64().unwrap_or(f64::NAN);
-                return Ok(m.ln() + (shift as f64) * std::f64::consts::LN_2);
+            let (m, e) = big_frexp(&b);
+            let x = libm::ldexp(m, e as i32);
+            if x.is_finite() && e <= i64::from(f64::MAX_EXP) {
+                return Ok(f(x));
             }
+            return Ok(f(m) + f(2.0) * e as f64);
         }
         let x = self.num_arg(v)?;
-        if x.is_nan() {
+        if x.is_nan() || x == f64::INFINITY {
             return Ok(x);
         }
         if x <= 0.0 {
             return Err(self.domain());
         }
-        Ok(x.ln())
+        Ok(f(x))
     }
 
     pub(super) fn call_math(
@@ -236,7 +264,9 @@ impl Interp<'_> {
                 let v = one(self, &args, &kwargs)?;
                 let f = match func {
                     "tanh" => f64::tanh,
-                    "asinh" => f64::asinh,
+                    // C's `asinh`/`acosh` (as CPython calls), not std's formulas, which
+                    // overflow near the top of the range and differ in the last digit.
+                    "asinh" => libm::asinh,
                     _ => f64::cbrt,
                 };
                 self.unary(&v, f, false)
@@ -245,7 +275,7 @@ impl Interp<'_> {
             "acosh" | "atanh" | "log1p" => {
                 let v = one(self, &args, &kwargs)?;
                 let f = match func {
-                    "acosh" => f64::acosh,
+                    "acosh" => libm::acosh,
                     "atanh" => f64::atanh,
                     _ => f64::ln_1p,
                 };
@@ -346,34 +376,26 @@ impl Interp<'_> {
             }
             "log2" | "log10" => {
                 let v = one(self, &args, &kwargs)?;
-                let l = self.log_of(&v)?;
-                if let (Value::Float(x), true) = (&v, func == "log2") {
-                    return Ok(Value::Float(x.log2()));
-                }
-                if let (Value::Float(x), true) = (&v, func == "log10") {
-                    return Ok(Value::Float(x.log10()));
-                }
-                if let Some(i) = to_big(&v).and_then(|b| b.to_f64()).filter(|f| *f < 9.0e15) {
-                    return Ok(Value::Float(if func == "log2" {
-                        i.log2()
-                    } else {
-                        i.log10()
-                    }));
-                }
-                Ok(Value::Float(if func == "log2" {
-                    l / std::f64::consts::LN_2
+                let f = if func == "log2" {
+                    f64::log2
                 } else {
-                    l / std::f64::consts::LN_10
-                }))
+                    f64::log10
+                };
+                self.log_with(&v, f).map(Value::Float)
             }
             "log" => {
                 if !kwargs.is_empty() {
                     return Err(self.err("TypeError", "math.log() takes no keyword arguments"));
                 }
                 if args.is_empty() || args.len() > 2 {
+                    let bound = if args.is_empty() {
+                        "at least 1 argument"
+                    } else {
+                        "at most 2 arguments"
+                    };
                     return Err(self.err(
                         "TypeError",
-                        format!("log expected at least 1 argument, got {}", args.len()),
+                        format!("log expected {bound}, got {}", args.len()),
                     ));
                 }
                 let num = self.log_of(&args[0])?;
@@ -410,23 +432,14 @@ impl Interp<'_> {
                 Ok(Value::Float(self.num_arg(&a)?.copysign(self.num_arg(&b)?)))
             }
             "hypot" => {
-                let mut acc = 0.0f64;
+                if !kwargs.is_empty() {
+                    return Err(self.err("TypeError", "hypot() takes no keyword arguments"));
+                }
                 let mut xs = Vec::with_capacity(args.len());
                 for a in &args {
                     xs.push(self.num_arg(a)?.abs());
                 }
-                if xs.iter().any(|x| x.is_infinite()) {
-                    return Ok(Value::Float(f64::INFINITY));
-                }
-                let scale = xs.iter().cloned().fold(0.0f64, f64::max);
-                if scale == 0.0 || scale.is_nan() {
-                    return Ok(Value::Float(scale));
-                }
-                for x in &xs {
-                    let r = x / scale;
-                    acc += r * r;
-                }
-                Ok(Value::Float(scale * acc.sqrt()))
+                Ok(Value::Float(vector_norm(&xs)))
             }
             "isclose" => {
                 let a = self.stdlib_args(
@@ -505,6 +518,13 @@ impl Interp<'_> {
                         self.err("ValueError", "factorial() not defined for negative values")
                     );
                 }
+                // CPython's own bound comes first, then svc's step bound.
+                if n > BigInt::from(i64::MAX) {
+                    return Err(self.err(
+                        "OverflowError",
+                        "factorial() argument should not exceed 9223372036854775807",
+                    ));
+                }
                 let n = self.bounded_steps("factorial", &n)?;
                 let mut acc = BigInt::one();
                 for k in 2..=n {
@@ -532,7 +552,8 @@ impl Interp<'_> {
                 }
                 let n = self.big_arg(&args[0])?;
                 let k = match args.get(1) {
-                    Some(Value::None) | None => n.clone(),
+                    None => n.clone(),
+                    Some(Value::None) if func == "perm" => n.clone(),
                     Some(v) => self.big_arg(v)?,
                 };
                 if n.is_negative() {
@@ -561,6 +582,17 @@ impl Interp<'_> {
                 Ok(Value::from_bigint(acc))
             }
             "prod" => {
+                // `iterable` is positional-only: a call without exactly one positional
+                // argument fails on that count before keywords are looked at.
+                if args.len() != 1 && args.len() + kwargs.len() <= 2 {
+                    return Err(self.err(
+                        "TypeError",
+                        format!(
+                            "prod() takes exactly 1 positional argument ({} given)",
+                            args.len()
+                        ),
+                    ));
+                }
                 let a = self.stdlib_args("prod", &["iterable", "start"], 1, 1, args, kwargs)?;
                 let items = self.iterate(a.get(0).unwrap_or(&Value::None))?;
                 let mut acc = a.get(1).cloned().unwrap_or(Value::Int(1));
@@ -690,4 +722,42 @@ fn fsum(xs: &[f64]) -> Result<f64, &'static str> {
         }
     }
     Ok(hi)
+}
+
+/// The Euclidean norm as CPython 3.12 computes `hypot` (correctly rounded in all but rare
+/// cases): infinity wins over NaN, then the inputs are scaled by a power of two, their
+/// squares summed exactly as a double-double and the root corrected by one Newton step.
+fn vector_norm(xs: &[f64]) -> f64 {
+    if xs.iter().any(|x| x.is_infinite()) {
+        return f64::INFINITY;
+    }
+    if xs.iter().any(|x| x.is_nan()) {
+        return f64::NAN;
+    }
+    let max = xs.iter().copied().fold(0.0f64, f64::max);
+    if max == 0.0 || xs.len() <= 1 {
+        return max;
+    }
+    let (_, e) = libm::frexp(max);
+    // Scaled so the largest lies in [0.5, 1): no square overflows or underflows.
+    let scale = |x: f64| libm::ldexp(x, -e);
+    let (mut hi, mut lo) = (0.0f64, 0.0f64);
+    for x in xs {
+        let x = scale(*x);
+        let p = x * x;
+        let perr = x.mul_add(x, -p);
+        // Two-sum of hi and p, the rounding errors gathered in lo.
+        let s = hi + p;
+        let bp = s - hi;
+        let err = (hi - (s - bp)) + (p - bp);
+        hi = s;
+        lo += err + perr;
+    }
+    let total = hi + lo;
+    lo -= total - hi;
+    hi = total;
+    let h = hi.sqrt();
+    // One correction step: the residual of h*h against hi+lo, computed exactly by FMA.
+    let r = (-h).mul_add(h, hi) + lo;
+    libm::ldexp(h + r / (2.0 * h), e)
 }

@@ -252,7 +252,7 @@ impl ArgStyle<'_> {
 
     fn multiple(&self, k: &str, i: usize) -> String {
         match self {
-            ArgStyle::Keywords(_) => format!(
+            ArgStyle::Keywords(_) | ArgStyle::Clinic(_) => format!(
                 "argument for {} given by name ('{k}') and position ({})",
                 self.callee(),
                 i + 1
@@ -266,7 +266,7 @@ impl ArgStyle<'_> {
             ArgStyle::Keywords("function") => {
                 format!("'{k}' is an invalid keyword argument for this function")
             }
-            ArgStyle::Keywords(_) => {
+            ArgStyle::Keywords(_) | ArgStyle::Clinic(_) => {
                 format!("'{k}' is an invalid keyword argument for {}", self.callee())
             }
             _ => format!("{} got an unexpected keyword argument '{k}'", self.callee()),
@@ -733,6 +733,29 @@ impl Interp<'_> {
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> R<Args> {
         if args.len() > positional {
+            // A clinic function with keyword-only parameters (`isclose`, `prod`) counts
+            // every argument first, then the positional ones.
+            if let (ArgStyle::Clinic(f), true) = (style, params.len() > positional) {
+                let given = args.len() + kwargs.len();
+                let msg = if given > params.len() {
+                    format!(
+                        "{f}() takes at most {} arguments ({given} given)",
+                        params.len()
+                    )
+                } else {
+                    format!(
+                        "{f}() takes {} {positional} positional argument{} ({} given)",
+                        if required < positional {
+                            "at most"
+                        } else {
+                            "exactly"
+                        },
+                        if positional == 1 { "" } else { "s" },
+                        args.len()
+                    )
+                };
+                return Err(self.err("TypeError", msg));
+            }
             return Err(self.err(
                 "TypeError",
                 style.too_many(required, positional, args.len()),

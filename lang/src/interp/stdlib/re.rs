@@ -161,6 +161,7 @@ enum Mode {
 fn translate(p: &str, flags: i64) -> Result<String, String> {
     let chars: Vec<char> = p.chars().collect();
     let multiline = flags & M != 0 || inline_flag(p, 'm');
+    let ascii = flags & A != 0 || inline_flag(p, 'a');
     let mut out = String::new();
     let mut i = 0;
     let mut in_class = false;
@@ -170,8 +171,33 @@ fn translate(p: &str, flags: i64) -> Result<String, String> {
             let Some(&n) = chars.get(i + 1) else {
                 return Err(format!("bad escape (end of pattern) at position {i}"));
             };
+            // Python's `\s` is `str.isspace`, which also takes \x1c-\x1f; under ASCII
+            // (`re.A`, `(?a)`) the classes shrink to ASCII.
             match n {
                 'Z' if !in_class => out.push_str("\\z"),
+                'w' | 'd' | 's' if ascii => {
+                    let set = match n {
+                        'w' => "0-9A-Za-z_",
+                        'd' => "0-9",
+                        _ => " \\t\\n\\r\\x0b\\x0c",
+                    };
+                    if in_class {
+                        out.push_str(set);
+                    } else {
+                        out.push_str(&format!("[{set}]"));
+                    }
+                }
+                'W' | 'D' | 'S' if ascii && !in_class => {
+                    let set = match n {
+                        'W' => "0-9A-Za-z_",
+                        'D' => "0-9",
+                        _ => " \\t\\n\\r\\x0b\\x0c",
+                    };
+                    out.push_str(&format!("[^{set}]"));
+                }
+                's' if in_class => out.push_str("\\s\\x1c-\\x1f"),
+                's' => out.push_str("[\\s\\x1c-\\x1f]"),
+                'S' if !in_class => out.push_str("[^\\s\\x1c-\\x1f]"),
                 _ => {
                     out.push('\\');
                     out.push(n);
@@ -320,6 +346,21 @@ fn check_structure(pattern: &str, verbose: bool) -> Result<(), String> {
         let ch = c[i];
         match ch {
             '\\' => {
+                let n = c.get(i + 1).copied().unwrap_or(' ');
+                check_escape(n, i, false)?;
+                if let Some(d) = n.to_digit(10).filter(|d| *d > 0) {
+                    // `\N` (and `\NN`) refers back to a group already opened.
+                    let mut num = d as usize;
+                    if let Some(d2) = c.get(i + 2).and_then(|x| x.to_digit(10)) {
+                        num = num * 10 + d2 as usize;
+                    }
+                    if num > groups {
+                        return Err(format!(
+                            "invalid group reference {num} at position {}",
+                            i + 1
+                        ));
+                    }
+                }
                 i += 2;
                 prev = Prev::Atom;
                 continue;
@@ -334,7 +375,21 @@ fn check_structure(pattern: &str, verbose: bool) -> Result<(), String> {
                     j += 1;
                 }
                 while j < c.len() && c[j] != ']' {
-                    j += if c[j] == '\\' { 2 } else { 1 };
+                    if c[j] == '\\' {
+                        check_escape(c.get(j + 1).copied().unwrap_or(' '), j, true)?;
+                        j += 2;
+                        continue;
+                    }
+                    // A range of two literal characters must go upwards.
+                    if c.get(j + 1) == Some(&'-')
+                        && let Some(&hi) = c.get(j + 2)
+                        && hi != ']'
+                        && hi != '\\'
+                        && hi < c[j]
+                    {
+                        return Err(format!("bad character range {}-{hi} at position {j}", c[j]));
+                    }
+                    j += 1;
                 }
                 i = j + 1;
                 prev = Prev::Atom;
@@ -354,15 +409,62 @@ fn check_structure(pattern: &str, verbose: bool) -> Result<(), String> {
                 open.push(i);
                 prev = Prev::Empty;
                 if c.get(i + 1) == Some(&'?') {
+                    // The extensions Python knows; `(?<name>` is not one of them.
+                    let ext = c.get(i + 2).copied();
+                    let bad = match ext {
+                        Some('P') => !matches!(c.get(i + 3), Some('<' | '=' | '>')),
+                        Some('<') => !matches!(c.get(i + 3), Some('=' | '!')),
+                        Some(e) => !matches!(
+                            e,
+                            ':' | '='
+                                | '!'
+                                | '>'
+                                | '#'
+                                | '('
+                                | '-'
+                                | 'a'
+                                | 'i'
+                                | 'L'
+                                | 'm'
+                                | 's'
+                                | 'u'
+                                | 'x'
+                        ),
+                        None => false,
+                    };
+                    if bad {
+                        let shown: String = c[i + 1..(i + 4).min(c.len())].iter().collect();
+                        let shown = if matches!(ext, Some('P' | '<')) {
+                            shown
+                        } else {
+                            shown.chars().take(2).collect()
+                        };
+                        return Err(format!("unknown extension {shown} at position {}", i + 1));
+                    }
+                    if ext == Some('P') && c.get(i + 3) == Some(&'=') {
+                        let start = i + 4;
+                        let end = (start..c.len()).find(|k| c[*k] == ')').unwrap_or(c.len());
+                        let name: String = c[start..end].iter().collect();
+                        if is_group_name(&name) && !names.iter().any(|(n, _)| *n == name) {
+                            return Err(format!("unknown group name '{name}' at position {start}"));
+                        }
+                    }
                     let named = match (c.get(i + 2), c.get(i + 3)) {
                         (Some('P'), Some('<')) => Some(i + 4),
-                        (Some('<'), Some(n)) if *n != '=' && *n != '!' => Some(i + 3),
                         _ => None,
                     };
                     if let Some(start) = named {
                         groups += 1;
                         let end = (start..c.len()).find(|k| c[*k] == '>').unwrap_or(c.len());
                         let name: String = c[start..end].iter().collect();
+                        if name.is_empty() {
+                            return Err(format!("missing group name at position {start}"));
+                        }
+                        if !is_group_name(&name) {
+                            return Err(format!(
+                                "bad character in group name '{name}' at position {start}"
+                            ));
+                        }
                         if let Some((_, was)) = names.iter().find(|(n, _)| *n == name) {
                             return Err(format!(
                                 "redefinition of group name '{name}' as group {groups}; was group {was} at position {start}"
@@ -415,6 +517,14 @@ fn check_structure(pattern: &str, verbose: bool) -> Result<(), String> {
                             let (lo, hi) = body.split_once(',').unwrap_or((&body, ""));
                             let digits = |t: &str| t.chars().all(|d| d.is_ascii_digit());
                             if digits(lo) && digits(hi) && !(lo.is_empty() && hi.is_empty()) {
+                                if let (Ok(a), Ok(b)) = (lo.parse::<u64>(), hi.parse::<u64>())
+                                    && a > b
+                                {
+                                    return Err(format!(
+                                        "min repeat greater than max repeat at position {}",
+                                        i + 1
+                                    ));
+                                }
                                 Some(e - i + 1)
                             } else {
                                 None
@@ -449,6 +559,33 @@ fn check_structure(pattern: &str, verbose: bool) -> Result<(), String> {
         return Err(format!(
             "missing ), unterminated subpattern at position {p}"
         ));
+    }
+    Ok(())
+}
+
+/// A group name Python accepts: an identifier.
+fn is_group_name(name: &str) -> bool {
+    let mut cs = name.chars();
+    cs.next().is_some_and(|f| f == '_' || f.is_alphabetic())
+        && cs.all(|c| c == '_' || c.is_alphanumeric())
+}
+
+/// `\n` at `pos` is an escape Python's `re` knows (in a class when `in_class`). Any other
+/// ASCII letter is `bad escape`; the engine's own extras (`\z`, `\p{..}`, `\h`, `\G` ...)
+/// never slip through as a different meaning.
+fn check_escape(n: char, pos: usize, in_class: bool) -> Result<(), String> {
+    if n == 'N' {
+        return Err(format!(
+            "named character escapes (\\N{{...}}) are not supported by svc's re at position {pos}"
+        ));
+    }
+    let known = if in_class {
+        "abdDfnrsStvwWxuU"
+    } else {
+        "abBdDfnrsStvwWZAxuU"
+    };
+    if n.is_ascii_alphabetic() && !known.contains(n) {
+        return Err(format!("bad escape \\{n} at position {pos}"));
     }
     Ok(())
 }
@@ -810,10 +947,14 @@ impl Interp<'_> {
         }
     }
 
-    fn re_findall(&mut self, pattern: Value, text: &Rc<str>) -> R<Value> {
+    fn re_findall(&mut self, pattern: Value, text: &Rc<str>, pos: Option<&Value>) -> R<Value> {
         let (p, flags) = self.re_pattern_arg(&pattern, None)?;
         let c = self.re_compiled(&p, flags)?;
-        let all = self.re_all(&c, text, 0, 0)?;
+        let pos = match pos {
+            Some(v) => self.int_arg(v)?.max(0) as usize,
+            None => 0,
+        };
+        let all = self.re_all(&c, text, byte_of(text, pos), 0)?;
         let groups = c.names.len() - 1;
         let empty = || Value::str("");
         let items = all
@@ -837,14 +978,18 @@ impl Interp<'_> {
         Ok(Value::list(items))
     }
 
-    fn re_finditer(&mut self, pattern: Value, text: &Rc<str>) -> R<Value> {
+    fn re_finditer(&mut self, pattern: Value, text: &Rc<str>, pos: Option<&Value>) -> R<Value> {
         let (p, flags) = self.re_pattern_arg(&pattern, None)?;
         let c = self.re_compiled(&p, flags)?;
-        let all = self.re_all(&c, text, 0, 0)?;
+        let pos = match pos {
+            Some(v) => self.int_arg(v)?.max(0) as usize,
+            None => 0,
+        };
+        let all = self.re_all(&c, text, byte_of(text, pos), 0)?;
         let map = CharMap::new(text);
         let items: Vec<Value> = all
             .iter()
-            .map(|spans| self.re_match_value(pattern.clone(), &c, text, &map, spans, 0))
+            .map(|spans| self.re_match_value(pattern.clone(), &c, text, &map, spans, pos))
             .collect();
         Ok(Value::Iter(Rc::new(RefCell::new(items.into_iter()))))
     }
@@ -1008,6 +1153,22 @@ impl Interp<'_> {
         let c = self.re_compiled(&p, flags)?;
         let template = match repl {
             Value::Str(t) => Some(self.re_template(&c, t)?),
+            // Not callable and not text: CPython's template parser decodes it first.
+            Value::Int(_)
+            | Value::BigInt(_)
+            | Value::Float(_)
+            | Value::Bool(_)
+            | Value::None
+            | Value::List(_)
+            | Value::Tuple(_)
+            | Value::Dict(_)
+            | Value::Set(_) => {
+                let t = self.type_name_of(repl);
+                return Err(self.err(
+                    "TypeError",
+                    format!("decoding to str: need a bytes-like object, {t} found"),
+                ));
+            }
             _ => None,
         };
         let all = if count < 0 {
@@ -1150,7 +1311,17 @@ impl Interp<'_> {
                     args,
                     kwargs,
                 )?;
-                let s = self.re_text(a.get(0))?;
+                // `escape` decodes a non-str argument as bytes first.
+                let s = match a.get(0) {
+                    Some(Value::Str(s)) => s.to_rc(),
+                    other => {
+                        let t = other.map(|v| self.type_name_of(v)).unwrap_or_default();
+                        return Err(self.err(
+                            "TypeError",
+                            format!("decoding to str: need a bytes-like object, {t} found"),
+                        ));
+                    }
+                };
                 let mut out = String::with_capacity(s.len());
                 for ch in s.chars() {
                     if "()[]{}?*+-|^$\\.&~# \t\n\r\u{b}\u{c}".contains(ch) {
@@ -1182,8 +1353,8 @@ impl Interp<'_> {
             "search" => self.re_find(pattern, text, pos, Mode::Search),
             "match" => self.re_find(pattern, text, pos, Mode::Match),
             "fullmatch" => self.re_find(pattern, text, pos, Mode::Full),
-            "findall" => self.re_findall(pattern, text),
-            _ => self.re_finditer(pattern, text),
+            "findall" => self.re_findall(pattern, text, pos),
+            _ => self.re_finditer(pattern, text, pos),
         }
     }
 

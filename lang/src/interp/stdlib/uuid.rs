@@ -63,16 +63,53 @@ impl Interp<'_> {
         }
     }
 
-    /// `UUID(hex)`: braces, hyphens and a `urn:uuid:` prefix are ignored, as CPython.
+    /// `UUID(hex)` or `UUID(int=n)`, with `version=` setting the version and variant
+    /// bits: CPython's `UUID.__init__` (braces, hyphens and a `urn:uuid:` prefix ignored).
+    /// svc has no `bytes`, so `bytes=`, `bytes_le=` and `fields=` are refused.
     pub(super) fn uuid_construct(
         &mut self,
         args: Vec<Value>,
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> R<Value> {
-        let a = self.stdlib_args("UUID", &["hex"], 0, 1, args, kwargs)?;
-        let hex = match a.get(0) {
-            Some(Value::Str(s)) => s.clone(),
-            Some(other) => {
+        use num_bigint::BigInt;
+        let a = self.stdlib_args_as(
+            super::ArgStyle::PyMethod("UUID.__init__"),
+            &["hex", "bytes", "bytes_le", "fields", "int", "version"],
+            0,
+            6,
+            args,
+            kwargs,
+        )?;
+        let given = (0..5).filter(|i| a.opt(*i).is_some()).count();
+        if given != 1 {
+            return Err(self.err(
+                "TypeError",
+                "one of the hex, bytes, bytes_le, fields, or int arguments must be given",
+            ));
+        }
+        if let Some(i) = (1..4).find(|i| a.opt(*i).is_some()) {
+            let name = ["hex", "bytes", "bytes_le", "fields"][i];
+            return Err(self.err(
+                "TypeError",
+                format!("UUID({name}=...) is not supported by svc (it has no bytes type)"),
+            ));
+        }
+        let mut n = match (a.opt(0), a.opt(4)) {
+            (Some(Value::Str(hex)), _) => {
+                let mut h = hex.replace("urn:", "").replace("uuid:", "");
+                h = h.trim_matches(|c| c == '{' || c == '}').replace('-', "");
+                if h.chars().count() != 32 {
+                    return Err(self.err("ValueError", "badly formed hexadecimal UUID string"));
+                }
+                if !h.chars().all(|c| c.is_ascii_hexdigit()) {
+                    return Err(self.err(
+                        "ValueError",
+                        format!("invalid literal for int() with base 16: '{h}'"),
+                    ));
+                }
+                BigInt::parse_bytes(h.as_bytes(), 16).unwrap_or_default()
+            }
+            (Some(other), _) => {
                 return Err(self.err(
                     "AttributeError",
                     format!(
@@ -81,22 +118,43 @@ impl Interp<'_> {
                     ),
                 ));
             }
-            None => {
-                return Err(self.err(
-                    "TypeError",
-                    "one of the hex, bytes, bytes_le, fields, or int arguments must be given",
-                ));
+            (None, Some(v)) => {
+                let n = match v {
+                    Value::Int(i) => BigInt::from(*i),
+                    Value::Bool(b) => BigInt::from(u8::from(*b)),
+                    Value::BigInt(b) => (**b).clone(),
+                    other => {
+                        let t = self.type_name_of(other);
+                        return Err(self.err(
+                            "TypeError",
+                            format!("'<=' not supported between instances of 'int' and '{t}'"),
+                        ));
+                    }
+                };
+                if n.sign() == num_bigint::Sign::Minus || n.bits() > 128 {
+                    return Err(
+                        self.err("ValueError", "int is out of range (need a 128-bit value)")
+                    );
+                }
+                n
             }
+            (None, None) => BigInt::default(),
         };
-        let mut h = hex.replace("urn:", "").replace("uuid:", "");
-        h = h.trim_matches(|c| c == '{' || c == '}').replace('-', "");
-        if h.len() != 32 || !h.chars().all(|c| c.is_ascii_hexdigit()) {
-            return Err(self.err("ValueError", "badly formed hexadecimal UUID string"));
+        if let Some(v) = a.opt(5) {
+            let version = self.int_arg(v)?;
+            if !(1..=5).contains(&version) {
+                return Err(self.err("ValueError", "illegal version number"));
+            }
+            let one = BigInt::from(1);
+            // Variant RFC 4122 (bits 62-63 = 0b10), then the version nibble (bits 76-79).
+            n &= !(BigInt::from(0xc000u32) << 48u32) & ((&one << 128u32) - &one);
+            n |= BigInt::from(0x8000u32) << 48u32;
+            n &= !(BigInt::from(0xf000u32) << 64u32) & ((&one << 128u32) - &one);
+            n |= BigInt::from(version) << 76u32;
         }
+        let (_, digits) = n.to_bytes_be();
         let mut b = [0u8; 16];
-        for (i, byte) in b.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(&h[2 * i..2 * i + 2], 16).unwrap_or(0);
-        }
+        b[16 - digits.len()..].copy_from_slice(&digits);
         Ok(self.make_uuid(b))
     }
 
