@@ -85,6 +85,14 @@ const SELECT_ANCHOR: &str = "SELECT id, kind, arch_module, arch_type, fingerprin
 /// Ids per query in `load_many_versioned`.
 const LOAD_CHUNK: usize = 128;
 
+/// Rows (anchors and edge-list entries) one attempt may read or write on a worker
+/// connection of `svc start` before the connection is replaced at the next attempt's
+/// start (`SqliteStore::recycle`): SQLite's page cache never shrinks the hash table it
+/// grew for a bulk call, and empties it by a scan of the whole table at nearly every
+/// transaction under concurrent writers. Opening a connection costs about as much as
+/// a few hundred rows, so this stays a small share of a bulk call.
+const RECYCLE_ROWS: usize = 4096;
+
 /// The statement of `load_many_versioned`, with `LOAD_CHUNK` placeholders.
 fn load_many_sql() -> &'static str {
     static SQL: OnceLock<String> = OnceLock::new();
@@ -214,6 +222,11 @@ pub struct SqliteStore {
     /// This call attempt, counted as running until it queues its commit or ends (a
     /// group's leader waits for running attempts, `l1::Group::commit`).
     attempt: Option<crate::l1::Attempt>,
+    /// Rows this connection read or wrote since the last attempt began: past
+    /// `RECYCLE_ROWS` the next attempt gets a fresh connection (`begin_attempt`).
+    bulk_rows: usize,
+    /// Connections replaced so far (`recycle`).
+    recycled: u64,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -234,34 +247,7 @@ impl SqliteStore {
             path: path.clone(),
             source,
         })?;
-        let mut conn = Connection::open(&path)?;
-        conn.busy_timeout(BUSY_TIMEOUT)?;
-        // `journal_mode` answers with a row, so it is queried rather than executed.
-        // 4 KiB pages (applies when the file is created). A served call's commit changes
-        // a handful of random B-tree leaves, and each goes into the write-ahead log
-        // whole: with 16 KiB pages node creation under `svc start` wrote ~100 KB of log
-        // per call and ran at half the rate (benches/load/README.md, 2026-11-27); a bulk
-        // commit of 100,000 nodes (`svc run`) is ~15% slower with 4 KiB, the lesser cost.
-        // Files created with another page size keep it.
-        conn.execute_batch("PRAGMA page_size = 4096;")?;
-        let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
-        // A 64 MiB page cache keeps a bulk commit's B-tree pages in memory; reads go
-        // through a memory map (up to 256 MiB of the file) instead of copies. Temporary
-        // storage in memory: a group commit's savepoints journal every page they change,
-        // which spilled past 64 KiB into a new file in /var/tmp per
-        // commit (an open, a write and a close per call, seen with strace).
-        conn.execute_batch(
-            "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536; \
-             PRAGMA mmap_size = 268435456; PRAGMA temp_store = MEMORY;",
-        )?;
-        conn.set_prepared_statement_cache_capacity(32);
-        // Keep cached statements' query plans across re-binds: without this, SQLite
-        // re-prepares `... WHERE id = ?1` on every use from the statement cache (measured:
-        // a fifth of a 100-node walk's time).
-        conn.set_db_config(
-            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
-            true,
-        )?;
+        let mut conn = open_conn(&path)?;
 
         // IMMEDIATE: two processes opening a fresh store at once must agree on one root.
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -322,6 +308,8 @@ impl SqliteStore {
             shared: None,
             validated: false,
             attempt: None,
+            bulk_rows: 0,
+            recycled: 0,
         };
         store.reload_aliases()?;
         Ok(store)
@@ -477,30 +465,20 @@ impl SqliteStore {
         &mut self,
         shared: std::sync::Arc<crate::l1::EmbeddedShared>,
     ) -> Result<(), StoreError> {
-        // The checkpointer copies the log back outside every commit; SQLite's automatic
-        // checkpoint would run inside the group leader's COMMIT (`crate::checkpoint`).
-        if shared
-            .checkpointer_attached
-            .load(std::sync::atomic::Ordering::Acquire)
-        {
-            self.conn.execute_batch("PRAGMA wal_autocheckpoint = 0;")?;
-            let mailbox = std::sync::Arc::clone(&shared.checkpoints);
-            self.conn
-                .wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, frames| {
-                    mailbox.frames.store(
-                        u64::try_from(frames).unwrap_or(0),
-                        std::sync::atomic::Ordering::Release,
-                    );
-                    Ok(())
-                }))?;
-        }
+        hand_checkpoints_to(&mut self.conn, &shared)?;
         self.shared = Some(shared);
         Ok(())
     }
 
     /// A new call attempt begins: the next cached read checks `meta.commit_seq` first
-    /// (a write by another process since then clears the cache).
+    /// (a write by another process since then clears the cache). Under `svc start`, a
+    /// connection that read or wrote more than `RECYCLE_ROWS` rows since the last
+    /// attempt is replaced by a fresh one first (see `RECYCLE_ROWS`).
     pub fn begin_attempt(&mut self) {
+        if self.bulk_rows > RECYCLE_ROWS {
+            self.recycle();
+        }
+        self.bulk_rows = 0;
         self.validated = false;
         self.attempt = self
             .shared
@@ -511,6 +489,36 @@ impl SqliteStore {
     /// The call attempt ended (whatever its outcome): it no longer counts as running.
     pub fn end_attempt(&mut self) {
         self.attempt = None;
+    }
+
+    /// Swap the connection for a fresh one (shared tier only, between attempts, so no
+    /// transaction is open). SQLite's page cache keeps the size of its hash table once
+    /// grown, and every read transaction after another connection's commit empties the
+    /// cache by scanning that whole table; a connection that once held a bulk call's
+    /// pages paid for it on every later call. A connection that cannot be opened leaves
+    /// the old one in use (the next bulk attempt tries again).
+    fn recycle(&mut self) {
+        let Some(shared) = self.shared.as_ref() else {
+            return;
+        };
+        let fresh = open_conn(&self.path).and_then(|mut conn| {
+            hand_checkpoints_to(&mut conn, shared)?;
+            Ok(conn)
+        });
+        match fresh {
+            Ok(conn) => {
+                self.conn = conn;
+                self.recycled += 1;
+            }
+            Err(e) => tracing::warn!(
+                "could not replace a store connection after a bulk call (keeping it): {e}"
+            ),
+        }
+    }
+
+    /// Connections this store replaced after bulk attempts (`recycle`).
+    pub fn recycled(&self) -> u64 {
+        self.recycled
     }
 
     /// The shared cache, checked against writes of other processes once per attempt.
@@ -596,6 +604,7 @@ impl SqliteStore {
             .optional()?;
         let edges = read_edges_on(&tx, id)?;
         tx.commit()?;
+        self.bulk_rows += edges.len();
         if let Some(version) = version {
             cache.fill_edges(epoch, id, u64::try_from(version).unwrap_or(0), &edges);
         }
@@ -603,7 +612,9 @@ impl SqliteStore {
     }
 
     fn read_edges(&mut self, id: AnchorId) -> Result<Vec<AnchorId>, StoreError> {
-        read_edges_on(&self.conn, id)
+        let edges = read_edges_on(&self.conn, id)?;
+        self.bulk_rows += edges.len();
+        Ok(edges)
     }
 
     /// Load several anchors with their versions in a few queries (`LOAD_CHUNK` ids per
@@ -671,6 +682,7 @@ impl SqliteStore {
             drop(select_anchors);
             tx.commit()?;
         }
+        self.bulk_rows += rows.len();
 
         let mut out = Vec::with_capacity(rows.len());
         for raw in rows {
@@ -754,6 +766,13 @@ impl SqliteStore {
     ) -> Result<(u64, Vec<Result<Applied, StoreError>>), StoreError> {
         // The transaction's own statements come from the statement cache: parsed once
         // per connection, not four times per group plus two per call.
+        self.bulk_rows += batch
+            .iter()
+            .map(|p| {
+                let c = &p.changes;
+                c.upserts.len() + c.edge_adds.len() + c.edge_removes.len() + c.deletes.len()
+            })
+            .sum::<usize>();
         let conn = &self.conn;
         run_cached(conn, "BEGIN IMMEDIATE")?;
         // Whatever ends this function early (an error, a panic) rolls the group back.
@@ -879,6 +898,64 @@ impl SqliteStore {
             _ => Err(StoreError::Meta(format!("root_id changed to {text:?}"))),
         }
     }
+}
+
+/// A connection to the store file with the settings every connection uses (busy
+/// timeout, WAL, page cache, memory map, statement cache); the schema is `open`'s.
+fn open_conn(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // `journal_mode` answers with a row, so it is queried rather than executed.
+    // 4 KiB pages (applies when the file is created). A served call's commit changes
+    // a handful of random B-tree leaves, and each goes into the write-ahead log
+    // whole: with 16 KiB pages node creation under `svc start` wrote ~100 KB of log
+    // per call and ran at half the rate (benches/load/README.md, 2026-11-27); a bulk
+    // commit of 100,000 nodes (`svc run`) is ~15% slower with 4 KiB, the lesser cost.
+    // Files created with another page size keep it.
+    conn.execute_batch("PRAGMA page_size = 4096;")?;
+    let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    // A 64 MiB page cache keeps a bulk commit's B-tree pages in memory; reads go
+    // through a memory map (up to 256 MiB of the file) instead of copies. Temporary
+    // storage in memory: a group commit's savepoints journal every page they change,
+    // which spilled past 64 KiB into a new file in /var/tmp per
+    // commit (an open, a write and a close per call, seen with strace).
+    conn.execute_batch(
+        "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536; \
+         PRAGMA mmap_size = 268435456; PRAGMA temp_store = MEMORY;",
+    )?;
+    conn.set_prepared_statement_cache_capacity(32);
+    // Keep cached statements' query plans across re-binds: without this, SQLite
+    // re-prepares `... WHERE id = ?1` on every use from the statement cache (measured:
+    // a fifth of a 100-node walk's time).
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
+    Ok(conn)
+}
+
+/// Under `svc start` the checkpointer copies the log back outside every commit; SQLite's
+/// automatic checkpoint would run inside the group leader's COMMIT (`crate::checkpoint`).
+/// So a worker connection turns it off and reports the log's length after each commit.
+fn hand_checkpoints_to(
+    conn: &mut Connection,
+    shared: &crate::l1::EmbeddedShared,
+) -> Result<(), StoreError> {
+    if shared
+        .checkpointer_attached
+        .load(std::sync::atomic::Ordering::Acquire)
+    {
+        conn.execute_batch("PRAGMA wal_autocheckpoint = 0;")?;
+        let mailbox = std::sync::Arc::clone(&shared.checkpoints);
+        conn.wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, frames| {
+            mailbox.frames.store(
+                u64::try_from(frames).unwrap_or(0),
+                std::sync::atomic::Ordering::Release,
+            );
+            Ok(())
+        }))?;
+    }
+    Ok(())
 }
 
 /// The root node as stored on first open (both tiers).
@@ -1417,10 +1494,20 @@ pub struct VersionTracker {
     loaded: IdMap<u64>,
 }
 
+/// Entries a `VersionTracker` keeps room for from one run to the next. A worker's
+/// tracker lives as long as the worker, and a hash map's `clear` costs its capacity, not
+/// its length: after one bulk call (100,000 anchors written) every later call would clear
+/// a table sized for it. Past this capacity the map is dropped instead.
+const TRACKER_KEPT_CAPACITY: usize = 1024;
+
 impl VersionTracker {
     /// Forget everything (a fresh run, or a replay).
     pub fn clear(&mut self) {
-        self.loaded.clear();
+        if self.loaded.capacity() > TRACKER_KEPT_CAPACITY {
+            self.loaded = IdMap::default();
+        } else {
+            self.loaded.clear();
+        }
     }
 
     /// `store.load_versioned`, remembering the version.
@@ -2053,6 +2140,145 @@ mod tests {
         assert_eq!(shared.stats().misses, misses + 1);
         assert_eq!(store.load_versioned(0x10).expect("load"), Some(first));
         assert_eq!(shared.stats().entries, 2);
+    }
+
+    /// A temporary table lives and dies with its connection: it tells whether `store`
+    /// still uses the connection the probe was made on.
+    fn has_probe(store: &SqliteStore) -> bool {
+        store
+            .conn
+            .query_row(
+                "SELECT count(*) FROM temp.sqlite_master WHERE name = 'probe'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .expect("probe")
+            == 1
+    }
+
+    #[test]
+    fn a_bulk_attempt_leaves_a_fresh_connection_for_the_next() {
+        use crate::l1::{EmbeddedShared, EmbeddedTuning};
+        use std::sync::Arc;
+        let dir = TempDir::new("recycle");
+        let shared = Arc::new(EmbeddedShared::new(EmbeddedTuning::default()));
+        shared
+            .checkpointer_attached
+            .store(true, std::sync::atomic::Ordering::Release);
+        let mut store = SqliteStore::open(dir.db()).expect("open");
+        store.set_shared(Arc::clone(&shared)).expect("attach");
+        let root = store.root_id();
+        store
+            .conn
+            .execute_batch("CREATE TEMP TABLE probe (x)")
+            .expect("probe");
+
+        // Small attempts keep their connection.
+        for id in 0x10..0x20 {
+            store.begin_attempt();
+            store
+                .commit(&CommitSet {
+                    upserts: vec![node(id, root, "small")],
+                    edge_adds: vec![(root, id)],
+                    ..CommitSet::default()
+                })
+                .expect("commit");
+            store.end_attempt();
+        }
+        store.begin_attempt();
+        assert!(has_probe(&store), "a small attempt kept its connection");
+        assert_eq!(store.recycled(), 0);
+
+        // A bulk one (more rows than RECYCLE_ROWS) leaves a fresh one behind.
+        let ids: Vec<AnchorId> = (0x1000..0x1000 + RECYCLE_ROWS as AnchorId).collect();
+        store
+            .commit(&CommitSet {
+                upserts: ids.iter().map(|&id| node(id, root, "bulk")).collect(),
+                edge_adds: ids.iter().map(|&id| (root, id)).collect(),
+                ..CommitSet::default()
+            })
+            .expect("bulk commit");
+        store.end_attempt();
+        store.begin_attempt();
+        assert!(
+            !has_probe(&store),
+            "the bulk attempt's connection was replaced"
+        );
+        assert_eq!(store.recycled(), 1);
+        // The fresh connection is set up as the first was: no automatic checkpoints,
+        // and it sees everything.
+        let auto: i64 = store
+            .conn
+            .query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0))
+            .expect("pragma");
+        assert_eq!(auto, 0);
+        assert_eq!(
+            store.load_edges(root).expect("edges").len(),
+            0x10 + RECYCLE_ROWS
+        );
+        store.end_attempt();
+
+        // That attempt read the long list from SQLite: it counts too.
+        store.begin_attempt();
+        assert_eq!(store.recycled(), 2);
+        // Once the L1 cache holds the list, reading it costs the connection nothing.
+        store.load_versioned(root).expect("load").expect("root");
+        store.load_edges(root).expect("edges");
+        store.end_attempt();
+        store.begin_attempt();
+        assert_eq!(
+            store.recycled(),
+            3,
+            "the read that filled the cache counted"
+        );
+        store
+            .conn
+            .execute_batch("CREATE TEMP TABLE probe (x)")
+            .expect("probe");
+        assert_eq!(
+            store.load_edges(root).expect("edges").len(),
+            0x10 + RECYCLE_ROWS
+        );
+        store.end_attempt();
+        store.begin_attempt();
+        assert!(has_probe(&store));
+        assert_eq!(store.recycled(), 3);
+
+        // `svc run`'s store (no shared tier) never swaps its connection.
+        let mut plain = SqliteStore::open(dir.db()).expect("open");
+        plain
+            .conn
+            .execute_batch("CREATE TEMP TABLE probe (x)")
+            .expect("probe");
+        plain.begin_attempt();
+        assert_eq!(
+            plain.load_edges(root).expect("edges").len(),
+            0x10 + RECYCLE_ROWS
+        );
+        plain.begin_attempt();
+        assert!(has_probe(&plain));
+    }
+
+    #[test]
+    fn a_tracker_drops_a_map_grown_by_a_bulk_run() {
+        let mut tracker = VersionTracker::default();
+        for id in 0..20_000u128 {
+            tracker.loaded.insert(id, 1);
+        }
+        tracker.clear();
+        assert!(tracker.loaded.is_empty());
+        assert!(
+            tracker.loaded.capacity() <= TRACKER_KEPT_CAPACITY,
+            "capacity {} kept after a bulk run",
+            tracker.loaded.capacity()
+        );
+        // A small map keeps its room (no allocation per run).
+        for id in 0..100u128 {
+            tracker.loaded.insert(id, 1);
+        }
+        let room = tracker.loaded.capacity();
+        tracker.clear();
+        assert_eq!(tracker.loaded.capacity(), room);
     }
 
     #[test]
