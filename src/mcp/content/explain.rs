@@ -196,6 +196,12 @@ const CODE_HINTS: &[CodeHint] = &[
         fragments: &["async generators are not supported"],
     },
     CodeHint {
+        code: "E2034",
+        docs_uri: "svc://docs/functions-objects",
+        suggestion: "Fix the spelling (the message suggests the nearest member), declare the field with `has` or the method with `def` in the archetype, or assign the attribute before reading it.",
+        fragments: &["has no field or ability"],
+    },
+    CodeHint {
         code: "E2030",
         docs_uri: "svc://docs/python-integration",
         suggestion: "Use a name the built-in module provides (the message suggests the closest one); svc's math, random, json, time, datetime, uuid, re and asyncio modules implement a fixed subset.",
