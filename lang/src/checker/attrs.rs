@@ -112,20 +112,8 @@ impl<'a> Cx<'a, '_> {
 
     /// The archetype of a name bound only by constructor calls, resolved as `lookup`.
     fn name_type(&self, name: &str) -> Option<&'a Archetype> {
-        use super::ScopeKind;
-        let mut class_visible = true;
-        for s in self.scopes.iter().rev() {
-            let visible = match s.kind {
-                ScopeKind::Class => std::mem::replace(&mut class_visible, false),
-                ScopeKind::Function => {
-                    class_visible = false;
-                    true
-                }
-                ScopeKind::Comprehension => true,
-            };
-            if visible && s.names.contains(name) {
-                return s.types.get(name).copied();
-            }
+        if let Some(s) = self.scope_of(name) {
+            return s.types.get(name).copied();
         }
         if self.globs.contains(name) {
             return None;

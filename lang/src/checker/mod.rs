@@ -272,30 +272,30 @@ impl<'a, 'h> Cx<'a, 'h> {
         self.scopes.pop();
     }
 
-    /// Resolve `name` from the innermost scope outwards. An archetype body's names are
-    /// seen only by code directly in it (through comprehensions too).
-    fn lookup(&self, name: &str) -> Found<'a> {
+    /// The innermost scope binding `name` that code here sees. An archetype body's names
+    /// are seen only by code directly in it (through comprehensions too).
+    fn scope_of(&self, name: &str) -> Option<&Scope<'a>> {
         let mut class_visible = true;
         for s in self.scopes.iter().rev() {
-            match s.kind {
-                ScopeKind::Class => {
-                    if class_visible && s.names.contains(name) {
-                        return Found::Local;
-                    }
-                    class_visible = false;
-                }
+            let visible = match s.kind {
+                ScopeKind::Class => std::mem::replace(&mut class_visible, false),
                 ScopeKind::Function => {
-                    if s.names.contains(name) {
-                        return Found::Local;
-                    }
                     class_visible = false;
+                    true
                 }
-                ScopeKind::Comprehension => {
-                    if s.names.contains(name) {
-                        return Found::Local;
-                    }
-                }
+                ScopeKind::Comprehension => true,
+            };
+            if visible && s.names.contains(name) {
+                return Some(s);
             }
+        }
+        None
+    }
+
+    /// Resolve `name` from the innermost scope outwards.
+    fn lookup(&self, name: &str) -> Found<'a> {
+        if self.scope_of(name).is_some() {
+            return Found::Local;
         }
         if let Some(g) = self.globals.get(name) {
             return Found::Global(if g.count == 1 { Some(g.decl) } else { None });

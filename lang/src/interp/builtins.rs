@@ -7,6 +7,7 @@
 
 mod args;
 mod collections;
+pub(crate) use collections::range_len;
 mod construct;
 mod functions;
 mod numeric;

@@ -829,16 +829,9 @@ impl<'a> Parser<'a> {
         let kw = self.bump();
         let kind = self.text(kw.span);
         let explicit = self.peek() == T::LParen;
-        let mut params = if explicit {
-            self.param_list()
-        } else {
-            Vec::new()
-        };
-        let ret = if self.eat(T::Arrow) {
-            Some(self.type_expr())
-        } else {
-            None
-        };
+        let Signature {
+            mut params, ret, ..
+        } = self.signature();
         if kind == "setter" {
             if !explicit {
                 // jaclang's shorthand: `setter { self._v = value; }`.

@@ -52,7 +52,7 @@ pub(super) const TUPLE_METHODS: &[&str] = &["index", "count"];
 pub(super) const RANGE_METHODS: &[&str] = &["index", "count"];
 
 /// Number of items of `range(a, b, c)`.
-pub(super) fn range_len(a: i64, b: i64, c: i64) -> usize {
+pub(crate) fn range_len(a: i64, b: i64, c: i64) -> usize {
     let (a, b, c) = (i128::from(a), i128::from(b), i128::from(c));
     let n = if c > 0 && a < b {
         (b - a - 1) / c + 1

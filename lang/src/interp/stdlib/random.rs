@@ -643,17 +643,7 @@ impl Interp<'_> {
             Value::List(l) => l.borrow().len(),
             Value::Tuple(t) => t.len(),
             Value::Str(s) => s.chars().count(),
-            Value::Range(a, b, c) => {
-                let (a, b, c) = (i128::from(*a), i128::from(*b), i128::from(*c));
-                let n = if c > 0 && a < b {
-                    (b - a - 1) / c + 1
-                } else if c < 0 && a > b {
-                    (a - b - 1) / (-c) + 1
-                } else {
-                    0
-                };
-                usize::try_from(n).unwrap_or(usize::MAX)
-            }
+            Value::Range(a, b, c) => super::super::builtins::range_len(*a, *b, *c),
             Value::Dict(d) => d.borrow().len(),
             _ => 0,
         }
