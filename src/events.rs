@@ -25,7 +25,7 @@ pub mod wire;
 use crate::config::EventsConfig;
 use actors::natives::{NativeCall, Natives, NativesHandle};
 use lang::host::HostError;
-use lang::interp::events::natives;
+use lang::serve::events::natives;
 use serde_json::Value as Json;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! The kvstore service: the backends behind the `kvstore(...)` built-in (service spec
 //! "In-process interface: `kvstore`"). The interpreter sends the host natives of
-//! `lang::interp::kvstore::natives`; `ServeHost`, `LoadHost` and `RunHost` hand them to
+//! `lang::serve::kvstore::natives`; `ServeHost`, `LoadHost` and `RunHost` hand them to
 //! [`call`].
 //!
 //! One service per process (`service()`): its own small tokio runtime (one worker thread,
@@ -127,8 +127,8 @@ pub fn call(
     cancel: Option<&AtomicBool>,
 ) -> Option<Result<Json, HostError>> {
     let answer = match name {
-        lang::interp::kvstore::natives::OPEN => open(args),
-        lang::interp::kvstore::natives::CALL => call_method(args, cancel),
+        lang::serve::kvstore::natives::OPEN => open(args),
+        lang::serve::kvstore::natives::CALL => call_method(args, cancel),
         _ => return None,
     };
     Some(Ok(answer.unwrap_or_else(KvError::into_json)))

@@ -40,7 +40,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-type IdMap<V> = HashMap<AnchorId, V, lang::interp::value::FxBuild>;
+type IdMap<V> = HashMap<AnchorId, V, lang::serve::FxBuild>;
 
 /// Shards of the cache (a power of two); each has its own lock and byte budget.
 const SHARDS: usize = 64;

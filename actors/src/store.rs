@@ -27,8 +27,8 @@ use std::collections::{HashMap, HashSet};
 
 /// Maps and sets keyed by anchor id: ids are random, so a fast non-cryptographic hash
 /// is enough (bulk commits hash hundreds of thousands of ids).
-type IdMap<V> = HashMap<AnchorId, V, lang::interp::value::FxBuild>;
-type IdSet = HashSet<AnchorId, lang::interp::value::FxBuild>;
+type IdMap<V> = HashMap<AnchorId, V, lang::serve::FxBuild>;
+type IdSet = HashSet<AnchorId, lang::serve::FxBuild>;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -77,7 +77,7 @@ impl Natives for Probe {
         args: &[Json],
         call: NativeCall<'_>,
     ) -> Option<Result<Json, HostError>> {
-        if name == lang::interp::events::natives::ACK {
+        if name == lang::serve::events::natives::ACK {
             let sent = args[0]["data"]["t"].as_u64().unwrap_or(0);
             let now = self.epoch.elapsed().as_micros() as u64;
             self.latencies_us
@@ -132,7 +132,7 @@ fn record(t: u64) -> serde_json::Map<String, Json> {
     m.insert("data".into(), json!({ "t": t }));
     m.insert("trace_id".into(), Json::from(""));
     m.insert("event_type".into(), Json::from("bench"));
-    m.insert("id".into(), Json::from(lang::interp::events::uuid4()));
+    m.insert("id".into(), Json::from(lang::serve::events::uuid4()));
     m.insert("source".into(), Json::from("svc-scale"));
     m.insert("time".into(), Json::from(""));
     m.insert("headers".into(), Json::Object(serde_json::Map::new()));

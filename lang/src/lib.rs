@@ -3,6 +3,9 @@
 //! Phases are split as in rhai/ruff: `lexer` → `parser` (never fails: a tree plus
 //! diagnostics) → `checker` → `interp`. Nothing here does network I/O; the interpreter
 //! reaches storage and output only through [`host::Host`].
+//!
+//! The interpreter is private: a server or plug-in host uses [`serve`], a command line
+//! uses [`driver`] (and [`testrun`], [`tools`]).
 
 pub mod ast;
 pub mod checker;
@@ -11,7 +14,7 @@ pub mod driver;
 pub mod embed;
 pub mod endpoint;
 pub mod host;
-pub mod interp;
+mod interp;
 pub mod lexer;
 pub mod limits;
 pub mod names;

@@ -5,8 +5,24 @@
 
 pub use crate::endpoint::*;
 use crate::host::{AnchorId, Host};
+use crate::interp::Interp;
+pub use crate::interp::Program;
 pub use crate::interp::serve_support::LoadedApp;
-use crate::interp::{Interp, Program};
+/// The hasher of the interpreter's own maps (anchor-id keyed maps elsewhere use it too).
+pub use crate::interp::value::FxBuild;
+
+/// What the server's event broker shares with the language: the native names the
+/// interpreter calls through `Host`, and how an event record's fields are made.
+pub mod events {
+    pub use crate::interp::events::{
+        EVENT_FIELDS, EVENT_SOURCE, natives, now_rfc3339, rfc3339, uuid4,
+    };
+}
+
+/// The native names of `kvstore(...)` objects the interpreter calls through `Host`.
+pub mod kvstore {
+    pub use crate::interp::kvstore::natives;
+}
 use crate::limits::Limits;
 use serde_json::{Map, Value as Json};
 use std::path::Path;
@@ -128,4 +144,85 @@ pub fn graph_view(
 ) -> Result<CallOutcome, CallError> {
     let mut it = Interp::with_program(host, limits.clone(), app);
     it.serve_graph(query)
+}
+
+/// Why a loaded module does not provide an object with a required interface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InterfaceError {
+    /// The module defines no global of that name.
+    Missing,
+    /// The name is bound to something other than a type.
+    NotAType,
+    /// The type is a node, edge, walker or enum, not an `obj` or `class`.
+    NotAnObject,
+    /// `methods[i]` is missing, has no body, or cannot take that many positional
+    /// arguments.
+    Method(usize),
+}
+
+/// Check that `program`'s main module defines an `obj` (or `class`) named `class` whose
+/// methods `methods` (name, positional argument count) each have a body and accept that
+/// many positional arguments. Plug-ins written in svc (the e-mail provider) are checked
+/// with it before their first call.
+pub fn check_object_interface(
+    program: &Program,
+    host: &mut dyn Host,
+    limits: &Limits,
+    class: &str,
+    methods: &[(&str, usize)],
+) -> Result<(), InterfaceError> {
+    use crate::ast::ArchKind;
+    use crate::interp::value::{ClassKind, FuncBody, Value};
+    let it = Interp::with_program(host, limits.clone(), program);
+    let c = match it.main_global(class) {
+        Some(Value::Class(c)) => c,
+        Some(_) => return Err(InterfaceError::NotAType),
+        None => return Err(InterfaceError::Missing),
+    };
+    if !matches!(
+        c.kind,
+        ClassKind::Arch(ArchKind::Obj) | ClassKind::Arch(ArchKind::Class)
+    ) {
+        return Err(InterfaceError::NotAnObject);
+    }
+    for (i, (method, positional)) in methods.iter().enumerate() {
+        let callable = c.find_method(method).is_some_and(|f| {
+            !matches!(*f.body.borrow(), FuncBody::Missing)
+                && accepts_positional(&f.params, *positional)
+        });
+        if !callable {
+            return Err(InterfaceError::Method(i));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a function with `params` can be called with exactly `n` positional arguments.
+fn accepts_positional(params: &[crate::interp::value::ParamDef], n: usize) -> bool {
+    use crate::ast::ParamKind;
+    let mut slots = 0;
+    let mut keyword_only = false;
+    let mut var_args = false;
+    for p in params {
+        match p.kind {
+            ParamKind::Normal if keyword_only => {
+                if p.default.is_none() {
+                    return false;
+                }
+            }
+            ParamKind::Normal => {
+                if slots >= n && p.default.is_none() {
+                    return false;
+                }
+                slots += 1;
+            }
+            ParamKind::VarArgs => {
+                var_args = true;
+                keyword_only = true;
+            }
+            ParamKind::KwOnlyMarker => keyword_only = true,
+            ParamKind::KwArgs | ParamKind::PosOnlyMarker => {}
+        }
+    }
+    var_args || slots >= n
 }

@@ -11,7 +11,6 @@ use crate::host::Host;
 use crate::interp::{Ctx, Interp};
 use crate::span::SourceFile;
 use std::path::Path;
-use std::rc::Rc;
 
 /// The result of one test block.
 #[derive(Clone, Debug)]
@@ -130,7 +129,6 @@ pub fn test_file(
             visitor: None,
             class: None,
             file: fid,
-            func: Rc::from(format!("test {name}").as_str()),
         };
         let failure = match it.exec_block(&block.body, &ctx) {
             Ok(_) => None,

@@ -364,14 +364,14 @@ impl Actor {
         let mut writer = writer.clone();
         let mut record = wire::Record::new();
         record.insert("data".into(), Json::from(raw));
-        record.insert("id".into(), Json::from(lang::interp::events::uuid4()));
+        record.insert("id".into(), Json::from(lang::serve::events::uuid4()));
         record.insert(
             "source".into(),
-            Json::from(lang::interp::events::EVENT_SOURCE),
+            Json::from(lang::serve::events::EVENT_SOURCE),
         );
         record.insert(
             "time".into(),
-            Json::from(lang::interp::events::now_rfc3339()),
+            Json::from(lang::serve::events::now_rfc3339()),
         );
         record.insert("event_type".into(), Json::from("svc.invalid_event"));
         let payload = wire::encode(&self.sub.dead_letter_topic, &record);

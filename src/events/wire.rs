@@ -7,7 +7,7 @@ use serde_json::{Map, Value as Json};
 
 pub const SPEC_VERSION: &str = "1.0";
 
-/// An event record as the interpreter hands it over (`lang::interp::events::EVENT_FIELDS`).
+/// An event record as the interpreter hands it over (`lang::serve::events::EVENT_FIELDS`).
 pub type Record = Map<String, Json>;
 
 fn text<'a>(record: &'a Record, key: &str) -> &'a str {

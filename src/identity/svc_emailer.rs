@@ -26,12 +26,9 @@
 use super::email::{EmailProvider, Mail};
 use crate::config::EmailerConfig;
 use futures_util::future::BoxFuture;
-use lang::ast::{ArchKind, ParamKind};
+use lang::Limits;
 use lang::host::MemoryHost;
-use lang::interp::Interp;
-use lang::interp::value::{ClassKind, FuncBody, Function, Value};
-use lang::serve::{self, CallError};
-use lang::{Limits, interp::Program};
+use lang::serve::{self, CallError, InterfaceError, Program};
 use serde_json::{Map, Value as Json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -219,21 +216,6 @@ fn check_interface(
     class: &str,
     path: &Path,
 ) -> Result<(), String> {
-    let it = Interp::with_program(host, limits.clone(), program);
-    let c = match it.main_global(class) {
-        Some(Value::Class(c)) => c,
-        Some(_) => return Err(format!("`{class}` in {} is not an obj", path.display())),
-        None => return Err(format!("{} defines no obj `{class}`", path.display())),
-    };
-    if !matches!(
-        c.kind,
-        ClassKind::Arch(ArchKind::Obj) | ClassKind::Arch(ArchKind::Class)
-    ) {
-        return Err(format!(
-            "`{class}` in {} is not an obj (a node, edge or walker cannot be an emailer)",
-            path.display()
-        ));
-    }
     let interface = [
         (
             "send_email",
@@ -243,48 +225,21 @@ fn check_interface(
         ),
         ("is_ready", 0, "is_ready() -> bool"),
     ];
-    for (method, positional, signature) in interface {
-        let f = c.find_method(method).filter(|f| {
-            !matches!(*f.body.borrow(), FuncBody::Missing) && accepts_positional(f, positional)
-        });
-        if f.is_none() {
-            return Err(format!(
-                "obj `{class}` in {} does not implement the emailer interface: it needs \
-                 `def {signature}`",
-                path.display()
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Whether `f` can be called with exactly `n` positional arguments.
-fn accepts_positional(f: &Function, n: usize) -> bool {
-    let mut slots = 0;
-    let mut keyword_only = false;
-    let mut var_args = false;
-    for p in &f.params {
-        match p.kind {
-            ParamKind::Normal if keyword_only => {
-                if p.default.is_none() {
-                    return false;
-                }
-            }
-            ParamKind::Normal => {
-                if slots >= n && p.default.is_none() {
-                    return false;
-                }
-                slots += 1;
-            }
-            ParamKind::VarArgs => {
-                var_args = true;
-                keyword_only = true;
-            }
-            ParamKind::KwOnlyMarker => keyword_only = true,
-            ParamKind::KwArgs | ParamKind::PosOnlyMarker => {}
-        }
-    }
-    var_args || slots >= n
+    let methods: Vec<(&str, usize)> = interface.iter().map(|(m, n, _)| (*m, *n)).collect();
+    serve::check_object_interface(program, host, limits, class, &methods).map_err(|e| match e {
+        InterfaceError::Missing => format!("{} defines no obj `{class}`", path.display()),
+        InterfaceError::NotAType => format!("`{class}` in {} is not an obj", path.display()),
+        InterfaceError::NotAnObject => format!(
+            "`{class}` in {} is not an obj (a node, edge or walker cannot be an emailer)",
+            path.display()
+        ),
+        InterfaceError::Method(i) => format!(
+            "obj `{class}` in {} does not implement the emailer interface: it needs \
+             `def {}`",
+            path.display(),
+            interface[i].2
+        ),
+    })
 }
 
 impl Worker {

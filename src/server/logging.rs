@@ -132,7 +132,7 @@ fn access_line(
     use std::fmt::Write as _;
     let mut line = String::with_capacity(192);
     // The subscriber's default timer: RFC 3339, UTC, microseconds.
-    let time = lang::interp::events::rfc3339(
+    let time = lang::serve::events::rfc3339(
         now.duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default(),
     );

@@ -7,7 +7,7 @@ use super::Loaded;
 use super::host::{LoadHost, Sources};
 use crate::tier::AnchorStore;
 use lang::Limits;
-use lang::interp::Program;
+use lang::serve::Program;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -19,7 +19,7 @@
 //!   owns the store file: the connection opened at start (schema, shared root), a probe
 //!   every 10 s and on `CheckStore`/`ReportStoreFailure`, restart = re-open.
 //!
-//! **Each worker owns its state.** `lang::interp::Program` is `!Send`, so the pool's
+//! **Each worker owns its state.** `lang::serve::Program` is `!Send`, so the pool's
 //! factory runs inside each worker thread and loads the app there; each worker also
 //! opens its own `SqliteStore` connection (WAL: readers run concurrently, writers are
 //! serialised by SQLite with the busy timeout). After a store error a worker drops its

@@ -15,7 +15,7 @@ use actix::Recipient;
 use lang::Limits;
 use lang::host::AnchorId;
 use lang::host::parse_id;
-use lang::interp::Program;
+use lang::serve::Program;
 use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;

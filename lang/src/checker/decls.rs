@@ -2,6 +2,7 @@
 //! typed edge endpoints (E2027, E2028), ability triggers (E2004) and `impl` targets (E2013).
 
 use super::{CtxKind, Cx, Decl, FnCtx, Found, Mode, ScopeKind, collect};
+use crate::ast::visit::{Visitor, blocks};
 use crate::ast::{
     Ability, AbilityKind, ArchKind, Archetype, BinOp, EnumDecl, Expr, ExprKind, ImplBlock,
     ImplKind, Item, Member, SpecialRef, Stmt, StmtKind,
@@ -172,59 +173,7 @@ impl<'a> Cx<'a, '_> {
                     Item::Test(t) => self.nested_globs(&t.body),
                     Item::Enum(_) | Item::Import(_) => {}
                 },
-                StmtKind::If {
-                    body,
-                    elifs,
-                    orelse,
-                    ..
-                } => {
-                    self.nested_globs(body);
-                    for (_, b) in elifs {
-                        self.nested_globs(b);
-                    }
-                    if let Some(b) = orelse {
-                        self.nested_globs(b);
-                    }
-                }
-                StmtKind::While { body, orelse, .. }
-                | StmtKind::For { body, orelse, .. }
-                | StmtKind::IterFor { body, orelse, .. } => {
-                    self.nested_globs(body);
-                    if let Some(b) = orelse {
-                        self.nested_globs(b);
-                    }
-                }
-                StmtKind::Forever { body } | StmtKind::TypedContext { body, .. } => {
-                    self.nested_globs(body);
-                }
-                StmtKind::Try {
-                    body,
-                    handlers,
-                    orelse,
-                    finally,
-                } => {
-                    self.nested_globs(body);
-                    for h in handlers {
-                        self.nested_globs(&h.body);
-                    }
-                    for b in [orelse, finally].into_iter().flatten() {
-                        self.nested_globs(b);
-                    }
-                }
-                StmtKind::Match { cases, .. } => {
-                    for c in cases {
-                        self.nested_globs(&c.body);
-                    }
-                }
-                StmtKind::Switch { cases, .. } => {
-                    for c in cases {
-                        self.nested_globs(&c.body);
-                    }
-                }
-                StmtKind::Visit {
-                    orelse: Some(b), ..
-                } => self.nested_globs(b),
-                _ => {}
+                _ => blocks(s, &mut |b, _| self.nested_globs(b)),
             }
         }
     }

@@ -4,6 +4,7 @@
 //! names `<part>.svc`.
 
 use super::{Cx, Exports, collect, names};
+use crate::ast::visit::blocks;
 use crate::ast::{Expr, ExprKind, Name};
 use crate::ast::{Import, ImportKind, Item, Member, ModPath, Module, Stmt, StmtKind};
 use crate::diag::Code;
@@ -384,59 +385,7 @@ fn glob_names(stmts: &[Stmt], out: &mut Exports) {
                 Item::Test(t) => glob_names(&t.body, out),
                 Item::Enum(_) | Item::Import(_) => {}
             },
-            StmtKind::If {
-                body,
-                elifs,
-                orelse,
-                ..
-            } => {
-                glob_names(body, out);
-                for (_, b) in elifs {
-                    glob_names(b, out);
-                }
-                if let Some(b) = orelse {
-                    glob_names(b, out);
-                }
-            }
-            StmtKind::While { body, orelse, .. }
-            | StmtKind::For { body, orelse, .. }
-            | StmtKind::IterFor { body, orelse, .. } => {
-                glob_names(body, out);
-                if let Some(b) = orelse {
-                    glob_names(b, out);
-                }
-            }
-            StmtKind::Forever { body } | StmtKind::TypedContext { body, .. } => {
-                glob_names(body, out);
-            }
-            StmtKind::Try {
-                body,
-                handlers,
-                orelse,
-                finally,
-            } => {
-                glob_names(body, out);
-                for h in handlers {
-                    glob_names(&h.body, out);
-                }
-                for b in [orelse, finally].into_iter().flatten() {
-                    glob_names(b, out);
-                }
-            }
-            StmtKind::Match { cases, .. } => {
-                for c in cases {
-                    glob_names(&c.body, out);
-                }
-            }
-            StmtKind::Switch { cases, .. } => {
-                for c in cases {
-                    glob_names(&c.body, out);
-                }
-            }
-            StmtKind::Visit {
-                orelse: Some(b), ..
-            } => glob_names(b, out),
-            _ => {}
+            _ => blocks(s, &mut |b, _| glob_names(b, out)),
         }
     }
 }

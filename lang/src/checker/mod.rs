@@ -45,7 +45,6 @@ mod attrs;
 mod calls;
 mod collect;
 /// Direct sub-expressions of an expression (shared with the interpreter's generator scan).
-pub(crate) use collect::children as expr_children;
 mod decls;
 mod imports;
 mod names;
@@ -379,7 +378,7 @@ impl<'a, 'h> Cx<'a, 'h> {
             self.declare_item(item);
         }
         for item in &m.items {
-            self.item(item);
+            self.declaration(item);
         }
         self.report_attrs();
     }

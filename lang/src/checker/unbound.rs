@@ -10,7 +10,8 @@
 //! and generator expressions are not entered (they run later), comprehension targets
 //! shadow, a generator def is skipped, and each name is reported once.
 
-use crate::ast::{Expr, ExprKind, Stmt, StmtKind};
+use crate::ast::visit::{Visitor, walk_expr, walk_stmt};
+use crate::ast::{Expr, ExprKind, Name, Stmt, StmtKind};
 use crate::span::Span;
 use std::collections::HashSet;
 use std::rc::Rc;
@@ -29,7 +30,9 @@ pub(super) fn early_reads<'a>(
         found: Vec::new(),
         generator: false,
     };
-    w.block(body);
+    for s in body {
+        w.stmt(s);
+    }
     if w.generator { Vec::new() } else { w.found }
 }
 
@@ -75,28 +78,11 @@ impl<'a> Walk<'a> {
             }
         }
     }
+}
 
-    fn block(&mut self, stmts: &'a [Stmt]) {
-        for s in stmts {
-            self.stmt(s);
-        }
-    }
-
-    fn opt_block(&mut self, stmts: &'a Option<Vec<Stmt>>) {
-        if let Some(b) = stmts {
-            self.block(b);
-        }
-    }
-
+impl<'a> Visitor<'a> for Walk<'a> {
     fn stmt(&mut self, s: &'a Stmt) {
         match &s.kind {
-            StmtKind::Expr(e) | StmtKind::Report(e) => self.expr(e),
-            StmtKind::Assign { targets, value, .. } => {
-                self.expr(value);
-                for t in targets {
-                    self.target(t);
-                }
-            }
             StmtKind::AugAssign { target, value, .. } => {
                 self.expr(target);
                 self.expr(value);
@@ -104,25 +90,10 @@ impl<'a> Walk<'a> {
                     self.bind(n);
                 }
             }
-            StmtKind::If {
-                cond,
-                body,
-                elifs,
-                orelse,
-            } => {
-                self.expr(cond);
-                self.block(body);
-                for (c, b) in elifs {
-                    self.expr(c);
-                    self.block(b);
-                }
-                self.opt_block(orelse);
-            }
             StmtKind::While { cond, body, orelse } => {
                 self.expr(cond);
                 self.bind_loop(body);
-                self.block(body);
-                self.opt_block(orelse);
+                self.body(body, orelse);
             }
             StmtKind::For {
                 target,
@@ -133,8 +104,7 @@ impl<'a> Walk<'a> {
                 self.expr(iter);
                 self.target(target);
                 self.bind_loop(body);
-                self.block(body);
-                self.opt_block(orelse);
+                self.body(body, orelse);
             }
             StmtKind::IterFor {
                 init,
@@ -147,32 +117,15 @@ impl<'a> Walk<'a> {
                 self.expr(cond);
                 self.bind_loop(body);
                 self.bind_loop(std::slice::from_ref(&**step));
-                self.block(body);
+                self.block(body, true);
                 self.stmt(step);
-                self.opt_block(orelse);
+                if let Some(b) = orelse {
+                    self.block(b, false);
+                }
             }
             StmtKind::Forever { body } => {
                 self.bind_loop(body);
-                self.block(body);
-            }
-            StmtKind::Try {
-                body,
-                handlers,
-                orelse,
-                finally,
-            } => {
-                self.block(body);
-                for h in handlers {
-                    if let Some(t) = &h.ty {
-                        self.expr(t);
-                    }
-                    if let Some(n) = &h.name {
-                        self.bind(&n.name);
-                    }
-                    self.block(&h.body);
-                }
-                self.opt_block(orelse);
-                self.opt_block(finally);
+                self.block(body, true);
             }
             StmtKind::Match { subject, cases } => {
                 self.expr(subject);
@@ -189,48 +142,24 @@ impl<'a> Walk<'a> {
                     if let Some(g) = &c.guard {
                         self.expr(g);
                     }
-                    self.block(&c.body);
+                    self.block(&c.body, false);
                 }
             }
-            StmtKind::Switch { subject, cases } => {
-                self.expr(subject);
-                for c in cases {
-                    if let Some(v) = &c.value {
-                        self.expr(v);
-                    }
-                    self.block(&c.body);
-                }
+            // `del` targets, declarations without a value and nested items read
+            // nothing checked here; whatever they might bind counts as bound from now on.
+            StmtKind::Delete(_) | StmtKind::Declare { .. } | StmtKind::Item(_) => {
+                self.bind_loop(std::slice::from_ref(s));
             }
-            StmtKind::Return(Some(e)) => self.expr(e),
-            StmtKind::Raise { exc, cause } => {
-                for e in [exc, cause].into_iter().flatten() {
-                    self.expr(e);
-                }
-            }
-            StmtKind::Assert { cond, msg } => {
-                self.expr(cond);
-                if let Some(m) = msg {
-                    self.expr(m);
-                }
-            }
-            StmtKind::Visit {
-                index,
-                target,
-                orelse,
-            } => {
-                if let Some(i) = index {
-                    self.expr(i);
-                }
-                self.expr(target);
-                self.opt_block(orelse);
-            }
-            StmtKind::TypedContext { body, .. } => self.block(body),
-            // `del` targets, declarations without a value, nested items and the
-            // plain flow statements read nothing checked here; whatever they might
-            // bind counts as bound from now on.
-            _ => self.bind_loop(std::slice::from_ref(s)),
+            _ => walk_stmt(self, s),
         }
     }
+
+    fn bind_handler(&mut self, name: &'a Name) {
+        self.bind(&name.name);
+    }
+
+    /// An annotation is a type, not a read of a local.
+    fn annotation(&mut self, _: &'a Expr) {}
 
     fn target(&mut self, t: &'a Expr) {
         match &t.kind {
@@ -273,13 +202,17 @@ impl<'a> Walk<'a> {
             ExprKind::Cast { expr, .. } => self.expr(expr),
             ExprKind::Filter { obj, .. } => self.expr(obj),
             ExprKind::EdgeRef(_) => {}
-            _ => {
-                let mut kids = Vec::new();
-                super::collect::children(e, &mut |c| kids.push(c));
-                for k in kids {
-                    self.expr(k);
-                }
-            }
+            _ => walk_expr(self, e),
+        }
+    }
+}
+
+impl<'a> Walk<'a> {
+    /// A loop's body, then its `else`.
+    fn body(&mut self, body: &'a [Stmt], orelse: &'a Option<Vec<Stmt>>) {
+        self.block(body, true);
+        if let Some(b) = orelse {
+            self.block(b, false);
         }
     }
 

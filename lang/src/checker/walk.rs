@@ -3,6 +3,7 @@
 //! `unbound.rs`).
 
 use super::{CtxKind, Cx, FnCtx, Mode, ScopeKind, collect, unbound};
+use crate::ast::visit::{Visitor, walk_expr, walk_stmt};
 use crate::ast::{
     Arg, Comprehension, EntryBlock, Expr, ExprKind, Item, Param, ParamKind, Signature, SpecialRef,
     Stmt, StmtKind,
@@ -13,7 +14,7 @@ use std::collections::HashSet;
 
 impl<'a> Cx<'a, '_> {
     /// Second pass over an item (module level or nested in a block).
-    pub(super) fn item(&mut self, item: &'a Item) {
+    pub(super) fn declaration(&mut self, item: &'a Item) {
         match item {
             // Imports were checked when their names were bound.
             Item::Import(_) => {}
@@ -39,7 +40,7 @@ impl<'a> Cx<'a, '_> {
                 }
             }
             Item::Impl(imp) => self.impl_block(imp, None),
-            Item::Entry(EntryBlock { body, .. }) => self.block(body),
+            Item::Entry(EntryBlock { body, .. }) => self.block(body, false),
             Item::Test(t) => {
                 let ctx = FnCtx {
                     kind: CtxKind::Test,
@@ -108,7 +109,7 @@ impl<'a> Cx<'a, '_> {
         if lenient {
             self.lenient += 1;
         }
-        self.block(body);
+        self.block(body, false);
         if lenient {
             self.lenient -= 1;
         }
@@ -159,204 +160,6 @@ impl<'a> Cx<'a, '_> {
         }
     }
 
-    pub(super) fn block(&mut self, stmts: &'a [Stmt]) {
-        for s in stmts {
-            self.stmt(s);
-        }
-    }
-
-    fn opt_block(&mut self, stmts: &'a Option<Vec<Stmt>>) {
-        if let Some(b) = stmts {
-            self.block(b);
-        }
-    }
-
-    fn loop_body(&mut self, body: &'a [Stmt]) {
-        self.ctx.loops += 1;
-        self.block(body);
-        self.ctx.loops -= 1;
-    }
-
-    fn stmt(&mut self, s: &'a Stmt) {
-        match &s.kind {
-            StmtKind::Empty | StmtKind::Error => {}
-            StmtKind::Expr(e) => self.yield_or_expr(e),
-            StmtKind::Report(e) => self.expr(e),
-            StmtKind::Assign { targets, ty, value } => {
-                for t in targets {
-                    self.target(t);
-                }
-                if let Some(t) = ty {
-                    self.annotation(t);
-                }
-                self.yield_or_expr(value);
-                if let Some(t) = ty
-                    && targets.len() == 1
-                {
-                    self.type_check(t, value);
-                }
-            }
-            StmtKind::Declare { target, ty } => {
-                self.target(target);
-                self.annotation(ty);
-            }
-            StmtKind::AugAssign { target, value, .. } => {
-                match &target.kind {
-                    ExprKind::Attr { obj, name, .. } => {
-                        self.attr_assigned(name);
-                        self.expr(obj);
-                    }
-                    _ => self.expr(target),
-                }
-                self.expr(value);
-            }
-            StmtKind::If {
-                cond,
-                body,
-                elifs,
-                orelse,
-            } => {
-                self.expr(cond);
-                self.block(body);
-                for (c, b) in elifs {
-                    self.expr(c);
-                    self.block(b);
-                }
-                self.opt_block(orelse);
-            }
-            StmtKind::While { cond, body, orelse } => {
-                self.expr(cond);
-                self.loop_body(body);
-                self.opt_block(orelse);
-            }
-            StmtKind::For {
-                target,
-                iter,
-                body,
-                orelse,
-            } => {
-                self.target(target);
-                self.expr(iter);
-                self.loop_body(body);
-                self.opt_block(orelse);
-            }
-            StmtKind::IterFor {
-                init,
-                cond,
-                step,
-                body,
-                orelse,
-            } => {
-                self.stmt(init);
-                self.expr(cond);
-                self.ctx.loops += 1;
-                self.stmt(step);
-                self.block(body);
-                self.ctx.loops -= 1;
-                self.opt_block(orelse);
-            }
-            StmtKind::Forever { body } => self.loop_body(body),
-            StmtKind::Try {
-                body,
-                handlers,
-                orelse,
-                finally,
-            } => {
-                self.block(body);
-                for h in handlers {
-                    if let Some(t) = &h.ty {
-                        self.expr(t);
-                    }
-                    self.block(&h.body);
-                }
-                self.opt_block(orelse);
-                self.opt_block(finally);
-            }
-            StmtKind::Switch { subject, cases } => {
-                self.expr(subject);
-                // `break` leaves a `switch` (C-style fall-through otherwise).
-                self.ctx.loops += 1;
-                for c in cases {
-                    if let Some(p) = &c.value {
-                        self.pattern(p);
-                    }
-                    self.block(&c.body);
-                }
-                self.ctx.loops -= 1;
-            }
-            StmtKind::Match { subject, cases } => {
-                self.expr(subject);
-                for c in cases {
-                    self.pattern(&c.pattern);
-                    if let Some(g) = &c.guard {
-                        self.expr(g);
-                    }
-                    self.block(&c.body);
-                }
-            }
-            StmtKind::Return(value) => {
-                if matches!(self.ctx.kind, CtxKind::Module | CtxKind::ClassBody) {
-                    self.error(
-                        Code::E2006,
-                        "`return` outside of a function",
-                        keyword(s.span, "return"),
-                    );
-                }
-                if let Some(v) = value {
-                    self.expr(v);
-                    if let Some(t) = self.ctx.ret {
-                        self.type_check(t, v);
-                    }
-                }
-            }
-            StmtKind::Raise { exc, cause } => {
-                for e in [exc, cause].into_iter().flatten() {
-                    self.expr(e);
-                }
-            }
-            StmtKind::Assert { cond, msg } => {
-                self.expr(cond);
-                if let Some(m) = msg {
-                    self.expr(m);
-                }
-            }
-            StmtKind::Delete(e) => self.expr(e),
-            StmtKind::Break | StmtKind::Continue => {
-                if self.ctx.loops == 0 {
-                    let word = if matches!(s.kind, StmtKind::Break) {
-                        "break"
-                    } else {
-                        "continue"
-                    };
-                    self.error(
-                        Code::E2007,
-                        format!("`{word}` outside of a loop"),
-                        keyword(s.span, word),
-                    );
-                }
-            }
-            StmtKind::Skip => self.walker_stmt("skip", s.span),
-            StmtKind::Disengage => self.walker_stmt("disengage", s.span),
-            StmtKind::Visit {
-                index,
-                target,
-                orelse,
-            } => {
-                self.walker_stmt("visit", s.span);
-                if let Some(i) = index {
-                    self.expr(i);
-                }
-                self.expr(target);
-                self.opt_block(orelse);
-            }
-            StmtKind::TypedContext { ty, body } => {
-                self.expr(ty);
-                self.block(body);
-            }
-            StmtKind::Item(item) => self.item(item),
-        }
-    }
-
     /// E2008/W2008: `visit`, `skip` and `disengage` belong in abilities.
     fn walker_stmt(&mut self, word: &str, span: Span) {
         let span = keyword(span, word);
@@ -373,6 +176,172 @@ impl<'a> Cx<'a, '_> {
                 span,
             ),
         }
+    }
+
+    /// An expression statement or assignment value: the places `yield` may stand.
+    fn yield_or_expr(&mut self, e: &'a Expr) {
+        match &e.kind {
+            ExprKind::Yield { value, .. } => {
+                if matches!(
+                    self.ctx.kind,
+                    CtxKind::Module | CtxKind::ClassBody | CtxKind::Lambda | CtxKind::Test
+                ) {
+                    self.error(
+                        Code::E2029,
+                        "`yield` outside of a function",
+                        keyword(e.span, "yield"),
+                    );
+                }
+                if self.ctx.is_async {
+                    self.error(
+                        Code::E2033,
+                        "`yield` in an `async` function: async generators are not supported \
+                         by svc; drop `async` (a plain generator) or return a list",
+                        keyword(e.span, "yield"),
+                    );
+                }
+                if let Some(v) = value {
+                    self.expr(v);
+                }
+            }
+            _ => self.expr(e),
+        }
+    }
+
+    /// W2009: `here` belongs to walker code, `visitor` to node and edge code.
+    fn special(&mut self, s: SpecialRef, span: Span) {
+        use crate::ast::ArchKind;
+        let kind = self.ctx.arch.map(|a| a.kind);
+        match s {
+            SpecialRef::Here if kind != Some(ArchKind::Walker) => self.warning(
+                Code::W2009,
+                "`here` is only defined in a walker's abilities (the walker's current location)",
+                span,
+            ),
+            SpecialRef::Visitor if !matches!(kind, Some(ArchKind::Node | ArchKind::Edge)) => {
+                self.warning(
+                    Code::W2009,
+                    "`visitor` is only defined in node and edge abilities (the visiting walker)",
+                    span,
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// A comprehension: the first iterable runs outside, the rest sees the targets.
+    fn comprehension(&mut self, gens: &'a [Comprehension], elts: &[&'a Expr]) {
+        let mut binds = collect::Binds::default();
+        for g in gens {
+            collect::target(&g.target, None, &mut binds);
+        }
+        if let Some(g) = gens.first() {
+            self.expr(&g.iter);
+        }
+        self.push_scope(
+            ScopeKind::Comprehension,
+            binds.names.iter().map(|(n, _)| *n).collect(),
+        );
+        for (i, g) in gens.iter().enumerate() {
+            if i > 0 {
+                self.expr(&g.iter);
+            }
+            self.target(&g.target);
+            for c in &g.conds {
+                self.expr(c);
+            }
+        }
+        for e in elts {
+            self.expr(e);
+        }
+        self.pop_scope();
+    }
+}
+
+/// The resolving walk: statements, expressions, targets, patterns, annotations.
+impl<'a> Visitor<'a> for Cx<'a, '_> {
+    /// `break` leaves a loop's body or a `switch` (C-style fall-through otherwise).
+    fn block(&mut self, stmts: &'a [Stmt], breakable: bool) {
+        self.ctx.loops += u32::from(breakable);
+        for s in stmts {
+            self.stmt(s);
+        }
+        self.ctx.loops -= u32::from(breakable);
+    }
+
+    fn stmt(&mut self, s: &'a Stmt) {
+        match &s.kind {
+            StmtKind::Expr(e) => self.yield_or_expr(e),
+            StmtKind::Assign { targets, ty, value } => {
+                for t in targets {
+                    self.target(t);
+                }
+                if let Some(t) = ty {
+                    self.annotation(t);
+                }
+                self.yield_or_expr(value);
+                if let Some(t) = ty
+                    && targets.len() == 1
+                {
+                    self.type_check(t, value);
+                }
+            }
+            StmtKind::AugAssign { target, value, .. } => {
+                match &target.kind {
+                    ExprKind::Attr { obj, name, .. } => {
+                        self.attr_assigned(name);
+                        self.expr(obj);
+                    }
+                    _ => self.expr(target),
+                }
+                self.expr(value);
+            }
+            StmtKind::Return(value) => {
+                if matches!(self.ctx.kind, CtxKind::Module | CtxKind::ClassBody) {
+                    self.error(
+                        Code::E2006,
+                        "`return` outside of a function",
+                        keyword(s.span, "return"),
+                    );
+                }
+                if let Some(v) = value {
+                    self.expr(v);
+                    if let Some(t) = self.ctx.ret {
+                        self.type_check(t, v);
+                    }
+                }
+            }
+            StmtKind::Break | StmtKind::Continue => {
+                if self.ctx.loops == 0 {
+                    let word = if matches!(s.kind, StmtKind::Break) {
+                        "break"
+                    } else {
+                        "continue"
+                    };
+                    self.error(
+                        Code::E2007,
+                        format!("`{word}` outside of a loop"),
+                        keyword(s.span, word),
+                    );
+                }
+            }
+            StmtKind::Skip => self.walker_stmt("skip", s.span),
+            StmtKind::Disengage => self.walker_stmt("disengage", s.span),
+            StmtKind::Visit { .. } => {
+                self.walker_stmt("visit", s.span);
+                walk_stmt(self, s);
+            }
+            // The type of a typed context block is a value the block runs with.
+            StmtKind::TypedContext { ty, body } => {
+                self.expr(ty);
+                self.block(body, false);
+            }
+            _ => walk_stmt(self, s),
+        }
+    }
+
+    fn item(&mut self, item: &'a Item) {
+        self.declaration(item);
     }
 
     /// An assignment target: bound names need no lookup; the rest is evaluated.
@@ -436,37 +405,7 @@ impl<'a> Cx<'a, '_> {
         }
     }
 
-    /// An expression statement or assignment value: the places `yield` may stand.
-    fn yield_or_expr(&mut self, e: &'a Expr) {
-        match &e.kind {
-            ExprKind::Yield { value, .. } => {
-                if matches!(
-                    self.ctx.kind,
-                    CtxKind::Module | CtxKind::ClassBody | CtxKind::Lambda | CtxKind::Test
-                ) {
-                    self.error(
-                        Code::E2029,
-                        "`yield` outside of a function",
-                        keyword(e.span, "yield"),
-                    );
-                }
-                if self.ctx.is_async {
-                    self.error(
-                        Code::E2033,
-                        "`yield` in an `async` function: async generators are not supported \
-                         by svc; drop `async` (a plain generator) or return a list",
-                        keyword(e.span, "yield"),
-                    );
-                }
-                if let Some(v) = value {
-                    self.expr(v);
-                }
-            }
-            _ => self.expr(e),
-        }
-    }
-
-    pub(super) fn expr(&mut self, e: &'a Expr) {
+    fn expr(&mut self, e: &'a Expr) {
         match &e.kind {
             ExprKind::Yield { .. } => {
                 self.error(
@@ -515,13 +454,13 @@ impl<'a> Cx<'a, '_> {
                 self.annotation(ty);
             }
             ExprKind::Call { func, args } => {
-                collect::children(e, &mut |c| self.expr(c));
+                crate::ast::visit::children(e, &mut |c| self.expr(c));
                 self.note_setattr(func);
                 self.check_call(func, args, e.span);
                 self.check_method_call(func, args, e.span);
             }
             ExprKind::Connect { op, .. } => {
-                collect::children(e, &mut |c| self.expr(c));
+                crate::ast::visit::children(e, &mut |c| self.expr(c));
                 self.check_connect_assigns(op);
             }
             ExprKind::Attr { obj, name, .. } => {
@@ -529,67 +468,18 @@ impl<'a> Cx<'a, '_> {
                 self.check_stdlib_member(obj, name);
                 self.check_attr(obj, name);
             }
-            _ => collect::children(e, &mut |c| self.expr(c)),
+            _ => walk_expr(self, e),
         }
-    }
-
-    /// W2009: `here` belongs to walker code, `visitor` to node and edge code.
-    fn special(&mut self, s: SpecialRef, span: Span) {
-        use crate::ast::ArchKind;
-        let kind = self.ctx.arch.map(|a| a.kind);
-        match s {
-            SpecialRef::Here if kind != Some(ArchKind::Walker) => self.warning(
-                Code::W2009,
-                "`here` is only defined in a walker's abilities (the walker's current location)",
-                span,
-            ),
-            SpecialRef::Visitor if !matches!(kind, Some(ArchKind::Node | ArchKind::Edge)) => {
-                self.warning(
-                    Code::W2009,
-                    "`visitor` is only defined in node and edge abilities (the visiting walker)",
-                    span,
-                );
-            }
-            _ => {}
-        }
-    }
-
-    /// A comprehension: the first iterable runs outside, the rest sees the targets.
-    fn comprehension(&mut self, gens: &'a [Comprehension], elts: &[&'a Expr]) {
-        let mut binds = collect::Binds::default();
-        for g in gens {
-            collect::target(&g.target, None, &mut binds);
-        }
-        if let Some(g) = gens.first() {
-            self.expr(&g.iter);
-        }
-        self.push_scope(
-            ScopeKind::Comprehension,
-            binds.names.iter().map(|(n, _)| *n).collect(),
-        );
-        for (i, g) in gens.iter().enumerate() {
-            if i > 0 {
-                self.expr(&g.iter);
-            }
-            self.target(&g.target);
-            for c in &g.conds {
-                self.expr(c);
-            }
-        }
-        for e in elts {
-            self.expr(e);
-        }
-        self.pop_scope();
     }
 
     /// A type annotation: unresolved names only warn (W2001).
-    pub(super) fn annotation(&mut self, t: &'a Expr) {
+    fn annotation(&mut self, t: &'a Expr) {
         match &t.kind {
             ExprKind::Name(n) => {
                 self.use_name(n, t.span, Mode::Annotation);
             }
             ExprKind::Str(_) | ExprKind::FString(_) | ExprKind::Special(_) => {}
-            _ => collect::children(t, &mut |c| self.annotation(c)),
+            _ => crate::ast::visit::children(t, &mut |c| self.annotation(c)),
         }
     }
 }

@@ -19,11 +19,10 @@ pub(crate) mod tests;
 
 use super::value::{Class, ClassKind, Value};
 use super::{Interp, Interrupt};
-pub use crate::names::{BUILTIN_FUNCTIONS, BUILTIN_TYPES};
+pub use crate::names::BUILTIN_FUNCTIONS;
 use std::rc::Rc;
 
 pub use construct::construct_builtin;
-pub use strings::format_value;
 
 /// Python builtin functions. Returns `Ok(None)` when `name` is not one of ours (the
 /// interpreter then tries its own object-spatial builtins).

@@ -169,7 +169,6 @@ impl Interp<'_> {
             visitor,
             class: owner,
             file: func.file,
-            func: func.name.clone(),
         };
         let body = match &*func.body.borrow() {
             FuncBody::Block(b) => b.clone(),
@@ -428,7 +427,6 @@ impl Interp<'_> {
                             visitor: None,
                             class: Some(c.clone()),
                             file: c.file,
-                            func: c.name.clone(),
                         });
                         self.eval(d, ctx)?
                     }
@@ -489,44 +487,9 @@ pub(crate) fn collect_assigned(stmts: &[ast::Stmt], out: &mut Vec<Rc<str>>) {
     super::vm::collect_locals(stmts, out);
     for s in stmts {
         match &s.kind {
-            S::If {
-                body,
-                elifs,
-                orelse,
-                ..
-            } => {
-                collect_assigned(body, out);
-                for (_, b) in elifs {
-                    collect_assigned(b, out);
-                }
-                if let Some(b) = orelse {
-                    collect_assigned(b, out);
-                }
-            }
-            S::While { body, orelse, .. }
-            | S::For { body, orelse, .. }
-            | S::IterFor { body, orelse, .. } => {
-                collect_assigned(body, out);
-                if let Some(b) = orelse {
-                    collect_assigned(b, out);
-                }
-            }
-            S::Forever { body } | S::TypedContext { body, .. } => collect_assigned(body, out),
-            S::Try {
-                body,
-                handlers,
-                orelse,
-                finally,
-            } => {
-                collect_assigned(body, out);
-                for h in handlers {
-                    if let Some(n) = &h.name {
-                        add(&n.name, out);
-                    }
-                    collect_assigned(&h.body, out);
-                }
-                for b in [orelse, finally].into_iter().flatten() {
-                    collect_assigned(b, out);
+            S::Try { handlers, .. } => {
+                for n in handlers.iter().filter_map(|h| h.name.as_ref()) {
+                    add(&n.name, out);
                 }
             }
             S::Match { cases, .. } => {
@@ -536,15 +499,12 @@ pub(crate) fn collect_assigned(stmts: &[ast::Stmt], out: &mut Vec<Rc<str>>) {
                     for n in &names {
                         add(n, out);
                     }
-                    collect_assigned(&c.body, out);
                 }
             }
-            S::Switch { cases, .. } => {
-                for c in cases {
-                    collect_assigned(&c.body, out);
-                }
-            }
+            // A `visit`'s `else` block is not scanned.
+            S::Visit { .. } => continue,
             _ => {}
         }
+        crate::ast::visit::blocks(s, &mut |b, _| collect_assigned(b, out));
     }
 }

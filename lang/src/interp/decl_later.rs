@@ -44,7 +44,6 @@ impl Interp<'_> {
             visitor: None,
             class: Some(c.clone()),
             file: c.file,
-            func: c.name.clone(),
         }
     }
 

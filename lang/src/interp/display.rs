@@ -7,6 +7,7 @@ use crate::pyfmt;
 use std::fmt::Write as _;
 
 impl Interp<'_> {
+    #[allow(clippy::wrong_self_convention)] // `self` is the interpreter doing the conversion, not the value converted
     pub fn to_str(&mut self, v: &Value) -> R<String> {
         match v {
             Value::Str(s) => Ok(s.to_string()),

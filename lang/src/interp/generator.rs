@@ -336,7 +336,7 @@ fn expr_has_yield(e: &ast::Expr) -> bool {
         return true;
     }
     let mut found = false;
-    crate::checker::expr_children(e, &mut |c| {
+    crate::ast::visit::children(e, &mut |c| {
         if !found && expr_has_yield(c) {
             found = true;
         }
@@ -444,39 +444,15 @@ fn leaves_block(stmts: &[ast::Stmt], in_loop: bool) -> bool {
     stmts.iter().any(|s| match &s.kind {
         StmtKind::Return(_) => true,
         StmtKind::Break | StmtKind::Continue => !in_loop,
-        StmtKind::If {
-            body,
-            elifs,
-            orelse,
-            ..
-        } => {
-            leaves_block(body, in_loop)
-                || elifs.iter().any(|(_, b)| leaves_block(b, in_loop))
-                || orelse.as_deref().is_some_and(|b| leaves_block(b, in_loop))
+        // A `visit`'s `else` block is not scanned.
+        StmtKind::Visit { .. } => false,
+        _ => {
+            let mut leaves = false;
+            crate::ast::visit::blocks(s, &mut |b, breakable| {
+                leaves = leaves || leaves_block(b, in_loop || breakable);
+            });
+            leaves
         }
-        StmtKind::While { body, orelse, .. }
-        | StmtKind::For { body, orelse, .. }
-        | StmtKind::IterFor { body, orelse, .. } => {
-            leaves_block(body, true) || orelse.as_deref().is_some_and(|b| leaves_block(b, in_loop))
-        }
-        StmtKind::Forever { body } => leaves_block(body, true),
-        StmtKind::TypedContext { body, .. } => leaves_block(body, in_loop),
-        StmtKind::Try {
-            body,
-            handlers,
-            orelse,
-            finally,
-        } => {
-            leaves_block(body, in_loop)
-                || handlers.iter().any(|h| leaves_block(&h.body, in_loop))
-                || [orelse, finally]
-                    .into_iter()
-                    .flatten()
-                    .any(|b| leaves_block(b, in_loop))
-        }
-        StmtKind::Match { cases, .. } => cases.iter().any(|c| leaves_block(&c.body, in_loop)),
-        StmtKind::Switch { cases, .. } => cases.iter().any(|c| leaves_block(&c.body, true)),
-        _ => false,
     })
 }
 

@@ -394,10 +394,6 @@ impl Interp<'_> {
         }))
     }
 
-    pub fn anchor_class(&self, h: Handle) -> Rc<Class> {
-        self.graph.slot(h).class.clone()
-    }
-
     /// Connect `src` to `dst` with a new edge (of `edge` class, or `GenericEdge`).
     pub fn connect(
         &mut self,

@@ -12,7 +12,6 @@ use crate::ast::{self, EdgeDir};
 use crate::host::format_id;
 use crate::serve::{CallError, CallOutcome, GraphQuery, GraphShape};
 use serde_json::{Map, Value as Json, json};
-use std::rc::Rc;
 
 /// Labels longer than this (characters) are cut with `…`.
 const MAX_LABEL_CHARS: usize = 80;
@@ -100,7 +99,6 @@ impl super::Interp<'_> {
             visitor: None,
             class: None,
             file: 0,
-            func: Rc::from("graph"),
         };
         let mut level: u32 = 0;
         let mut seen_edges: FxHashMap<Handle, ()> = FxHashMap::default();

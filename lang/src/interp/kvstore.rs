@@ -230,11 +230,6 @@ const METHODS: &[Method] = &[
     },
 ];
 
-/// Every method name of a kvstore object (for the checker and `hasattr`).
-pub fn method_names() -> impl Iterator<Item = &'static str> {
-    METHODS.iter().map(|m| m.name)
-}
-
 /// Deepest nesting of a value sent to a store (as the anchor store's limit).
 const MAX_DEPTH: usize = 100;
 

@@ -109,7 +109,6 @@ pub struct Ctx {
     /// Class whose method is running (for `super`).
     pub class: Option<Rc<Class>>,
     pub file: u32,
-    pub func: Rc<str>,
 }
 
 impl Ctx {
@@ -122,7 +121,6 @@ impl Ctx {
             visitor: None,
             class: None,
             file,
-            func: Rc::from("<module>"),
         }
     }
 }

@@ -214,7 +214,6 @@ impl Interp<'_> {
                         visitor: None,
                         class: None,
                         file: func.file,
-                        func: func.name.clone(),
                     };
                     bound[i] = Some(self.eval(d, &ctx)?);
                 }

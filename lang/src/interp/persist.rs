@@ -142,7 +142,6 @@ impl Interp<'_> {
                             visitor: None,
                             class: Some(class.clone()),
                             file: class.file,
-                            func: class.name.clone(),
                         };
                         self.eval(d, &ctx)?
                     }
@@ -155,12 +154,7 @@ impl Interp<'_> {
         Ok(())
     }
 
-    /// Append the stored JSON text of a field value to `out`.
-    pub fn write_json(&mut self, v: &Value, out: &mut String) -> R<()> {
-        self.write_json_at(v, out, 0)
-    }
-
-    /// `write_json` at nesting `depth`: deeper than `STORE_MAX_DEPTH` (which is also
+    /// Append the stored JSON text of a field value at nesting `depth` to `out`: deeper than `STORE_MAX_DEPTH` (which is also
     /// where a circular object or container ends up) is a `ValueError`, never a crash,
     /// and never a row the store could not read back.
     fn write_json_at(&mut self, v: &Value, out: &mut String, depth: usize) -> R<()> {
@@ -327,6 +321,7 @@ impl Interp<'_> {
     }
 
     /// Value of a stored JSON field.
+    #[allow(clippy::wrong_self_convention)] // `self` is the interpreter doing the conversion, not the value converted
     pub fn from_json(&mut self, j: &J) -> R<Value> {
         Ok(match j {
             J::Null => Value::None,

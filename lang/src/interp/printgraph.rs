@@ -193,7 +193,6 @@ impl Interp<'_> {
             visitor: None,
             class: None,
             file: 0,
-            func: Rc::from("printgraph"),
         };
         let mut order: Vec<Handle> = Vec::new();
         let mut index: FxHashMap<Handle, usize> = FxHashMap::default();

@@ -686,6 +686,7 @@ impl Interp<'_> {
     /// caller may not read is a stub `{_svc_id, _svc_archetype, _svc_restricted: true}`
     /// with no fields; a cyclic object or container is a `ValueError`; and every value
     /// of one response draws on one byte budget (`Limits::max_response_bytes`).
+    #[allow(clippy::wrong_self_convention)] // `self` is the interpreter doing the conversion, not the value converted
     pub fn to_wire(&mut self, v: &Value) -> R<Json> {
         let mut enc = WireState::default();
         self.wire_value(v, 0, &mut enc)
@@ -910,6 +911,7 @@ impl Interp<'_> {
     }
 
     /// Coerce a JSON argument to the declared type; `Err` is the validation message.
+    #[allow(clippy::wrong_self_convention)] // `self` is the interpreter doing the conversion, not the value converted
     pub fn from_wire(&mut self, j: &Json, ty: &TypeInfo) -> Result<Value, String> {
         let kind = |j: &Json| match j {
             Json::Null => "null",

@@ -588,6 +588,7 @@ pub struct Scope {
     pub parent: Option<ScopeRef>,
     /// `Some` on a module scope: the names its `glob` statements declared, the only
     /// module bindings an assignment in a nested scope (a def) rebinds.
+    #[allow(clippy::box_collection)] // one word on every scope; only module scopes have it
     pub globs: Option<Box<std::collections::HashSet<Rc<str>>>>,
     /// On a tree-walked function frame: the names the def assigns. Reading one that
     /// is not bound yet looks only where an assignment could rebind it

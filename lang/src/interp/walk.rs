@@ -9,7 +9,6 @@ use std::rc::Rc;
 
 /// The state of one spawn.
 pub struct Walk {
-    pub walker: Rc<Instance>,
     pub queue: VecDeque<Value>,
     pub disengaged: bool,
     /// The walker's `reports` list, shared with its `reports` attribute.
@@ -48,7 +47,6 @@ impl Interp<'_> {
             None => walker.set_extra(Rc::from("reports"), Value::List(reports.clone())),
         }
         self.walks.push(Walk {
-            walker: walker.clone(),
             queue,
             disengaged: false,
             reports,
@@ -254,7 +252,6 @@ impl Interp<'_> {
                 visitor: None,
                 class: None,
                 file: ab.func.file,
-                func: ab.func.name.clone(),
             };
             let v = self.eval(t, &ctx)?;
             let mut types = Vec::new();

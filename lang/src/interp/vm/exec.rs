@@ -234,7 +234,6 @@ fn vm_ctx(st: &Stacks, scope: &ScopeRef, mctx: Option<&Ctx>) -> Ctx {
                 .as_ref()
                 .and_then(std::rc::Weak::upgrade),
             file: func.file,
-            func: func.name.clone(),
         },
         (_, _, Some(m)) => Ctx {
             scope: scope.clone(),
