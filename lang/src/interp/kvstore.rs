@@ -10,6 +10,7 @@
 //! `find_nodes` gets anchor documents back and puts them into the run's graph as nodes
 //! (`materialise`), skipping those the caller may not read.
 
+use super::plain_json::{PlainJson, Refusal};
 use super::value::*;
 use super::{Interp, R};
 use crate::host::{AccessPolicy, AnchorKind, StoredAnchor, parse_id};
@@ -232,6 +233,35 @@ const METHODS: &[Method] = &[
 
 /// Deepest nesting of a value sent to a store (as the anchor store's limit).
 const MAX_DEPTH: usize = 100;
+
+/// A kvstore document or value as JSON, with Python's `json` message for a value that
+/// is not plain data.
+const KV_JSON: PlainJson = PlainJson {
+    max_depth: MAX_DEPTH,
+    refuse: |why| {
+        Some(match why {
+            Refusal::TooDeep => (
+                "ValueError",
+                format!(
+                    "kvstore: value nested more than {MAX_DEPTH} levels deep (a circular reference?)"
+                ),
+            ),
+            Refusal::BigInt => (
+                "ValueError",
+                "kvstore: int too large to store (the stores keep 64-bit ints)".to_string(),
+            ),
+            Refusal::NonFinite(f) => ("ValueError", format!("kvstore: cannot store the float {f}")),
+            Refusal::Key(t) => (
+                "TypeError",
+                format!("kvstore: dict keys must be str, not {t}"),
+            ),
+            Refusal::Type(t) => (
+                "TypeError",
+                format!("Object of type {t} is not JSON serializable"),
+            ),
+        })
+    },
+};
 
 /// The exceptions a host may name in an `__error__` answer.
 const HOST_EXCEPTIONS: &[&str] = &[
@@ -536,7 +566,7 @@ impl Interp<'_> {
                 }
             },
             "filter" | "update" | "document" => match v {
-                Value::Dict(_) => self.kv_to_json(v, 0),
+                Value::Dict(_) => self.plain_json(v, &KV_JSON),
                 other => {
                     let t = self.type_name_of(other);
                     Err(self.err(
@@ -546,7 +576,7 @@ impl Interp<'_> {
                 }
             },
             "documents" => match v {
-                Value::List(_) | Value::Tuple(_) => self.kv_to_json(v, 0),
+                Value::List(_) | Value::Tuple(_) => self.plain_json(v, &KV_JSON),
                 other => {
                     let t = self.type_name_of(other);
                     Err(self.err(
@@ -555,81 +585,8 @@ impl Interp<'_> {
                     ))
                 }
             },
-            _ => self.kv_to_json(v, 0),
+            _ => self.plain_json(v, &KV_JSON),
         }
-    }
-
-    /// A value as JSON: None, bool, int, float, str, list, tuple, dict with str keys.
-    fn kv_to_json(&mut self, v: &Value, depth: usize) -> R<Json> {
-        if depth > MAX_DEPTH {
-            return Err(self.err(
-                "ValueError",
-                format!(
-                    "kvstore: value nested more than {MAX_DEPTH} levels deep (a circular reference?)"
-                ),
-            ));
-        }
-        Ok(match v {
-            Value::None => Json::Null,
-            Value::Bool(b) => Json::Bool(*b),
-            Value::Int(i) => Json::from(*i),
-            Value::BigInt(_) => {
-                return Err(self.err(
-                    "ValueError",
-                    "kvstore: int too large to store (the stores keep 64-bit ints)".to_string(),
-                ));
-            }
-            Value::Float(f) => match serde_json::Number::from_f64(*f) {
-                Some(n) => Json::Number(n),
-                None => {
-                    return Err(
-                        self.err("ValueError", format!("kvstore: cannot store the float {f}"))
-                    );
-                }
-            },
-            Value::Str(s) => Json::String(s.to_string()),
-            Value::List(items) => {
-                let items: Vec<Value> = items.borrow().clone();
-                let mut out = Vec::with_capacity(items.len());
-                for x in &items {
-                    out.push(self.kv_to_json(x, depth + 1)?);
-                }
-                Json::Array(out)
-            }
-            Value::Tuple(items) => {
-                let mut out = Vec::with_capacity(items.len());
-                for x in items.iter() {
-                    out.push(self.kv_to_json(x, depth + 1)?);
-                }
-                Json::Array(out)
-            }
-            Value::Dict(d) => {
-                let pairs: Vec<(Value, Value)> = d
-                    .borrow()
-                    .iter()
-                    .map(|(k, x)| (k.0.clone(), x.clone()))
-                    .collect();
-                let mut out = Map::new();
-                for (k, x) in &pairs {
-                    let Value::Str(k) = k else {
-                        let t = self.type_name_of(k);
-                        return Err(self.err(
-                            "TypeError",
-                            format!("kvstore: dict keys must be str, not {t}"),
-                        ));
-                    };
-                    out.insert(k.to_string(), self.kv_to_json(x, depth + 1)?);
-                }
-                Json::Object(out)
-            }
-            other => {
-                let t = self.type_name_of(other);
-                return Err(self.err(
-                    "TypeError",
-                    format!("Object of type {t} is not JSON serializable"),
-                ));
-            }
-        })
     }
 
     fn kv_from_json(&mut self, j: &Json, depth: usize) -> Value {

@@ -30,6 +30,7 @@ mod ops;
 mod params;
 mod pattern;
 mod persist;
+mod plain_json;
 mod printgraph;
 mod pystr;
 pub(crate) mod serve_support;

@@ -10,10 +10,33 @@
 //! exception. A host without storage (`svc run --no-store`, `svc check`) makes `store()`
 //! a `RuntimeError`.
 
+use super::plain_json::{PlainJson, Refusal};
 use super::value::*;
 use super::{Interp, R};
 use serde_json::{Map, Value as Json};
 use std::rc::Rc;
+
+/// A storage argument as JSON (scalars, strings, lists and dicts with string keys); a
+/// float JSON cannot hold is `null`.
+const STORAGE_JSON: PlainJson = PlainJson {
+    max_depth: 32,
+    refuse: |why| match why {
+        Refusal::TooDeep => Some((
+            "ValueError",
+            "storage argument nested too deeply".to_string(),
+        )),
+        Refusal::NonFinite(_) => None,
+        Refusal::Key(_) => Some(("TypeError", "storage dict keys must be str".to_string())),
+        Refusal::BigInt => Some((
+            "TypeError",
+            "a 'int' cannot be passed to a storage method".to_string(),
+        )),
+        Refusal::Type(t) => Some((
+            "TypeError",
+            format!("a '{t}' cannot be passed to a storage method"),
+        )),
+    },
+};
 
 /// The builtin function name.
 pub(crate) const STORE: &str = "store";
@@ -98,7 +121,7 @@ impl Interp<'_> {
         let mut request = Map::new();
         for (param, value) in bound {
             if let Some(v) = value {
-                let j = self.storage_json(&v, 0)?;
+                let j = self.plain_json(&v, &STORAGE_JSON)?;
                 request.insert(param.to_string(), j);
             }
         }
@@ -198,14 +221,14 @@ impl Interp<'_> {
         let mut call = Map::new();
         for (param, value) in bound {
             if let Some(v) = value {
-                let j = self.storage_json(&v, 0)?;
+                let j = self.plain_json(&v, &STORAGE_JSON)?;
                 call.insert(param.to_string(), j);
             }
         }
         let mut this = Map::new();
         if let Value::Instance(inst) = recv {
             for (f, v) in STORAGE_FIELDS.iter().zip(inst.fields.borrow().iter()) {
-                let j = self.storage_json(v, 0)?;
+                let j = self.plain_json(v, &STORAGE_JSON)?;
                 this.insert((*f).to_string(), j);
             }
         }
@@ -263,58 +286,6 @@ impl Interp<'_> {
             }
         }
         Ok(out)
-    }
-
-    /// The JSON form of an argument: scalars, strings, lists and dicts with string keys.
-    fn storage_json(&mut self, v: &Value, depth: usize) -> R<Json> {
-        if depth > 32 {
-            return Err(self.err("ValueError", "storage argument nested too deeply"));
-        }
-        Ok(match v {
-            Value::None => Json::Null,
-            Value::Bool(b) => Json::Bool(*b),
-            Value::Int(i) => Json::from(*i),
-            Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
-            Value::Str(s) => Json::String(s.to_string()),
-            Value::List(items) => {
-                let items = items.borrow().clone();
-                let mut out = Vec::with_capacity(items.len());
-                for x in &items {
-                    out.push(self.storage_json(x, depth + 1)?);
-                }
-                Json::Array(out)
-            }
-            Value::Tuple(items) => {
-                let mut out = Vec::with_capacity(items.len());
-                for x in items.iter() {
-                    out.push(self.storage_json(x, depth + 1)?);
-                }
-                Json::Array(out)
-            }
-            Value::Dict(d) => {
-                let entries: Vec<(Value, Value)> = d
-                    .borrow()
-                    .iter()
-                    .map(|(k, v)| (k.0.clone(), v.clone()))
-                    .collect();
-                let mut out = Map::new();
-                for (k, x) in entries {
-                    let Value::Str(k) = k else {
-                        return Err(self.err("TypeError", "storage dict keys must be str"));
-                    };
-                    let j = self.storage_json(&x, depth + 1)?;
-                    out.insert(k.to_string(), j);
-                }
-                Json::Object(out)
-            }
-            other => {
-                let t = self.type_name_of(other);
-                return Err(self.err(
-                    "TypeError",
-                    format!("a '{t}' cannot be passed to a storage method"),
-                ));
-            }
-        })
     }
 
     /// Call a storage native and unwrap its `{"value"}` / `{"error"}` answer.
