@@ -1,6 +1,7 @@
 //! Expression evaluation: names, literals, calls, comprehensions, f-strings and the
 //! object-spatial expressions (edge references, connect, spawn, filters).
 
+use super::dunder;
 use super::value::*;
 use super::{Ctx, Interp, Interrupt, R};
 use crate::ast::{self, Arg, EdgeDir, ExprKind as E};
@@ -708,6 +709,9 @@ impl Interp<'_> {
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> R<Value> {
         if Self::stdlib_key(recv).is_some() {
+            if dunder::is_object_dunder(name) {
+                return self.object_method(recv, name, args, kwargs);
+            }
             return self.call_stdlib_method(recv, name, args, kwargs);
         }
         match recv {
@@ -786,6 +790,9 @@ impl Interp<'_> {
             | Value::Float(_)
             | Value::Bool(_)
             | Value::Range(..) => {
+                if dunder::is_object_dunder(name) {
+                    return self.object_method(recv, name, args, kwargs);
+                }
                 if let Some(v) = builtins::call_method(self, recv, name, args, kwargs)? {
                     return Ok(v);
                 }
@@ -798,6 +805,14 @@ impl Interp<'_> {
             _ => {}
         }
         let f = self.get_attr(recv, name)?;
+        // `object`'s own `__eq__`/`__ne__`/`__hash__` (what `get_attr` gives when the
+        // class defines none): answered here, since calling the method value would
+        // come back to this function.
+        if let Value::BuiltinMethod(b) = &f
+            && dunder::is_object_dunder(&b.1)
+        {
+            return self.object_method(recv, name, args, kwargs);
+        }
         self.call_value(&f, args, kwargs)
     }
 

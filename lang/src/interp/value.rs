@@ -86,6 +86,10 @@ pub type Set = IndexSet<HashKey, FxBuild>;
 /// recognised as stale instead of naming another node.
 pub type Handle = u64;
 
+/// The builtin name of Python's `NotImplemented`, held as `Value::Builtin` (a singleton:
+/// `is` compares builtins by name) and shown as `NotImplemented`.
+pub const NOT_IMPLEMENTED: &str = "NotImplemented";
+
 #[derive(Clone)]
 pub enum Value {
     None,
@@ -185,6 +189,7 @@ impl Value {
             Value::Range(..) => "range",
             Value::Func(_) => "function",
             Value::Bound(_) => "method",
+            Value::Builtin(n) if &**n == NOT_IMPLEMENTED => "NotImplementedType",
             Value::Builtin(_) | Value::BuiltinMethod(_) => "builtin_function_or_method",
             Value::Class(_) => "type",
             Value::Instance(i) => &i.class.name,

@@ -1251,7 +1251,11 @@ impl<'a> Js<'a> {
                 name: n,
                 null_safe,
             } => {
-                let o = self.paren(obj);
+                let mut o = self.paren(obj);
+                if matches!(obj.kind, ExprKind::Int(_) | ExprKind::BigInt(_)) {
+                    // `1.x` would read as a number literal: `(1).x`.
+                    o = format!("({o})");
+                }
                 let dot = if *null_safe { "?." } else { "." };
                 let member = match &*n.name {
                     "append" => "push",
