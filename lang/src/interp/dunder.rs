@@ -155,6 +155,15 @@ impl Interp<'_> {
             ));
         }
         let want = usize::from(name != "__hash__");
+        // Read from a class (`P.__eq__(a, b)`), the method is unbound: its first
+        // argument is the receiver.
+        if let Value::Class(_) = recv
+            && args.len() == want + 1
+        {
+            let mut rest = args;
+            let first = rest.remove(0);
+            return self.object_method(&first, name, rest, kwargs);
+        }
         if args.len() != want {
             let plural = if want == 1 { "" } else { "s" };
             return Err(self.err(

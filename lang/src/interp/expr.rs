@@ -174,8 +174,8 @@ impl Interp<'_> {
                 null_safe,
             } => {
                 let o = self.eval(obj, ctx)?;
-                if *null_safe && o.is_none() {
-                    return Ok(Value::None);
+                if *null_safe {
+                    return self.null_safe_attr(&o, &name.name);
                 }
                 self.get_attr(&o, &name.name)
             }
@@ -188,14 +188,21 @@ impl Interp<'_> {
                 if *null_safe && o.is_none() {
                     return Ok(Value::None);
                 }
-                if let E::Slice { lower, upper, step } = &index.kind {
+                let r = if let E::Slice { lower, upper, step } = &index.kind {
                     let lo = self.opt_slice_bound(lower.as_deref(), ctx)?;
                     let hi = self.opt_slice_bound(upper.as_deref(), ctx)?;
                     let st = self.opt_slice_bound(step.as_deref(), ctx)?;
-                    return self.get_slice(&o, lo, hi, st);
+                    self.get_slice(&o, lo, hi, st)
+                } else {
+                    let i = self.eval(index, ctx)?;
+                    self.get_item(&o, &i)
+                };
+                if *null_safe {
+                    // jaclang's `safe_subscript`: a missing key or index, or a value
+                    // that cannot be indexed so, reads as None.
+                    return self.none_on(r, &["KeyError", "IndexError", "TypeError"]);
                 }
-                let i = self.eval(index, ctx)?;
-                self.get_item(&o, &i)
+                r
             }
             E::Slice { .. } => Err(self.err("SyntaxError", "slice outside of an index")),
             E::Call { func, args } => self.eval_call(func, args, ctx),
@@ -664,8 +671,13 @@ impl Interp<'_> {
         } = &func.kind
         {
             let recv = self.eval(obj, ctx)?;
-            if *null_safe && recv.is_none() {
-                return Ok(Value::None);
+            if *null_safe {
+                // Only the attribute is guarded, as jaclang compiles `a?.m(x)`:
+                // `(None if a is None else getattr(a, "m", None))(x)`, so calling what
+                // a None receiver gave is CPython's "'NoneType' object is not callable".
+                let f = self.null_safe_attr(&recv, &name.name)?;
+                let (pos, kw) = self.eval_args(args, ctx)?;
+                return self.call_value(&f, pos, kw);
             }
             // A declared (non-static) method of an object or node: no argument vector.
             let method = match &recv {
@@ -701,6 +713,27 @@ impl Interp<'_> {
     }
 
     /// `recv.name(args)`.
+    /// `o?.name`: None when `o` is None or has no attribute `name` (jaclang reads it
+    /// with `getattr(o, name, None)`); other exceptions propagate.
+    fn null_safe_attr(&mut self, o: &Value, name: &str) -> R<Value> {
+        if o.is_none() {
+            return Ok(Value::None);
+        }
+        let r = self.get_attr(o, name);
+        self.none_on(r, &["AttributeError"])
+    }
+
+    /// `r`, or None when it raised an exception of one of the builtin types `kinds`
+    /// (their subclasses included).
+    fn none_on(&mut self, r: R<Value>, kinds: &[&str]) -> R<Value> {
+        match r {
+            Err(Interrupt::Exc(e)) if kinds.iter().any(|k| self.exc_is(&e.value, k)) => {
+                Ok(Value::None)
+            }
+            r => r,
+        }
+    }
+
     pub(crate) fn call_method_value(
         &mut self,
         recv: &Value,

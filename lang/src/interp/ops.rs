@@ -1293,6 +1293,12 @@ impl Interp<'_> {
         {
             return Ok(d);
         }
+        if let Value::Class(c) = v {
+            return Err(self.err(
+                "AttributeError",
+                format!("type object '{}' has no attribute '{name}'", c.name),
+            ));
+        }
         Err(self.err(
             "AttributeError",
             format!(
