@@ -15,7 +15,35 @@ use crate::ast::{BinOp, CmpOp, UnaryOp};
 /// (`a.__eq__(b)`, `f = a.__eq__`), answered by [`Interp::object_method`] when the
 /// value's class does not define its own.
 pub(super) fn is_object_dunder(name: &str) -> bool {
-    matches!(name, "__eq__" | "__ne__" | "__hash__")
+    matches!(
+        name,
+        "__eq__" | "__ne__" | "__hash__" | "__str__" | "__repr__"
+    )
+}
+
+/// A special method `v` has as a builtin value, besides `object`'s: the container
+/// protocol of strings, lists, tuples, dicts, sets and ranges (`"abc".__len__()`,
+/// `d.__contains__(k)`), and `__next__`/`__iter__` of iterators. Objects answer
+/// these only through their class, as in Python.
+pub(super) fn has_value_dunder(v: &Value, name: &str) -> bool {
+    if is_object_dunder(name) {
+        return true;
+    }
+    match v {
+        Value::Str(_)
+        | Value::List(_)
+        | Value::Tuple(_)
+        | Value::Dict(_)
+        | Value::Set(_)
+        | Value::Range(..) => {
+            matches!(
+                name,
+                "__len__" | "__contains__" | "__getitem__" | "__iter__"
+            )
+        }
+        Value::Iter(_) | Value::Lazy(_) => matches!(name, "__next__" | "__iter__"),
+        _ => false,
+    }
 }
 
 /// Python's `NotImplemented`, the answer of a special method that declines an operand.
@@ -154,7 +182,10 @@ impl Interp<'_> {
                 format!("wrapper {name}() takes no keyword arguments"),
             ));
         }
-        let want = usize::from(name != "__hash__");
+        let want = usize::from(matches!(
+            name,
+            "__eq__" | "__ne__" | "__contains__" | "__getitem__"
+        ));
         // Read from a class (`P.__eq__(a, b)`), the method is unbound: its first
         // argument is the receiver.
         if let Value::Class(_) = recv
@@ -176,6 +207,14 @@ impl Interp<'_> {
         };
         match (name, args.first()) {
             ("__eq__", Some(other)) => Ok(answer(self.object_eq(recv, other)?)),
+            ("__contains__", Some(x)) => Ok(Value::Bool(self.contains(recv, x)?)),
+            ("__getitem__", Some(k)) => self.get_item(recv, k),
+            ("__str__", _) => Ok(Value::Str(self.to_str(recv)?.into())),
+            ("__repr__", _) => Ok(Value::Str(self.repr(recv)?.into())),
+            ("__len__", _) => self.call_builtin_fn("len", vec![recv.clone()], vec![]),
+            ("__next__", _) => self.call_builtin_fn("next", vec![recv.clone()], vec![]),
+            ("__iter__", _) if matches!(recv, Value::Iter(_) | Value::Lazy(_)) => Ok(recv.clone()),
+            ("__iter__", _) => self.call_builtin_fn("iter", vec![recv.clone()], vec![]),
             ("__ne__", Some(other)) => {
                 // `object.__ne__` asks the class's own `__eq__` when it has one.
                 let eq = if is_object(recv)
@@ -198,7 +237,14 @@ impl Interp<'_> {
                 };
                 Ok(answer(eq.map(|e| !e)))
             }
-            _ => Ok(Value::Int(builtins::py_hash(self, recv)?)),
+            ("__hash__", _) => Ok(Value::Int(builtins::py_hash(self, recv)?)),
+            _ => Err(self.err(
+                "AttributeError",
+                format!(
+                    "'{}' object has no attribute '{name}'",
+                    self.type_name_of(recv)
+                ),
+            )),
         }
     }
 

@@ -742,7 +742,7 @@ impl Interp<'_> {
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> R<Value> {
         if Self::stdlib_key(recv).is_some() {
-            if dunder::is_object_dunder(name) {
+            if dunder::has_value_dunder(recv, name) {
                 return self.object_method(recv, name, args, kwargs);
             }
             return self.call_stdlib_method(recv, name, args, kwargs);
@@ -823,7 +823,7 @@ impl Interp<'_> {
             | Value::Float(_)
             | Value::Bool(_)
             | Value::Range(..) => {
-                if dunder::is_object_dunder(name) {
+                if dunder::has_value_dunder(recv, name) {
                     return self.object_method(recv, name, args, kwargs);
                 }
                 if let Some(v) = builtins::call_method(self, recv, name, args, kwargs)? {
@@ -842,7 +842,7 @@ impl Interp<'_> {
         // class defines none): answered here, since calling the method value would
         // come back to this function.
         if let Value::BuiltinMethod(b) = &f
-            && dunder::is_object_dunder(&b.1)
+            && dunder::has_value_dunder(recv, &b.1)
         {
             return self.object_method(recv, name, args, kwargs);
         }

@@ -1270,6 +1270,9 @@ impl Interp<'_> {
                 ));
             }
             Value::Func(f) if name == "__name__" => return Ok(Value::Str(f.name.clone().into())),
+            Value::Generator(_) if Self::GEN_METHODS.contains(&name) => {
+                return Ok(Value::BuiltinMethod(Rc::new((v.clone(), Rc::from(name)))));
+            }
             Value::Float(f) if name == "real" => return Ok(Value::Float(*f)),
             Value::Float(_) if name == "imag" => return Ok(Value::Float(0.0)),
             other => {
@@ -1285,7 +1288,7 @@ impl Interp<'_> {
             }
         }
         // Last, off the hot path: nothing else matched.
-        if dunder::is_object_dunder(name) {
+        if dunder::has_value_dunder(v, name) {
             return Ok(Value::BuiltinMethod(Rc::new((v.clone(), Rc::from(name)))));
         }
         if name == "__dict__"
