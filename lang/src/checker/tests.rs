@@ -393,6 +393,8 @@ fn attributes_of_known_instances() {
         "obj P {} with entry { p = P(); print(p.__class__, p.__name__x); }",
         "walker W {} with entry { w = W(); print(w.reports); }",
         "obj P {} with entry { for p in [P()] { print(p.y); } }",
+        "obj P {} with entry { p = P(); print(p?.y, p?.y?.z); }",
+        "import math; with entry { print(math?.nope); }",
     ];
     for src in none {
         assert!(errs(src).is_empty(), "{src}: {:?}", errs(src));

@@ -463,10 +463,17 @@ impl<'a> Visitor<'a> for Cx<'a, '_> {
                 crate::ast::visit::children(e, &mut |c| self.expr(c));
                 self.check_connect_assigns(op);
             }
-            ExprKind::Attr { obj, name, .. } => {
+            ExprKind::Attr {
+                obj,
+                name,
+                null_safe,
+            } => {
                 self.expr(obj);
-                self.check_stdlib_member(obj, name);
-                self.check_attr(obj, name);
+                // `o?.name` reads a missing attribute as None: nothing to report.
+                if !null_safe {
+                    self.check_stdlib_member(obj, name);
+                    self.check_attr(obj, name);
+                }
             }
             _ => walk_expr(self, e),
         }

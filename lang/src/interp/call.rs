@@ -32,6 +32,9 @@ impl Interp<'_> {
                 all.extend(args);
                 self.call_function(func, None, all, kwargs, None)
             }
+            Value::Builtin(name) if &**name == NOT_IMPLEMENTED => {
+                Err(self.err("TypeError", "'NotImplementedType' object is not callable"))
+            }
             Value::Builtin(name) => self.call_builtin_fn(name, args, kwargs),
             Value::BuiltinMethod(b) => {
                 let (recv, name) = (&b.0, &b.1);

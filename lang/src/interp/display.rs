@@ -175,6 +175,7 @@ impl Interp<'_> {
             Value::Bound(b) => {
                 let _ = write!(out, "<bound method {}>", b.1.name);
             }
+            Value::Builtin(n) if &**n == NOT_IMPLEMENTED => out.push_str(NOT_IMPLEMENTED),
             Value::Builtin(n) => {
                 let _ = write!(out, "<built-in function {n}>");
             }

@@ -7,8 +7,59 @@
 //! untouched: each entry point is reached where the operation would otherwise fail (or,
 //! for `==` and truthiness, where the answer would be identity or `True`).
 
+use super::ops::is_same;
 use super::*;
 use crate::ast::{BinOp, CmpOp, UnaryOp};
+
+/// The special methods every value has through `object` or its builtin type
+/// (`a.__eq__(b)`, `f = a.__eq__`), answered by [`Interp::object_method`] when the
+/// value's class does not define its own.
+pub(super) fn is_object_dunder(name: &str) -> bool {
+    matches!(
+        name,
+        "__eq__" | "__ne__" | "__hash__" | "__str__" | "__repr__"
+    )
+}
+
+/// A special method `v` has as a builtin value, besides `object`'s: the container
+/// protocol of strings, lists, tuples, dicts, sets and ranges (`"abc".__len__()`,
+/// `d.__contains__(k)`), and `__next__`/`__iter__` of iterators. Objects answer
+/// these only through their class, as in Python.
+pub(super) fn has_value_dunder(v: &Value, name: &str) -> bool {
+    if is_object_dunder(name) {
+        return true;
+    }
+    match v {
+        Value::Str(_)
+        | Value::List(_)
+        | Value::Tuple(_)
+        | Value::Dict(_)
+        | Value::Set(_)
+        | Value::Range(..) => {
+            matches!(
+                name,
+                "__len__" | "__contains__" | "__getitem__" | "__iter__"
+            )
+        }
+        Value::Iter(_) | Value::Lazy(_) => matches!(name, "__next__" | "__iter__"),
+        _ => false,
+    }
+}
+
+/// Python's `NotImplemented`, the answer of a special method that declines an operand.
+pub(super) fn is_not_implemented(v: &Value) -> bool {
+    matches!(v, Value::Builtin(n) if &**n == NOT_IMPLEMENTED)
+}
+
+/// The symbol of an ordering comparison, for CPython's "not supported" message.
+fn compare_symbol(op: CmpOp) -> &'static str {
+    match op {
+        CmpOp::Lt => "<",
+        CmpOp::Gt => ">",
+        CmpOp::LtE => "<=",
+        _ => ">=",
+    }
+}
 
 /// An archetype instance or anchor (whose class may define special methods).
 #[inline]
@@ -66,10 +117,17 @@ impl Interp<'_> {
     /// `a op b` through `__op__` / `__rop__`; `None` when neither side defines it.
     pub(super) fn binary_dunder(&mut self, op: BinOp, a: &Value, b: &Value) -> Option<R<Value>> {
         let (fwd, rev) = binary_names(op);
-        if let Some(r) = self.call_dunder(a, fwd, vec![b.clone()]) {
-            return Some(r);
+        // A method that returns `NotImplemented` declines: the reflection is asked, and
+        // when both decline the caller raises its "unsupported operand" error.
+        match self.call_dunder(a, fwd, vec![b.clone()]) {
+            Some(Ok(v)) if is_not_implemented(&v) => {}
+            Some(r) => return Some(r),
+            None => {}
         }
-        self.call_dunder(b, rev, vec![a.clone()])
+        match self.call_dunder(b, rev, vec![a.clone()]) {
+            Some(Ok(v)) if is_not_implemented(&v) => None,
+            r => r,
+        }
     }
 
     /// `a op b` for a comparison through `__eq__`, `__lt__`, ... and their reflections;
@@ -77,19 +135,144 @@ impl Interp<'_> {
     /// the method.
     pub(super) fn compare_dunder(&mut self, op: CmpOp, a: &Value, b: &Value) -> Option<R<bool>> {
         let (fwd, rev) = compare_names(op)?;
-        let r = match self.call_dunder(a, fwd, vec![b.clone()]) {
-            Some(r) => r,
-            None => match self.call_dunder(b, rev, vec![a.clone()]) {
-                Some(r) => r,
-                None if op == CmpOp::NotEq => {
-                    return self
-                        .compare_dunder(CmpOp::Eq, a, b)
-                        .map(|r| r.map(|eq| !eq));
-                }
-                None => return None,
-            },
+        // A method that returns `NotImplemented` declines, and the reflection is asked;
+        // when every defined method declined, `==` and `!=` are identity and an ordering
+        // is CPython's TypeError (answered here, so no method runs twice).
+        let mut declined = false;
+        for (x, y, name) in [(a, b, fwd), (b, a, rev)] {
+            match self.call_dunder(x, name, vec![y.clone()]) {
+                Some(Ok(v)) if is_not_implemented(&v) => declined = true,
+                Some(r) => return Some(r.and_then(|v| self.truthy(&v))),
+                None => {}
+            }
+        }
+        match op {
+            CmpOp::NotEq if !declined => self
+                .compare_dunder(CmpOp::Eq, a, b)
+                .map(|r| r.map(|eq| !eq)),
+            _ if !declined => None,
+            CmpOp::Eq => Some(Ok(is_same(a, b))),
+            CmpOp::NotEq => Some(Ok(!is_same(a, b))),
+            _ => Some(Err(self.err(
+                "TypeError",
+                format!(
+                    "'{}' not supported between instances of '{}' and '{}'",
+                    compare_symbol(op),
+                    self.type_name_of(a),
+                    self.type_name_of(b)
+                ),
+            ))),
+        }
+    }
+
+    /// `recv.__eq__(x)`, `recv.__ne__(x)`, `recv.__hash__()` for a value whose class
+    /// does not define the method: `object`'s (identity, else `NotImplemented`) for
+    /// objects, the builtin type's for builtin values (`(1).__eq__(1.0)` declines as
+    /// `int.__eq__` does), with CPython's argument errors.
+    pub(super) fn object_method(
+        &mut self,
+        recv: &Value,
+        name: &str,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        if !kwargs.is_empty() {
+            return Err(self.err(
+                "TypeError",
+                format!("wrapper {name}() takes no keyword arguments"),
+            ));
+        }
+        let want = usize::from(matches!(
+            name,
+            "__eq__" | "__ne__" | "__contains__" | "__getitem__"
+        ));
+        // Read from a class (`P.__eq__(a, b)`), the method is unbound: its first
+        // argument is the receiver.
+        if let Value::Class(_) = recv
+            && args.len() == want + 1
+        {
+            let mut rest = args;
+            let first = rest.remove(0);
+            return self.object_method(&first, name, rest, kwargs);
+        }
+        if args.len() != want {
+            let plural = if want == 1 { "" } else { "s" };
+            return Err(self.err(
+                "TypeError",
+                format!("expected {want} argument{plural}, got {}", args.len()),
+            ));
+        }
+        let answer = |r: Option<bool>| {
+            r.map_or_else(|| Value::Builtin(Rc::from(NOT_IMPLEMENTED)), Value::Bool)
         };
-        Some(r.and_then(|v| self.truthy(&v)))
+        match (name, args.first()) {
+            ("__eq__", Some(other)) => Ok(answer(self.object_eq(recv, other)?)),
+            ("__contains__", Some(x)) => Ok(Value::Bool(self.contains(recv, x)?)),
+            ("__getitem__", Some(k)) => self.get_item(recv, k),
+            ("__str__", _) => Ok(Value::Str(self.to_str(recv)?.into())),
+            ("__repr__", _) => Ok(Value::Str(self.repr(recv)?.into())),
+            ("__len__", _) => self.call_builtin_fn("len", vec![recv.clone()], vec![]),
+            ("__next__", _) => self.call_builtin_fn("next", vec![recv.clone()], vec![]),
+            ("__iter__", _) if matches!(recv, Value::Iter(_) | Value::Lazy(_)) => Ok(recv.clone()),
+            ("__iter__", _) => self.call_builtin_fn("iter", vec![recv.clone()], vec![]),
+            ("__ne__", Some(other)) => {
+                // `object.__ne__` asks the class's own `__eq__` when it has one.
+                let eq = if is_object(recv)
+                    && let Some(f) = self.class_of(recv).find_method("__eq__")
+                {
+                    let v = self.call_function(
+                        &f,
+                        Some(recv.clone()),
+                        vec![other.clone()],
+                        vec![],
+                        None,
+                    )?;
+                    if is_not_implemented(&v) {
+                        None
+                    } else {
+                        Some(self.truthy(&v)?)
+                    }
+                } else {
+                    self.object_eq(recv, other)?
+                };
+                Ok(answer(eq.map(|e| !e)))
+            }
+            ("__hash__", _) => Ok(Value::Int(builtins::py_hash(self, recv)?)),
+            _ => Err(self.err(
+                "AttributeError",
+                format!(
+                    "'{}' object has no attribute '{name}'",
+                    self.type_name_of(recv)
+                ),
+            )),
+        }
+    }
+
+    /// The builtin `__eq__` of `a` against `b`: `None` (NotImplemented) when `a`'s type
+    /// does not compare with `b`'s.
+    fn object_eq(&mut self, a: &Value, b: &Value) -> R<Option<bool>> {
+        use Value as V;
+        let int = |v: &Value| matches!(v, V::Int(_) | V::BigInt(_) | V::Bool(_));
+        let comparable = match (a, b) {
+            (x, y) if int(x) => int(y),
+            (V::Float(_), y) => int(y) || matches!(y, V::Float(_)),
+            (V::Str(_), V::Str(_))
+            | (V::List(_), V::List(_))
+            | (V::Tuple(_), V::Tuple(_))
+            | (V::Dict(_), V::Dict(_))
+            | (V::Set(_), V::Set(_))
+            | (V::Range(..), V::Range(..))
+            | (V::None, V::None) => true,
+            (V::Instance(_), V::Instance(_)) => {
+                Self::stdlib_type_name(a).is_some()
+                    && Self::stdlib_type_name(a) == Self::stdlib_type_name(b)
+            }
+            _ => false,
+        };
+        if comparable {
+            return Ok(Some(self.py_eq(a, b)?));
+        }
+        Ok(is_same(a, b).then_some(true))
     }
 
     /// `-v`, `+v`, `~v` through `__neg__`, `__pos__`, `__invert__`.

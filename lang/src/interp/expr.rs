@@ -1,6 +1,7 @@
 //! Expression evaluation: names, literals, calls, comprehensions, f-strings and the
 //! object-spatial expressions (edge references, connect, spawn, filters).
 
+use super::dunder;
 use super::value::*;
 use super::{Ctx, Interp, Interrupt, R};
 use crate::ast::{self, Arg, EdgeDir, ExprKind as E};
@@ -173,8 +174,8 @@ impl Interp<'_> {
                 null_safe,
             } => {
                 let o = self.eval(obj, ctx)?;
-                if *null_safe && o.is_none() {
-                    return Ok(Value::None);
+                if *null_safe {
+                    return self.null_safe_attr(&o, &name.name);
                 }
                 self.get_attr(&o, &name.name)
             }
@@ -187,14 +188,21 @@ impl Interp<'_> {
                 if *null_safe && o.is_none() {
                     return Ok(Value::None);
                 }
-                if let E::Slice { lower, upper, step } = &index.kind {
+                let r = if let E::Slice { lower, upper, step } = &index.kind {
                     let lo = self.opt_slice_bound(lower.as_deref(), ctx)?;
                     let hi = self.opt_slice_bound(upper.as_deref(), ctx)?;
                     let st = self.opt_slice_bound(step.as_deref(), ctx)?;
-                    return self.get_slice(&o, lo, hi, st);
+                    self.get_slice(&o, lo, hi, st)
+                } else {
+                    let i = self.eval(index, ctx)?;
+                    self.get_item(&o, &i)
+                };
+                if *null_safe {
+                    // jaclang's `safe_subscript`: a missing key or index, or a value
+                    // that cannot be indexed so, reads as None.
+                    return self.none_on(r, &["KeyError", "IndexError", "TypeError"]);
                 }
-                let i = self.eval(index, ctx)?;
-                self.get_item(&o, &i)
+                r
             }
             E::Slice { .. } => Err(self.err("SyntaxError", "slice outside of an index")),
             E::Call { func, args } => self.eval_call(func, args, ctx),
@@ -663,8 +671,13 @@ impl Interp<'_> {
         } = &func.kind
         {
             let recv = self.eval(obj, ctx)?;
-            if *null_safe && recv.is_none() {
-                return Ok(Value::None);
+            if *null_safe {
+                // Only the attribute is guarded, as jaclang compiles `a?.m(x)`:
+                // `(None if a is None else getattr(a, "m", None))(x)`, so calling what
+                // a None receiver gave is CPython's "'NoneType' object is not callable".
+                let f = self.null_safe_attr(&recv, &name.name)?;
+                let (pos, kw) = self.eval_args(args, ctx)?;
+                return self.call_value(&f, pos, kw);
             }
             // A declared (non-static) method of an object or node: no argument vector.
             let method = match &recv {
@@ -700,6 +713,27 @@ impl Interp<'_> {
     }
 
     /// `recv.name(args)`.
+    /// `o?.name`: None when `o` is None or has no attribute `name` (jaclang reads it
+    /// with `getattr(o, name, None)`); other exceptions propagate.
+    fn null_safe_attr(&mut self, o: &Value, name: &str) -> R<Value> {
+        if o.is_none() {
+            return Ok(Value::None);
+        }
+        let r = self.get_attr(o, name);
+        self.none_on(r, &["AttributeError"])
+    }
+
+    /// `r`, or None when it raised an exception of one of the builtin types `kinds`
+    /// (their subclasses included).
+    fn none_on(&mut self, r: R<Value>, kinds: &[&str]) -> R<Value> {
+        match r {
+            Err(Interrupt::Exc(e)) if kinds.iter().any(|k| self.exc_is(&e.value, k)) => {
+                Ok(Value::None)
+            }
+            r => r,
+        }
+    }
+
     pub(crate) fn call_method_value(
         &mut self,
         recv: &Value,
@@ -708,6 +742,9 @@ impl Interp<'_> {
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> R<Value> {
         if Self::stdlib_key(recv).is_some() {
+            if dunder::has_value_dunder(recv, name) {
+                return self.object_method(recv, name, args, kwargs);
+            }
             return self.call_stdlib_method(recv, name, args, kwargs);
         }
         match recv {
@@ -786,6 +823,9 @@ impl Interp<'_> {
             | Value::Float(_)
             | Value::Bool(_)
             | Value::Range(..) => {
+                if dunder::has_value_dunder(recv, name) {
+                    return self.object_method(recv, name, args, kwargs);
+                }
                 if let Some(v) = builtins::call_method(self, recv, name, args, kwargs)? {
                     return Ok(v);
                 }
@@ -798,6 +838,14 @@ impl Interp<'_> {
             _ => {}
         }
         let f = self.get_attr(recv, name)?;
+        // `object`'s own `__eq__`/`__ne__`/`__hash__` (what `get_attr` gives when the
+        // class defines none): answered here, since calling the method value would
+        // come back to this function.
+        if let Value::BuiltinMethod(b) = &f
+            && dunder::has_value_dunder(recv, &b.1)
+        {
+            return self.object_method(recv, name, args, kwargs);
+        }
         self.call_value(&f, args, kwargs)
     }
 

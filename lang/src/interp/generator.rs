@@ -1663,6 +1663,11 @@ impl Interp<'_> {
     }
 
     /// Methods of a generator object: `send`, `close`, `__next__`.
+    /// The methods of a generator object, read as values (`f = g.send`,
+    /// `hasattr(g, "__next__")`); calls go to [`Interp::gen_method`].
+    pub(crate) const GEN_METHODS: &'static [&'static str] =
+        &["send", "__next__", "__iter__", "close", "throw"];
+
     pub(crate) fn gen_method(
         &mut self,
         g: &Rc<Generator>,
@@ -1686,6 +1691,7 @@ impl Interp<'_> {
                 }
             }
             "__next__" => self.gen_next(g, None),
+            "__iter__" => Ok(Value::Generator(g.clone())),
             "close" => {
                 if !args.is_empty() {
                     return Err(self.err(

@@ -22,6 +22,29 @@ fn big(v: &Value) -> Option<BigInt> {
     }
 }
 
+/// `a` against `b` when one is an int and the other a float, compared exactly as CPython
+/// does (an int beyond the float range is still ordered against `inf` and finite floats);
+/// `None` for any other pair, `Some(None)` when the float is NaN.
+fn int_float_order(a: &Value, b: &Value) -> Option<Option<std::cmp::Ordering>> {
+    const EXACT: u64 = 1 << 53;
+    match (a, b) {
+        // Every int of at most 53 bits is a float: compare natively.
+        (Value::Int(i), Value::Float(f)) if i.unsigned_abs() <= EXACT => {
+            Some((*i as f64).partial_cmp(f))
+        }
+        (Value::Float(f), Value::Int(i)) if i.unsigned_abs() <= EXACT => {
+            Some(f.partial_cmp(&(*i as f64)))
+        }
+        (Value::Float(f), other) if is_intlike(other) => {
+            Some(pyfmt::int_float_cmp(&big(other)?, *f).map(std::cmp::Ordering::reverse))
+        }
+        (other, Value::Float(f)) if is_intlike(other) => {
+            Some(pyfmt::int_float_cmp(&big(other)?, *f))
+        }
+        _ => None,
+    }
+}
+
 fn is_intlike(v: &Value) -> bool {
     matches!(v, Value::Int(_) | Value::Bool(_) | Value::BigInt(_))
 }
@@ -404,14 +427,13 @@ impl Interp<'_> {
                 if y.is_zero() {
                     return Err(self.err("ZeroDivisionError", "division by zero"));
                 }
-                let (Some(fx), Some(fy)) = (pyfmt::int_to_float(&x), pyfmt::int_to_float(&y))
-                else {
+                let Some(q) = pyfmt::int_true_div(&x, &y) else {
                     return Err(self.err(
                         "OverflowError",
                         "integer division result too large for a float",
                     ));
                 };
-                return Ok(Value::Float(fx / fy));
+                return Ok(Value::Float(q));
             }
             BinOp::Pow => {
                 if y.is_negative() {
@@ -736,17 +758,8 @@ impl Interp<'_> {
                 true
             }
             (Value::Float(x), Value::Float(y)) => x == y,
-            (Value::Float(f), other) | (other, Value::Float(f)) if is_intlike(other) => {
-                match self.as_float(other) {
-                    Ok(Some(g)) => {
-                        if f.fract() == 0.0 && f.is_finite() {
-                            big(other) == pyfmt::float_to_int(*f)
-                        } else {
-                            *f == g
-                        }
-                    }
-                    _ => false,
-                }
+            (Value::Float(_), other) | (other, Value::Float(_)) if is_intlike(other) => {
+                int_float_order(a, b) == Some(Some(std::cmp::Ordering::Equal))
             }
             (Value::Instance(x), Value::Instance(y)) => match self.stdlib_eq(a, b) {
                 Some(e) => e,
@@ -805,6 +818,9 @@ impl Interp<'_> {
             _ => {
                 if let (Some(x), Some(y)) = (big(a), big(b)) {
                     return Ok(x < y);
+                }
+                if let Some(order) = int_float_order(a, b) {
+                    return Ok(order == Some(std::cmp::Ordering::Less));
                 }
                 if let (Ok(Some(x)), Ok(Some(y))) = (self.as_float(a), self.as_float(b)) {
                     return Ok(x < y);
@@ -1043,6 +1059,7 @@ impl Interp<'_> {
             Value::Generator(_) => "generator",
             Value::Coroutine(_) => "coroutine",
             Value::Lazy(l) => l.kind.name(),
+            Value::Builtin(n) if &**n == NOT_IMPLEMENTED => "NotImplementedType",
             _ => "function",
         };
         self.builtin_classes
@@ -1253,6 +1270,9 @@ impl Interp<'_> {
                 ));
             }
             Value::Func(f) if name == "__name__" => return Ok(Value::Str(f.name.clone().into())),
+            Value::Generator(_) if Self::GEN_METHODS.contains(&name) => {
+                return Ok(Value::BuiltinMethod(Rc::new((v.clone(), Rc::from(name)))));
+            }
             Value::Float(f) if name == "real" => return Ok(Value::Float(*f)),
             Value::Float(_) if name == "imag" => return Ok(Value::Float(0.0)),
             other => {
@@ -1268,10 +1288,19 @@ impl Interp<'_> {
             }
         }
         // Last, off the hot path: nothing else matched.
+        if dunder::has_value_dunder(v, name) {
+            return Ok(Value::BuiltinMethod(Rc::new((v.clone(), Rc::from(name)))));
+        }
         if name == "__dict__"
             && let Some(d) = self.attr_dict(v)?
         {
             return Ok(d);
+        }
+        if let Value::Class(c) = v {
+            return Err(self.err(
+                "AttributeError",
+                format!("type object '{}' has no attribute '{name}'", c.name),
+            ));
         }
         Err(self.err(
             "AttributeError",
@@ -1763,6 +1792,7 @@ pub fn is_same(a: &Value, b: &Value) -> bool {
         (Value::Int(x), Value::Int(y)) => x == y,
         (Value::Str(x), Value::Str(y)) => PyStr::ptr_eq(x, y) || x == y,
         (Value::Anchor(x), Value::Anchor(y)) => x == y,
+        (Value::Builtin(x), Value::Builtin(y)) => x == y,
         _ => match (identity(a), identity(b)) {
             (Some(x), Some(y)) => x == y,
             _ => false,

@@ -47,9 +47,10 @@ impl Interp<'_> {
             );
         }
         self.new_builtin_class("bool", ClassKind::Builtin, Some("int"));
-        // The types of the lazy iterators (`type(m).__name__`); their names stay
-        // the builtin functions that make them.
-        for t in ["map", "filter", "zip", "enumerate"] {
+        // The types of the lazy iterators (`type(m).__name__`), whose names stay the
+        // builtin functions that make them, and of `NotImplemented`: classes known to
+        // `class_of` only.
+        for t in ["map", "filter", "zip", "enumerate", "NotImplementedType"] {
             let object: Vec<Rc<Class>> = self
                 .builtin_classes
                 .get("object")
@@ -142,6 +143,11 @@ impl Interp<'_> {
             &self.builtins,
             Rc::from(storage::STORE),
             Value::Builtin(Rc::from(storage::STORE)),
+        );
+        scope_define(
+            &self.builtins,
+            Rc::from(NOT_IMPLEMENTED),
+            Value::Builtin(Rc::from(NOT_IMPLEMENTED)),
         );
         for name in builtins::BUILTIN_FUNCTIONS
             .iter()

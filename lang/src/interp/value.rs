@@ -86,6 +86,10 @@ pub type Set = IndexSet<HashKey, FxBuild>;
 /// recognised as stale instead of naming another node.
 pub type Handle = u64;
 
+/// The builtin name of Python's `NotImplemented`, held as `Value::Builtin` (a singleton:
+/// `is` compares builtins by name) and shown as `NotImplemented`.
+pub const NOT_IMPLEMENTED: &str = "NotImplemented";
+
 #[derive(Clone)]
 pub enum Value {
     None,
@@ -185,6 +189,7 @@ impl Value {
             Value::Range(..) => "range",
             Value::Func(_) => "function",
             Value::Bound(_) => "method",
+            Value::Builtin(n) if &**n == NOT_IMPLEMENTED => "NotImplementedType",
             Value::Builtin(_) | Value::BuiltinMethod(_) => "builtin_function_or_method",
             Value::Class(_) => "type",
             Value::Instance(i) => &i.class.name,
@@ -981,13 +986,16 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
             state.write_u8(7);
             b.to_signed_bytes_le().hash(state);
         }
-        Value::Float(x) => {
-            if x.fract() == 0.0 && x.abs() < 9.2e18 {
-                state.write_u64(*x as i64 as u64);
-            } else {
-                state.write_u64(x.to_bits());
+        // An integral float hashes as the int it equals (`1e19` and `10**19` are one
+        // dict key, as in Python); `num_of` draws the same line.
+        Value::Float(x) => match num_of(v) {
+            Some(Num::I(i)) => state.write_u64(i as u64),
+            Some(Num::B(b)) => {
+                state.write_u8(7);
+                b.to_signed_bytes_le().hash(state);
             }
-        }
+            _ => state.write_u64(x.to_bits()),
+        },
         Value::Str(s) => s.hash(state),
         Value::Tuple(items) => {
             state.write_u8(3);
@@ -1085,13 +1093,19 @@ pub fn num_of(v: &Value) -> Option<Num> {
         Value::Bool(b) => Some(Num::I(i64::from(*b))),
         Value::Int(i) => Some(Num::I(*i)),
         Value::BigInt(b) => Some(Num::B((**b).clone())),
-        Value::Float(f) => {
-            if f.fract() == 0.0 && f.abs() < 9.2e18 {
+        // An integral float is viewed as its int: exactly an `i64` below 2**63 in
+        // magnitude (`-2**63` included), a big int beyond, as `Value::from_bigint` splits
+        // ints.
+        Value::Float(f) if f.fract() == 0.0 && f.is_finite() => {
+            // 2**63, exact as a float.
+            let limit = -(i64::MIN as f64);
+            if (-limit..limit).contains(f) {
                 Some(Num::I(*f as i64))
             } else {
-                Some(Num::F(*f))
+                crate::pyfmt::float_to_int(*f).map(Num::B)
             }
         }
+        Value::Float(f) => Some(Num::F(*f)),
         _ => None,
     }
 }

@@ -506,6 +506,84 @@ pub fn int_to_float(v: &BigInt) -> Option<f64> {
     })
 }
 
+/// Python `a / b` for ints (CPython's `long_true_divide`): the exact quotient rounded
+/// once to the nearest float, half to even, subnormal results included, so `10**40 / 3`
+/// and `(2**64 + 1) / 2` are not the quotient of two already rounded floats. `None` when
+/// the result is too large for a float; the caller rejects `b == 0`. Cost: one division
+/// of `a` or `b` shifted by at most 1,076 bits (a result outside the float range is known
+/// from the bit lengths alone).
+pub fn int_true_div(a: &BigInt, b: &BigInt) -> Option<f64> {
+    use num_integer::Integer;
+    use num_traits::Zero;
+    let negative = (a.sign() == num_bigint::Sign::Minus) != (b.sign() == num_bigint::Sign::Minus);
+    let sign = |x: f64| if negative { -x } else { x };
+    let (n, d) = (a.magnitude(), b.magnitude());
+    if n.bits() <= 53 && d.bits() <= 53 {
+        // Both are exact floats, and IEEE division rounds their quotient once.
+        return Some(sign(n.to_u64()? as f64 / d.to_u64()? as f64));
+    }
+    if n.is_zero() {
+        return Some(sign(0.0));
+    }
+    // The quotient lies in [2**(e-1), 2**(e+1)).
+    let e = i64::try_from(n.bits()).ok()? - i64::try_from(d.bits()).ok()?;
+    if e > 1025 {
+        return None;
+    }
+    // q = floor(n * 2**s / d) keeps at least 55 bits, or for a quotient below the normal
+    // range every bit down to two places under 2**-1074 (then rounding sees them all).
+    let s = (55 - e).min(1076);
+    let (num, den) = if s >= 0 {
+        (n << s.unsigned_abs(), d.clone())
+    } else {
+        (n.clone(), d << s.unsigned_abs())
+    };
+    let (mut q, r) = num.div_rem(&den);
+    if !r.is_zero() {
+        // A sticky bit below the rounding position: the quotient is not exact.
+        q |= num_bigint::BigUint::from(1u8);
+    }
+    // Round away the bits under the 53 kept (or under 2**-1074): k >= 2 by the choice
+    // of s, so the sticky bit is never the half bit.
+    let k = (i64::try_from(q.bits()).ok()? - 53).max(s - 1074);
+    let k = u64::try_from(k).ok()?;
+    let low = &q & ((num_bigint::BigUint::from(1u8) << k) - 1u8);
+    let half = num_bigint::BigUint::from(1u8) << (k - 1);
+    let mut m = (&q >> k).to_u64()?;
+    if low > half || (low == half && m % 2 == 1) {
+        m += 1;
+    }
+    // m <= 2**53 is exact, and so is the scaling: the rounding above already left only
+    // bits the result can hold.
+    let f = libm::ldexp(m as f64, i32::try_from(i64::try_from(k).ok()? - s).ok()?);
+    if f.is_infinite() {
+        return None;
+    }
+    Some(sign(f))
+}
+
+/// How an int compares with a float, exactly, as CPython compares them (neither side is
+/// rounded: `2**53 + 1 > 2.0**53`, `10**400 < math.inf`); `None` when `f` is NaN.
+pub fn int_float_cmp(i: &BigInt, f: f64) -> Option<std::cmp::Ordering> {
+    use std::cmp::Ordering;
+    if f.is_nan() {
+        return None;
+    }
+    if f.is_infinite() {
+        return Some(if f > 0.0 {
+            Ordering::Less
+        } else {
+            Ordering::Greater
+        });
+    }
+    let floor = f.floor();
+    // i < floor(f) <= f, or i >= floor(f) + 1 > f, or i == floor(f) <= f.
+    match i.cmp(&float_to_int(floor)?) {
+        Ordering::Equal if f > floor => Some(Ordering::Less),
+        o => Some(o),
+    }
+}
+
 /// Python `a // b` for floats (`divmod` semantics: the quotient is floored). The caller
 /// rejects `b == 0` (ZeroDivisionError).
 pub fn float_floordiv(a: f64, b: f64) -> f64 {

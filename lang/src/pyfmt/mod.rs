@@ -20,8 +20,8 @@ mod tests;
 
 pub use float::{
     float_divmod, float_floordiv, float_is_integer, float_mod, float_repr, float_to_i64,
-    float_to_int, float_to_int_checked, int_to_float, parse_float, parse_float_ex, push_float_repr,
-    round_float, round_half_even, round_to_int,
+    float_to_int, float_to_int_checked, int_float_cmp, int_to_float, int_true_div, parse_float,
+    parse_float_ex, push_float_repr, round_float, round_half_even, round_to_int,
 };
 pub use int::{INT_MAX_STR_DIGITS, int_to_str_checked, parse_int, parse_int_ex};
 pub use printf::{

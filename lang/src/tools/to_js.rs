@@ -1251,7 +1251,11 @@ impl<'a> Js<'a> {
                 name: n,
                 null_safe,
             } => {
-                let o = self.paren(obj);
+                let mut o = self.paren(obj);
+                if matches!(obj.kind, ExprKind::Int(_) | ExprKind::BigInt(_)) {
+                    // `1.x` would read as a number literal: `(1).x`.
+                    o = format!("({o})");
+                }
                 let dot = if *null_safe { "?." } else { "." };
                 let member = match &*n.name {
                     "append" => "push",
@@ -1270,7 +1274,8 @@ impl<'a> Js<'a> {
                 null_safe,
             } => {
                 let o = self.paren(obj);
-                let q = if *null_safe { "?." } else { "" };
+                // A method after `?.` needs no second dot (`o?.slice(..)`).
+                let m = if *null_safe { "?." } else { "." };
                 match &index.kind {
                     ExprKind::Slice { lower, upper, step } => {
                         if step.is_some() {
@@ -1280,16 +1285,16 @@ impl<'a> Js<'a> {
                         match upper {
                             Some(u) => {
                                 let u = self.expr(u);
-                                format!("{o}{q}.slice({l}, {u})")
+                                format!("{o}{m}slice({l}, {u})")
                             }
-                            None => format!("{o}{q}.slice({l})"),
+                            None => format!("{o}{m}slice({l})"),
                         }
                     }
                     ExprKind::Unary {
                         op: UnaryOp::Neg, ..
                     } => {
                         let i = self.expr(index);
-                        format!("{o}{q}.at({i})")
+                        format!("{o}{m}at({i})")
                     }
                     _ => {
                         let i = self.expr(index);

@@ -900,7 +900,11 @@ impl<'a> Py<'a> {
                 name: n,
                 null_safe,
             } => {
-                let o = self.atom_or_paren(obj);
+                let mut o = self.atom_or_paren(obj);
+                if matches!(obj.kind, ExprKind::Int(_) | ExprKind::BigInt(_)) {
+                    // `1.real` would read as a float literal: `(1).real`.
+                    o = format!("({o})");
+                }
                 if *null_safe {
                     format!("(None if {o} is None else {o}.{})", name(&n.name))
                 } else {
