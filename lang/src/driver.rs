@@ -1,8 +1,8 @@
 //! Entry points used by the CLI, the server and the MCP tools: check or run a file.
 
-use crate::diag::Diagnostic;
 use crate::host::Host;
 use crate::interp::Interp;
+use crate::load;
 use crate::span::SourceFile;
 use std::path::Path;
 
@@ -34,44 +34,22 @@ pub struct RunOutcome {
 /// recursion (up to `Limits::max_depth` frames) must never overflow the native stack.
 pub const INTERPRETER_STACK_BYTES: usize = 512 << 20;
 
-fn read_source(path: &Path, host: &mut dyn Host) -> Result<String, String> {
-    match host.read_module(path) {
-        Some(t) => Ok(t),
-        None => Err(format!("error: cannot read '{}'", path.display())),
-    }
-}
-
-fn render_all(diags: &[Diagnostic], file: &SourceFile) -> String {
-    let mut out = String::new();
-    for d in diags {
-        out.push_str(&d.render(file));
-        out.push('\n');
-    }
-    out
-}
-
 /// Parse and check `path` and the `.svc` modules it imports.
 pub fn check_file(path: &Path, host: &mut dyn Host) -> CheckOutcome {
-    let text = match read_source(path, host) {
-        Ok(t) => t,
+    let file = match load::read(path, host) {
+        Ok(f) => f,
         Err(e) => {
             return CheckOutcome {
-                rendered: e + "\n",
+                rendered: e,
                 errors: 1,
                 warnings: 0,
             };
         }
     };
-    let file = SourceFile::new(path.display().to_string(), text);
-    let mut diags = crate::parser::parse(&file.text).diagnostics;
-    if !diags.iter().any(Diagnostic::is_error) {
-        let module = crate::parser::parse(&file.text).module;
-        diags.extend(crate::checker::check_module(&module, path, host));
-    }
-    diags.sort_by_key(|d| (d.span.start, d.severity));
+    let diags = load::diagnostics(path, &file, host);
     let errors = diags.iter().filter(|d| d.is_error()).count();
     CheckOutcome {
-        rendered: render_all(&diags, &file),
+        rendered: load::render(&diags, &file),
         errors,
         warnings: diags.len() - errors,
     }
@@ -80,15 +58,10 @@ pub fn check_file(path: &Path, host: &mut dyn Host) -> CheckOutcome {
 /// Parse, check and run `path`: module-level code and `with entry` blocks, printing
 /// through the host and committing graph changes through it at the end.
 pub fn run_file(path: &Path, host: &mut dyn Host, options: &RunOptions) -> RunOutcome {
-    let text = match read_source(path, host) {
-        Ok(t) => t,
-        Err(e) => {
-            return RunOutcome {
-                error: Some(e + "\n"),
-            };
-        }
-    };
-    run_source(path, text, host, options)
+    match load::read(path, host) {
+        Ok(file) => run_checked(path, file, host, options),
+        Err(e) => RunOutcome { error: Some(e) },
+    }
 }
 
 /// Like `run_file`, with the source given as a string (`path` names it and anchors
@@ -99,29 +72,32 @@ pub fn run_source(
     host: &mut dyn Host,
     options: &RunOptions,
 ) -> RunOutcome {
-    let file = SourceFile::new(path.display().to_string(), text);
-    let parsed = crate::parser::parse(&file.text);
-    let mut diags: Vec<Diagnostic> = parsed
-        .diagnostics
-        .into_iter()
-        .filter(Diagnostic::is_error)
-        .collect();
-    if diags.is_empty() {
-        diags.extend(
-            crate::checker::check_module(&parsed.module, path, host)
-                .into_iter()
-                .filter(Diagnostic::stops_run),
-        );
-    }
-    if !diags.is_empty() {
-        return RunOutcome {
-            error: Some(render_all(&diags, &file)),
-        };
-    }
+    run_checked(
+        path,
+        SourceFile::new(path.display().to_string(), text),
+        host,
+        options,
+    )
+}
+
+fn run_checked(
+    path: &Path,
+    file: std::sync::Arc<SourceFile>,
+    host: &mut dyn Host,
+    options: &RunOptions,
+) -> RunOutcome {
+    let checked = match load::for_run(path, file, host) {
+        Ok(c) => c,
+        Err(rendered) => {
+            return RunOutcome {
+                error: Some(rendered),
+            };
+        }
+    };
     let mut it = Interp::new(host, options.limits.clone());
-    let fid = it.add_file(file);
+    let fid = it.add_file(checked.file);
     let result = it
-        .run_main(path, &parsed.module, fid)
+        .run_main(path, &checked.module, fid)
         .and_then(|()| it.commit());
     match result {
         Ok(()) => RunOutcome { error: None },

@@ -17,6 +17,7 @@ pub mod host;
 mod interp;
 pub mod lexer;
 pub mod limits;
+pub mod load;
 pub mod names;
 pub mod parser;
 pub mod pyfmt;

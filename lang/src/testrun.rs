@@ -5,11 +5,9 @@
 //! runs test blocks.
 
 use crate::ast::{Item, Module};
-use crate::diag::Diagnostic;
 use crate::driver::RunOptions;
 use crate::host::Host;
 use crate::interp::{Ctx, Interp};
-use crate::span::SourceFile;
 use std::path::Path;
 
 /// The result of one test block.
@@ -59,42 +57,23 @@ pub fn test_file(
     options: &RunOptions,
     on_result: &mut dyn FnMut(&TestResult),
 ) -> TestOutcome {
-    let Some(text) = host.read_module(path) else {
-        return TestOutcome {
-            error: Some(format!("error: cannot read '{}'\n", path.display())),
-            results: Vec::new(),
-        };
-    };
-    let file = SourceFile::new(path.display().to_string(), text);
-    let parsed = crate::parser::parse(&file.text);
-    let mut diags: Vec<Diagnostic> = parsed
-        .diagnostics
-        .into_iter()
-        .filter(Diagnostic::is_error)
-        .collect();
-    if diags.is_empty() {
-        diags.extend(
-            crate::checker::check_module(&parsed.module, path, host)
-                .into_iter()
-                .filter(Diagnostic::stops_run),
-        );
-    }
-    if !diags.is_empty() {
-        let mut rendered = String::new();
-        for d in &diags {
-            rendered.push_str(&d.render(&file));
-            rendered.push('\n');
+    let checked = match crate::load::read(path, host)
+        .and_then(|file| crate::load::for_run(path, file, host))
+    {
+        Ok(c) => c,
+        Err(rendered) => {
+            return TestOutcome {
+                error: Some(rendered),
+                results: Vec::new(),
+            };
         }
-        return TestOutcome {
-            error: Some(rendered),
-            results: Vec::new(),
-        };
-    }
+    };
+    let crate::load::Checked { file, module } = checked;
     let (program, fid, annexes) = {
         let mut it = Interp::new(host, options.limits.clone());
         let fid = it.add_file(file);
         let loaded = it
-            .run_entry_module(path, &parsed.module, fid, false)
+            .run_entry_module(path, &module, fid, false)
             .and_then(|()| it.parse_annexes(path, crate::interp::annex::TEST_SUFFIX));
         match loaded {
             Ok(annexes) => (it.program(), fid, annexes),
@@ -107,7 +86,7 @@ pub fn test_file(
         }
     };
     // The module's own tests, then those of its tests annexes (`mod.test.svc`, ...).
-    let mut blocks: Vec<(String, &crate::ast::TestBlock, u32)> = test_blocks(&parsed.module)
+    let mut blocks: Vec<(String, &crate::ast::TestBlock, u32)> = test_blocks(&module)
         .into_iter()
         .map(|(n, b)| (n, b, fid))
         .collect();

@@ -20,7 +20,6 @@ pub struct LoadedApp {
     pub load_output: String,
 }
 
-use crate::span::SourceFile;
 use serde_json::{Map, Value as Json, json};
 use std::path::Path;
 use std::rc::Rc;
@@ -49,26 +48,8 @@ pub(crate) fn load_app(
     limits: &Limits,
     as_main: bool,
 ) -> Result<LoadedApp, String> {
-    let Some(text) = host.read_module(path) else {
-        return Err(format!("error: cannot read '{}'\n", path.display()));
-    };
-    let file = SourceFile::new(path.display().to_string(), text);
-    let parsed = crate::parser::parse(&file.text);
-    let mut diags: Vec<_> = parsed
-        .diagnostics
-        .into_iter()
-        .filter(|d| d.is_error())
-        .collect();
-    if diags.is_empty() {
-        diags.extend(
-            crate::checker::check_module(&parsed.module, path, host)
-                .into_iter()
-                .filter(crate::diag::Diagnostic::stops_run),
-        );
-    }
-    if !diags.is_empty() {
-        return Err(diags.iter().map(|d| d.render(&file) + "\n").collect());
-    }
+    let crate::load::Checked { file, module } =
+        crate::load::read(path, host).and_then(|file| crate::load::for_run(path, file, host))?;
     let capture = CaptureHost {
         inner: host,
         out: String::new(),
@@ -78,17 +59,17 @@ pub(crate) fn load_app(
         let mut it = Interp::new(&mut capture, limits.clone());
         let fid = it.add_file(file);
         if let Err(e) = it
-            .run_entry_module(path, &parsed.module, fid, as_main)
+            .run_entry_module(path, &module, fid, as_main)
             .and_then(|()| it.commit())
         {
             return Err(it.render_error(e));
         }
-        let endpoints = match it.endpoint_table(&parsed.module, fid) {
+        let endpoints = match it.endpoint_table(&module, fid) {
             Ok(e) => e,
             Err(e) => return Err(it.render_error(e)),
         };
         let ctx = it.module_ctx(fid);
-        let subscriptions = match it.subscription_table(&parsed.module, &ctx) {
+        let subscriptions = match it.subscription_table(&module, &ctx) {
             Ok(s) => s,
             Err(e) => return Err(it.render_error(e)),
         };
