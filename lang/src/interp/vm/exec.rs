@@ -785,6 +785,20 @@ impl Interp<'_> {
                         None => tri!(Err(self.vm_name_error("self"))),
                     }
                 }
+                Op::SelfSetAttr(i, site) => {
+                    if let Some(Some(o @ Value::Instance(inst))) = st.frames.last().map(|f| &f.this)
+                        && let Some(slot) = cached_field(&code, i, site, o, inst)
+                        && let Some(f) = inst.fields.borrow_mut().get_mut(slot)
+                    {
+                        *f = st.stack.pop().unwrap_or(Value::None);
+                        pc += 1;
+                        continue;
+                    }
+                    match st.frames.last().and_then(|f| f.this.as_ref()) {
+                        Some(v) => st.stack.push_clone(v),
+                        None => tri!(Err(self.vm_name_error("self"))),
+                    }
+                }
                 Op::LoadSelf if let Some(Some(v)) = st.frames.last().map(|f| &f.this) => {
                     st.stack.push_clone(v);
                 }

@@ -555,6 +555,22 @@ impl Lower {
                     self.expr(value)?;
                     self.emit(Op::AugLocal(slot, *op), sp);
                 }
+                E::Attr { obj, name, .. }
+                    if matches!(obj.kind, E::Special(ast::SpecialRef::SelfRef)) =>
+                {
+                    // `self.name op= value`: `self` is read again for the store
+                    // instead of kept under the value (a frame's `self` never
+                    // changes), so both ends are fused reads and writes of the field.
+                    let n = self.name(&name.name);
+                    let site = self.attr_site();
+                    self.emit(Op::SelfAttr(n, site), obj.span);
+                    self.emit(Op::GetAttr(n, site), sp);
+                    self.expr(value)?;
+                    self.emit(Op::AugBinary(*op, true), sp);
+                    let site = self.attr_site();
+                    self.emit(Op::SelfSetAttr(n, site), obj.span);
+                    self.emit(Op::SetAttr(n, site), sp);
+                }
                 E::Attr { obj, name, .. } => {
                     let n = self.name(&name.name);
                     self.expr(obj)?;
@@ -825,11 +841,13 @@ impl Lower {
             }
             E::Attr { obj, name, .. } => {
                 let n = self.name(&name.name);
-                self.expr(obj)?;
-                {
-                    let site = self.attr_site();
-                    self.emit(Op::SetAttr(n, site), sp);
+                let site = self.attr_site();
+                if matches!(obj.kind, E::Special(ast::SpecialRef::SelfRef)) {
+                    self.emit(Op::SelfSetAttr(n, site), obj.span);
+                } else {
+                    self.expr(obj)?;
                 }
+                self.emit(Op::SetAttr(n, site), sp);
             }
             E::Index { obj, index, .. } if !matches!(index.kind, E::Slice { .. }) => {
                 self.expr(obj)?;

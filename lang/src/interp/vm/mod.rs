@@ -53,6 +53,11 @@ pub(crate) enum Op {
     /// is an object instance and the site's cache has the field, the field is pushed
     /// and that `GetAttr` skipped; otherwise exactly `LoadSelf`: (name, site).
     SelfAttr(u32, u32),
+    /// `LoadSelf` right before the `SetAttr(name, site)` of `self.name = v` (value
+    /// [v] on the stack): when `self` is an object instance and the site's cache has
+    /// the field, [v] is stored there and that `SetAttr` skipped; otherwise exactly
+    /// `LoadSelf`: (name, site).
+    SelfSetAttr(u32, u32),
     LoadHere,
     LoadVisitor,
     Pop,

@@ -293,3 +293,40 @@ fn dict_comprehensions_stage_their_pairs_and_other_displays_do_not() {
             .any(|op| matches!(op, Op::DictStage | Op::DictUnstage))
     );
 }
+
+#[test]
+fn self_attribute_stores_are_a_fused_load_before_their_set_attr() {
+    let code = lowered(
+        "def f(k: int) {\n    self.x = k;\n    self.y += k;\n}\n\
+         def g(o: object, k: int) {\n    o.x = k;\n    o.y += k;\n}\n",
+    );
+    let Some(f) = &code[0].1 else {
+        panic!("not lowered");
+    };
+    // `self.x = k`: the fused store, then the `SetAttr` it skips when it stores the
+    // field itself. `self.y += k`: a fused read and a fused store, `self` kept on no
+    // stack in between.
+    let stores = f
+        .ops
+        .windows(2)
+        .filter(|w| {
+            matches!((w[0], w[1]), (Op::SelfSetAttr(n, s), Op::SetAttr(n2, s2)) if (n, s) == (n2, s2))
+        })
+        .count();
+    assert_eq!(stores, 2, "{:?}", f.ops);
+    assert!(
+        !f.ops
+            .iter()
+            .any(|op| matches!(op, Op::LoadSelf | Op::Dup | Op::SetAttrTop(..))),
+        "{:?}",
+        f.ops
+    );
+    let Some(g) = &code[1].1 else {
+        panic!("not lowered");
+    };
+    assert!(
+        !g.ops
+            .iter()
+            .any(|op| matches!(op, Op::SelfAttr(..) | Op::SelfSetAttr(..)))
+    );
+}
