@@ -690,6 +690,35 @@ impl Vars {
         self.position(name).map(|i| &mut self.slots[i].1)
     }
 
+    /// The position of `name`, trying `hint` first: a binding whose key is `name`
+    /// itself (the same interned `Rc`) at that position is the binding, since a name
+    /// is bound once per scope. `hint` is updated on a miss. The compiled core keeps
+    /// one hint per name of a code object (`vm::Code::name_hints`).
+    #[inline]
+    pub fn position_hinted(&self, hint: &std::cell::Cell<u32>, name: &Rc<str>) -> Option<usize> {
+        let h = hint.get() as usize;
+        if let Some((k, _)) = self.slots.get(h)
+            && Rc::ptr_eq(k, name)
+        {
+            return Some(h);
+        }
+        let i = self.position(name)?;
+        hint.set(u32::try_from(i).unwrap_or(u32::MAX));
+        Some(i)
+    }
+
+    /// The value at position `i` (from `position_hinted`).
+    #[inline]
+    pub fn at(&self, i: usize) -> Option<&Value> {
+        self.slots.get(i).map(|(_, v)| v)
+    }
+
+    /// The value at position `i`, to rebind it.
+    #[inline]
+    pub fn at_mut(&mut self, i: usize) -> Option<&mut Value> {
+        self.slots.get_mut(i).map(|(_, v)| v)
+    }
+
     pub fn contains_key(&self, name: &str) -> bool {
         self.position(name).is_some()
     }

@@ -3,6 +3,8 @@
 //! slots, operands and loop iterators, each frame owning the part above its bases.
 
 mod stacks;
+#[cfg(test)]
+mod tests;
 
 use super::{Code, MethodHit, Op, plain_shape};
 use crate::ast::{BinOp, CmpOp};
@@ -10,6 +12,7 @@ use crate::interp::generator::{GenStep, Generator};
 use crate::interp::value::*;
 use crate::interp::{Ctx, Interp, Interrupt, R, TraceFrame};
 use stacks::{FrameStack, OpStack, SlotStack};
+use std::cell::Cell;
 use std::rc::Rc;
 
 /// The iterator of a running `for` loop.
@@ -115,6 +118,9 @@ pub struct Stacks {
     fstrs: Vec<String>,
     /// The items `EnumerateFast` took, until the `GetIterEnumerate` after it.
     enumerated: Option<Vec<Value>>,
+    /// The staged pairs of the dict comprehensions running, innermost last (`None`
+    /// once one has fallen back to inserting into its dict): `Op::DictStage`.
+    dict_stages: Vec<Option<Vec<(HashKey, Value)>>>,
     /// `here` and `visitor` of the entry frame (a frame pushed for a call never has
     /// them: a walker's ability is entered from the tree-walker), kept out of `Frame`
     /// so a call moves less.
@@ -311,11 +317,14 @@ fn int_compare(o: CmpOp, a: &Value, b: &Value) -> Option<bool> {
 
 /// Push the value of `name` read through the closure chain (`scope_get`'s lookup)
 /// onto `stack`, cloned straight from its binding into its entry; `false` when no
-/// scope binds it.
+/// scope binds it. The nearest scope is searched from the name's position `hint`
+/// (`Vars::position_hinted`).
 #[inline]
-fn push_global(scope: &ScopeRef, name: &str, stack: &mut OpStack) -> bool {
+fn push_global(scope: &ScopeRef, name: &Rc<str>, hint: &Cell<u32>, stack: &mut OpStack) -> bool {
     let s = scope.borrow();
-    if let Some(v) = s.vars.get(name) {
+    if let Some(i) = s.vars.position_hinted(hint, name)
+        && let Some(v) = s.vars.at(i)
+    {
         stack.push_clone(v);
         return true;
     }
@@ -330,6 +339,36 @@ fn push_global(scope: &ScopeRef, name: &str, stack: &mut OpStack) -> bool {
         cur = b.parent.clone();
     }
     false
+}
+
+/// Insert a dict comprehension's staged pairs in order, the table grown once: the
+/// same dict as inserting each when it was made, since nothing could see the dict
+/// in between (the staged keys are distinct ints, `Op::DictStage`).
+fn insert_staged(d: &mut Dict, pairs: Vec<(HashKey, Value)>) {
+    d.reserve(pairs.len());
+    for (k, v) in pairs {
+        d.insert(k, v);
+    }
+}
+
+/// `StoreName`: `scope_set` of `name` on module code's current scope, its first step
+/// (rebinding the nearest scope's own binding) from the name's position `hint`.
+#[inline]
+fn store_name(scope: &ScopeRef, name: &Rc<str>, hint: &Cell<u32>, v: Value) {
+    let v = {
+        let mut s = scope.borrow_mut();
+        match s.vars.position_hinted(hint, name) {
+            Some(i) => match s.vars.at_mut(i) {
+                Some(slot) => {
+                    *slot = v;
+                    return;
+                }
+                None => v,
+            },
+            None => v,
+        }
+    };
+    scope_set(scope, name, v);
 }
 
 impl Stacks {
@@ -414,6 +453,7 @@ impl Interp<'_> {
         st.scopes.clear();
         st.fstrs.clear();
         st.enumerated = None;
+        st.dict_stages.clear();
         st.here = None;
         st.visitor = None;
         st.module_scope = None;
@@ -725,8 +765,37 @@ impl Interp<'_> {
                 }
                 Op::LoadGlobal(i) => {
                     let name = &code.names[i as usize];
-                    if !push_global(&scope, name, &mut st.stack) {
+                    let hint = &code.name_hints[i as usize];
+                    if !push_global(&scope, name, hint, &mut st.stack) {
                         tri!(Err(self.vm_name_error(name)));
+                    }
+                }
+                Op::SelfAttr(i, site) => {
+                    if let Some(Some(o @ Value::Instance(inst))) = st.frames.last().map(|f| &f.this)
+                        && let Some(slot) = cached_field(&code, i, site, o, inst)
+                        && let Some(v) = inst.fields.borrow().get(slot)
+                    {
+                        st.stack.push_clone(v);
+                        pc += 1;
+                        continue;
+                    }
+                    match st.frames.last().and_then(|f| f.this.as_ref()) {
+                        Some(v) => st.stack.push_clone(v),
+                        None => tri!(Err(self.vm_name_error("self"))),
+                    }
+                }
+                Op::SelfSetAttr(i, site) => {
+                    if let Some(Some(o @ Value::Instance(inst))) = st.frames.last().map(|f| &f.this)
+                        && let Some(slot) = cached_field(&code, i, site, o, inst)
+                        && let Some(f) = inst.fields.borrow_mut().get_mut(slot)
+                    {
+                        *f = st.stack.pop().unwrap_or(Value::None);
+                        pc += 1;
+                        continue;
+                    }
+                    match st.frames.last().and_then(|f| f.this.as_ref()) {
+                        Some(v) => st.stack.push_clone(v),
+                        None => tri!(Err(self.vm_name_error("self"))),
                     }
                 }
                 Op::LoadSelf if let Some(Some(v)) = st.frames.last().map(|f| &f.this) => {
@@ -1261,7 +1330,8 @@ impl Interp<'_> {
                 }
                 Op::StoreName(i) => {
                     let v = st.pop();
-                    scope_set(&scope, &code.names[i as usize], v);
+                    let name = &code.names[i as usize];
+                    store_name(&scope, name, &code.name_hints[i as usize], v);
                 }
                 Op::DefineName(i) => {
                     let v = st.pop();
@@ -1289,7 +1359,7 @@ impl Interp<'_> {
                         _ => cur,
                     };
                     let v = tri!(self.binary_op(o, &cur, &rhs));
-                    scope_set(&scope, name, v);
+                    store_name(&scope, name, &code.name_hints[i as usize], v);
                 }
                 Op::EvalAst(i) => {
                     let Some(mctx) = mctx else {
@@ -1412,6 +1482,24 @@ impl Interp<'_> {
                 Op::DictPut => {
                     let v = st.pop();
                     let k = st.pop();
+                    if let Some(stage) = st.dict_stages.last_mut() {
+                        if let Some(pairs) = stage
+                            && let Value::Int(x) = k
+                            && pairs.last().is_none_or(
+                                |(HashKey(l), _)| matches!(l, Value::Int(last) if x > *last),
+                            )
+                            && pairs.len() < self.max_collection_items()
+                        {
+                            pairs.push((HashKey(k), v));
+                            continue;
+                        }
+                        // Off from here on: what was staged goes in first, in order.
+                        if let Some(pairs) = stage.take()
+                            && let Some(Value::Dict(out)) = st.stack.last()
+                        {
+                            insert_staged(&mut out.borrow_mut(), pairs);
+                        }
+                    }
                     if let Some(Value::Dict(out)) = st.stack.last() {
                         let out = out.clone();
                         let k = tri!(self.dict_key(&out, &k));
@@ -1420,6 +1508,14 @@ impl Interp<'_> {
                             tri!(self.check_growth(len, 1));
                         }
                         out.borrow_mut().insert(k, v);
+                    }
+                }
+                Op::DictStage => st.dict_stages.push(Some(Vec::new())),
+                Op::DictUnstage => {
+                    if let Some(Some(pairs)) = st.dict_stages.pop()
+                        && let Some(Value::Dict(out)) = st.stack.last()
+                    {
+                        insert_staged(&mut out.borrow_mut(), pairs);
                     }
                 }
                 Op::FStrStart => st.fstrs.push(String::new()),

@@ -13,7 +13,7 @@ use super::{Code, FPart, Op};
 use crate::ast::{self, Arg, ExprKind as E, StmtKind as S};
 use crate::interp::value::{Function, Value};
 use crate::span::Span;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 #[cfg(test)]
@@ -280,6 +280,7 @@ impl Lower {
             ops: self.ops,
             spans: self.spans,
             consts: self.consts,
+            name_hints: self.names.iter().map(|_| Cell::new(0)).collect(),
             names: self.names,
             kwnames: self.kwnames,
             local_names: self.locals,
@@ -554,6 +555,22 @@ impl Lower {
                     self.expr(value)?;
                     self.emit(Op::AugLocal(slot, *op), sp);
                 }
+                E::Attr { obj, name, .. }
+                    if matches!(obj.kind, E::Special(ast::SpecialRef::SelfRef)) =>
+                {
+                    // `self.name op= value`: `self` is read again for the store
+                    // instead of kept under the value (a frame's `self` never
+                    // changes), so both ends are fused reads and writes of the field.
+                    let n = self.name(&name.name);
+                    let site = self.attr_site();
+                    self.emit(Op::SelfAttr(n, site), obj.span);
+                    self.emit(Op::GetAttr(n, site), sp);
+                    self.expr(value)?;
+                    self.emit(Op::AugBinary(*op, true), sp);
+                    let site = self.attr_site();
+                    self.emit(Op::SelfSetAttr(n, site), obj.span);
+                    self.emit(Op::SetAttr(n, site), sp);
+                }
                 E::Attr { obj, name, .. } => {
                     let n = self.name(&name.name);
                     self.expr(obj)?;
@@ -824,11 +841,13 @@ impl Lower {
             }
             E::Attr { obj, name, .. } => {
                 let n = self.name(&name.name);
-                self.expr(obj)?;
-                {
-                    let site = self.attr_site();
-                    self.emit(Op::SetAttr(n, site), sp);
+                let site = self.attr_site();
+                if matches!(obj.kind, E::Special(ast::SpecialRef::SelfRef)) {
+                    self.emit(Op::SelfSetAttr(n, site), obj.span);
+                } else {
+                    self.expr(obj)?;
                 }
+                self.emit(Op::SetAttr(n, site), sp);
             }
             E::Index { obj, index, .. } if !matches!(index.kind, E::Slice { .. }) => {
                 self.expr(obj)?;
@@ -948,12 +967,16 @@ impl Lower {
                 name,
                 null_safe: false,
             } => {
-                self.expr(obj)?;
                 let n = self.name(&name.name);
-                {
-                    let site = self.attr_site();
-                    self.emit(Op::GetAttr(n, site), sp);
+                let site = self.attr_site();
+                if matches!(obj.kind, E::Special(ast::SpecialRef::SelfRef)) {
+                    // `self.name`: a `LoadSelf` (with `self`'s span) that reads a cached
+                    // field itself and skips the `GetAttr` after it.
+                    self.emit(Op::SelfAttr(n, site), obj.span);
+                } else {
+                    self.expr(obj)?;
                 }
+                self.emit(Op::GetAttr(n, site), sp);
             }
             E::Index {
                 obj,
@@ -1173,6 +1196,9 @@ impl Lower {
             self.emit(Op::EnterScope, sp);
         }
         self.emit(init, sp);
+        if matches!(put, Op::DictPut) {
+            self.emit(Op::DictStage, sp);
+        }
         // One generator without conditions: the source's length is the result's (a
         // list's exactly, a dict's or set's at most), a size hint that never
         // over-reserves much.
@@ -1189,6 +1215,9 @@ impl Lower {
             l.emit(put, sp);
             Ok(())
         })?;
+        if matches!(put, Op::DictPut) {
+            self.emit(Op::DictUnstage, sp);
+        }
         if slots {
             self.comps.pop();
         } else {

@@ -23,7 +23,7 @@ use super::value::{Class, FuncBody, Function, Value};
 use super::{Ctx, Flow, Interp, R};
 use crate::ast::{self, BinOp, CmpOp, UnaryOp};
 use crate::span::Span;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 pub(super) use exec::Stacks;
@@ -49,6 +49,15 @@ pub(crate) enum Op {
     /// A name the function never assigns: looked up through the closure chain.
     LoadGlobal(u32),
     LoadSelf,
+    /// `LoadSelf` right before the `GetAttr(name, site)` of `self.name`: when `self`
+    /// is an object instance and the site's cache has the field, the field is pushed
+    /// and that `GetAttr` skipped; otherwise exactly `LoadSelf`: (name, site).
+    SelfAttr(u32, u32),
+    /// `LoadSelf` right before the `SetAttr(name, site)` of `self.name = v` (value
+    /// [v] on the stack): when `self` is an object instance and the site's cache has
+    /// the field, [v] is stored there and that `SetAttr` skipped; otherwise exactly
+    /// `LoadSelf`: (name, site).
+    SelfSetAttr(u32, u32),
     LoadHere,
     LoadVisitor,
     Pop,
@@ -167,8 +176,20 @@ pub(crate) enum Op {
     ListAppend,
     /// [set, v] → [set] with `v` added.
     SetAdd,
-    /// [dict, k, v] → [dict] with `k: v` (comprehension growth bounds).
+    /// [dict, k, v] → [dict] with `k: v` (comprehension growth bounds); staged while
+    /// the innermost `DictStage` is on (below).
     DictPut,
+    /// Right after a dict comprehension's `NewDict`: its pairs are staged in a vector
+    /// while the keys are ints, each larger than the one before (so all distinct,
+    /// keyed by value, no program code to run: `{i: x for (i, x) in enumerate(xs)}`,
+    /// `{i: f(i) for i in range(n)}`) and fewer than `max_collection_items`, and
+    /// inserted at `DictUnstage` into a table made once at its final size. Any other
+    /// key (or the bound) inserts what is staged, in order, and the rest goes into
+    /// the dict as before. The vector holds no more pairs than the dict will.
+    DictStage,
+    /// After a dict comprehension's loops: [dict] → [dict] with the staged pairs
+    /// inserted in order.
+    DictUnstage,
     /// Push an empty set.
     NewSet,
     /// Start an f-string: a new buffer on the f-string stack.
@@ -249,6 +270,10 @@ pub(crate) struct Code {
     pub spans: Vec<Span>,
     pub consts: Vec<Value>,
     pub names: Vec<Rc<str>>,
+    /// Per entry of `names`: where the name was last found in the nearest scope
+    /// (`Vars::position_hinted`), so a module-level name read or assigned in a loop
+    /// is found without a search while its binding stays where it is.
+    pub name_hints: Vec<Cell<u32>>,
     pub kwnames: Vec<Vec<Rc<str>>>,
     /// The name of each local slot; parameters first, in order, then the targets of
     /// comprehensions.
@@ -322,6 +347,7 @@ impl Interp<'_> {
     /// The compiled code of `func` if it has a plain body that lowers. The hot path
     /// of every call from compiled code: once the decision is cached for the current
     /// body, two borrows and a pointer comparison.
+    #[inline(always)]
     fn vm_code_of(&self, func: &Function) -> Option<Rc<Code>> {
         {
             let body = func.body.borrow();
@@ -335,6 +361,12 @@ impl Interp<'_> {
                 return code.clone();
             }
         }
+        self.vm_code_decide(func)
+    }
+
+    /// `vm_code_of` when the decision for the current body is not cached yet.
+    #[inline(never)]
+    fn vm_code_decide(&self, func: &Function) -> Option<Rc<Code>> {
         let body = match &*func.body.borrow() {
             FuncBody::Block(b) => b.clone(),
             _ => return None,

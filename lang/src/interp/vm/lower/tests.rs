@@ -228,3 +228,105 @@ fn a_one_name_comprehension_target_is_bound_by_the_loop_and_read_fused() {
     assert_eq!(count(|op| matches!(op, Op::LoadLocal(1))), 1);
     assert_eq!(count(|op| matches!(op, Op::LocalBinaryConst(1, _, _))), 0);
 }
+
+#[test]
+fn self_attribute_reads_are_a_fused_load_before_their_get_attr() {
+    let code = lowered(
+        "def f(k: int) -> int {\n    return self.x + self.y * k;\n}\n\
+         def g(o: object) -> int {\n    return o.x;\n}\n",
+    );
+    let Some(f) = &code[0].1 else {
+        panic!("not lowered");
+    };
+    // Each `SelfAttr` is followed by the `GetAttr` of the same name and site, which it
+    // skips when it reads the field itself (and which runs after it otherwise).
+    let pairs: Vec<(u32, u32)> = f
+        .ops
+        .windows(2)
+        .filter_map(|w| match (w[0], w[1]) {
+            (Op::SelfAttr(n, s), Op::GetAttr(n2, s2)) if (n, s) == (n2, s2) => Some((n, s)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(pairs, [(0, 0), (1, 1)], "{:?}", f.ops);
+    assert!(!f.ops.iter().any(|op| matches!(op, Op::LoadSelf)));
+    let Some(g) = &code[1].1 else {
+        panic!("not lowered");
+    };
+    assert!(!g.ops.iter().any(|op| matches!(op, Op::SelfAttr(..))));
+}
+
+#[test]
+fn dict_comprehensions_stage_their_pairs_and_other_displays_do_not() {
+    let code = lowered(
+        "def f(n: int) -> dict {\n    return {i: {j: j for j in range(i)} for i in range(n)};\n}\n\
+         def g(n: int) -> list {\n    return [{1: n}, {i for i in range(n)}, [i for i in range(n)]];\n}\n",
+    );
+    let Some(f) = &code[0].1 else {
+        panic!("not lowered");
+    };
+    // Each dict comprehension: `NewDict`, `DictStage` ... `DictPut` ... `DictUnstage`,
+    // nested ones inside.
+    let marks: Vec<&str> = f
+        .ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::NewDict => Some("new"),
+            Op::DictStage => Some("stage"),
+            Op::DictPut => Some("put"),
+            Op::DictUnstage => Some("unstage"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        marks,
+        [
+            "new", "stage", "new", "stage", "put", "unstage", "put", "unstage"
+        ]
+    );
+    let Some(g) = &code[1].1 else {
+        panic!("not lowered");
+    };
+    assert!(
+        !g.ops
+            .iter()
+            .any(|op| matches!(op, Op::DictStage | Op::DictUnstage))
+    );
+}
+
+#[test]
+fn self_attribute_stores_are_a_fused_load_before_their_set_attr() {
+    let code = lowered(
+        "def f(k: int) {\n    self.x = k;\n    self.y += k;\n}\n\
+         def g(o: object, k: int) {\n    o.x = k;\n    o.y += k;\n}\n",
+    );
+    let Some(f) = &code[0].1 else {
+        panic!("not lowered");
+    };
+    // `self.x = k`: the fused store, then the `SetAttr` it skips when it stores the
+    // field itself. `self.y += k`: a fused read and a fused store, `self` kept on no
+    // stack in between.
+    let stores = f
+        .ops
+        .windows(2)
+        .filter(|w| {
+            matches!((w[0], w[1]), (Op::SelfSetAttr(n, s), Op::SetAttr(n2, s2)) if (n, s) == (n2, s2))
+        })
+        .count();
+    assert_eq!(stores, 2, "{:?}", f.ops);
+    assert!(
+        !f.ops
+            .iter()
+            .any(|op| matches!(op, Op::LoadSelf | Op::Dup | Op::SetAttrTop(..))),
+        "{:?}",
+        f.ops
+    );
+    let Some(g) = &code[1].1 else {
+        panic!("not lowered");
+    };
+    assert!(
+        !g.ops
+            .iter()
+            .any(|op| matches!(op, Op::SelfAttr(..) | Op::SelfSetAttr(..)))
+    );
+}
