@@ -261,10 +261,19 @@ pub trait Host {
             .as_nanos()
     }
 
-    /// Fill `buf` from the OS random source (seeds `random`, makes `uuid4`).
+    /// Fill `buf` from the OS random source: the kernel's generator (`/dev/urandom`,
+    /// opened once per process). Seeds `random`, feeds `ids` (anchor ids, `uuid4`).
     fn random_bytes(&mut self, buf: &mut [u8]) {
-        // std's `RandomState` keys come from the OS random source; each hasher built
-        // from a fresh one gives 64 unpredictable bits.
+        use std::io::Read as _;
+        static URANDOM: std::sync::OnceLock<Option<std::fs::File>> = std::sync::OnceLock::new();
+        let device = URANDOM.get_or_init(|| std::fs::File::open("/dev/urandom").ok());
+        if let Some(mut file) = device.as_ref()
+            && file.read_exact(buf).is_ok()
+        {
+            return;
+        }
+        // Without the device: std's `RandomState` keys come from the OS random source
+        // (getrandom); each hasher built from a fresh one gives 64 unpredictable bits.
         use std::hash::{BuildHasher, Hasher};
         for (i, chunk) in buf.chunks_mut(8).enumerate() {
             let mut h = std::collections::hash_map::RandomState::new().build_hasher();

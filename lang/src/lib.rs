@@ -14,6 +14,7 @@ pub mod driver;
 pub mod embed;
 pub mod endpoint;
 pub mod host;
+pub mod ids;
 mod interp;
 pub mod lexer;
 pub mod limits;

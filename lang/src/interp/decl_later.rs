@@ -51,9 +51,8 @@ impl Interp<'_> {
     pub(super) fn new_object(&mut self, c: &Rc<Class>, fields: Vec<Value>) -> Value {
         match c.arch_kind() {
             Some(ArchKind::Node) | Some(ArchKind::Edge) => {
-                let h = self
-                    .graph
-                    .new_anchor(c.clone(), fields, self.host.user_root());
+                let (id, owner) = (self.fresh_anchor_id(), self.host.user_root());
+                let h = self.graph.new_anchor(id, c.clone(), fields, owner);
                 Value::Anchor(h)
             }
             _ => Value::Instance(Rc::new(Instance {

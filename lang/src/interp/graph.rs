@@ -5,7 +5,6 @@ use super::value::*;
 use super::{Interp, R};
 use crate::ast::{self, EdgeDir};
 use crate::host::{AccessPolicy, AnchorId, EdgeEnds, level};
-use std::hash::{BuildHasher, Hasher};
 use std::rc::Rc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,7 +136,6 @@ pub struct Graph {
     pub deletes: Vec<AnchorId>,
     /// Nodes whose edge lists this run read (for `CommitSet::edges_read`).
     pub edges_read: FxHashMap<AnchorId, ()>,
-    rng: (u64, u64),
     /// First handle of this run: `slots[i]` has handle `base + i`. The run that loads a
     /// program has base 0; its handles kept in module globals are *pinned*.
     pub base: u64,
@@ -184,15 +182,6 @@ fn stale_slot() -> Box<Slot> {
 
 impl Default for Graph {
     fn default() -> Graph {
-        // Each `RandomState` has its own keys (seeded once per thread from the OS, then
-        // stepped), so two graphs never share a seed; no system call per run.
-        let a = std::collections::hash_map::RandomState::new()
-            .build_hasher()
-            .finish()
-            | 1;
-        let mut h2 = std::collections::hash_map::RandomState::new().build_hasher();
-        h2.write_u64(a);
-        let b = h2.finish() | 2;
         Graph {
             slots: Slots::default(),
             by_id: FxHashMap::default(),
@@ -200,7 +189,6 @@ impl Default for Graph {
             edge_removes: Vec::new(),
             deletes: Vec::new(),
             edges_read: FxHashMap::default(),
-            rng: (a, b),
             base: 0,
             pinned: FxHashMap::default(),
             dead: stale_slot(),
@@ -209,32 +197,14 @@ impl Default for Graph {
 }
 
 impl Graph {
-    /// A new anchor id: the creation time in milliseconds in the top 48 bits, then 80
-    /// random bits (xorshift128+ seeded from the OS-random `RandomState`), the layout of
-    /// a version-7 UUID. Time first so that anchors created together sort together: the
-    /// stores' primary-key B-trees then grow at their right edge, and a group of commits
-    /// shares a few leaf pages instead of dirtying a random leaf per new anchor (see
-    /// ARCHITECTURE.md "Embedded tier"). The low bits stay random (the L1 cache shards on
-    /// them).
-    pub fn fresh_id(&mut self) -> AnchorId {
-        let mut next = || {
-            let (mut s1, s0) = self.rng;
-            let r = s0.wrapping_add(s1);
-            s1 ^= s1 << 23;
-            self.rng = (s0, s1 ^ s0 ^ (s1 >> 17) ^ (s0 >> 26));
-            r
-        };
-        let hi = next();
-        let lo = next();
-        let millis = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        let hi = (millis << 16) | (hi & 0xffff);
-        (u128::from(hi) << 64) | u128::from(lo)
-    }
-
-    pub fn new_anchor(&mut self, class: Rc<Class>, fields: Vec<Value>, owner: AnchorId) -> Handle {
-        let id = self.fresh_id();
+    /// A new anchor with id `id` (from `Interp::fresh_anchor_id`).
+    pub fn new_anchor(
+        &mut self,
+        id: AnchorId,
+        class: Rc<Class>,
+        fields: Vec<Value>,
+        owner: AnchorId,
+    ) -> Handle {
         self.insert(Slot {
             id,
             class,
@@ -331,6 +301,22 @@ fn far_end(ends: &EdgeEnds, from: AnchorId, dir: EdgeDir) -> Option<AnchorId> {
 }
 
 impl Interp<'_> {
+    /// A new anchor id: the creation time in milliseconds in the top 48 bits, then 80
+    /// random bits from the host's OS random source (`ids::random`), the layout of a
+    /// version-7 UUID. Time first so that anchors created together sort together: the
+    /// stores' primary-key B-trees then grow at their right edge, and a group of commits
+    /// shares a few leaf pages instead of dirtying a random leaf per new anchor (see
+    /// ARCHITECTURE.md "Embedded tier"). The low bits stay random (the L1 cache shards on
+    /// them).
+    pub fn fresh_anchor_id(&mut self) -> AnchorId {
+        let bits: [u8; 10] = crate::ids::random(&mut *self.host);
+        let mut raw = [0u8; 16];
+        raw[6..].copy_from_slice(&bits);
+        let random = u128::from_be_bytes(raw);
+        let millis = (self.host.unix_time_nanos() / 1_000_000).max(0) as u128;
+        ((millis & 0xffff_ffff_ffff) << 80) | random
+    }
+
     /// The handle of an anchor id, loading it through the host on first use.
     pub fn handle_of(&mut self, id: AnchorId) -> R<Option<Handle>> {
         if let Some(&h) = self.graph.by_id.get(&id) {
@@ -417,7 +403,8 @@ impl Interp<'_> {
                     .builtin_class("GenericEdge")
                     .ok_or_else(|| super::Interrupt::Limit("GenericEdge missing".into()))?;
                 let owner = self.host.user_root();
-                self.graph.new_anchor(c, Vec::new(), owner)
+                let id = self.fresh_anchor_id();
+                self.graph.new_anchor(id, c, Vec::new(), owner)
             }
         };
         self.check_connect(src)?;

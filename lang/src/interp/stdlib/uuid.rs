@@ -50,8 +50,7 @@ impl Interp<'_> {
         match func {
             "uuid4" => {
                 self.stdlib_args_as(super::ArgStyle::Python("uuid4"), &[], 0, 0, args, kwargs)?;
-                let mut b = [0u8; 16];
-                self.host.random_bytes(&mut b);
+                let mut b: [u8; 16] = crate::ids::random(&mut *self.host);
                 b[6] = (b[6] & 0x0f) | 0x40;
                 b[8] = (b[8] & 0x3f) | 0x80;
                 Ok(self.make_uuid(b))
