@@ -522,6 +522,17 @@ walker Bump {
     can bump with Counter entry { here.n += 1; report here.n; }
 }
 
+walker Noted {
+    has done: list = [];
+    can go with Root entry {
+        visit [-->];
+    }
+    can bump with Counter entry {
+        here.n += 1;
+        on_commit(lambda { self.done.append(1); });
+    }
+}
+
 walker Once {
     can go with Root entry {
         if len([-->]) == 1 { here ++> Counter(n=100); }
@@ -572,6 +583,36 @@ fn pipelined_commits_that_lose_a_race_are_replayed_and_nothing_is_lost() {
             "no race was lost: the test proves nothing"
         );
         assert_eq!(rt.in_flight(), 0);
+    });
+}
+
+/// A call that registers an `on_commit` callback is not pipelined: it commits in place,
+/// so its callback runs after the commit succeeded (here it records itself in the
+/// walker, which the answer shows), once per successful call, even when calls race
+/// and replay.
+#[test]
+fn calls_with_on_commit_callbacks_commit_in_place_and_run_them_once() {
+    let dir = TempDir::new("pipeline-on-commit");
+    dir.write("main.svc", COUNTER_APP);
+    in_system(async {
+        let (rt, _) = Runtime::start(dir.config(4)).expect("start");
+        function(&rt, "setup", json!({})).await.expect("setup");
+        let handed_off = rt.l1_stats().expect("embedded").handed_off;
+        let calls = (0..24).map(|_| {
+            let rt = rt.clone();
+            async move { walker(&rt, "Noted", json!({})).await.expect("noted") }
+        });
+        for out in futures_util::future::join_all(calls).await {
+            assert_eq!(out.result["done"], json!([1]), "{}", out.result);
+        }
+        assert_eq!(
+            function(&rt, "total", json!({}))
+                .await
+                .expect("total")
+                .result,
+            json!(24)
+        );
+        assert_eq!(rt.l1_stats().expect("embedded").handed_off, handed_off);
     });
 }
 
