@@ -445,6 +445,8 @@ pub struct DatabaseConfig {
     pub group_commit_max: usize,
     /// Embedded tier: how long a group's leader waits for more calls (µs, 0 = none).
     pub group_commit_wait_us: u32,
+    /// Embedded tier: most handed-off (pipelined) commits waiting at once (0 = off).
+    pub group_commit_pipeline: usize,
     /// Embedded tier: write-ahead log size past which the checkpointer restarts the log.
     pub wal_max_bytes: u64,
     /// Embedded tier: the least time between two checkpoints (ms).
@@ -492,6 +494,7 @@ impl DatabaseConfig {
             l1_cache_bytes: actors::l1::DEFAULT_CACHE_BYTES,
             group_commit_max: actors::l1::DEFAULT_GROUP_MAX,
             group_commit_wait_us: actors::l1::DEFAULT_GROUP_WAIT.as_micros() as u32,
+            group_commit_pipeline: actors::l1::DEFAULT_PIPELINE,
             wal_max_bytes: actors::checkpoint::DEFAULT_WAL_BYTES,
             checkpoint_interval_ms: actors::checkpoint::DEFAULT_INTERVAL.as_millis() as u32,
         }
@@ -1106,6 +1109,9 @@ impl Config {
                     }
                     "group_commit_wait_us" => {
                         d.group_commit_wait_us = at.int_in(value, 0, 100_000)?;
+                    }
+                    "group_commit_pipeline" => {
+                        d.group_commit_pipeline = at.int_in(value, 0, 65_536)? as usize;
                     }
                     "wal_max_bytes" => {
                         d.wal_max_bytes = value

@@ -383,6 +383,12 @@ impl Registry {
                     l1.grouped_calls,
                 ),
                 (
+                    "svc_group_commit_handed_off_total",
+                    "Call commits handed to the group with their reply (pipelined: the run worker does not wait for the COMMIT, the reply does).",
+                    "counter",
+                    l1.handed_off,
+                ),
+                (
                     "svc_checkpoints_total",
                     "Write-ahead log checkpoints run beside the commits by the checkpointer.",
                     "counter",

@@ -54,6 +54,9 @@ pub const DEFAULT_GROUP_MAX: usize = 64;
 /// lone call never waits.
 pub const DEFAULT_GROUP_WAIT: Duration = Duration::from_micros(100);
 
+/// Default most handed-off commits waiting at once (`group_commit_pipeline`).
+pub const DEFAULT_PIPELINE: usize = 256;
+
 /// Settings of the embedded tier's shared parts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EmbeddedTuning {
@@ -65,6 +68,11 @@ pub struct EmbeddedTuning {
     /// other call attempts are still running (0 = it takes whatever queued while the
     /// previous group was being written).
     pub group_wait: Duration,
+    /// Most handed-off commits that may wait for their group at once (the pipelined
+    /// commit: a run worker hands its call's commit set to the group and takes its next
+    /// call; the reply waits for the COMMIT). Past it a worker waits for its own commit;
+    /// 0 = every worker waits for its commit (no pipelining).
+    pub pipeline: usize,
     /// When the write-ahead log is copied back into the file (`crate::checkpoint`).
     pub checkpoint: crate::checkpoint::CheckpointTuning,
 }
@@ -75,6 +83,7 @@ impl Default for EmbeddedTuning {
             cache_bytes: DEFAULT_CACHE_BYTES,
             group_max: DEFAULT_GROUP_MAX,
             group_wait: DEFAULT_GROUP_WAIT,
+            pipeline: DEFAULT_PIPELINE,
             checkpoint: crate::checkpoint::CheckpointTuning::default(),
         }
     }
@@ -164,6 +173,8 @@ pub struct CacheStats {
     /// Transactions written by group commit, and the calls they carried.
     pub groups: u64,
     pub grouped_calls: u64,
+    /// Commits handed off: the worker went on before they were written (pipelined).
+    pub handed_off: u64,
     /// The checkpointer's passive checkpoints, log restarts, restarts left busy by
     /// readers, and failures (`crate::checkpoint`).
     pub checkpoints: u64,
@@ -258,6 +269,7 @@ impl EmbeddedShared {
             bytes,
             groups: self.groups.load(Ordering::Relaxed),
             grouped_calls: self.grouped_calls.load(Ordering::Relaxed),
+            handed_off: self.group.handed_off_total.load(Ordering::Relaxed),
             checkpoints: self.checkpoints.passive.load(Ordering::Relaxed),
             wal_restarts: self.checkpoints.restarts.load(Ordering::Relaxed),
             wal_restarts_busy: self.checkpoints.busy.load(Ordering::Relaxed),
@@ -443,14 +455,27 @@ impl EmbeddedShared {
     }
 }
 
-/// The queue of group commit: calls waiting for their commit set to be written, and
-/// whether a leader is writing a group now.
+/// A commit's outcome: the version of each written or re-linked anchor afterwards, or
+/// why nothing of the call was committed.
+pub(crate) type Outcome = Result<Vec<(AnchorId, u64)>, crate::store::StoreError>;
+
+/// What finishes a pipelined call once its group is written: its reply, its replay
+/// after a lost race, or its error. Run by the leader that wrote the group, after the
+/// COMMIT and the cache update, outside every lock of the group.
+pub(crate) type Completion = Box<dyn FnOnce(Outcome) + Send>;
+
+/// The queue of group commit: calls whose commit sets wait to be written, and whether a
+/// leader is writing now. A call either waits for its outcome (`commit`) or hands its
+/// set off with a `Completion` and goes on (`hand_off`, the pipelined commit).
 #[derive(Default)]
 pub(crate) struct Group {
     state: Mutex<GroupState>,
+    /// Wakes waiting calls after each group a leader wrote.
     wake: Condvar,
     /// Wakes a leader that gathers (`group_wait`) when a call queues.
     arrivals: Condvar,
+    /// Calls handed off so far (`CacheStats::handed_off`).
+    handed_off_total: AtomicU64,
 }
 
 #[derive(Default)]
@@ -459,6 +484,8 @@ struct GroupState {
     leading: bool,
     /// A leader waits for more calls (`arrivals`).
     gathering: bool,
+    /// Handed-off calls not yet completed (at most `EmbeddedTuning::pipeline`).
+    handed_off: usize,
 }
 
 /// One running call attempt on the embedded store, counted in
@@ -483,109 +510,118 @@ impl Drop for Attempt {
 /// One call's commit set in the queue, and its outcome once written.
 pub(crate) struct Pending {
     pub changes: lang::host::CommitSet,
-    outcome: Mutex<Option<Result<Vec<(AnchorId, u64)>, crate::store::StoreError>>>,
+    outcome: Mutex<Option<Outcome>>,
+    /// A handed-off call's completion (the leader runs it with the outcome).
+    completion: Mutex<Option<Completion>>,
+    /// Counted in `GroupState::handed_off` until completed.
+    handed_off: std::sync::atomic::AtomicBool,
+    /// The leader is done with it: the outcome is set (a waiting call takes it) or was
+    /// given to the completion.
+    done: std::sync::atomic::AtomicBool,
 }
 
 impl Pending {
-    #[cfg(test)]
     pub(crate) fn new(changes: lang::host::CommitSet) -> Pending {
         Pending {
             changes,
             outcome: Mutex::new(None),
+            completion: Mutex::new(None),
+            handed_off: Default::default(),
+            done: Default::default(),
         }
     }
 
     #[cfg(test)]
-    pub(crate) fn outcome(&self) -> Option<Result<Vec<(AnchorId, u64)>, crate::store::StoreError>> {
+    pub(crate) fn outcome(&self) -> Option<Outcome> {
         self.take()
     }
 
-    pub(crate) fn set(&self, outcome: Result<Vec<(AnchorId, u64)>, crate::store::StoreError>) {
+    pub(crate) fn set(&self, outcome: Outcome) {
         *lock(&self.outcome) = Some(outcome);
     }
 
-    fn take(&self) -> Option<Result<Vec<(AnchorId, u64)>, crate::store::StoreError>> {
+    fn take(&self) -> Option<Outcome> {
         lock(&self.outcome).take()
     }
 
     fn is_set(&self) -> bool {
         lock(&self.outcome).is_some()
     }
+
+    fn is_done(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
 }
 
 impl Group {
-    /// Queue `changes` and wait until a group carrying them is written. The caller
-    /// becomes the leader when nobody leads: `write` gets the group (this call first,
-    /// in queue order, at most `max`) and must set every member's outcome. A leader
-    /// waits up to `wait` for more calls while `running` (attempts that have not
-    /// queued yet) is above zero and the group is not full.
+    /// Queue `changes` and wait until a group carrying them is written; the outcome.
+    /// The caller becomes the leader when nobody leads (`lead`).
     pub(crate) fn commit(
         &self,
         changes: lang::host::CommitSet,
-        max: usize,
-        wait: Duration,
+        tuning: &EmbeddedTuning,
         running: &AtomicUsize,
-        write: impl FnOnce(&[std::sync::Arc<Pending>]),
-    ) -> Result<Vec<(AnchorId, u64)>, crate::store::StoreError> {
-        let me = std::sync::Arc::new(Pending {
-            changes,
-            outcome: Mutex::new(None),
-        });
-        let mut write = Some(write);
+        write: impl FnMut(&[std::sync::Arc<Pending>]),
+    ) -> Outcome {
+        let me = std::sync::Arc::new(Pending::new(changes));
+        self.join(&me, tuning, running, write);
+        me.take().unwrap_or_else(|| {
+            Err(crate::store::StoreError::Meta(
+                "the group commit ended without an outcome for this call".into(),
+            ))
+        })
+    }
+
+    /// The pipelined commit: queue `changes` with `completion` and return as soon as
+    /// another thread leads (the caller takes its next call while the leader writes);
+    /// `completion` runs with the outcome once the group is written. When nobody leads,
+    /// the caller leads. When `tuning.pipeline` handed-off calls already wait, the caller
+    /// waits until its own call is completed (back-pressure), as `commit` would.
+    pub(crate) fn hand_off(
+        &self,
+        changes: lang::host::CommitSet,
+        completion: Completion,
+        tuning: &EmbeddedTuning,
+        running: &AtomicUsize,
+        write: impl FnMut(&[std::sync::Arc<Pending>]),
+    ) {
+        let me = std::sync::Arc::new(Pending::new(changes));
+        *lock(&me.completion) = Some(completion);
+        self.join(&me, tuning, running, write);
+    }
+
+    /// Queue `me`, then lead, return (handed off) or wait until it is done.
+    fn join(
+        &self,
+        me: &std::sync::Arc<Pending>,
+        tuning: &EmbeddedTuning,
+        running: &AtomicUsize,
+        mut write: impl FnMut(&[std::sync::Arc<Pending>]),
+    ) {
         let mut state = lock(&self.state);
-        state.queue.push_back(std::sync::Arc::clone(&me));
+        let handed_off = lock(&me.completion).is_some() && state.handed_off < tuning.pipeline;
+        if handed_off {
+            state.handed_off += 1;
+            me.handed_off.store(true, Ordering::Release);
+            self.handed_off_total.fetch_add(1, Ordering::Relaxed);
+        }
+        state.queue.push_back(std::sync::Arc::clone(me));
         if state.gathering {
             self.arrivals.notify_one();
         }
         loop {
-            if let Some(outcome) = me.take() {
-                return outcome;
+            if me.is_done() {
+                return;
             }
-            if !state.leading && write.is_some() {
+            if !state.leading {
                 state.leading = true;
-                if !wait.is_zero() {
-                    let deadline = std::time::Instant::now() + wait;
-                    state.gathering = true;
-                    while state.queue.len() < max && running.load(Ordering::Acquire) > 0 {
-                        let now = std::time::Instant::now();
-                        if now >= deadline {
-                            break;
-                        }
-                        state = self
-                            .arrivals
-                            .wait_timeout(state, deadline - now)
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .0;
-                    }
-                    state.gathering = false;
-                }
-                // This call first, then the oldest others.
-                let mut batch: Vec<std::sync::Arc<Pending>> = Vec::new();
-                if let Some(at) = state
-                    .queue
-                    .iter()
-                    .position(|p| std::sync::Arc::ptr_eq(p, &me))
-                {
-                    state.queue.remove(at);
-                }
-                batch.push(std::sync::Arc::clone(&me));
-                while batch.len() < max.max(1) {
-                    match state.queue.pop_front() {
-                        Some(p) => batch.push(p),
-                        None => break,
-                    }
-                }
                 drop(state);
-                let guard = LeaderGuard {
-                    group: self,
-                    batch: &batch,
-                };
-                if let Some(write) = write.take() {
-                    write(&batch);
-                }
-                drop(guard);
+                self.lead(tuning, running, &mut write);
                 state = lock(&self.state);
                 continue;
+            }
+            if handed_off {
+                return;
             }
             state = self
                 .wake
@@ -593,28 +629,365 @@ impl Group {
                 .unwrap_or_else(PoisonError::into_inner);
         }
     }
+
+    /// Write groups until the queue is empty: each of at most `group_max` calls in queue
+    /// order, gathered for up to `group_wait` while other attempts still run. `write`
+    /// must set every member's outcome; the members are then completed (`finish`). A
+    /// leader drains the whole queue because handed-off calls do not wait: nobody else
+    /// would write them.
+    fn lead(
+        &self,
+        tuning: &EmbeddedTuning,
+        running: &AtomicUsize,
+        write: &mut impl FnMut(&[std::sync::Arc<Pending>]),
+    ) {
+        let mut guard = LeaderGuard {
+            group: self,
+            batch: Vec::new(),
+            leading: true,
+        };
+        loop {
+            let mut state = lock(&self.state);
+            if state.queue.is_empty() {
+                // Under the same lock as the check: a call queued after it finds nobody
+                // leading and leads itself.
+                state.leading = false;
+                guard.leading = false;
+                return;
+            }
+            let max = tuning.group_max.max(1);
+            if !tuning.group_wait.is_zero() {
+                let deadline = std::time::Instant::now() + tuning.group_wait;
+                state.gathering = true;
+                while state.queue.len() < max && running.load(Ordering::Acquire) > 0 {
+                    let now = std::time::Instant::now();
+                    if now >= deadline {
+                        break;
+                    }
+                    state = self
+                        .arrivals
+                        .wait_timeout(state, deadline - now)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0;
+                }
+                state.gathering = false;
+            }
+            let take = state.queue.len().min(max);
+            guard.batch = state.queue.drain(..take).collect();
+            drop(state);
+            write(&guard.batch);
+            guard.finish();
+        }
+    }
 }
 
-/// Ends a leadership, even when the writer panicked: members left without an outcome
-/// get an error (nothing of theirs was committed: the transaction did not end), and the
-/// waiting calls are woken to pick a new leader.
+/// The batch a leader is writing, and its leadership. `finish` completes the batch.
+/// Dropped while still leading (a panic in `write`), it answers every member of the
+/// batch left without an outcome and every call still queued with an error (nothing of
+/// theirs was committed: the transaction did not end, or they were not written yet), so
+/// no handed-off call is left without an answer, then ends the leadership.
 struct LeaderGuard<'a> {
     group: &'a Group,
-    batch: &'a [std::sync::Arc<Pending>],
+    batch: Vec<std::sync::Arc<Pending>>,
+    leading: bool,
 }
 
-impl Drop for LeaderGuard<'_> {
-    fn drop(&mut self) {
-        for p in self.batch {
+impl LeaderGuard<'_> {
+    /// Complete every member of the batch: a waiting call is woken to take its outcome,
+    /// a handed-off call's completion runs here.
+    fn finish(&mut self) {
+        let batch = std::mem::take(&mut self.batch);
+        let mut released = 0;
+        for p in &batch {
             if !p.is_set() {
                 p.set(Err(crate::store::StoreError::Meta(
                     "the group commit's writer failed; nothing of this call was committed".into(),
                 )));
             }
+            let completion = lock(&p.completion).take();
+            match completion {
+                Some(completion) => {
+                    let outcome = p.take().unwrap_or_else(|| {
+                        Err(crate::store::StoreError::Meta("no outcome".into()))
+                    });
+                    p.done.store(true, Ordering::Release);
+                    // A completion only answers and counts; should it panic, the other
+                    // members are still completed.
+                    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        completion(outcome)
+                    }));
+                    if ran.is_err() {
+                        tracing::error!("a pipelined call's completion panicked");
+                    }
+                }
+                None => p.done.store(true, Ordering::Release),
+            }
+            if p.handed_off.swap(false, Ordering::AcqRel) {
+                released += 1;
+            }
         }
+        let mut state = lock(&self.group.state);
+        state.handed_off -= released;
+        drop(state);
+        self.group.wake.notify_all();
+    }
+}
+
+impl Drop for LeaderGuard<'_> {
+    fn drop(&mut self) {
+        if !self.leading {
+            return;
+        }
+        let mut state = lock(&self.group.state);
+        self.batch.extend(state.queue.drain(..));
+        drop(state);
+        self.finish();
         let mut state = lock(&self.group.state);
         state.leading = false;
         drop(state);
         self.group.wake.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::StoreError;
+    use lang::host::CommitSet;
+    use std::sync::Arc;
+    use std::sync::mpsc;
+
+    fn set(tag: AnchorId) -> CommitSet {
+        CommitSet {
+            deletes: vec![tag],
+            ..CommitSet::default()
+        }
+    }
+
+    fn tuning(pipeline: usize) -> EmbeddedTuning {
+        EmbeddedTuning {
+            group_wait: Duration::ZERO,
+            pipeline,
+            ..EmbeddedTuning::default()
+        }
+    }
+
+    /// Every member committed: its outcome names its own tag.
+    fn write_ok(batch: &[Arc<Pending>]) {
+        for p in batch {
+            p.set(Ok(vec![(p.changes.deletes[0], 1)]));
+        }
+    }
+
+    /// A leader on another thread, blocked inside its first write until `release` is
+    /// sent; later batches are written by `then`. Returns once it is blocked.
+    struct BlockedLeader {
+        release: mpsc::Sender<()>,
+        thread: std::thread::JoinHandle<Outcome>,
+        batches: Arc<Mutex<Vec<Vec<AnchorId>>>>,
+    }
+
+    fn blocked_leader(
+        group: &Arc<Group>,
+        tuning: &EmbeddedTuning,
+        then: fn(&[Arc<Pending>]),
+    ) -> BlockedLeader {
+        let (entered_tx, entered_rx) = mpsc::channel();
+        let (release, release_rx) = mpsc::channel::<()>();
+        let batches: Arc<Mutex<Vec<Vec<AnchorId>>>> = Arc::default();
+        let (group, tuning, seen) = (Arc::clone(group), tuning.clone(), Arc::clone(&batches));
+        let thread = std::thread::spawn(move || {
+            let running = AtomicUsize::new(0);
+            group.commit(set(1), &tuning, &running, |batch| {
+                let first = lock(&seen).is_empty();
+                lock(&seen).push(batch.iter().map(|p| p.changes.deletes[0]).collect());
+                if first {
+                    entered_tx.send(()).expect("entered");
+                    release_rx.recv().expect("release");
+                    write_ok(batch);
+                } else {
+                    then(batch);
+                }
+            })
+        });
+        entered_rx.recv().expect("the leader writes");
+        BlockedLeader {
+            release,
+            thread,
+            batches,
+        }
+    }
+
+    fn answer_to(tx: mpsc::Sender<Outcome>) -> Completion {
+        Box::new(move |outcome| tx.send(outcome).expect("send"))
+    }
+
+    fn must_not_write(_: &[Arc<Pending>]) {
+        panic!("a handed-off call wrote while another thread led");
+    }
+
+    /// The pipelined commit: a call handed off while another thread writes returns at
+    /// once, is not answered before its own group is written, and is written by the
+    /// leader (who drains the queue) in the next group.
+    #[test]
+    fn a_handed_off_call_returns_at_once_and_is_answered_after_its_group() {
+        let group = Arc::new(Group::default());
+        let tuning = tuning(8);
+        let leader = blocked_leader(&group, &tuning, write_ok);
+        let running = AtomicUsize::new(0);
+        let (tx, rx) = mpsc::channel();
+        group.hand_off(set(2), answer_to(tx), &tuning, &running, must_not_write);
+        assert!(
+            rx.recv_timeout(Duration::from_millis(50)).is_err(),
+            "answered before its group was written"
+        );
+        leader.release.send(()).expect("release");
+        let answer = rx.recv_timeout(Duration::from_secs(10)).expect("answered");
+        assert_eq!(answer.expect("committed"), vec![(2, 1)]);
+        assert_eq!(
+            leader.thread.join().expect("leader").expect("ok"),
+            vec![(1, 1)]
+        );
+        assert_eq!(*lock(&leader.batches), vec![vec![1], vec![2]]);
+        assert_eq!(lock(&group.state).handed_off, 0);
+        assert_eq!(group.handed_off_total.load(Ordering::Relaxed), 1);
+    }
+
+    /// A group that fails as a whole (its COMMIT failed) answers every call queued
+    /// behind it with that error: the handed-off ones through their completions, the
+    /// waiting one directly. None of them is answered as committed.
+    #[test]
+    fn a_failed_group_answers_every_call_queued_behind_it_with_an_error() {
+        let group = Arc::new(Group::default());
+        let tuning = tuning(8);
+        let leader = blocked_leader(&group, &tuning, |batch| {
+            for p in batch {
+                p.set(Err(StoreError::Meta(
+                    "group commit failed: disk I/O error".into(),
+                )));
+            }
+        });
+        let running = Arc::new(AtomicUsize::new(0));
+        let (tx, rx) = mpsc::channel();
+        for tag in 2..5 {
+            group.hand_off(
+                set(tag),
+                answer_to(tx.clone()),
+                &tuning,
+                &running,
+                must_not_write,
+            );
+        }
+        let waiter = {
+            let (group, tuning, running) =
+                (Arc::clone(&group), tuning.clone(), Arc::clone(&running));
+            std::thread::spawn(move || group.commit(set(5), &tuning, &running, must_not_write))
+        };
+        // The waiter queues behind the handed-off calls.
+        while lock(&group.state).queue.len() < 4 {
+            std::thread::yield_now();
+        }
+        leader.release.send(()).expect("release");
+        for _ in 2..5 {
+            let answer = rx.recv_timeout(Duration::from_secs(10)).expect("answered");
+            assert!(
+                matches!(&answer, Err(StoreError::Meta(m)) if m.contains("disk I/O")),
+                "{answer:?}"
+            );
+        }
+        let waited = waiter.join().expect("waiter");
+        assert!(matches!(waited, Err(StoreError::Meta(_))), "{waited:?}");
+        assert!(leader.thread.join().expect("leader").is_ok());
+        assert_eq!(*lock(&leader.batches), vec![vec![1], vec![2, 3, 4, 5]]);
+    }
+
+    /// A leader whose write panics leaves no call unanswered: the members of its batch
+    /// and every call still queued get an error, and the next call leads again.
+    #[test]
+    fn a_panicking_leader_answers_its_batch_and_the_queue() {
+        let group = Arc::new(Group::default());
+        let tuning = EmbeddedTuning {
+            group_max: 2,
+            ..tuning(8)
+        };
+        let leader = blocked_leader(&group, &tuning, |_| panic!("writer panic (expected)"));
+        let running = AtomicUsize::new(0);
+        let (tx, rx) = mpsc::channel();
+        for tag in 2..6 {
+            group.hand_off(
+                set(tag),
+                answer_to(tx.clone()),
+                &tuning,
+                &running,
+                must_not_write,
+            );
+        }
+        leader.release.send(()).expect("release");
+        for _ in 2..6 {
+            let answer = rx.recv_timeout(Duration::from_secs(10)).expect("answered");
+            assert!(matches!(answer, Err(StoreError::Meta(_))), "{answer:?}");
+        }
+        assert!(
+            leader.thread.join().is_err(),
+            "the leader's panic propagates"
+        );
+        let state = lock(&group.state);
+        assert!(!state.leading && state.queue.is_empty() && state.handed_off == 0);
+        drop(state);
+        assert_eq!(
+            group
+                .commit(set(7), &tuning, &running, write_ok)
+                .expect("ok"),
+            vec![(7, 1)]
+        );
+    }
+
+    /// Past `pipeline` handed-off calls a worker waits until its own call is answered
+    /// (back-pressure), and its completion has run when it returns.
+    #[test]
+    fn past_the_pipeline_bound_a_hand_off_waits_for_its_answer() {
+        let group = Arc::new(Group::default());
+        let tuning = tuning(1);
+        let leader = blocked_leader(&group, &tuning, write_ok);
+        let running = Arc::new(AtomicUsize::new(0));
+        let (tx, rx) = mpsc::channel();
+        group.hand_off(
+            set(2),
+            answer_to(tx.clone()),
+            &tuning,
+            &running,
+            must_not_write,
+        );
+        let (returned_tx, returned_rx) = mpsc::channel();
+        let second = {
+            let (group, tuning, running) =
+                (Arc::clone(&group), tuning.clone(), Arc::clone(&running));
+            std::thread::spawn(move || {
+                group.hand_off(set(3), answer_to(tx), &tuning, &running, must_not_write);
+                returned_tx.send(()).expect("returned");
+            })
+        };
+        assert!(
+            returned_rx
+                .recv_timeout(Duration::from_millis(100))
+                .is_err(),
+            "returned past the bound before its call was written"
+        );
+        leader.release.send(()).expect("release");
+        returned_rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("returns once written");
+        let mut answers: Vec<_> = (0..2)
+            .map(|_| {
+                rx.try_recv()
+                    .expect("answered before the hand-off returned")
+            })
+            .map(|a| a.expect("ok")[0].0)
+            .collect();
+        answers.sort_unstable();
+        assert_eq!(answers, vec![2, 3]);
+        second.join().expect("second");
+        leader.thread.join().expect("leader").expect("ok");
+        assert_eq!(group.handed_off_total.load(Ordering::Relaxed), 1);
     }
 }

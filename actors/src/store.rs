@@ -227,6 +227,8 @@ pub struct SqliteStore {
     bulk_rows: usize,
     /// Connections replaced so far (`recycle`).
     recycled: u64,
+    /// A group this connection led failed as a whole (`take_group_failure`).
+    group_failure: Option<String>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -310,6 +312,7 @@ impl SqliteStore {
             attempt: None,
             bulk_rows: 0,
             recycled: 0,
+            group_failure: None,
         };
         store.reload_aliases()?;
         Ok(store)
@@ -740,12 +743,12 @@ impl SqliteStore {
         if let Some(shared) = self.shared.clone() {
             // Queued: a leader gathering a group no longer waits for this attempt.
             self.attempt = None;
-            let (max, wait) = (shared.tuning.group_max, shared.tuning.group_wait);
-            return shared
-                .group
-                .commit(changes.clone(), max, wait, &shared.running, |batch| {
-                    self.write_group(&shared, batch)
-                });
+            return shared.group.commit(
+                changes.clone(),
+                &shared.tuning,
+                &shared.running,
+                |batch| self.write_group(&shared, batch),
+            );
         }
         let tx = self
             .conn
@@ -754,6 +757,38 @@ impl SqliteStore {
         let (after, _) = apply_changes(&tx, changes, false)?;
         tx.commit()?;
         Ok(after)
+    }
+
+    /// The pipelined commit (`l1::Group::hand_off`): queue `changes` and return, mostly
+    /// before they are written; `completion` gets the outcome once they are. Only with
+    /// the shared tier attached and `pipeline` above 0 (`pipelines`); otherwise the
+    /// commit is made here and `completion` runs before this returns. While this
+    /// connection leads, it writes the queued groups first.
+    pub(crate) fn hand_off(&mut self, changes: CommitSet, completion: crate::l1::Completion) {
+        match self.shared.clone().filter(|s| s.tuning.pipeline > 0) {
+            Some(shared) if !changes.is_empty() => {
+                self.attempt = None;
+                shared.group.hand_off(
+                    changes,
+                    completion,
+                    &shared.tuning,
+                    &shared.running,
+                    |batch| self.write_group(&shared, batch),
+                );
+            }
+            _ => completion(self.commit(&changes)),
+        }
+    }
+
+    /// Whether `hand_off` pipelines (the shared tier with `pipeline` above 0).
+    pub fn pipelines(&self) -> bool {
+        self.shared.as_ref().is_some_and(|s| s.tuning.pipeline > 0)
+    }
+
+    /// Why the last group this connection led failed as a whole (then the connection
+    /// is suspect and its owner re-opens it); cleared by reading.
+    pub fn take_group_failure(&mut self) -> Option<String> {
+        self.group_failure.take()
     }
 
     /// One transaction over `batch`: `commit_seq` bumped once, each call's changes in its
@@ -831,6 +866,7 @@ impl SqliteStore {
             }
             Err(e) => {
                 // Nothing of the group was committed.
+                self.group_failure = Some(e.to_string());
                 for pending in batch {
                     pending.set(Err(StoreError::Meta(format!("group commit failed: {e}"))));
                 }
@@ -1557,8 +1593,19 @@ impl VersionTracker {
     pub fn commit(
         &mut self,
         store: &mut crate::tier::AnchorStore,
-        mut changes: CommitSet,
+        changes: CommitSet,
     ) -> Result<(), StoreError> {
+        let changes = self.prepare(changes);
+        let after = store.commit(&changes)?;
+        self.committed(after, &changes.deletes);
+        Ok(())
+    }
+
+    /// `changes` as `commit` sends it: with the remembered versions of the anchors it
+    /// writes, deletes or re-links added to its `read_versions` (entries already there
+    /// win). A pipelined commit sends this set later (`SqliteStore::hand_off`), still
+    /// checked against the versions this attempt read.
+    pub fn prepare(&self, mut changes: CommitSet) -> CommitSet {
         let mut checked: IdSet = changes.read_versions.iter().map(|(id, _)| *id).collect();
         // Re-linking a node is checked only when the run read that node's edge list: a
         // blind append commutes with other appends (two runs adding children to one node
@@ -1585,16 +1632,18 @@ impl VersionTracker {
             }
         }
         changes.read_versions.extend(extra);
-        let after = store.commit(&changes)?;
-        // What the run read stays checked until its last commit: the anchors it wrote now
-        // have the versions this commit gave them, deleted ones are gone.
+        changes
+    }
+
+    /// What the run read stays checked until its last commit: the anchors a commit wrote
+    /// now have the versions it gave them (`after`), deleted ones are gone.
+    pub fn committed(&mut self, after: Vec<(AnchorId, u64)>, deletes: &[AnchorId]) {
         for (id, version) in after {
             self.loaded.insert(id, version);
         }
-        for id in &changes.deletes {
+        for id in deletes {
             self.loaded.remove(id);
         }
-        Ok(())
     }
 }
 

@@ -142,6 +142,30 @@ impl AnchorStore {
         each!(self, s => s.commit(changes))
     }
 
+    /// Whether `hand_off` pipelines: the embedded tier under `svc start` with
+    /// `group_commit_pipeline` above 0.
+    pub fn pipelines(&self) -> bool {
+        matches!(self, AnchorStore::Embedded(s) if s.pipelines())
+    }
+
+    /// Commit `changes` and give the outcome to `completion`: pipelined on the embedded
+    /// tier (`SqliteStore::hand_off`, usually returning before the write), at once
+    /// elsewhere.
+    pub(crate) fn hand_off(&mut self, changes: CommitSet, completion: crate::l1::Completion) {
+        match self {
+            AnchorStore::Embedded(s) => s.hand_off(changes, completion),
+            AnchorStore::Document(s) => completion(s.commit(&changes)),
+        }
+    }
+
+    /// Why the last group this connection led failed as a whole, if it did.
+    pub fn take_group_failure(&mut self) -> Option<String> {
+        match self {
+            AnchorStore::Embedded(s) => s.take_group_failure(),
+            AnchorStore::Document(_) => None,
+        }
+    }
+
     pub fn version(&self, id: AnchorId) -> Result<Option<u64>, StoreError> {
         each!(self, s => s.version(id))
     }

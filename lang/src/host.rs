@@ -181,6 +181,14 @@ pub trait Host {
     /// Persist a run's changes atomically.
     fn commit(&mut self, changes: CommitSet) -> Result<(), HostError>;
 
+    /// `commit` for a served call's last commit, when no `on_commit` callback waits for
+    /// it: a host may finish it after returning (the server's pipelined commit) as long
+    /// as the call's answer waits for its outcome, and whatever the run asks the host
+    /// afterwards (a load, another commit) waits for it first. The default commits now.
+    fn commit_last(&mut self, changes: CommitSet) -> Result<(), HostError> {
+        self.commit(changes)
+    }
+
     /// Whether `commit` keeps anything (a host dropped with its run may not). When it
     /// does not, the interpreter still builds and checks each anchor's stored form, so
     /// a value that cannot be persisted fails the run the same way, but sends no

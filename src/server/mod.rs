@@ -91,7 +91,8 @@ pub struct Settings {
     /// `[scale.server] cors_origins`.
     pub cors: middleware::Cors,
     pub store_path: PathBuf,
-    /// `[scale.database] l1_cache_bytes`, `group_commit_max`, `group_commit_wait_us`.
+    /// `[scale.database] l1_cache_bytes`, `group_commit_max`, `group_commit_wait_us`,
+    /// `group_commit_pipeline`.
     pub embedded: actors::l1::EmbeddedTuning,
     /// `DOCDB_URI` / `[scale.database] docdb_uri`: the graph lives in the document
     /// database when set.
@@ -178,6 +179,7 @@ impl Settings {
                 cache_bytes: config.database.l1_cache_bytes,
                 group_max: config.database.group_commit_max,
                 group_wait: Duration::from_micros(u64::from(config.database.group_commit_wait_us)),
+                pipeline: config.database.group_commit_pipeline,
                 checkpoint: actors::checkpoint::CheckpointTuning {
                     wal_bytes: config.database.wal_max_bytes,
                     interval: Duration::from_millis(u64::from(

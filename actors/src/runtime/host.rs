@@ -6,7 +6,7 @@
 use super::hot::HotAnchors;
 use super::run::{Mailbox, RunId};
 use super::supervisor::StoreLeases;
-use super::{CommitSink, Committed};
+use super::{CallError, CommitSink, Committed};
 use crate::store::{StoreError, VersionTracker};
 use crate::tier::AnchorStore;
 use lang::host::{AnchorId, CommitSet, Host, HostError, Stale, StoredAnchor};
@@ -52,6 +52,37 @@ pub(crate) struct ServeHost<'a> {
     commits: Option<&'a super::CommitCounts>,
     /// The calling request's `Authorization` header, for natives.
     authorization: Option<&'a str>,
+    /// `commit_last` may leave the commit to the worker (`take_deferred`).
+    pipeline: bool,
+    /// The last commit, prepared and not yet sent (`commit_last` while pipelining).
+    deferred: Option<DeferredCommit>,
+    /// Commits of this host that succeeded.
+    commits_done: u32,
+    /// A deferred commit sent later by this host (the run asked for more) failed: the
+    /// call's outcome, whatever the run made of the error.
+    flush_failed: Option<CallError>,
+}
+
+/// A call's last commit set, handed from the interpreter to the worker, which gives it
+/// to the group (`AnchorStore::hand_off`) and answers the call once it is written.
+pub(crate) struct DeferredCommit {
+    /// As sent: `read_versions` holds what this attempt read (`VersionTracker::prepare`).
+    pub(crate) changes: CommitSet,
+    /// For the commit sink, after success.
+    pub(crate) notice: Option<Committed>,
+    /// An earlier commit of the same call stored something: a lost race is then
+    /// `ConflictAfterCommit`, never replayed.
+    pub(crate) after_commit: bool,
+}
+
+/// A commit's failure as the interpreter would report it (`Interp::call_error`).
+pub(crate) fn commit_error(e: HostError, after_commit: bool) -> CallError {
+    match e {
+        HostError::Conflict(m) if after_commit => CallError::ConflictAfterCommit(m),
+        HostError::Conflict(m) => CallError::Conflict(m),
+        HostError::Unavailable(m) => CallError::Unavailable(m),
+        other => CallError::Host(other.to_string()),
+    }
 }
 
 impl<'a> ServeHost<'a> {
@@ -84,6 +115,60 @@ impl<'a> ServeHost<'a> {
             natives: None,
             commits: None,
             authorization: None,
+            pipeline: false,
+            deferred: None,
+            commits_done: 0,
+            flush_failed: None,
+        }
+    }
+
+    /// Let `commit_last` defer the call's last commit to the worker (`take_deferred`).
+    pub(crate) fn pipelined(mut self, on: bool) -> ServeHost<'a> {
+        self.pipeline = on;
+        self
+    }
+
+    /// The deferred last commit, for the worker to hand to the group.
+    pub(crate) fn take_deferred(&mut self) -> Option<DeferredCommit> {
+        self.deferred.take()
+    }
+
+    /// The failure of a deferred commit this host had to send itself, if it failed.
+    pub(crate) fn take_flush_failure(&mut self) -> Option<CallError> {
+        self.flush_failed.take()
+    }
+
+    /// Send the deferred commit now (the run asks the host for more after it, or the
+    /// worker does not pipeline this outcome). Its failure is also kept for the worker
+    /// (`take_flush_failure`): the run may swallow the error it gets here.
+    pub(crate) fn flush(&mut self) -> Result<(), HostError> {
+        let Some(deferred) = self.deferred.take() else {
+            return Ok(());
+        };
+        let done = self.store.commit(&deferred.changes);
+        if let Some(counts) = self.commits {
+            counts.count(&done);
+        }
+        match done {
+            Ok(after) => {
+                self.versions.committed(after, &deferred.changes.deletes);
+                self.commits_done += 1;
+                self.tell_sink(deferred.notice);
+                Ok(())
+            }
+            Err(e) => {
+                let e = host_error(e, &mut self.store_failed);
+                self.flush_failed = Some(commit_error(e.clone(), deferred.after_commit));
+                Err(e)
+            }
+        }
+    }
+
+    fn tell_sink(&self, notice: Option<Committed>) {
+        if let (Some((_, sink)), Some(notice)) = (self.notify, notice)
+            && !(notice.written.is_empty() && notice.deleted.is_empty())
+        {
+            sink(notice);
         }
     }
 
@@ -117,24 +202,28 @@ impl<'a> ServeHost<'a> {
 
 impl Host for ServeHost<'_> {
     fn load(&mut self, id: AnchorId) -> Result<Option<StoredAnchor>, HostError> {
+        self.flush()?;
         self.versions
             .load(self.store, id)
             .map_err(|e| host_error(e, &mut self.store_failed))
     }
 
     fn load_many(&mut self, ids: &[AnchorId]) -> Result<Vec<StoredAnchor>, HostError> {
+        self.flush()?;
         self.versions
             .load_many(self.store, ids)
             .map_err(|e| host_error(e, &mut self.store_failed))
     }
 
     fn load_edges(&mut self, id: AnchorId) -> Result<Vec<AnchorId>, HostError> {
+        self.flush()?;
         self.versions
             .load_edges(self.store, id)
             .map_err(|e| host_error(e, &mut self.store_failed))
     }
 
     fn commit(&mut self, changes: CommitSet) -> Result<(), HostError> {
+        self.flush()?;
         let (leases, generation) = self.lease;
         if leases.current() != generation {
             return Err(HostError::Unavailable(
@@ -150,11 +239,32 @@ impl Host for ServeHost<'_> {
             counts.count(&done);
         }
         done.map_err(|e| host_error(e, &mut self.store_failed))?;
-        if let (Some((_, sink)), Some(notice)) = (self.notify, notice)
-            && !(notice.written.is_empty() && notice.deleted.is_empty())
-        {
-            sink(notice);
+        self.commits_done += 1;
+        self.tell_sink(notice);
+        Ok(())
+    }
+
+    /// While pipelining, the set is prepared (lease, claims and read versions checked
+    /// as `commit` does) and kept for the worker: the call's answer then waits for the
+    /// group that writes it, while the worker takes its next call.
+    fn commit_last(&mut self, changes: CommitSet) -> Result<(), HostError> {
+        if !self.pipeline || self.deferred.is_some() || changes.is_empty() {
+            return self.commit(changes);
         }
+        let (leases, generation) = self.lease;
+        if leases.current() != generation {
+            return Err(HostError::Unavailable(
+                "the store tier was restarted while the call ran".into(),
+            ));
+        }
+        self.wrote = true;
+        self.hot.wait_clear(self.call, &changes);
+        let notice = self.notify.map(|(run, _)| committed(run, &changes));
+        self.deferred = Some(DeferredCommit {
+            changes: self.versions.prepare(changes),
+            notice,
+            after_commit: self.commits_done > 0,
+        });
         Ok(())
     }
 
@@ -186,6 +296,9 @@ impl Host for ServeHost<'_> {
         name: &str,
         args: &[serde_json::Value],
     ) -> Option<Result<serde_json::Value, HostError>> {
+        if let Err(e) = self.flush() {
+            return Some(Err(e));
+        }
         if let Some(answer) = crate::kvstore::call(name, args, Some(&*self.mailbox.cancel)) {
             return Some(answer);
         }

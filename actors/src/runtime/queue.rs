@@ -4,7 +4,7 @@
 //! wake-up per call; on the function endpoint that hop cost more than the call itself.)
 
 use super::messages::RunCall;
-use super::worker::{PoolShared, RunWorker};
+use super::worker::{PoolShared, Replay, RunWorker};
 use super::{CallError, CallOutcome, Loaded};
 use std::collections::VecDeque;
 use std::sync::mpsc;
@@ -14,6 +14,13 @@ use tokio::sync::oneshot;
 /// Work for a run worker.
 pub(crate) enum Job {
     Call(RunCall, oneshot::Sender<Result<CallOutcome, CallError>>),
+    /// A call whose pipelined commit lost an optimistic-concurrency race: run it again
+    /// from scratch (after the backoff), with the replay count and the anchors it lost on.
+    Replay(
+        RunCall,
+        oneshot::Sender<Result<CallOutcome, CallError>>,
+        Box<Replay>,
+    ),
     Reload(oneshot::Sender<Result<Loaded, String>>),
 }
 
@@ -82,6 +89,21 @@ impl JobQueue {
             self.ready.notify_one();
         }
         Ok(())
+    }
+
+    /// Queue a replay ahead of the waiting calls, whatever the capacity: it was admitted
+    /// already. Dropped (its caller sees the pool gone) once the pool has stopped.
+    pub(crate) fn push_replay(&self, job: Job) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.closed {
+            return;
+        }
+        state.jobs.push_front(job);
+        let wake = state.sleepers > 0;
+        drop(state);
+        if wake {
+            self.ready.notify_one();
+        }
     }
 
     /// The next job, waiting for one; `None` once the queue is closed and drained. An
@@ -159,27 +181,28 @@ pub(crate) fn start_pool(
 
 /// A worker's loop: run jobs until the queue closes. A run cancelled while it waited is
 /// skipped (answered `Cancelled`, in case its requester still listens).
-fn serve(worker: &mut RunWorker, queue: &JobQueue) {
+fn serve(worker: &mut RunWorker, queue: &Arc<JobQueue>) {
     while let Some(job) = queue.pop() {
-        match job {
-            Job::Call(call, reply) => {
-                // Its requester went away (or sent `Cancel`) while the run was queued.
-                if reply.is_closed() || call.run.is_cancelled() {
-                    tracing::info!(
-                        trace_id = %call.req.trace_id,
-                        name = %call.req.name,
-                        run = %call.run.id(),
-                        "queued call cancelled: the client went away"
-                    );
-                    drop(call);
-                    let _ = reply.send(Err(CallError::Cancelled));
-                    continue;
-                }
-                let _ = reply.send(worker.handle_call(call));
-            }
+        let (call, reply, replay) = match job {
+            Job::Call(call, reply) => (call, reply, None),
+            Job::Replay(call, reply, replay) => (call, reply, Some(replay)),
             Job::Reload(reply) => {
                 let _ = reply.send(worker.handle_reload());
+                continue;
             }
+        };
+        // Its requester went away (or sent `Cancel`) while the run was queued.
+        if reply.is_closed() || call.run.is_cancelled() {
+            tracing::info!(
+                trace_id = %call.req.trace_id,
+                name = %call.req.name,
+                run = %call.run.id(),
+                "queued call cancelled: the client went away"
+            );
+            drop(call);
+            let _ = reply.send(Err(CallError::Cancelled));
+            continue;
         }
+        worker.serve_call(call, reply, queue, replay);
     }
 }

@@ -510,6 +510,137 @@ fn a_store_restart_revokes_connections_in_use() {
     });
 }
 
+const COUNTER_APP: &str = r#"
+node Counter { has n: int = 0; }
+
+def setup() -> int { root ++> Counter(); return 1; }
+def total() -> int { return [root -->[?:Counter]][0].n; }
+def children() -> int { return len([root -->]); }
+
+walker Bump {
+    can go with Root entry { visit [-->]; }
+    can bump with Counter entry { here.n += 1; report here.n; }
+}
+
+walker Noted {
+    has done: list = [];
+    can go with Root entry {
+        visit [-->];
+    }
+    can bump with Counter entry {
+        here.n += 1;
+        on_commit(lambda { self.done.append(1); });
+    }
+}
+
+walker Once {
+    can go with Root entry {
+        if len([-->]) == 1 { here ++> Counter(n=100); }
+    }
+}
+"#;
+
+/// The pipelined commit against lost races: every `Bump` reads the counter and writes
+/// it back, so concurrent calls conflict. A call whose first attempt's commit set was
+/// handed off (its worker already on its next call) and then lost is replayed from
+/// scratch; the set it handed off carried the version it read, so no increment is lost
+/// and every answer is the value that call stored.
+#[test]
+fn pipelined_commits_that_lose_a_race_are_replayed_and_nothing_is_lost() {
+    let dir = TempDir::new("pipeline");
+    dir.write("main.svc", COUNTER_APP);
+    let mut config = dir.config(4);
+    config.max_replays = 64;
+    in_system(async {
+        let (rt, _) = Runtime::start(config).expect("start");
+        function(&rt, "setup", json!({})).await.expect("setup");
+        const WRITERS: usize = 8;
+        const EACH: usize = 25;
+        let writer = |rt: Runtime| async move {
+            let mut seen = Vec::new();
+            for _ in 0..EACH {
+                let out = walker(&rt, "Bump", json!({})).await.expect("bump");
+                seen.push(out.reports[0].as_i64().expect("n"));
+            }
+            seen
+        };
+        let all = futures_util::future::join_all((0..WRITERS).map(|_| writer(rt.clone()))).await;
+        let mut values: Vec<i64> = all.into_iter().flatten().collect();
+        values.sort_unstable();
+        let expected: Vec<i64> = (1..=(WRITERS * EACH) as i64).collect();
+        assert_eq!(values, expected, "each call answers the value it stored");
+        assert_eq!(
+            function(&rt, "total", json!({}))
+                .await
+                .expect("total")
+                .result,
+            json!(WRITERS * EACH)
+        );
+        let stats = rt.l1_stats().expect("embedded");
+        assert!(stats.handed_off > 0, "{stats:?}");
+        assert!(
+            rt.replays() > 0,
+            "no race was lost: the test proves nothing"
+        );
+        assert_eq!(rt.in_flight(), 0);
+    });
+}
+
+/// A call that registers an `on_commit` callback is not pipelined: it commits in place,
+/// so its callback runs after the commit succeeded (here it records itself in the
+/// walker, which the answer shows), once per successful call, even when calls race
+/// and replay.
+#[test]
+fn calls_with_on_commit_callbacks_commit_in_place_and_run_them_once() {
+    let dir = TempDir::new("pipeline-on-commit");
+    dir.write("main.svc", COUNTER_APP);
+    in_system(async {
+        let (rt, _) = Runtime::start(dir.config(4)).expect("start");
+        function(&rt, "setup", json!({})).await.expect("setup");
+        let handed_off = rt.l1_stats().expect("embedded").handed_off;
+        let calls = (0..24).map(|_| {
+            let rt = rt.clone();
+            async move { walker(&rt, "Noted", json!({})).await.expect("noted") }
+        });
+        for out in futures_util::future::join_all(calls).await {
+            assert_eq!(out.result["done"], json!([1]), "{}", out.result);
+        }
+        assert_eq!(
+            function(&rt, "total", json!({}))
+                .await
+                .expect("total")
+                .result,
+            json!(24)
+        );
+        assert_eq!(rt.l1_stats().expect("embedded").handed_off, handed_off);
+    });
+}
+
+/// Check-then-create under the pipelined commit: each `Once` reads root's edge list
+/// and adds a child only when there is one; concurrent calls leave exactly one.
+#[test]
+fn pipelined_check_then_create_leaves_one_child() {
+    let dir = TempDir::new("pipeline-once");
+    dir.write("main.svc", COUNTER_APP);
+    in_system(async {
+        let (rt, _) = Runtime::start(dir.config(4)).expect("start");
+        function(&rt, "setup", json!({})).await.expect("setup");
+        let calls = (0..32).map(|_| {
+            let rt = rt.clone();
+            async move { walker(&rt, "Once", json!({})).await.expect("once") }
+        });
+        futures_util::future::join_all(calls).await;
+        assert_eq!(
+            function(&rt, "children", json!({}))
+                .await
+                .expect("children")
+                .result,
+            json!(2)
+        );
+        assert!(rt.l1_stats().expect("embedded").handed_off > 0);
+    });
+}
+
 /// A run told an anchor is stale reloads it if it has not read its fields yet, and keeps
 /// what it has already read.
 #[test]

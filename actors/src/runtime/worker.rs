@@ -3,7 +3,7 @@
 //! replay loop of optimistic concurrency.
 
 use super::app::{self, SourceBoard};
-use super::host::ServeHost;
+use super::host::{DeferredCommit, ServeHost, commit_error};
 use super::hot::HotAnchors;
 use super::messages::{EventBatch, ReportStoreFailure, RunCall, RunInput};
 use super::run::RunAddr;
@@ -171,14 +171,34 @@ impl RunWorker {
     }
 
     /// One call with its replays; `inline`: one attempt only (a lost race returns
-    /// `Conflict` at once, for the pool to replay).
+    /// `Conflict` at once, for the pool to replay). `pipeline`: an attempt whose run
+    /// succeeded may end with its last commit not yet written (`Ran::Deferred`), for the
+    /// caller to hand to the group. `replay`: where an earlier attempt left off (a
+    /// pipelined commit that lost a race); the backoff comes first.
     fn run(
         &mut self,
         req: &CallRequest,
         input: &RunInput,
         run: &RunAddr,
         inline: bool,
-    ) -> Result<CallOutcome, CallError> {
+        pipeline: bool,
+        replay: Option<Box<Replay>>,
+    ) -> Ran {
+        match self.run_attempts(req, input, run, inline, pipeline, replay) {
+            Ok(ran) => ran,
+            Err(e) => Ran::Done(Err(e)),
+        }
+    }
+
+    fn run_attempts(
+        &mut self,
+        req: &CallRequest,
+        input: &RunInput,
+        run: &RunAddr,
+        inline: bool,
+        pipeline: bool,
+        replay: Option<Box<Replay>>,
+    ) -> Result<Ran, CallError> {
         #[cfg(test)]
         if req.name == super::tests::PANIC_PROBE {
             panic!("panic probe");
@@ -209,12 +229,20 @@ impl RunWorker {
             }
         }
         let shared = Arc::clone(&self.shared);
-        let call = shared.next_call.fetch_add(1, Ordering::Relaxed);
+        let (call, mut contended, mut attempt) = match replay {
+            Some(replay) => {
+                backoff(replay.attempt, replay.took);
+                (replay.call, replay.contended, replay.attempt)
+            }
+            None => (
+                shared.next_call.fetch_add(1, Ordering::Relaxed),
+                Vec::new(),
+                0,
+            ),
+        };
         let mut limits = shared.limits.clone();
         let cancel = &run.mailbox().cancel;
         limits.cancel = Some(Arc::clone(cancel));
-        let mut contended: Vec<AnchorId> = Vec::new();
-        let mut attempt = 0;
         loop {
             if cancel.load(Ordering::Relaxed) {
                 tracing::info!(trace_id = %req.trace_id, name = %req.name, run = %run.id(), "call cancelled: the client went away");
@@ -245,13 +273,16 @@ impl RunWorker {
             .notify_commits(run.id(), shared.committed.as_ref())
             .with_natives(shared.natives.as_ref())
             .count_commits(&shared.commits)
-            .with_authorization(req.caller.authorization.as_deref());
+            .with_authorization(req.caller.authorization.as_deref())
+            // An escalated call keeps its claim until its commit is written: it commits
+            // in place.
+            .pipelined(pipeline && claim.is_none() && matches!(input, RunInput::Call));
             let result = match (req.kind, input) {
                 (_, RunInput::Event(record)) => {
                     lang::serve::deliver_event(&app.program, &mut host, &limits, &req.name, record)
                 }
                 (_, RunInput::Events(_)) => Err(CallError::Host(
-                    "an event batch is split by handle_call".into(),
+                    "an event batch is split by serve_call".into(),
                 )),
                 (_, RunInput::Graph(query)) => {
                     lang::serve::graph_view(&app.program, &mut host, &limits, query)
@@ -272,6 +303,18 @@ impl RunWorker {
                     &req.args,
                 ),
             };
+            // A run that succeeded leaves its last commit to the caller (pipelined);
+            // otherwise a commit still deferred is sent now, and a deferred commit that
+            // failed is the call's outcome, whatever the run made of its error.
+            let mut result = result;
+            let mut deferred = None;
+            if result.is_ok() && !host.store_failed {
+                deferred = host.take_deferred();
+            }
+            let _ = host.flush();
+            if let Some(failed) = host.take_flush_failure() {
+                result = Err(failed);
+            }
             self.last_wrote = host.wrote;
             if host.store_failed {
                 let text = match &result {
@@ -283,8 +326,24 @@ impl RunWorker {
             if let Some(store) = self.store.as_mut() {
                 store.end_attempt();
             }
+            let result = match (deferred, result) {
+                (Some(commit), Ok(outcome)) => {
+                    return Ok(Ran::Deferred(Box::new(DeferredCall {
+                        outcome,
+                        commit,
+                        replay: Replay {
+                            attempt,
+                            contended,
+                            call,
+                            took: attempt_started.elapsed(),
+                        },
+                    })));
+                }
+                // A deferred commit under a failed outcome is dropped unsent.
+                (_, result) => result,
+            };
             match result {
-                conflict @ Err(CallError::Conflict(_)) if inline => return conflict,
+                conflict @ Err(CallError::Conflict(_)) if inline => return Ok(Ran::Done(conflict)),
                 Err(CallError::Conflict(anchor)) if attempt < self.shared.max_replays => {
                     attempt += 1;
                     self.shared.replays.fetch_add(1, Ordering::Relaxed);
@@ -313,7 +372,7 @@ impl RunWorker {
                     tracing::info!(trace_id = %req.trace_id, name = %req.name, run = %run.id(), "call cancelled: the client went away");
                     return Err(CallError::Cancelled);
                 }
-                other => return other,
+                other => return Ok(Ran::Done(other)),
             }
         }
     }
@@ -347,10 +406,50 @@ fn backoff(attempt: u32, took: Duration) {
     std::thread::sleep(Duration::from_micros(ceiling_us / 4 + jitter));
 }
 
+/// Where a call's replays stand: carried by a `Job::Replay` when a pipelined commit lost
+/// its race after the worker had moved on.
+pub(crate) struct Replay {
+    /// Replays made so far (the next attempt is this one).
+    attempt: u32,
+    /// Anchors the call lost races on (claimed after `ESCALATE_AFTER` replays).
+    contended: Vec<AnchorId>,
+    /// The call's token in `HotAnchors`.
+    call: u64,
+    /// How long the lost attempt ran (the backoff's base).
+    took: Duration,
+}
+
+/// A call attempt whose run succeeded with its last commit not yet written.
+pub(crate) struct DeferredCall {
+    outcome: CallOutcome,
+    commit: DeferredCommit,
+    /// Where the replays stand, should the commit lose its race.
+    replay: Replay,
+}
+
+/// How `RunWorker::run` ended.
+pub(crate) enum Ran {
+    /// The call's answer.
+    Done(Result<CallOutcome, CallError>),
+    /// The run succeeded; its last commit is to be handed to the group, and the answer
+    /// waits for it (`RunWorker::hand_off`).
+    Deferred(Box<DeferredCall>),
+}
+
+type Reply = tokio::sync::oneshot::Sender<Result<CallOutcome, CallError>>;
+
 impl RunWorker {
-    /// Run one call (with its replays); a panic is caught, the worker re-opens its store
-    /// and keeps serving.
-    pub(crate) fn handle_call(&mut self, msg: RunCall) -> Result<CallOutcome, CallError> {
+    /// Run one call (with its replays) and answer it through `reply`; a panic is caught,
+    /// the worker re-opens its store and keeps serving. A plain call's last commit is
+    /// pipelined when the store allows it: handed to the group with what answers the
+    /// call once it is written (`hand_off`), while this worker returns for its next job.
+    pub(crate) fn serve_call(
+        &mut self,
+        msg: RunCall,
+        reply: Reply,
+        queue: &Arc<super::queue::JobQueue>,
+        replay: Option<Box<Replay>>,
+    ) {
         let RunCall {
             mut req,
             input,
@@ -365,27 +464,138 @@ impl RunWorker {
             let mut out = Vec::with_capacity(records.len());
             for (record, trace_id) in records {
                 req.trace_id = trace_id;
-                out.push(self.run_caught(&req, &RunInput::Event(record), &run, false));
+                out.push(self.run_done(&req, &RunInput::Event(record), &run, false));
             }
             drop(registration);
             drop(in_flight);
             let _ = replies.send(out);
-            return Ok(CallOutcome {
+            let _ = reply.send(Ok(CallOutcome {
                 result: serde_json::Value::Null,
                 reports: Vec::new(),
-            });
+            }));
+            return;
         }
         let started = std::time::Instant::now();
         self.last_wrote = false;
-        let outcome = self.run_caught(&req, &input, &run, false);
-        if matches!(input, RunInput::Call) {
-            self.shared
-                .stats
-                .record(req.kind, &req.name, started.elapsed(), self.last_wrote);
+        let pipeline = matches!(input, RunInput::Call)
+            && self.store.as_ref().is_some_and(AnchorStore::pipelines);
+        match self.run_caught(&req, &input, &run, false, pipeline, replay) {
+            Ran::Done(outcome) => {
+                if matches!(input, RunInput::Call) {
+                    self.shared.stats.record(
+                        req.kind,
+                        &req.name,
+                        started.elapsed(),
+                        self.last_wrote,
+                    );
+                }
+                drop(registration);
+                drop(in_flight);
+                let _ = reply.send(outcome);
+            }
+            Ran::Deferred(deferred) => {
+                let msg = RunCall {
+                    req,
+                    input,
+                    in_flight,
+                    run,
+                    registration,
+                };
+                self.hand_off(msg, reply, queue, *deferred, started);
+            }
         }
-        drop(registration);
-        drop(in_flight);
-        outcome
+    }
+
+    /// Hand a call's last commit to the group with its completion: once the group is
+    /// written, the call is answered (success: the run's outcome, after the commit sink
+    /// heard of it), replayed on the pool (a lost race, nothing of it committed, the
+    /// run's outcome dropped) or failed (any other error; nothing of it committed). The
+    /// completion runs on whichever worker wrote the group. This worker leads the group
+    /// itself when nobody does, and waits when too many commits are handed off already.
+    fn hand_off(
+        &mut self,
+        msg: RunCall,
+        reply: Reply,
+        queue: &Arc<super::queue::JobQueue>,
+        deferred: DeferredCall,
+        started: std::time::Instant,
+    ) {
+        let DeferredCall {
+            outcome,
+            commit,
+            mut replay,
+        } = deferred;
+        let DeferredCommit {
+            changes,
+            notice,
+            after_commit,
+        } = commit;
+        let shared = Arc::clone(&self.shared);
+        let queue = Arc::clone(queue);
+        let completion: crate::l1::Completion = Box::new(move |written| {
+            shared.commits.count(&written);
+            let answer = match written {
+                Ok(_) => {
+                    if let (Some(sink), Some(notice)) = (&shared.committed, notice)
+                        && !(notice.written.is_empty() && notice.deleted.is_empty())
+                    {
+                        sink(notice);
+                    }
+                    Ok(outcome)
+                }
+                Err(e) => match commit_error(e.into(), after_commit) {
+                    CallError::Conflict(anchor) if replay.attempt < shared.max_replays => {
+                        replay.attempt += 1;
+                        shared.replays.fetch_add(1, Ordering::Relaxed);
+                        if let Some(id) = parse_id(&anchor)
+                            && !replay.contended.contains(&id)
+                        {
+                            replay.contended.push(id);
+                        }
+                        tracing::debug!(
+                            trace_id = %msg.req.trace_id,
+                            name = %msg.req.name,
+                            attempt = replay.attempt,
+                            %anchor,
+                            "write conflict on a pipelined commit; replaying the call"
+                        );
+                        queue.push_replay(super::queue::Job::Replay(msg, reply, Box::new(replay)));
+                        return;
+                    }
+                    CallError::Conflict(anchor) => Err(CallError::Conflict(format!(
+                        "write conflict on anchor {anchor} after {} replays",
+                        replay.attempt
+                    ))),
+                    other => Err(other),
+                },
+            };
+            shared
+                .stats
+                .record(msg.req.kind, &msg.req.name, started.elapsed(), true);
+            drop(msg);
+            let _ = reply.send(answer);
+        });
+        let Some(store) = self.store.as_mut() else {
+            completion(Err(crate::store::StoreError::Meta(
+                "the store connection was lost before the commit".into(),
+            )));
+            return;
+        };
+        let handed = catch_unwind(AssertUnwindSafe(|| store.hand_off(changes, completion)));
+        match handed {
+            Ok(()) => {
+                if let Some(text) = store.take_group_failure() {
+                    self.reset_store(format!("store error: group commit failed: {text}"));
+                }
+            }
+            Err(_) => {
+                tracing::error!(
+                    "a group commit panicked; the worker re-opens its store and keeps serving"
+                );
+                self.store = None;
+                self.versions.clear();
+            }
+        }
     }
 
     /// Run the call in `slot` on the requester's thread (`inline.rs`): one attempt. The
@@ -399,7 +609,7 @@ impl RunWorker {
         self.shared.inline_runs.fetch_add(1, Ordering::Relaxed);
         let started = std::time::Instant::now();
         self.last_wrote = false;
-        let outcome = self.run_caught(&msg.req, &msg.input, &msg.run, true);
+        let outcome = self.run_done(&msg.req, &msg.input, &msg.run, true);
         self.shared.stats.record(
             msg.req.kind,
             &msg.req.name,
@@ -415,14 +625,34 @@ impl RunWorker {
         Some(outcome)
     }
 
-    fn run_caught(
+    /// `run_caught` without pipelining: the answer.
+    fn run_done(
         &mut self,
         req: &CallRequest,
         input: &RunInput,
         run: &RunAddr,
         inline: bool,
     ) -> Result<CallOutcome, CallError> {
-        let outcome = catch_unwind(AssertUnwindSafe(|| self.run(req, input, run, inline)));
+        match self.run_caught(req, input, run, inline, false, None) {
+            Ran::Done(outcome) => outcome,
+            Ran::Deferred(_) => Err(CallError::Host(
+                "internal error: a commit was deferred without pipelining".into(),
+            )),
+        }
+    }
+
+    fn run_caught(
+        &mut self,
+        req: &CallRequest,
+        input: &RunInput,
+        run: &RunAddr,
+        inline: bool,
+        pipeline: bool,
+        replay: Option<Box<Replay>>,
+    ) -> Ran {
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            self.run(req, input, run, inline, pipeline, replay)
+        }));
         outcome.unwrap_or_else(|_| {
             tracing::error!(
                 trace_id = %req.trace_id,
@@ -432,7 +662,7 @@ impl RunWorker {
             );
             self.store = None;
             self.versions.clear();
-            Err(CallError::Host("internal error".into()))
+            Ran::Done(Err(CallError::Host("internal error".into())))
         })
     }
 

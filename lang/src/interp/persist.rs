@@ -442,6 +442,16 @@ impl Interp<'_> {
     /// Persist everything the run changed through the host, then run `on_commit`
     /// callbacks.
     pub fn commit(&mut self) -> R<()> {
+        self.commit_as(false)
+    }
+
+    /// `commit` as a served call's last step (`Host::commit_last` when no `on_commit`
+    /// callback is registered).
+    pub(crate) fn commit_last(&mut self) -> R<()> {
+        self.commit_as(true)
+    }
+
+    fn commit_as(&mut self, last: bool) -> R<()> {
         let mut set = CommitSet::default();
         // Nodes created and never connected (other than roots) are not persisted.
         let persisted = |s: &Slot| -> bool {
@@ -489,7 +499,12 @@ impl Interp<'_> {
             // Traversed edge lists stay checked by every later commit of the call.
             set.edges_read = self.graph.edges_read.keys().copied().collect();
             if !set.is_empty() {
-                self.host.commit(set).map_err(Interrupt::Host)?;
+                if last && self.on_commit.is_empty() {
+                    self.host.commit_last(set)
+                } else {
+                    self.host.commit(set)
+                }
+                .map_err(Interrupt::Host)?;
                 self.durable_commits += 1;
             }
         } else {

@@ -543,7 +543,7 @@ impl Interp<'_> {
         self.serving = true;
         let result = loc
             .and_then(|loc| self.spawn(walker, loc))
-            .and_then(|w| self.commit().map(|()| w));
+            .and_then(|w| self.commit_last().map(|()| w));
         let walker = match result {
             Ok(w) => w,
             Err(e) => return Err(self.call_error(e)),
@@ -593,7 +593,7 @@ impl Interp<'_> {
         let r = self
             .call_function(&func, None, vec![], kwargs, None)
             .and_then(|v| {
-                self.commit()?;
+                self.commit_last()?;
                 Ok(v)
             });
         let v = match r {
