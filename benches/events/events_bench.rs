@@ -132,7 +132,12 @@ fn record(t: u64) -> serde_json::Map<String, Json> {
     m.insert("data".into(), json!({ "t": t }));
     m.insert("trace_id".into(), Json::from(""));
     m.insert("event_type".into(), Json::from("bench"));
-    m.insert("id".into(), Json::from(lang::serve::events::uuid4()));
+    m.insert(
+        "id".into(),
+        Json::from(lang::serve::events::uuid4(
+            &mut lang::host::MemoryHost::new(),
+        )),
+    );
     m.insert("source".into(), Json::from("svc-scale"));
     m.insert("time".into(), Json::from(""));
     m.insert("headers".into(), Json::Object(serde_json::Map::new()));

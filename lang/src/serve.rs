@@ -14,9 +14,8 @@ pub use crate::interp::value::FxBuild;
 /// What the server's event broker shares with the language: the native names the
 /// interpreter calls through `Host`, and how an event record's fields are made.
 pub mod events {
-    pub use crate::interp::events::{
-        EVENT_FIELDS, EVENT_SOURCE, natives, now_rfc3339, rfc3339, uuid4,
-    };
+    pub use crate::ids::uuid4;
+    pub use crate::interp::events::{EVENT_FIELDS, EVENT_SOURCE, natives, now_rfc3339, rfc3339};
 }
 
 /// The native names of `kvstore(...)` objects the interpreter calls through `Host`.

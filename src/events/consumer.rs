@@ -364,7 +364,8 @@ impl Actor {
         let mut writer = writer.clone();
         let mut record = wire::Record::new();
         record.insert("data".into(), Json::from(raw));
-        record.insert("id".into(), Json::from(lang::serve::events::uuid4()));
+        let event_id = lang::serve::events::uuid4(&mut lang::host::MemoryHost::new());
+        record.insert("id".into(), Json::from(event_id));
         record.insert(
             "source".into(),
             Json::from(lang::serve::events::EVENT_SOURCE),

@@ -19,7 +19,6 @@ use crate::ast::{self, ExprKind as E, Item};
 use crate::endpoint::{CallError, CallOutcome, RetryOverride, SubscriptionInfo};
 pub use crate::names::{EVENT_MODULES, EVENT_NAMES};
 use serde_json::{Map, Value as Json};
-use std::hash::{BuildHasher, Hasher};
 use std::rc::Rc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -56,33 +55,6 @@ pub mod natives {
 /// Built-in function names dispatched here.
 pub(crate) const EVENT_BUILTINS: &[&str] =
     &["publish", "subscribe", "broker.consume", "broker.ack"];
-
-/// A random version-4 UUID in its 36-character text form.
-pub fn uuid4() -> String {
-    let mut bytes = [0u8; 16];
-    for (i, chunk) in bytes.chunks_mut(8).enumerate() {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(i as u64);
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-        h.write_u64(nanos);
-        chunk.copy_from_slice(&h.finish().to_le_bytes());
-    }
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    // Written straight into one buffer: this runs for every `Event(...)`.
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(36);
-    for (i, b) in bytes.iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
-            out.push('-');
-        }
-        out.push(char::from(HEX[usize::from(b >> 4)]));
-        out.push(char::from(HEX[usize::from(b & 0x0f)]));
-    }
-    out
-}
 
 /// The current UTC time in RFC 3339 with microseconds, e.g. `2026-11-25T08:09:10.123456Z`.
 pub fn now_rfc3339() -> String {
@@ -223,7 +195,7 @@ impl Interp<'_> {
             .map(|(i, v)| match (EVENT_FIELDS[i], v) {
                 (_, Some(v)) => v,
                 ("data", None) => Value::None,
-                ("id", None) => Value::str(&uuid4()),
+                ("id", None) => Value::str(&crate::ids::uuid4(&mut *self.host)),
                 ("source", None) => Value::str(EVENT_SOURCE),
                 ("time", None) => Value::str(&now_rfc3339()),
                 ("headers", None) => Value::dict(Dict::default()),
@@ -582,15 +554,6 @@ impl Interp<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn uuid4_has_the_version_and_variant_bits() {
-        let a = uuid4();
-        assert_eq!(a.len(), 36);
-        assert_eq!(&a[14..15], "4");
-        assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"), "{a}");
-        assert_ne!(a, uuid4());
-    }
 
     #[test]
     fn rfc3339_renders_utc_dates() {
