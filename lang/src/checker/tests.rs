@@ -324,30 +324,17 @@ fn literal_arguments_against_declared_types() {
         .collect();
     assert_eq!(got.len(), 6, "{got:#?}");
     assert!(got.iter().all(|(c, _)| *c == "E2005"), "{got:#?}");
-    assert!(
-        got[0].1.contains("`a` of `f` expects `int`, found `str`"),
-        "{got:#?}"
-    );
-    assert!(
-        got[1].1.contains("`b` of `f` expects `str`, found `int`"),
-        "{got:#?}"
-    );
-    assert!(
-        got[2].1.contains("`c` of `f` expects `list`, found `dict`"),
-        "{got:#?}"
-    );
-    assert!(
-        got[3].1.contains("`x` of `P` expects `int`, found `str`"),
-        "{got:#?}"
-    );
-    assert!(
-        got[4].1.contains("`s` of `P` expects `str`, found `int`"),
-        "{got:#?}"
-    );
-    assert!(
-        got[5].1.contains("`k` of `m` expects `float`, found `str`"),
-        "{got:#?}"
-    );
+    let expected = [
+        "`a` of `f` expects `int`, found `str`",
+        "`b` of `f` expects `str`, found `int`",
+        "`c` of `f` expects `list`, found `dict`",
+        "`x` of `P` expects `int`, found `str`",
+        "`s` of `P` expects `str`, found `int`",
+        "`k` of `m` expects `float`, found `str`",
+    ];
+    for (i, want) in expected.iter().enumerate() {
+        assert!(got[i].1.contains(want), "{got:#?}");
+    }
 }
 
 #[test]

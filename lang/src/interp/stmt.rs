@@ -8,6 +8,24 @@ use super::*;
 const MAX_CONTEXT_CHAIN: usize = 10_000;
 
 impl Interp<'_> {
+    /// One iteration of a `for`: bind `item` to `target` and run `body`. `Some(flow)`
+    /// ends the loop with that flow (a `break` ends it normally).
+    fn for_item(
+        &mut self,
+        target: &ast::Expr,
+        item: Value,
+        body: &[ast::Stmt],
+        ctx: &Ctx,
+    ) -> R<Option<Flow>> {
+        self.poll()?;
+        self.assign(target, item, ctx)?;
+        Ok(match self.exec_block(body, ctx)? {
+            Flow::Break => Some(Flow::Normal),
+            Flow::Continue | Flow::Normal => None,
+            other => Some(other),
+        })
+    }
+
     pub fn exec_block(&mut self, stmts: &[ast::Stmt], ctx: &Ctx) -> R<Flow> {
         for s in stmts {
             match self.exec_stmt(s, ctx)? {
@@ -121,12 +139,8 @@ impl Interp<'_> {
                 if let Value::Range(start, stop, step) = it {
                     let mut i = start;
                     while (step > 0 && i < stop) || (step < 0 && i > stop) {
-                        self.poll()?;
-                        self.assign(target, Value::Int(i), ctx)?;
-                        match self.exec_block(body, ctx)? {
-                            Flow::Break => return Ok(Flow::Normal),
-                            Flow::Continue | Flow::Normal => {}
-                            other => return Ok(other),
+                        if let Some(flow) = self.for_item(target, Value::Int(i), body, ctx)? {
+                            return Ok(flow);
                         }
                         match i.checked_add(step) {
                             Some(n) => i = n,
@@ -141,23 +155,15 @@ impl Interp<'_> {
                     // An iterator steps in place: what a `break` leaves stays in it
                     // (and a lazy `map`/`zip`/... computes only what is asked).
                     while let Some(item) = self.iter_step(&it)? {
-                        self.poll()?;
-                        self.assign(target, item, ctx)?;
-                        match self.exec_block(body, ctx)? {
-                            Flow::Break => return Ok(Flow::Normal),
-                            Flow::Continue | Flow::Normal => {}
-                            other => return Ok(other),
+                        if let Some(flow) = self.for_item(target, item, body, ctx)? {
+                            return Ok(flow);
                         }
                     }
                 } else {
                     let items = self.iterate(&it)?;
                     for item in items {
-                        self.poll()?;
-                        self.assign(target, item, ctx)?;
-                        match self.exec_block(body, ctx)? {
-                            Flow::Break => return Ok(Flow::Normal),
-                            Flow::Continue | Flow::Normal => {}
-                            other => return Ok(other),
+                        if let Some(flow) = self.for_item(target, item, body, ctx)? {
+                            return Ok(flow);
                         }
                     }
                 }
