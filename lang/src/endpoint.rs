@@ -3,7 +3,7 @@
 //! the outcome of a served call. A low module: the interpreter fills these in and
 //! `serve` hands them out, so neither has to import the other's driver.
 
-use crate::host::AnchorId;
+use crate::host::{AnchorId, HostError};
 use serde_json::Value as Json;
 
 /// A walker or a function.
@@ -180,6 +180,19 @@ pub enum CallError {
     Cancelled,
     /// Storage failed (500).
     Host(String),
+}
+
+impl CallError {
+    /// A storage failure of a call. `after_commit`: an earlier `commit()` of the same
+    /// call already stored something, so a lost race cannot be replayed.
+    pub fn from_host(e: HostError, after_commit: bool) -> CallError {
+        match e {
+            HostError::Conflict(m) if after_commit => CallError::ConflictAfterCommit(m),
+            HostError::Conflict(m) => CallError::Conflict(m),
+            HostError::Unavailable(m) => CallError::Unavailable(m),
+            other => CallError::Host(other.to_string()),
+        }
+    }
 }
 
 /// `retry=` of one `@subscribe`: what it overrides of `[scale.events.retry]`.

@@ -75,16 +75,6 @@ pub(crate) struct DeferredCommit {
     pub(crate) after_commit: bool,
 }
 
-/// A commit's failure as the interpreter would report it (`Interp::call_error`).
-pub(crate) fn commit_error(e: HostError, after_commit: bool) -> CallError {
-    match e {
-        HostError::Conflict(m) if after_commit => CallError::ConflictAfterCommit(m),
-        HostError::Conflict(m) => CallError::Conflict(m),
-        HostError::Unavailable(m) => CallError::Unavailable(m),
-        other => CallError::Host(other.to_string()),
-    }
-}
-
 impl<'a> ServeHost<'a> {
     /// A host acting for `user_root`, with `shared_root` as `root.shared`. The tracker
     /// must be clear (a fresh attempt).
@@ -158,7 +148,7 @@ impl<'a> ServeHost<'a> {
             }
             Err(e) => {
                 let e = host_error(e, &mut self.store_failed);
-                self.flush_failed = Some(commit_error(e.clone(), deferred.after_commit));
+                self.flush_failed = Some(CallError::from_host(e.clone(), deferred.after_commit));
                 Err(e)
             }
         }

@@ -3,7 +3,7 @@
 //! replay loop of optimistic concurrency.
 
 use super::app::{self, SourceBoard};
-use super::host::{DeferredCommit, ServeHost, commit_error};
+use super::host::{DeferredCommit, ServeHost};
 use super::hot::HotAnchors;
 use super::messages::{EventBatch, ReportStoreFailure, RunCall, RunInput};
 use super::run::RunAddr;
@@ -543,7 +543,7 @@ impl RunWorker {
                     }
                     Ok(outcome)
                 }
-                Err(e) => match commit_error(e.into(), after_commit) {
+                Err(e) => match CallError::from_host(e.into(), after_commit) {
                     CallError::Conflict(anchor) if replay.attempt < shared.max_replays => {
                         replay.attempt += 1;
                         shared.replays.fetch_add(1, Ordering::Relaxed);

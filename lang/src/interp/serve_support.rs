@@ -428,12 +428,7 @@ impl Interp<'_> {
             }
             Interrupt::Limit(m) if m == super::CANCELLED => CallError::Cancelled,
             Interrupt::Limit(m) => CallError::Limit(m),
-            Interrupt::Host(HostError::Conflict(m)) if self.durable_commits > 0 => {
-                CallError::ConflictAfterCommit(m)
-            }
-            Interrupt::Host(HostError::Conflict(m)) => CallError::Conflict(m),
-            Interrupt::Host(HostError::Unavailable(m)) => CallError::Unavailable(m),
-            Interrupt::Host(h) => CallError::Host(h.to_string()),
+            Interrupt::Host(h) => CallError::from_host(h, self.durable_commits > 0),
             Interrupt::Exc(err) => {
                 let class = self.class_of(&err.value);
                 let msg = self.to_str(&err.value).unwrap_or_default();
