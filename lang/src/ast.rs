@@ -3,6 +3,7 @@
 //! The parser always produces a `Module`, even for broken input (with error nodes where
 //! recovery skipped tokens). The checker and interpreter read the same tree.
 
+pub mod binds;
 pub mod visit;
 
 use crate::span::Span;

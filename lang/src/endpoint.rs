@@ -217,3 +217,32 @@ pub struct SubscriptionInfo {
     pub start_from: Option<String>,
     pub retry: RetryOverride,
 }
+
+/// Which JSON a graph query answers with (decisions.md "Graph").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphShape {
+    /// `/graph/data`: `{version, nodes: [{id, label, type}], edges: [{id, from, to, label}]}`.
+    Data,
+    /// `/traverse`: `{nodes: [{id, type, edges, context?}], edges: [{id, type, source,
+    /// target, context?}]}`.
+    Traverse,
+}
+
+/// A bounded, access-checked view of the graph from one anchor (`graph_view`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphQuery {
+    /// The start node or edge; `None` = the caller's root.
+    pub source: Option<AnchorId>,
+    /// Hops from the source; `None` = until the bounds stop the walk.
+    pub depth: Option<u32>,
+    /// Include archetype fields (`context`) in a `Traverse` answer.
+    pub detailed: bool,
+    /// Only nodes of these types (or their subtypes); `None` = all.
+    pub node_types: Option<Vec<String>>,
+    /// Only edges of these types (or their subtypes); `None` = all.
+    pub edge_types: Option<Vec<String>>,
+    /// At most this many nodes and edges; a walk cut short says `truncated: true`.
+    pub max_nodes: usize,
+    pub max_edges: usize,
+    pub shape: GraphShape,
+}

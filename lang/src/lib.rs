@@ -26,4 +26,7 @@ pub mod serve;
 pub mod span;
 pub mod testrun;
 pub mod tools;
+
+#[cfg(test)]
+mod module_graph_tests;
 pub use driver::{CheckOutcome, Limits, RunOptions, RunOutcome, check_file, run_file};

@@ -3,6 +3,8 @@
 //! low module: the checker resolves names with them and the interpreter installs them,
 //! so neither imports the other for it.
 
+pub mod stdlib;
+
 /// Names of the builtin functions implemented here (the checker uses this list for name
 /// resolution). Builtin types (`int`, `str`, `range`, `type`, ...) are in [`BUILTIN_TYPES`]:
 /// they are classes, called through `interp::builtins::construct_builtin`.

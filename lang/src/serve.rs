@@ -4,7 +4,7 @@
 //! HTTP layer; the wire format itself (the envelope) belongs to the server.
 
 pub use crate::endpoint::*;
-use crate::host::{AnchorId, Host};
+use crate::host::Host;
 use crate::interp::Interp;
 pub use crate::interp::Program;
 pub use crate::interp::serve_support::LoadedApp;
@@ -30,7 +30,7 @@ use std::path::Path;
 /// Module code and plain `with entry` blocks run; `with entry:__main__` blocks do not
 /// (the server imports the app; see `load_app_as_main`).
 pub fn load_app(path: &Path, host: &mut dyn Host, limits: &Limits) -> Result<LoadedApp, String> {
-    crate::interp::serve_support::load_app(path, host, limits, false)
+    load_app_as_main(path, host, limits, false)
 }
 
 /// `load_app`, treating the entry as the main module when `as_main` (`svc start --main`):
@@ -41,7 +41,9 @@ pub fn load_app_as_main(
     limits: &Limits,
     as_main: bool,
 ) -> Result<LoadedApp, String> {
-    crate::interp::serve_support::load_app(path, host, limits, as_main)
+    let crate::load::Checked { file, module } =
+        crate::load::read(path, host).and_then(|file| crate::load::for_run(path, file, host))?;
+    crate::interp::serve_support::load_app(path, file, &module, host, limits, as_main)
 }
 
 /// Run walker `name` with `args` (JSON object of its `has` fields) from `start`, commit,
@@ -101,35 +103,6 @@ pub fn deliver_event(
 ) -> Result<CallOutcome, CallError> {
     let mut it = Interp::with_program(host, limits.clone(), app);
     it.serve_event(handler, record)
-}
-
-/// Which JSON a graph query answers with (decisions.md "Graph").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GraphShape {
-    /// `/graph/data`: `{version, nodes: [{id, label, type}], edges: [{id, from, to, label}]}`.
-    Data,
-    /// `/traverse`: `{nodes: [{id, type, edges, context?}], edges: [{id, type, source,
-    /// target, context?}]}`.
-    Traverse,
-}
-
-/// A bounded, access-checked view of the graph from one anchor (`graph_view`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct GraphQuery {
-    /// The start node or edge; `None` = the caller's root.
-    pub source: Option<AnchorId>,
-    /// Hops from the source; `None` = until the bounds stop the walk.
-    pub depth: Option<u32>,
-    /// Include archetype fields (`context`) in a `Traverse` answer.
-    pub detailed: bool,
-    /// Only nodes of these types (or their subtypes); `None` = all.
-    pub node_types: Option<Vec<String>>,
-    /// Only edges of these types (or their subtypes); `None` = all.
-    pub edge_types: Option<Vec<String>>,
-    /// At most this many nodes and edges; a walk cut short says `truncated: true`.
-    pub max_nodes: usize,
-    pub max_edges: usize,
-    pub shape: GraphShape,
 }
 
 /// The part of the graph the caller may read from `query.source`, breadth-first along

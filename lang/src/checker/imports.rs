@@ -8,7 +8,7 @@ use crate::ast::visit::blocks;
 use crate::ast::{Expr, ExprKind, Name};
 use crate::ast::{Import, ImportKind, Item, Member, ModPath, Module, Stmt, StmtKind};
 use crate::diag::Code;
-use crate::interp::stdlib;
+use crate::names::stdlib;
 use crate::names::{EVENT_MODULES, EVENT_NAMES, SV_CLIENT_MODULES, SV_CLIENT_NAMES};
 use crate::span::Span;
 use std::collections::HashSet;

@@ -1,7 +1,7 @@
 //! W2010: a def reads one of its own locals before any assignment of it could have run.
 //!
 //! The run-time rule (ARCHITECTURE.md "Scoping of assignments"): every name a def
-//! assigns (`interp::collect_assigned`) is local to the whole def, unless the assignment
+//! assigns (`ast::binds::collect_assigned`) is local to the whole def, unless the assignment
 //! rebinds an enclosing function's local or a module `glob`; reading such a local before
 //! it is bound is an `UnboundLocalError`. This pass walks a def body in source order and
 //! reports a read of a local that no earlier statement assigns. It only reports what is
@@ -39,7 +39,7 @@ pub(super) fn early_reads<'a>(
 /// The names the run time treats as assigned by `stmts` (what makes them local).
 pub(super) fn assigned(stmts: &[Stmt]) -> Vec<Rc<str>> {
     let mut out = Vec::new();
-    crate::interp::collect_assigned(stmts, &mut out);
+    crate::ast::binds::collect_assigned(stmts, &mut out);
     out
 }
 
@@ -133,7 +133,7 @@ impl<'a> Visitor<'a> for Walk<'a> {
                     // Value patterns are not walked (no report is better than a wrong
                     // one); captures bind.
                     let mut caps = Vec::new();
-                    crate::interp::pattern_captures(&c.pattern, &mut caps);
+                    crate::ast::binds::pattern_captures(&c.pattern, &mut caps);
                     for n in caps {
                         if let Some(c) = self.candidates.get(&*n).copied() {
                             self.bound.insert(c);

@@ -468,45 +468,8 @@ fn assigned_names(func: &Function, body: &Rc<[ast::Stmt]>) -> Rc<[Rc<str>]> {
         return names.clone();
     }
     let mut out = Vec::new();
-    collect_assigned(body, &mut out);
+    crate::ast::binds::collect_assigned(body, &mut out);
     let names: Rc<[Rc<str>]> = out.into();
     *func.assigned.borrow_mut() = Some((body.clone(), names.clone()));
     names
-}
-
-/// Every name `stmts` bind, for the tree-walker's UnboundLocalError: what the compiled
-/// core makes slots of (`collect_locals`, which stops at the statements it does not
-/// compile) and, at any depth, the names bound by `except ... as`, `match` patterns and
-/// assignments inside `try`, `match`, `switch` and typed-context blocks (a def holding
-/// one of these runs on the tree-walker, so no slot depends on them).
-pub(crate) fn collect_assigned(stmts: &[ast::Stmt], out: &mut Vec<Rc<str>>) {
-    use ast::StmtKind as S;
-    fn add(n: &Rc<str>, out: &mut Vec<Rc<str>>) {
-        if !out.iter().any(|x| x == n) {
-            out.push(n.clone());
-        }
-    }
-    super::vm::collect_locals(stmts, out);
-    for s in stmts {
-        match &s.kind {
-            S::Try { handlers, .. } => {
-                for n in handlers.iter().filter_map(|h| h.name.as_ref()) {
-                    add(&n.name, out);
-                }
-            }
-            S::Match { cases, .. } => {
-                for c in cases {
-                    let mut names = Vec::new();
-                    super::pattern::pattern_captures(&c.pattern, &mut names);
-                    for n in &names {
-                        add(n, out);
-                    }
-                }
-            }
-            // A `visit`'s `else` block is not scanned.
-            S::Visit { .. } => continue,
-            _ => {}
-        }
-        crate::ast::visit::blocks(s, &mut |b, _| collect_assigned(b, out));
-    }
 }

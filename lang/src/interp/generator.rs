@@ -31,7 +31,7 @@ pub struct GenCode {
     plans: Vec<Plan>,
     /// The lowered `try` statements with a `finally`, by id.
     fins: Vec<FinInfo>,
-    /// The names the body assigns (`call::collect_assigned`): a generator function's
+    /// The names the body assigns (`ast::binds::collect_assigned`): a generator function's
     /// frame reads them as the tree-walker's frames do (`Scope::assigned`).
     pub(super) assigned: Rc<[Rc<str>]>,
 }
@@ -321,7 +321,7 @@ pub(super) fn compile_if_generator(body: &[ast::Stmt]) -> Option<Rc<GenCode>> {
     };
     let done = c.block(body);
     let mut assigned = Vec::new();
-    super::call::collect_assigned(body, &mut assigned);
+    crate::ast::binds::collect_assigned(body, &mut assigned);
     Some(Rc::new(GenCode {
         ops: done.map(|()| c.ops),
         slots: c.slots,

@@ -9,8 +9,8 @@
 use super::value::{FxHashMap, Handle, Value};
 use super::{Ctx, R};
 use crate::ast::{self, EdgeDir};
+use crate::endpoint::{CallError, CallOutcome, GraphQuery, GraphShape};
 use crate::host::format_id;
-use crate::serve::{CallError, CallOutcome, GraphQuery, GraphShape};
 use serde_json::{Map, Value as Json, json};
 
 /// Labels longer than this (characters) are cut with `…`.

@@ -1,4 +1,4 @@
-//! The interpreter side of `crate::serve`: loading an app once, the endpoint table, JSON
+//! The interpreter side of `crate::serve`: running an app's module code once, the endpoint table, JSON
 //! coercion of arguments and the JSON form of results.
 
 use super::instance_id;
@@ -41,15 +41,16 @@ struct WireState {
     path: Vec<usize>,
 }
 
-/// Parse, check and run the module code of `path`; build its endpoint table.
+/// Run the module code of `path` (parsed and checked by `crate::load`); build its
+/// endpoint table.
 pub(crate) fn load_app(
     path: &Path,
+    file: std::sync::Arc<crate::span::SourceFile>,
+    module: &ast::Module,
     host: &mut dyn Host,
     limits: &Limits,
     as_main: bool,
 ) -> Result<LoadedApp, String> {
-    let crate::load::Checked { file, module } =
-        crate::load::read(path, host).and_then(|file| crate::load::for_run(path, file, host))?;
     let capture = CaptureHost {
         inner: host,
         out: String::new(),
@@ -59,17 +60,17 @@ pub(crate) fn load_app(
         let mut it = Interp::new(&mut capture, limits.clone());
         let fid = it.add_file(file);
         if let Err(e) = it
-            .run_entry_module(path, &module, fid, as_main)
+            .run_entry_module(path, module, fid, as_main)
             .and_then(|()| it.commit())
         {
             return Err(it.render_error(e));
         }
-        let endpoints = match it.endpoint_table(&module, fid) {
+        let endpoints = match it.endpoint_table(module, fid) {
             Ok(e) => e,
             Err(e) => return Err(it.render_error(e)),
         };
         let ctx = it.module_ctx(fid);
-        let subscriptions = match it.subscription_table(&module, &ctx) {
+        let subscriptions = match it.subscription_table(module, &ctx) {
             Ok(s) => s,
             Err(e) => return Err(it.render_error(e)),
         };

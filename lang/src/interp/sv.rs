@@ -365,7 +365,7 @@ impl Interp<'_> {
         let path = Value::str(&format!("/{kind}/{name}"));
         let body = self.generic_from_wire(&request["args"]);
         let describe = |it: &mut Self, e: super::Interrupt| match it.call_error(e) {
-            crate::serve::CallError::Runtime { message, .. } => message,
+            crate::endpoint::CallError::Runtime { message, .. } => message,
             other => format!("{other:?}"),
         };
         let mut answer = self

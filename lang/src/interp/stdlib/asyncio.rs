@@ -5,8 +5,6 @@ use super::super::value::*;
 use super::super::{Interp, R};
 use std::rc::Rc;
 
-pub const NAMES: &[&str] = &["run", "sleep", "gather"];
-
 impl Interp<'_> {
     pub(super) fn call_asyncio(
         &mut self,

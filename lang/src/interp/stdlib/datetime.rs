@@ -8,15 +8,6 @@ use crate::ast::BinOp;
 use std::cmp::Ordering;
 use std::rc::Rc;
 
-pub const NAMES: &[&str] = &[
-    "datetime",
-    "date",
-    "timedelta",
-    "timezone",
-    "MINYEAR",
-    "MAXYEAR",
-];
-
 pub const TIMEDELTA_METHODS: &[&str] = &["total_seconds"];
 pub const DATE_METHODS: &[&str] = &[
     "isoformat",

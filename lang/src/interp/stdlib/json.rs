@@ -10,8 +10,6 @@ use crate::pyfmt;
 use std::fmt::Write as _;
 use std::rc::Rc;
 
-pub const NAMES: &[&str] = &["dumps", "loads", "JSONDecodeError"];
-
 /// Deepest nesting `dumps` writes and `loads` reads (CPython's recursion limit is 1000).
 pub const MAX_DEPTH: usize = 1000;
 

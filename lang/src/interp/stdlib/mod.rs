@@ -28,10 +28,7 @@ mod uuid;
 /// Marker in `Class::stored.module` of the stdlib's classes.
 const MARK: &str = "@stdlib";
 
-/// The built-in standard-library modules.
-pub const MODULES: &[&str] = &[
-    "math", "random", "json", "time", "datetime", "uuid", "re", "asyncio",
-];
+pub use crate::names::stdlib::{MODULES, members};
 
 /// `name` is one of the built-in standard-library modules.
 pub fn is_module(name: &str) -> bool {
@@ -74,21 +71,6 @@ pub fn identity_fields(c: &Class) -> usize {
         c.fields.len() - 1
     } else {
         c.fields.len()
-    }
-}
-
-/// Every public name of a built-in module (for the checker and `import from`).
-pub fn members(module: &str) -> &'static [&'static str] {
-    match module {
-        "math" => math::NAMES,
-        "random" => random::NAMES,
-        "json" => json::NAMES,
-        "time" => time::NAMES,
-        "datetime" => datetime::NAMES,
-        "uuid" => uuid::NAMES,
-        "re" => re::NAMES,
-        "asyncio" => asyncio::NAMES,
-        _ => &[],
     }
 }
 

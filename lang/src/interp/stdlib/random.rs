@@ -11,19 +11,6 @@ use num_traits::Signed;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-pub const NAMES: &[&str] = &[
-    "seed",
-    "random",
-    "randint",
-    "randrange",
-    "uniform",
-    "choice",
-    "choices",
-    "shuffle",
-    "sample",
-    "getrandbits",
-];
-
 thread_local! {
     static STATE: RefCell<Option<Box<Mt>>> = const { RefCell::new(None) };
 }

@@ -15,36 +15,6 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-pub const NAMES: &[&str] = &[
-    "compile",
-    "search",
-    "match",
-    "fullmatch",
-    "findall",
-    "finditer",
-    "sub",
-    "subn",
-    "split",
-    "escape",
-    "purge",
-    "error",
-    "Pattern",
-    "Match",
-    "I",
-    "IGNORECASE",
-    "M",
-    "MULTILINE",
-    "S",
-    "DOTALL",
-    "X",
-    "VERBOSE",
-    "A",
-    "ASCII",
-    "U",
-    "UNICODE",
-    "NOFLAG",
-];
-
 pub const PATTERN_METHODS: &[&str] = &[
     "search",
     "match",

@@ -8,16 +8,6 @@ use super::super::{Interp, Interrupt, R};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-pub const NAMES: &[&str] = &[
-    "time",
-    "time_ns",
-    "monotonic",
-    "monotonic_ns",
-    "perf_counter",
-    "perf_counter_ns",
-    "sleep",
-];
-
 /// The longest single `time.sleep` of a run without a time limit (svc's bound).
 pub const MAX_SLEEP_SECS: f64 = 86_400.0;
 

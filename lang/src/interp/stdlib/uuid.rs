@@ -5,8 +5,6 @@ use super::super::value::*;
 use super::super::{Interp, R};
 use std::rc::Rc;
 
-pub const NAMES: &[&str] = &["uuid4", "UUID"];
-
 /// The 8-4-4-4-12 text of a UUID from its 32 hex digits.
 pub fn text(hex: Value) -> String {
     let Value::Str(h) = hex else {

@@ -10,6 +10,7 @@
 //! too); a `LoadLocal` of one reads only those, else it is an `UnboundLocalError`.
 
 use super::{Code, FPart, Op};
+use crate::ast::binds::{collect_locals, flat_target};
 use crate::ast::{self, Arg, ExprKind as E, StmtKind as S};
 use crate::interp::value::{Function, Value};
 use crate::span::Span;
@@ -170,81 +171,6 @@ fn escapes(s: &ast::Stmt, in_loop: bool, in_switch: bool) -> bool {
         S::TypedContext { body, .. } => block(body, in_loop, in_switch),
         S::Visit { orelse, .. } => opt(orelse, in_loop, in_switch),
         _ => false,
-    }
-}
-
-/// Every name `stmts` assign, in order of first appearance, appended to `out`.
-pub(crate) fn collect_locals(stmts: &[ast::Stmt], out: &mut Vec<Rc<str>>) {
-    let add = |n: &Rc<str>, out: &mut Vec<Rc<str>>| {
-        if !out.iter().any(|x| x == n) {
-            out.push(n.clone());
-        }
-    };
-    for s in stmts {
-        match &s.kind {
-            S::Assign { targets, .. } => {
-                for t in targets {
-                    for n in flat_target(t).unwrap_or_default() {
-                        add(&n, out);
-                    }
-                }
-            }
-            S::AugAssign { target, .. } => {
-                if let E::Name(n) = &target.kind {
-                    add(n, out);
-                }
-            }
-            S::If {
-                body,
-                elifs,
-                orelse,
-                ..
-            } => {
-                collect_locals(body, out);
-                for (_, b) in elifs {
-                    collect_locals(b, out);
-                }
-                if let Some(b) = orelse {
-                    collect_locals(b, out);
-                }
-            }
-            S::While { body, orelse, .. } => {
-                collect_locals(body, out);
-                if let Some(b) = orelse {
-                    collect_locals(b, out);
-                }
-            }
-            S::For {
-                target,
-                body,
-                orelse,
-                ..
-            } => {
-                for n in flat_target(target).unwrap_or_default() {
-                    add(&n, out);
-                }
-                collect_locals(body, out);
-                if let Some(b) = orelse {
-                    collect_locals(b, out);
-                }
-            }
-            S::IterFor {
-                init,
-                step,
-                body,
-                orelse,
-                ..
-            } => {
-                collect_locals(std::slice::from_ref(&**init), out);
-                collect_locals(std::slice::from_ref(&**step), out);
-                collect_locals(body, out);
-                if let Some(b) = orelse {
-                    collect_locals(b, out);
-                }
-            }
-            S::Forever { body } => collect_locals(body, out),
-            _ => {}
-        }
     }
 }
 
@@ -1399,22 +1325,6 @@ impl Lower {
             }
         }
         Ok(())
-    }
-}
-
-/// The names of a statement's flat tuple or list target of plain names (no `*`, no
-/// nesting); `None` for anything else.
-fn flat_target(target: &ast::Expr) -> Option<Vec<Rc<str>>> {
-    match &target.kind {
-        E::Name(n) => Some(vec![n.clone()]),
-        E::Tuple(items) | E::List(items) if !items.is_empty() => items
-            .iter()
-            .map(|t| match &t.kind {
-                E::Name(n) => Some(n.clone()),
-                _ => None,
-            })
-            .collect(),
-        _ => None,
     }
 }
 

@@ -17,7 +17,6 @@
 
 mod exec;
 mod lower;
-pub(crate) use lower::collect_locals;
 
 use super::value::{Class, FuncBody, Function, Value};
 use super::{Ctx, Flow, Interp, R};
