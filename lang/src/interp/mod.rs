@@ -18,6 +18,7 @@ mod decl;
 mod decl_later;
 mod display;
 mod dunder;
+mod encode;
 pub mod events;
 mod expr;
 mod generator;

@@ -1,6 +1,7 @@
 //! Crossing the host boundary: anchors to and from their stored form, and the commit of
 //! a run's changes.
 
+use super::encode::{Dialect, Key, Part, Shape, TextOut, identity};
 use super::graph::{Slot, SlotState};
 use super::value::*;
 use super::{Interp, Interrupt, R};
@@ -151,172 +152,6 @@ impl Interp<'_> {
             fields.push(v);
         }
         self.graph.slot_mut(h).fields = fields;
-        Ok(())
-    }
-
-    /// Append the stored JSON text of a field value at nesting `depth` to `out`: deeper than `STORE_MAX_DEPTH` (which is also
-    /// where a circular object or container ends up) is a `ValueError`, never a crash,
-    /// and never a row the store could not read back.
-    fn write_json_at(&mut self, v: &Value, out: &mut String, depth: usize) -> R<()> {
-        use std::fmt::Write as _;
-        if depth > STORE_MAX_DEPTH {
-            return Err(self.err(
-                "ValueError",
-                format!(
-                    "cannot store a value nested more than {STORE_MAX_DEPTH} levels deep \
-                     (a circular reference?)"
-                ),
-            ));
-        }
-        match v {
-            Value::None => out.push_str("null"),
-            Value::Bool(true) => out.push_str("true"),
-            Value::Bool(false) => out.push_str("false"),
-            Value::Int(i) => {
-                let _ = write!(out, "{i}");
-            }
-            Value::BigInt(b) => {
-                let _ = write!(out, "{{\"__bigint__\":\"{b}\"}}");
-            }
-            Value::Float(f) => {
-                if f.is_finite() {
-                    // Keep floats floats on reload (`1.0`, not `1`).
-                    let r = crate::pyfmt::float_repr(*f);
-                    out.push_str(&r);
-                    if !r.contains(['.', 'e', 'E']) {
-                        out.push_str(".0");
-                    }
-                } else {
-                    let _ = write!(
-                        out,
-                        "{{\"__float__\":\"{}\"}}",
-                        crate::pyfmt::float_repr(*f)
-                    );
-                }
-            }
-            Value::Str(s) => write_json_str(s, out),
-            Value::List(l) => {
-                let items = l.borrow().clone();
-                self.write_json_seq(&items, out, depth)?;
-            }
-            Value::Tuple(t) => {
-                out.push_str("{\"__tuple__\":");
-                let items = (**t).clone();
-                self.write_json_seq(&items, out, depth)?;
-                out.push('}');
-            }
-            Value::Set(s) => {
-                out.push_str("{\"__set__\":");
-                let items: Vec<Value> = s.borrow().iter().map(|k| k.0.clone()).collect();
-                self.write_json_seq(&items, out, depth)?;
-                out.push('}');
-            }
-            Value::Dict(d) => {
-                let items: Vec<(Value, Value)> = d
-                    .borrow()
-                    .iter()
-                    .map(|(k, v)| (k.0.clone(), v.clone()))
-                    .collect();
-                if items
-                    .iter()
-                    .all(|(k, _)| matches!(k, Value::Str(s) if !s.starts_with("__")))
-                {
-                    out.push('{');
-                    for (i, (k, x)) in items.iter().enumerate() {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        if let Value::Str(s) = k {
-                            write_json_str(s, out);
-                        }
-                        out.push(':');
-                        self.write_json_at(x, out, depth + 1)?;
-                    }
-                    out.push('}');
-                } else {
-                    out.push_str("{\"__dict__\":[");
-                    for (i, (k, x)) in items.iter().enumerate() {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        out.push('[');
-                        self.write_json_at(k, out, depth + 1)?;
-                        out.push(',');
-                        self.write_json_at(x, out, depth + 1)?;
-                        out.push(']');
-                    }
-                    out.push_str("]}");
-                }
-            }
-            Value::Anchor(h) => {
-                let _ = write!(
-                    out,
-                    "{{\"__ref__\":\"{}\"}}",
-                    format_id(self.graph.slot(*h).id)
-                );
-            }
-            Value::EnumMember(m) => {
-                out.push_str("{\"__enum__\":");
-                write_json_str(&m.class.name, out);
-                out.push_str(",\"name\":");
-                write_json_str(&m.name, out);
-                out.push('}');
-            }
-            Value::Instance(_) if let Some(j) = self.stdlib_to_stored(v)? => {
-                let _ = write!(out, "{j}");
-            }
-            Value::Instance(i) => {
-                let fields = i.fields.borrow().clone();
-                let class = i.class.clone();
-                out.push_str("{\"__obj__\":");
-                write_json_str(&class.name, out);
-                out.push_str(",\"fields\":");
-                self.write_json_fields(&class, &fields, out, depth + 1)?;
-                out.push('}');
-            }
-            other => {
-                let t = self.type_name_of(other);
-                return Err(self.err("TypeError", format!("cannot persist a value of type '{t}'")));
-            }
-        }
-        Ok(())
-    }
-
-    fn write_json_seq(&mut self, items: &[Value], out: &mut String, depth: usize) -> R<()> {
-        out.push('[');
-        for (i, x) in items.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            self.write_json_at(x, out, depth + 1)?;
-        }
-        out.push(']');
-        Ok(())
-    }
-
-    /// The JSON object text of an archetype's `has` fields (statics left out).
-    fn write_json_fields(
-        &mut self,
-        class: &Class,
-        fields: &[Value],
-        out: &mut String,
-        depth: usize,
-    ) -> R<()> {
-        out.push('{');
-        let mut first = true;
-        for (f, x) in class.fields.iter().zip(fields.iter()) {
-            if f.is_static {
-                continue;
-            }
-            if !first {
-                out.push(',');
-            }
-            first = false;
-            write_json_str(&f.name, out);
-            out.push(':');
-            self.write_json_at(x, out, depth + 1)?;
-        }
-        out.push('}');
         Ok(())
     }
 
@@ -544,8 +379,16 @@ impl Interp<'_> {
                 s.access.clone(),
             )
         };
-        let mut text = String::with_capacity(16 + 24 * fields.len());
-        self.write_json_fields(&class, &fields, &mut text, 0)?;
+        let mut out = TextOut::compact(16 + 24 * fields.len());
+        let entries = class
+            .fields
+            .iter()
+            .zip(fields)
+            .filter(|(f, _)| !f.is_static)
+            .map(|(f, x)| (Key::Name(f.name.clone()), Part::Value(x)))
+            .collect();
+        self.encode_shape(&mut Store, Shape::Object { id: None, entries }, 0, &mut out)?;
+        let text = out.text;
         Ok(StoredAnchor {
             id,
             kind: if class.is_edge() {
@@ -565,29 +408,197 @@ impl Interp<'_> {
     }
 }
 
-/// Append `s` as a JSON string literal.
-fn write_json_str(s: &str, out: &mut String) {
-    use std::fmt::Write as _;
-    out.push('"');
-    let mut start = 0;
-    for (i, c) in s.char_indices() {
-        let esc = match c {
-            '"' => "\\\"",
-            '\\' => "\\\\",
-            '\n' => "\\n",
-            '\r' => "\\r",
-            '\t' => "\\t",
-            c if (c as u32) < 0x20 => "",
-            _ => continue,
-        };
-        out.push_str(&s[start..i]);
-        if esc.is_empty() {
-            let _ = write!(out, "\\u{:04x}", c as u32);
-        } else {
-            out.push_str(esc);
+/// The stored form of field values (`stored_form`): JSON text that reads back as the
+/// same value. Tuples, sets, dicts with keys other than plain strings, big ints and
+/// non-finite floats are tagged objects (`{"__tuple__": [...]}`); anchors are references
+/// by id (`{"__ref__": id}`); objects carry their archetype's name. Deeper than
+/// `STORE_MAX_DEPTH`, or a container inside itself, is a `ValueError`, never a crash and
+/// never a row the store could not read back.
+struct Store;
+
+impl Store {
+    /// `{"<tag>": [items]}`: the tag adds no nesting level. `id`: the container's
+    /// identity, for cycle detection.
+    fn tagged(id: Option<usize>, tag: &'static str, items: Vec<Part>) -> Shape {
+        Shape::Object {
+            id,
+            entries: vec![(
+                Key::Fixed(tag),
+                Part::Shape {
+                    shape: Shape::Array { id: None, items },
+                    deeper: false,
+                },
+            )],
         }
-        start = i + c.len_utf8();
     }
-    out.push_str(&s[start..]);
-    out.push('"');
+}
+
+impl Dialect for Store {
+    type Out = TextOut;
+
+    fn shape(
+        &mut self,
+        it: &mut Interp<'_>,
+        v: &Value,
+        depth: usize,
+        out: &mut TextOut,
+    ) -> R<Shape> {
+        use std::fmt::Write as _;
+        if depth > STORE_MAX_DEPTH {
+            return Err(self.cycle(it));
+        }
+        match v {
+            Value::None => out.raw("null"),
+            Value::Bool(true) => out.raw("true"),
+            Value::Bool(false) => out.raw("false"),
+            Value::Int(i) => {
+                let _ = write!(out.text, "{i}");
+            }
+            Value::BigInt(b) => {
+                let _ = write!(out.text, "{{\"__bigint__\":\"{b}\"}}");
+            }
+            Value::Float(f) if f.is_finite() => {
+                // Keep floats floats on reload (`1.0`, not `1`).
+                let r = crate::pyfmt::float_repr(*f);
+                out.raw(&r);
+                if !r.contains(['.', 'e', 'E']) {
+                    out.raw(".0");
+                }
+            }
+            Value::Float(f) => {
+                let _ = write!(
+                    out.text,
+                    "{{\"__float__\":\"{}\"}}",
+                    crate::pyfmt::float_repr(*f)
+                );
+            }
+            Value::Str(s) => out.string(s),
+            Value::List(l) => {
+                let items = l.borrow().iter().cloned().map(Part::Value).collect();
+                return Ok(Shape::Array {
+                    id: Some(identity(l)),
+                    items,
+                });
+            }
+            Value::Tuple(t) => {
+                return Ok(Store::tagged(
+                    Some(identity(t)),
+                    "__tuple__",
+                    t.iter().cloned().map(Part::Value).collect(),
+                ));
+            }
+            Value::Set(s) => {
+                let items = s
+                    .borrow()
+                    .iter()
+                    .map(|k| Part::Value(k.0.clone()))
+                    .collect();
+                return Ok(Store::tagged(None, "__set__", items));
+            }
+            Value::Dict(d) => {
+                let d_ref = d.borrow();
+                if d_ref
+                    .iter()
+                    .all(|(k, _)| matches!(&k.0, Value::Str(s) if !s.starts_with("__")))
+                {
+                    let entries = d_ref
+                        .iter()
+                        .map(|(k, x)| (Key::Value(k.0.clone()), Part::Value(x.clone())))
+                        .collect();
+                    return Ok(Shape::Object {
+                        id: Some(identity(d)),
+                        entries,
+                    });
+                }
+                // `{"__dict__": [[key, value], ...]}`.
+                let pairs = d_ref
+                    .iter()
+                    .map(|(k, x)| Part::Shape {
+                        shape: Shape::Array {
+                            id: None,
+                            items: vec![Part::Value(k.0.clone()), Part::Value(x.clone())],
+                        },
+                        deeper: false,
+                    })
+                    .collect();
+                return Ok(Store::tagged(Some(identity(d)), "__dict__", pairs));
+            }
+            Value::Anchor(h) => {
+                let _ = write!(
+                    out.text,
+                    "{{\"__ref__\":\"{}\"}}",
+                    format_id(it.graph.slot(*h).id)
+                );
+            }
+            Value::EnumMember(m) => {
+                out.raw("{\"__enum__\":");
+                out.string(&m.class.name);
+                out.raw(",\"name\":");
+                out.string(&m.name);
+                out.raw("}");
+            }
+            Value::Instance(_) if let Some(j) = it.stdlib_to_stored(v)? => {
+                let _ = write!(out.text, "{j}");
+            }
+            Value::Instance(i) => {
+                let class = i.class.clone();
+                let fields = class
+                    .fields
+                    .iter()
+                    .zip(i.fields.borrow().iter())
+                    .filter(|(f, _)| !f.is_static)
+                    .map(|(f, x)| (Key::Name(f.name.clone()), Part::Value(x.clone())))
+                    .collect();
+                return Ok(Shape::Object {
+                    id: Some(identity(i)),
+                    entries: vec![
+                        (
+                            Key::Fixed("__obj__"),
+                            Part::Lit(J::String(class.name.to_string())),
+                        ),
+                        (
+                            Key::Fixed("fields"),
+                            Part::Shape {
+                                shape: Shape::Object {
+                                    id: None,
+                                    entries: fields,
+                                },
+                                deeper: true,
+                            },
+                        ),
+                    ],
+                });
+            }
+            other => {
+                let t = it.type_name_of(other);
+                return Err(it.err("TypeError", format!("cannot persist a value of type '{t}'")));
+            }
+        }
+        Ok(Shape::Leaf)
+    }
+
+    fn key(&mut self, it: &mut Interp<'_>, key: Key, out: &mut TextOut) -> R<bool> {
+        use super::encode::Out as _;
+        match key {
+            Key::Fixed(k) => out.key(k),
+            Key::Name(n) => out.key(&n),
+            Key::Value(Value::Str(s)) => out.key(&s),
+            Key::Value(other) => {
+                // Only plain-string dicts are written as objects.
+                let text = it.to_str(&other)?;
+                out.key(&text);
+            }
+        }
+        Ok(true)
+    }
+
+    fn cycle(&mut self, it: &mut Interp<'_>) -> Interrupt {
+        it.err(
+            "ValueError",
+            format!(
+                "cannot store a value nested more than {STORE_MAX_DEPTH} levels deep \
+                 (a circular reference?)"
+            ),
+        )
+    }
 }

@@ -3,14 +3,13 @@
 //! arguments (`kvstore(...)` documents and values, `store()` options) go through it;
 //! each caller gives its own refusal messages and depth bound ([`PlainJson`]).
 //!
-//! The wire encoder (`serve_support::to_wire`, anchors, objects, the response budget)
-//! and the store encoder (`persist`, references by id) are separate because what they
-//! do with anchors and objects is their whole purpose; all three share the same rule
-//! for plain data and bound nesting, so a cycle ends as a `ValueError`.
+//! It is one dialect of the one encoder (`interp/encode.rs`), beside the wire form,
+//! the stored form and `json.dumps`; a container inside itself is the depth refusal.
 
+use super::encode::{Dialect, Key, Out as _, Part, Shape, TreeOut, identity};
 use super::value::{HashKey, Value};
-use super::{Interp, R};
-use serde_json::{Map, Value as Json};
+use super::{Interp, Interrupt, R};
+use serde_json::Value as Json;
 
 /// Why a value cannot be encoded.
 pub(super) enum Refusal<'t> {
@@ -37,65 +36,98 @@ pub(super) struct PlainJson {
 impl Interp<'_> {
     /// `v` as JSON under `rules`.
     pub(super) fn plain_json(&mut self, v: &Value, rules: &PlainJson) -> R<Json> {
-        self.plain_json_at(v, rules, 0)
+        let mut out = TreeOut::default();
+        self.encode(&mut Plain { rules }, v, &mut out)?;
+        Ok(out.finish())
     }
 
-    fn plain_refusal(&self, rules: &PlainJson, why: Refusal<'_>) -> super::Interrupt {
+    fn plain_refusal(&self, rules: &PlainJson, why: Refusal<'_>) -> Interrupt {
         let (ty, msg) = (rules.refuse)(why)
             .unwrap_or(("ValueError", "value cannot be encoded as JSON".to_string()));
         self.err(ty, msg)
     }
+}
 
-    fn plain_json_at(&mut self, v: &Value, rules: &PlainJson, depth: usize) -> R<Json> {
+/// The plain-data form under one caller's rules.
+struct Plain<'r> {
+    rules: &'r PlainJson,
+}
+
+impl Dialect for Plain<'_> {
+    type Out = TreeOut;
+
+    fn shape(
+        &mut self,
+        it: &mut Interp<'_>,
+        v: &Value,
+        depth: usize,
+        out: &mut TreeOut,
+    ) -> R<Shape> {
+        let rules = self.rules;
         if depth > rules.max_depth {
-            return Err(self.plain_refusal(rules, Refusal::TooDeep));
+            return Err(it.plain_refusal(rules, Refusal::TooDeep));
         }
-        Ok(match v {
+        let leaf = match v {
             Value::None => Json::Null,
             Value::Bool(b) => Json::Bool(*b),
             Value::Int(i) => Json::from(*i),
-            Value::BigInt(_) => return Err(self.plain_refusal(rules, Refusal::BigInt)),
+            Value::BigInt(_) => return Err(it.plain_refusal(rules, Refusal::BigInt)),
             Value::Float(f) => match serde_json::Number::from_f64(*f) {
                 Some(n) => Json::Number(n),
                 None => match (rules.refuse)(Refusal::NonFinite(*f)) {
                     None => Json::Null,
-                    Some((ty, msg)) => return Err(self.err(ty, msg)),
+                    Some((ty, msg)) => return Err(it.err(ty, msg)),
                 },
             },
             Value::Str(s) => Json::String(s.to_string()),
-            Value::List(items) => {
-                let items: Vec<Value> = items.borrow().clone();
-                self.plain_json_seq(&items, rules, depth)?
+            Value::List(l) => {
+                let items = l.borrow().iter().cloned().map(Part::Value).collect();
+                return Ok(Shape::Array {
+                    id: Some(identity(l)),
+                    items,
+                });
             }
-            Value::Tuple(items) => self.plain_json_seq(items, rules, depth)?,
+            Value::Tuple(t) => {
+                return Ok(Shape::Array {
+                    id: Some(identity(t)),
+                    items: t.iter().cloned().map(Part::Value).collect(),
+                });
+            }
             Value::Dict(d) => {
-                let pairs: Vec<(Value, Value)> = d
+                let entries = d
                     .borrow()
                     .iter()
-                    .map(|(HashKey(k), x)| (k.clone(), x.clone()))
+                    .map(|(HashKey(k), x)| (Key::Value(k.clone()), Part::Value(x.clone())))
                     .collect();
-                let mut out = Map::new();
-                for (k, x) in &pairs {
-                    let Value::Str(k) = k else {
-                        let t = self.type_name_of(k);
-                        return Err(self.plain_refusal(rules, Refusal::Key(&t)));
-                    };
-                    out.insert(k.to_string(), self.plain_json_at(x, rules, depth + 1)?);
-                }
-                Json::Object(out)
+                return Ok(Shape::Object {
+                    id: Some(identity(d)),
+                    entries,
+                });
             }
             other => {
-                let t = self.type_name_of(other);
-                return Err(self.plain_refusal(rules, Refusal::Type(&t)));
+                let t = it.type_name_of(other);
+                return Err(it.plain_refusal(rules, Refusal::Type(&t)));
             }
-        })
+        };
+        out.leaf(leaf);
+        Ok(Shape::Leaf)
     }
 
-    fn plain_json_seq(&mut self, items: &[Value], rules: &PlainJson, depth: usize) -> R<Json> {
-        let mut out = Vec::with_capacity(items.len());
-        for x in items {
-            out.push(self.plain_json_at(x, rules, depth + 1)?);
+    fn key(&mut self, it: &mut Interp<'_>, key: Key, out: &mut TreeOut) -> R<bool> {
+        match key {
+            Key::Fixed(k) => out.key(k),
+            Key::Name(n) => out.key(&n),
+            Key::Value(Value::Str(s)) => out.key(&s),
+            Key::Value(other) => {
+                let t = it.type_name_of(&other);
+                return Err(it.plain_refusal(self.rules, Refusal::Key(&t)));
+            }
         }
-        Ok(Json::Array(out))
+        Ok(true)
+    }
+
+    /// A container inside itself would nest without end: the depth refusal.
+    fn cycle(&mut self, it: &mut Interp<'_>) -> Interrupt {
+        it.plain_refusal(self.rules, Refusal::TooDeep)
     }
 }

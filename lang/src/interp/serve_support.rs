@@ -1,6 +1,7 @@
 //! The interpreter side of `crate::serve`: running an app's module code once, the endpoint table, JSON
 //! coercion of arguments and the JSON form of results.
 
+use super::encode::{Dialect, Key, Out as _, Part, Shape, TreeOut, identity};
 use super::instance_id;
 use super::value::*;
 use super::{Ctx, Interp, Interrupt, Program, R};
@@ -32,13 +33,183 @@ const WIRE_MAX_DEPTH: usize = 100;
 /// to `RESPONSE_TOO_LARGE`).
 pub const RESPONSE_TOO_LARGE: &str = "response too large";
 
-/// What the wire encoder tracks within one top-level value.
+/// The wire form of a value (`Interp::to_wire`), one top-level value at a time.
 #[derive(Default)]
-struct WireState {
+struct Wire {
     /// Anchors already expanded (a repeat or a cycle is sent as a reference).
     expanded: FxHashMap<Handle, ()>,
-    /// Objects and containers being encoded (one inside itself is an error).
-    path: Vec<usize>,
+}
+
+/// The members of an archetype's wire object: its public `has` fields (no statics, no
+/// `:priv`/`:protect` fields, no walker `reports`).
+fn wire_fields(class: &Class, fields: &[Value]) -> Vec<(Key, Part)> {
+    class
+        .fields
+        .iter()
+        .zip(fields.iter())
+        .filter(|(f, _)| {
+            !(f.is_static
+                || matches!(
+                    f.access,
+                    Some(ast::Access::Priv) | Some(ast::Access::Protect)
+                )
+                || (&*f.name == "reports" && class.is_walker()))
+        })
+        .map(|(f, x)| (Key::Name(f.name.clone()), Part::Value(x.clone())))
+        .collect()
+}
+
+impl Dialect for Wire {
+    type Out = TreeOut;
+
+    fn shape(
+        &mut self,
+        it: &mut Interp<'_>,
+        v: &Value,
+        depth: usize,
+        out: &mut TreeOut,
+    ) -> R<Shape> {
+        if depth > WIRE_MAX_DEPTH && !matches!(v, Value::Anchor(_)) {
+            return Err(it.err(
+                "ValueError",
+                format!("value nested more than {WIRE_MAX_DEPTH} levels deep cannot be sent"),
+            ));
+        }
+        it.wire_charge(8)?;
+        let leaf = match v {
+            Value::None => Json::Null,
+            Value::Bool(b) => Json::Bool(*b),
+            Value::Int(i) => json!(i),
+            Value::BigInt(b) => {
+                use num_traits::ToPrimitive;
+                match b.to_u64() {
+                    Some(u) => json!(u),
+                    None => {
+                        let text = b.to_string();
+                        it.wire_charge(text.len())?;
+                        Json::String(text)
+                    }
+                }
+            }
+            Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
+            Value::Str(s) => {
+                it.wire_charge(s.len())?;
+                Json::String(s.to_string())
+            }
+            Value::Range(a, b, step) => {
+                let n = super::ops::range_len(*a, *b, *step).max(0) as usize;
+                it.wire_charge(n.saturating_mul(2))?;
+                let items = it.iterate(v)?;
+                return Ok(Shape::Array {
+                    id: None,
+                    items: items.into_iter().map(Part::Value).collect(),
+                });
+            }
+            Value::List(l) => {
+                let items = l.borrow().iter().cloned().map(Part::Value).collect();
+                return Ok(Shape::Array {
+                    id: Some(identity(l)),
+                    items,
+                });
+            }
+            Value::Tuple(t) => {
+                return Ok(Shape::Array {
+                    id: Some(identity(t)),
+                    items: t.iter().cloned().map(Part::Value).collect(),
+                });
+            }
+            Value::Set(_) | Value::Iter(_) | Value::Lazy(_) => {
+                let items = it.iterate(v)?;
+                return Ok(Shape::Array {
+                    id: None,
+                    items: items.into_iter().map(Part::Value).collect(),
+                });
+            }
+            Value::Dict(d) => {
+                let entries = d
+                    .borrow()
+                    .iter()
+                    .map(|(k, x)| (Key::Value(k.0.clone()), Part::Value(x.clone())))
+                    .collect();
+                return Ok(Shape::Object {
+                    id: Some(identity(d)),
+                    entries,
+                });
+            }
+            Value::EnumMember(m) => {
+                return Ok(Shape::Instead {
+                    id: None,
+                    value: m.value.clone(),
+                    deeper: true,
+                    through: None,
+                });
+            }
+            Value::Anchor(h) => return it.wire_anchor(self, *h, depth, out),
+            Value::Instance(i) => {
+                let class = i.class.clone();
+                let mut entries = wire_fields(&class, &i.fields.borrow());
+                if class.is_exception() {
+                    entries.push((
+                        Key::Fixed("message"),
+                        Part::Lit(Json::String(it.to_str(v)?)),
+                    ));
+                }
+                entries.push((
+                    Key::Fixed("_svc_type"),
+                    Part::Lit(Json::String(class.name.to_string())),
+                ));
+                if class.is_walker() {
+                    entries.push((
+                        Key::Fixed("_svc_id"),
+                        Part::Lit(Json::String(format_id(instance_id(i.id)))),
+                    ));
+                }
+                let kind = match class.arch_kind() {
+                    Some(ArchKind::Walker) => "walker",
+                    _ => "obj",
+                };
+                entries.push((
+                    Key::Fixed("_svc_archetype"),
+                    Part::Lit(Json::String(kind.into())),
+                ));
+                return Ok(Shape::Object {
+                    id: Some(identity(i)),
+                    entries,
+                });
+            }
+            other => {
+                let text = it.to_str(other)?;
+                it.wire_charge(text.len())?;
+                Json::String(text)
+            }
+        };
+        out.leaf(leaf);
+        Ok(Shape::Leaf)
+    }
+
+    fn key(&mut self, it: &mut Interp<'_>, key: Key, out: &mut TreeOut) -> R<bool> {
+        match key {
+            Key::Fixed(k) => out.key(k),
+            Key::Name(n) => {
+                it.wire_charge(n.len())?;
+                out.key(&n);
+            }
+            Key::Value(Value::Str(s)) => {
+                it.wire_charge(s.len())?;
+                out.key(&s);
+            }
+            Key::Value(other) => {
+                let text = it.to_str(&other)?;
+                it.wire_charge(text.len())?;
+                out.key(&text);
+            }
+        }
+        Ok(true)
+    }
+
+    fn cycle(&mut self, it: &mut Interp<'_>) -> Interrupt {
+        it.err("ValueError", "Circular reference detected")
+    }
 }
 
 /// Run the module code of `path` (parsed and checked by `crate::load`); build its
@@ -665,8 +836,9 @@ impl Interp<'_> {
     /// of one response draws on one byte budget (`Limits::max_response_bytes`).
     #[allow(clippy::wrong_self_convention)] // `self` is the interpreter doing the conversion, not the value converted
     pub fn to_wire(&mut self, v: &Value) -> R<Json> {
-        let mut enc = WireState::default();
-        self.wire_value(v, 0, &mut enc)
+        let mut out = TreeOut::default();
+        self.encode(&mut Wire::default(), v, &mut out)?;
+        Ok(out.finish())
     }
 
     /// Charge `n` bytes of output to the response budget.
@@ -682,159 +854,14 @@ impl Interp<'_> {
         Ok(())
     }
 
-    fn wire_value(&mut self, v: &Value, depth: usize, enc: &mut WireState) -> R<Json> {
-        if depth > WIRE_MAX_DEPTH && !matches!(v, Value::Anchor(_)) {
-            return Err(self.err(
-                "ValueError",
-                format!("value nested more than {WIRE_MAX_DEPTH} levels deep cannot be sent"),
-            ));
-        }
-        self.wire_charge(8)?;
-        Ok(match v {
-            Value::None => Json::Null,
-            Value::Bool(b) => Json::Bool(*b),
-            Value::Int(i) => json!(i),
-            Value::BigInt(b) => {
-                use num_traits::ToPrimitive;
-                match b.to_u64() {
-                    Some(u) => json!(u),
-                    None => {
-                        let text = b.to_string();
-                        self.wire_charge(text.len())?;
-                        Json::String(text)
-                    }
-                }
-            }
-            Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
-            Value::Str(s) => {
-                self.wire_charge(s.len())?;
-                Json::String(s.to_string())
-            }
-            Value::Range(a, b, step) => {
-                let n = super::ops::range_len(*a, *b, *step).max(0) as usize;
-                self.wire_charge(n.saturating_mul(2))?;
-                let items = self.iterate(v)?;
-                let mut out = Vec::with_capacity(items.len());
-                for x in &items {
-                    out.push(self.wire_value(x, depth + 1, enc)?);
-                }
-                Json::Array(out)
-            }
-            Value::List(l) => {
-                let key = Rc::as_ptr(l) as *const () as usize;
-                let items = l.borrow().clone();
-                self.wire_seq(key, &items, depth, enc)?
-            }
-            Value::Tuple(t) => {
-                let key = Rc::as_ptr(t) as *const () as usize;
-                let items: Vec<Value> = t.iter().cloned().collect();
-                self.wire_seq(key, &items, depth, enc)?
-            }
-            Value::Set(_) | Value::Iter(_) | Value::Lazy(_) => {
-                let items = self.iterate(v)?;
-                let mut out = Vec::with_capacity(items.len());
-                for x in &items {
-                    out.push(self.wire_value(x, depth + 1, enc)?);
-                }
-                Json::Array(out)
-            }
-            Value::Dict(d) => {
-                let key = Rc::as_ptr(d) as *const () as usize;
-                if enc.path.contains(&key) {
-                    return Err(self.err("ValueError", "Circular reference detected"));
-                }
-                let items: Vec<(Value, Value)> = d
-                    .borrow()
-                    .iter()
-                    .map(|(k, v)| (k.0.clone(), v.clone()))
-                    .collect();
-                enc.path.push(key);
-                let mut m = Map::new();
-                for (k, x) in &items {
-                    let key = match k {
-                        Value::Str(s) => s.to_string(),
-                        other => self.to_str(other)?,
-                    };
-                    self.wire_charge(key.len())?;
-                    let val = self.wire_value(x, depth + 1, enc);
-                    let val = match val {
-                        Ok(val) => val,
-                        Err(e) => {
-                            enc.path.pop();
-                            return Err(e);
-                        }
-                    };
-                    m.insert(key, val);
-                }
-                enc.path.pop();
-                Json::Object(m)
-            }
-            Value::EnumMember(m) => {
-                let val = m.value.clone();
-                self.wire_value(&val, depth + 1, enc)?
-            }
-            Value::Anchor(h) => self.wire_anchor(*h, depth, enc)?,
-            Value::Instance(i) => {
-                let key = Rc::as_ptr(i) as *const () as usize;
-                if enc.path.contains(&key) {
-                    return Err(self.err("ValueError", "Circular reference detected"));
-                }
-                let class = i.class.clone();
-                let fields = i.fields.borrow().clone();
-                enc.path.push(key);
-                let m = self.wire_fields(&class, &fields, depth, enc);
-                enc.path.pop();
-                let mut m = m?;
-                if class.is_exception() {
-                    m.insert("message".into(), Json::String(self.to_str(v)?));
-                }
-                m.insert("_svc_type".into(), Json::String(class.name.to_string()));
-                if class.is_walker() {
-                    m.insert("_svc_id".into(), Json::String(format_id(instance_id(i.id))));
-                }
-                let kind = match class.arch_kind() {
-                    Some(ArchKind::Walker) => "walker",
-                    _ => "obj",
-                };
-                m.insert("_svc_archetype".into(), Json::String(kind.into()));
-                Json::Object(m)
-            }
-            other => {
-                let text = self.to_str(other)?;
-                self.wire_charge(text.len())?;
-                Json::String(text)
-            }
-        })
-    }
-
-    /// A list or tuple (its identity guards against a container inside itself).
-    fn wire_seq(
-        &mut self,
-        key: usize,
-        items: &[Value],
-        depth: usize,
-        enc: &mut WireState,
-    ) -> R<Json> {
-        if enc.path.contains(&key) {
-            return Err(self.err("ValueError", "Circular reference detected"));
-        }
-        enc.path.push(key);
-        let mut out = Vec::with_capacity(items.len());
-        for x in items {
-            match self.wire_value(x, depth + 1, enc) {
-                Ok(j) => out.push(j),
-                Err(e) => {
-                    enc.path.pop();
-                    return Err(e);
-                }
-            }
-        }
-        enc.path.pop();
-        Ok(Json::Array(out))
-    }
-
     /// A node or edge: its fields after a READ check, once per top-level value.
-    fn wire_anchor(&mut self, h: Handle, depth: usize, enc: &mut WireState) -> R<Json> {
+    fn wire_anchor(
+        &mut self,
+        w: &mut Wire,
+        h: Handle,
+        depth: usize,
+        out: &mut TreeOut,
+    ) -> R<Shape> {
         let (class, id) = {
             let s = self.graph.slot(h);
             (s.class.clone(), s.id)
@@ -845,46 +872,32 @@ impl Interp<'_> {
             m.insert("_svc_id".into(), Json::String(format_id(id)));
             m.insert("_svc_archetype".into(), Json::String(kind.into()));
             m.insert("_svc_restricted".into(), Json::Bool(true));
-            return Ok(Json::Object(m));
+            out.leaf(Json::Object(m));
+            return Ok(Shape::Leaf);
         }
-        if depth > WIRE_MAX_DEPTH || enc.expanded.insert(h, ()).is_some() {
+        if depth > WIRE_MAX_DEPTH || w.expanded.insert(h, ()).is_some() {
             m.insert("_svc_type".into(), Json::String(class.name.to_string()));
             m.insert("_svc_id".into(), Json::String(format_id(id)));
             m.insert("_svc_archetype".into(), Json::String(kind.into()));
             m.insert("_svc_ref".into(), Json::Bool(true));
-            return Ok(Json::Object(m));
+            out.leaf(Json::Object(m));
+            return Ok(Shape::Leaf);
         }
         self.decode_fields(h)?;
-        let fields = self.graph.slot(h).fields.clone();
-        let mut m = self.wire_fields(&class, &fields, depth, enc)?;
-        m.insert("_svc_type".into(), Json::String(class.name.to_string()));
-        m.insert("_svc_id".into(), Json::String(format_id(id)));
-        m.insert("_svc_archetype".into(), Json::String(kind.into()));
-        Ok(Json::Object(m))
-    }
-
-    fn wire_fields(
-        &mut self,
-        class: &Class,
-        fields: &[Value],
-        depth: usize,
-        enc: &mut WireState,
-    ) -> R<Map<String, Json>> {
-        let mut m = Map::new();
-        for (f, x) in class.fields.iter().zip(fields.iter()) {
-            if f.is_static
-                || matches!(
-                    f.access,
-                    Some(ast::Access::Priv) | Some(ast::Access::Protect)
-                )
-                || (&*f.name == "reports" && class.is_walker())
-            {
-                continue;
-            }
-            self.wire_charge(f.name.len())?;
-            m.insert(f.name.to_string(), self.wire_value(x, depth + 1, enc)?);
-        }
-        Ok(m)
+        let mut entries = wire_fields(&class, &self.graph.slot(h).fields);
+        entries.push((
+            Key::Fixed("_svc_type"),
+            Part::Lit(Json::String(class.name.to_string())),
+        ));
+        entries.push((
+            Key::Fixed("_svc_id"),
+            Part::Lit(Json::String(format_id(id))),
+        ));
+        entries.push((
+            Key::Fixed("_svc_archetype"),
+            Part::Lit(Json::String(kind.into())),
+        ));
+        Ok(Shape::Object { id: None, entries })
     }
 
     /// Coerce a JSON argument to the declared type; `Err` is the validation message.

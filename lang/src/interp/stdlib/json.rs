@@ -3,6 +3,8 @@
 //! The encoder recurses natively, at most [`MAX_DEPTH`] levels (deeper, or a circular
 //! container, is CPython's error); the decoder is iterative with the same bound.
 
+use super::super::Interrupt;
+use super::super::encode::{Dialect, Key, Out as _, Part, Shape, TextOut, identity};
 use super::super::value::*;
 use super::super::{Interp, R};
 use super::ArgStyle;
@@ -13,17 +15,14 @@ use std::rc::Rc;
 /// Deepest nesting `dumps` writes and `loads` reads (CPython's recursion limit is 1000).
 pub const MAX_DEPTH: usize = 1000;
 
-struct Enc {
-    indent: Option<String>,
-    item_sep: String,
-    key_sep: String,
+/// `json.dumps`'s form: CPython's text, written through the one encoder
+/// (`interp/encode.rs`) into a `TextOut` that holds the separators, indentation and
+/// `ensure_ascii`.
+struct Dumps {
     sort_keys: bool,
-    ensure_ascii: bool,
     skipkeys: bool,
     allow_nan: bool,
     default: Option<Value>,
-    /// Containers being encoded (circular reference detection).
-    path: Vec<usize>,
 }
 
 impl Interp<'_> {
@@ -146,21 +145,22 @@ impl Interp<'_> {
                     None if indent.is_some() => (",".to_string(), ": ".to_string()),
                     None => (", ".to_string(), ": ".to_string()),
                 };
-                let mut enc = Enc {
-                    indent,
-                    item_sep,
-                    key_sep,
+                let mut dumps = Dumps {
                     sort_keys,
-                    ensure_ascii,
                     skipkeys,
                     allow_nan,
                     default: a.opt(8).cloned(),
-                    path: Vec::new(),
                 };
                 let obj = a.get(0).cloned().unwrap_or(Value::None);
-                let mut out = String::new();
-                self.json_encode(&mut enc, &obj, &mut out, 0)?;
-                Ok(Value::str(&out))
+                let mut out = TextOut::new(
+                    String::new(),
+                    &item_sep,
+                    &key_sep,
+                    indent.as_deref(),
+                    ensure_ascii,
+                );
+                self.encode(&mut dumps, &obj, &mut out)?;
+                Ok(Value::str(&out.text))
             }
             "loads" => {
                 let a = self.json_args(
@@ -208,175 +208,6 @@ impl Interp<'_> {
                 format!("module 'json' has no attribute '{func}'"),
             )),
         }
-    }
-
-    fn json_encode(&mut self, enc: &mut Enc, v: &Value, out: &mut String, depth: usize) -> R<()> {
-        if depth > MAX_DEPTH {
-            return Err(self.err(
-                "RecursionError",
-                "maximum recursion depth exceeded while encoding a JSON object",
-            ));
-        }
-        if out.len() > self.max_text_bytes() {
-            return Err(self.err(
-                "MemoryError",
-                pyfmt::too_large(out.len(), self.max_text_bytes()),
-            ));
-        }
-        // A typed enum's member (`enum R: str`) is its value, as Python's mixin enums.
-        if let Value::EnumMember(m) = v
-            && super::super::decl_later::enum_value_type(&m.class).is_some()
-        {
-            let value = m.value.clone();
-            return self.json_encode(enc, &value, out, depth);
-        }
-        match v {
-            Value::None => out.push_str("null"),
-            Value::Bool(true) => out.push_str("true"),
-            Value::Bool(false) => out.push_str("false"),
-            Value::Int(i) => {
-                let _ = write!(out, "{i}");
-            }
-            Value::BigInt(b) => {
-                let _ = write!(out, "{b}");
-            }
-            Value::Float(f) => self.json_float(enc, *f, out)?,
-            Value::Str(s) => write_json_str(s, enc.ensure_ascii, out),
-            Value::List(_) | Value::Tuple(_) => {
-                let key = match v {
-                    Value::List(l) => Rc::as_ptr(l) as *const u8 as usize,
-                    Value::Tuple(t) => Rc::as_ptr(t) as *const u8 as usize,
-                    _ => 0,
-                };
-                let items = self.iterate(v)?;
-                if items.is_empty() {
-                    out.push_str("[]");
-                    return Ok(());
-                }
-                self.json_enter(enc, key)?;
-                out.push('[');
-                for (i, x) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(&enc.item_sep);
-                    }
-                    json_newline(enc, out, depth + 1);
-                    self.json_encode(enc, x, out, depth + 1)?;
-                }
-                json_newline(enc, out, depth);
-                out.push(']');
-                enc.path.pop();
-            }
-            Value::Dict(d) => {
-                let mut items: Vec<(Value, Value)> = d
-                    .borrow()
-                    .iter()
-                    .map(|(k, v)| (k.0.clone(), v.clone()))
-                    .collect();
-                if items.is_empty() {
-                    out.push_str("{}");
-                    return Ok(());
-                }
-                if enc.sort_keys {
-                    items = self.json_sorted(items)?;
-                }
-                self.json_enter(enc, Rc::as_ptr(d) as *const u8 as usize)?;
-                out.push('{');
-                let mut first = true;
-                for (k, x) in &items {
-                    let key = match k {
-                        Value::Str(s) => s.to_string(),
-                        Value::Bool(true) => "true".into(),
-                        Value::Bool(false) => "false".into(),
-                        Value::None => "null".into(),
-                        Value::Int(i) => i.to_string(),
-                        Value::BigInt(b) => b.to_string(),
-                        Value::Float(f) => {
-                            let mut s = String::new();
-                            self.json_float(enc, *f, &mut s)?;
-                            s
-                        }
-                        _ if enc.skipkeys => continue,
-                        other => {
-                            return Err(self.err(
-                                "TypeError",
-                                format!(
-                                    "keys must be str, int, float, bool or None, not {}",
-                                    self.type_name_of(other)
-                                ),
-                            ));
-                        }
-                    };
-                    if !first {
-                        out.push_str(&enc.item_sep);
-                    }
-                    first = false;
-                    json_newline(enc, out, depth + 1);
-                    write_json_str(&key, enc.ensure_ascii, out);
-                    out.push_str(&enc.key_sep);
-                    self.json_encode(enc, x, out, depth + 1)?;
-                }
-                json_newline(enc, out, depth);
-                out.push('}');
-                enc.path.pop();
-            }
-            other => {
-                if let Some(f) = enc.default.clone() {
-                    let key = match other {
-                        Value::Instance(i) => Rc::as_ptr(i) as *const u8 as usize,
-                        _ => 0,
-                    };
-                    if key != 0 {
-                        self.json_enter(enc, key)?;
-                    }
-                    let r = self.call_value(&f, vec![other.clone()], Vec::new())?;
-                    self.json_encode(enc, &r, out, depth + 1)?;
-                    if key != 0 {
-                        enc.path.pop();
-                    }
-                    return Ok(());
-                }
-                return Err(self.err(
-                    "TypeError",
-                    format!(
-                        "Object of type {} is not JSON serializable",
-                        self.class_of(other).name
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    fn json_enter(&mut self, enc: &mut Enc, key: usize) -> R<()> {
-        if enc.path.contains(&key) {
-            return Err(self.err("ValueError", "Circular reference detected"));
-        }
-        enc.path.push(key);
-        Ok(())
-    }
-
-    fn json_float(&mut self, enc: &Enc, f: f64, out: &mut String) -> R<()> {
-        if f.is_finite() {
-            pyfmt::push_float_repr(out, f);
-            return Ok(());
-        }
-        if !enc.allow_nan {
-            return Err(self.err(
-                "ValueError",
-                format!(
-                    "Out of range float values are not JSON compliant: {}",
-                    pyfmt::float_repr(f)
-                ),
-            ));
-        }
-        out.push_str(if f.is_nan() {
-            "NaN"
-        } else if f > 0.0 {
-            "Infinity"
-        } else {
-            "-Infinity"
-        });
-        Ok(())
     }
 
     /// Items sorted by key as `sorted(d.items())` does (a `TypeError` for keys that do
@@ -723,38 +554,165 @@ impl Interp<'_> {
     }
 }
 
-fn json_newline(enc: &Enc, out: &mut String, depth: usize) {
-    if let Some(ind) = &enc.indent {
-        out.push('\n');
-        for _ in 0..depth {
-            out.push_str(ind);
-        }
+/// A float as `json.dumps` writes it: its repr, or `NaN`/`Infinity`/`-Infinity` when
+/// `allow_nan`, else CPython's `ValueError`.
+fn dumps_float(it: &mut Interp<'_>, allow_nan: bool, f: f64, out: &mut String) -> R<()> {
+    if f.is_finite() {
+        pyfmt::push_float_repr(out, f);
+        return Ok(());
     }
+    if !allow_nan {
+        return Err(it.err(
+            "ValueError",
+            format!(
+                "Out of range float values are not JSON compliant: {}",
+                pyfmt::float_repr(f)
+            ),
+        ));
+    }
+    out.push_str(if f.is_nan() {
+        "NaN"
+    } else if f > 0.0 {
+        "Infinity"
+    } else {
+        "-Infinity"
+    });
+    Ok(())
 }
 
-/// Append `s` as a JSON string literal as CPython writes it.
-fn write_json_str(s: &str, ensure_ascii: bool, out: &mut String) {
-    out.push('"');
-    for ch in s.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c if ensure_ascii && (c as u32) > 0x7e => {
-                let mut buf = [0u16; 2];
-                for unit in c.encode_utf16(&mut buf) {
-                    let _ = write!(out, "\\u{unit:04x}");
-                }
-            }
-            c => out.push(c),
+impl Dialect for Dumps {
+    type Out = TextOut;
+
+    fn shape(
+        &mut self,
+        it: &mut Interp<'_>,
+        v: &Value,
+        depth: usize,
+        out: &mut TextOut,
+    ) -> R<Shape> {
+        if depth > MAX_DEPTH {
+            return Err(it.err(
+                "RecursionError",
+                "maximum recursion depth exceeded while encoding a JSON object",
+            ));
         }
+        if out.text.len() > it.max_text_bytes() {
+            return Err(it.err(
+                "MemoryError",
+                pyfmt::too_large(out.text.len(), it.max_text_bytes()),
+            ));
+        }
+        match v {
+            // A typed enum's member (`enum R: str`) is its value, as Python's mixin enums.
+            Value::EnumMember(m)
+                if super::super::decl_later::enum_value_type(&m.class).is_some() =>
+            {
+                return Ok(Shape::Instead {
+                    id: None,
+                    value: m.value.clone(),
+                    deeper: false,
+                    through: None,
+                });
+            }
+            Value::None => out.raw("null"),
+            Value::Bool(true) => out.raw("true"),
+            Value::Bool(false) => out.raw("false"),
+            Value::Int(i) => {
+                let _ = write!(out.text, "{i}");
+            }
+            Value::BigInt(b) => {
+                let _ = write!(out.text, "{b}");
+            }
+            Value::Float(f) => dumps_float(it, self.allow_nan, *f, &mut out.text)?,
+            Value::Str(s) => out.string(s),
+            Value::List(l) => {
+                let items = l.borrow().iter().cloned().map(Part::Value).collect();
+                return Ok(Shape::Array {
+                    id: Some(identity(l)),
+                    items,
+                });
+            }
+            Value::Tuple(t) => {
+                return Ok(Shape::Array {
+                    id: Some(identity(t)),
+                    items: t.iter().cloned().map(Part::Value).collect(),
+                });
+            }
+            Value::Dict(d) => {
+                let mut items: Vec<(Value, Value)> = d
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| (k.0.clone(), v.clone()))
+                    .collect();
+                if self.sort_keys {
+                    items = it.json_sorted(items)?;
+                }
+                return Ok(Shape::Object {
+                    id: Some(identity(d)),
+                    entries: items
+                        .into_iter()
+                        .map(|(k, x)| (Key::Value(k), Part::Value(x)))
+                        .collect(),
+                });
+            }
+            other => {
+                let Some(f) = self.default.clone() else {
+                    return Err(it.err(
+                        "TypeError",
+                        format!(
+                            "Object of type {} is not JSON serializable",
+                            it.class_of(other).name
+                        ),
+                    ));
+                };
+                let id = match other {
+                    Value::Instance(i) => Some(identity(i)),
+                    _ => None,
+                };
+                return Ok(Shape::Instead {
+                    id,
+                    value: other.clone(),
+                    deeper: true,
+                    through: Some(f),
+                });
+            }
+        }
+        Ok(Shape::Leaf)
     }
-    out.push('"');
+
+    fn key(&mut self, it: &mut Interp<'_>, key: Key, out: &mut TextOut) -> R<bool> {
+        let text = match key {
+            Key::Fixed(k) => k.to_string(),
+            Key::Name(n) => n.to_string(),
+            Key::Value(k) => match k {
+                Value::Str(s) => s.to_string(),
+                Value::Bool(true) => "true".into(),
+                Value::Bool(false) => "false".into(),
+                Value::None => "null".into(),
+                Value::Int(i) => i.to_string(),
+                Value::BigInt(b) => b.to_string(),
+                Value::Float(f) => {
+                    let mut s = String::new();
+                    dumps_float(it, self.allow_nan, f, &mut s)?;
+                    s
+                }
+                _ if self.skipkeys => return Ok(false),
+                other => {
+                    return Err(it.err(
+                        "TypeError",
+                        format!(
+                            "keys must be str, int, float, bool or None, not {}",
+                            it.type_name_of(&other)
+                        ),
+                    ));
+                }
+            },
+        };
+        out.key(&text);
+        Ok(true)
+    }
+
+    fn cycle(&mut self, it: &mut Interp<'_>) -> Interrupt {
+        it.err("ValueError", "Circular reference detected")
+    }
 }
