@@ -117,7 +117,7 @@ pub fn test_file(
                     crate::interp::Interrupt::Exc(x) => Some(it.class_of(&x.value).name.clone()),
                     _ => None,
                 };
-                let rendered = it.render_error(e);
+                let rendered = it.render_error_from(e, &format!("test {name:?}"));
                 Some(match kind {
                     Some(k) => {
                         let body = rendered.trim_start_matches("✖ ");

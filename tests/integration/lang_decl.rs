@@ -72,6 +72,9 @@ fn svc_test_runs_tests_and_reports_failures() {
     assert!(text.contains("PASS adds\n"), "{text}");
     assert!(text.contains("FAIL fails\n"), "{text}");
     assert!(text.contains("AssertionError: bad sum"), "{text}");
+    // The outermost frame of a failure is the test block, not `<module>`.
+    assert!(text.contains("at test \"fails\" calc.svc:4\n"), "{text}");
+    assert!(!text.contains("<module>"), "{text}");
     assert!(text.contains("PASS fresh graph again\n"), "{text}");
     assert!(text.contains("PASS from annex\n"), "{text}");
     assert!(text.ends_with("4 passed, 1 failed\n"), "{text}");

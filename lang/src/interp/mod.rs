@@ -530,6 +530,12 @@ impl Interp<'_> {
     /// The stderr text of an uncaught error: the message, the source excerpt where it
     /// was raised and the svc frames it unwound through (innermost last).
     pub fn render_error(&mut self, e: Interrupt) -> String {
+        self.render_error_from(e, "<module>")
+    }
+
+    /// `render_error`, naming the outermost frame `outer` (`test "adds"` for an error
+    /// raised in a test block's own body).
+    pub(crate) fn render_error_from(&mut self, e: Interrupt, outer: &str) -> String {
         let glyph = if self.host.plain_glyphs() { "" } else { "✖ " };
         match e {
             Interrupt::Limit(m) => format!("{glyph}Error: {m}\n"),
@@ -538,7 +544,7 @@ impl Interp<'_> {
                 let mut err = *err;
                 if let Some((file, span)) = err.origin.take() {
                     err.trace.push(TraceFrame {
-                        func: Rc::from("<module>"),
+                        func: Rc::from(outer),
                         file,
                         span,
                     });
@@ -582,8 +588,8 @@ impl Interp<'_> {
                         Some(file) => (file.name.clone(), file.line_col(f.span.start).0),
                         None => ("<unknown>".to_string(), 0),
                     };
-                    let call = if &*f.func == "<module>" {
-                        String::from("<module>")
+                    let call = if &*f.func == outer || &*f.func == "<module>" {
+                        f.func.to_string()
                     } else {
                         format!("{}()", f.func)
                     };
