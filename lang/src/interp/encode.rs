@@ -38,7 +38,7 @@ pub(super) enum Part {
     /// A container the dialect builds around values (`{"__tuple__": [...]}`): with
     /// `deeper` false its members count at the same depth as the container's own
     /// members (a wrapper adds no level); with `deeper` true, one level more.
-    Shape { shape: Shape, deeper: bool },
+    Shape { shape: Box<Shape>, deeper: bool },
 }
 
 /// What a value is in a dialect's form.
@@ -48,21 +48,47 @@ pub(super) enum Shape {
     /// A JSON array. `id` is the identity of the container it comes from (a repeat
     /// inside itself is a cycle); `None` for a value that cannot contain itself.
     Array { id: Option<usize>, items: Vec<Part> },
+    /// An array of values (the common case of `Array`, without wrapping each item).
+    Values {
+        id: Option<usize>,
+        items: Vec<Value>,
+    },
+    /// An object of a dict's key/value pairs (keys spelled by `Dialect::key`).
+    Pairs {
+        id: Option<usize>,
+        pairs: Vec<(Value, Value)>,
+    },
     /// A JSON object.
     Object {
         id: Option<usize>,
         entries: Vec<(Key, Part)>,
     },
-    /// Encode `value` in place of the value shaped (an enum member's value), at the
-    /// same depth or one deeper; with `through`, the value `through(value)` answers
-    /// (`json.dumps`'s `default`), called once `id` is on the path. `id` stays on the
-    /// path while the replacement is written.
-    Instead {
-        id: Option<usize>,
-        value: Value,
-        deeper: bool,
-        through: Option<Value>,
-    },
+    /// Another value in place of the one shaped (boxed: rare, and it keeps `Shape`
+    /// small).
+    Instead(Box<Instead>),
+}
+
+/// Encode `value` in place of the value shaped (an enum member's value), at the same
+/// depth or one deeper; with `through`, the value `through(value)` answers
+/// (`json.dumps`'s `default`), called once `id` is on the path. `id` stays on the path
+/// while the replacement is written.
+pub(super) struct Instead {
+    pub id: Option<usize>,
+    pub value: Value,
+    pub deeper: bool,
+    pub through: Option<Value>,
+}
+
+impl Shape {
+    /// `value` in place of the value shaped, one level deeper when `deeper`.
+    pub fn instead(value: Value, deeper: bool) -> Shape {
+        Shape::Instead(Box::new(Instead {
+            id: None,
+            value,
+            deeper,
+            through: None,
+        }))
+    }
 }
 
 /// The identity of a shared value, for cycle detection.
@@ -107,6 +133,8 @@ pub(super) trait Dialect {
 
 /// The members of an open container still to write.
 enum Members {
+    Values(std::vec::IntoIter<Value>),
+    Pairs(std::vec::IntoIter<(Value, Value)>),
     Items(std::vec::IntoIter<Part>),
     Entries(std::vec::IntoIter<(Key, Part)>),
 }
@@ -143,12 +171,17 @@ impl Interp<'_> {
         while let Some(top) = stack.last_mut() {
             let depth = top.depth;
             let next = match &mut top.members {
+                Members::Values(items) => items.next().map(|v| (None, Part::Value(v))),
+                Members::Pairs(pairs) => pairs
+                    .next()
+                    .map(|(k, v)| (Some(Key::Value(k)), Part::Value(v))),
                 Members::Items(items) => items.next().map(|item| (None, item)),
                 Members::Entries(entries) => entries.next().map(|(k, item)| (Some(k), item)),
             };
             let Some((key, item)) = next else {
-                let done = stack.pop().expect("a frame is open");
-                if done.container {
+                if let Some(done) = stack.pop()
+                    && done.container
+                {
                     out.end(done.obj);
                 }
                 continue;
@@ -176,7 +209,7 @@ impl Interp<'_> {
                     } else {
                         depth.saturating_sub(1)
                     };
-                    self.encode_open(d, shape, at, out, &mut stack)?;
+                    self.encode_open(d, *shape, at, out, &mut stack)?;
                 }
             }
         }
@@ -198,9 +231,27 @@ impl Interp<'_> {
                 out.empty(false);
                 return Ok(());
             }
+            Shape::Values { items, .. } if items.is_empty() => {
+                out.empty(false);
+                return Ok(());
+            }
             Shape::Object { entries, .. } if entries.is_empty() => {
                 out.empty(true);
                 return Ok(());
+            }
+            Shape::Pairs { pairs, .. } if pairs.is_empty() => {
+                out.empty(true);
+                return Ok(());
+            }
+            Shape::Values { id, items } => (
+                false,
+                true,
+                id,
+                Members::Values(items.into_iter()),
+                depth + 1,
+            ),
+            Shape::Pairs { id, pairs } => {
+                (true, true, id, Members::Pairs(pairs.into_iter()), depth + 1)
             }
             Shape::Array { id, items } => (
                 false,
@@ -216,12 +267,13 @@ impl Interp<'_> {
                 Members::Entries(entries.into_iter()),
                 depth + 1,
             ),
-            Shape::Instead {
-                id,
-                value,
-                deeper,
-                through,
-            } => {
+            Shape::Instead(instead) => {
+                let Instead {
+                    id,
+                    value,
+                    deeper,
+                    through,
+                } = *instead;
                 if let Some(id) = id
                     && stack.iter().any(|f| f.id == Some(id))
                 {
@@ -376,8 +428,7 @@ impl TextOut {
         if let Some(first) = self.first.last_mut()
             && !std::mem::replace(first, false)
         {
-            let sep = self.item_sep.clone();
-            self.text.push_str(&sep);
+            self.text.push_str(&self.item_sep);
             self.newline();
         }
     }
@@ -395,8 +446,7 @@ impl Out for TextOut {
     fn key(&mut self, key: &str) {
         self.member();
         self.string(key);
-        let sep = self.key_sep.clone();
-        self.text.push_str(&sep);
+        self.text.push_str(&self.key_sep);
     }
     fn end(&mut self, obj: bool) {
         self.first.pop();

@@ -425,7 +425,7 @@ impl Store {
             entries: vec![(
                 Key::Fixed(tag),
                 Part::Shape {
-                    shape: Shape::Array { id: None, items },
+                    shape: Box::new(Shape::Array { id: None, items }),
                     deeper: false,
                 },
             )],
@@ -474,8 +474,8 @@ impl Dialect for Store {
             }
             Value::Str(s) => out.string(s),
             Value::List(l) => {
-                let items = l.borrow().iter().cloned().map(Part::Value).collect();
-                return Ok(Shape::Array {
+                let items = l.borrow().iter().cloned().collect();
+                return Ok(Shape::Values {
                     id: Some(identity(l)),
                     items,
                 });
@@ -501,23 +501,23 @@ impl Dialect for Store {
                     .iter()
                     .all(|(k, _)| matches!(&k.0, Value::Str(s) if !s.starts_with("__")))
                 {
-                    let entries = d_ref
+                    let pairs = d_ref
                         .iter()
-                        .map(|(k, x)| (Key::Value(k.0.clone()), Part::Value(x.clone())))
+                        .map(|(k, x)| (k.0.clone(), x.clone()))
                         .collect();
-                    return Ok(Shape::Object {
+                    return Ok(Shape::Pairs {
                         id: Some(identity(d)),
-                        entries,
+                        pairs,
                     });
                 }
                 // `{"__dict__": [[key, value], ...]}`.
                 let pairs = d_ref
                     .iter()
                     .map(|(k, x)| Part::Shape {
-                        shape: Shape::Array {
+                        shape: Box::new(Shape::Array {
                             id: None,
                             items: vec![Part::Value(k.0.clone()), Part::Value(x.clone())],
-                        },
+                        }),
                         deeper: false,
                     })
                     .collect();
@@ -559,10 +559,10 @@ impl Dialect for Store {
                         (
                             Key::Fixed("fields"),
                             Part::Shape {
-                                shape: Shape::Object {
+                                shape: Box::new(Shape::Object {
                                     id: None,
                                     entries: fields,
-                                },
+                                }),
                                 deeper: true,
                             },
                         ),

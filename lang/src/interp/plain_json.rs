@@ -6,7 +6,7 @@
 //! It is one dialect of the one encoder (`interp/encode.rs`), beside the wire form,
 //! the stored form and `json.dumps`; a container inside itself is the depth refusal.
 
-use super::encode::{Dialect, Key, Out as _, Part, Shape, TreeOut, identity};
+use super::encode::{Dialect, Key, Out as _, Shape, TreeOut, identity};
 use super::value::{HashKey, Value};
 use super::{Interp, Interrupt, R};
 use serde_json::Value as Json;
@@ -81,27 +81,27 @@ impl Dialect for Plain<'_> {
             },
             Value::Str(s) => Json::String(s.to_string()),
             Value::List(l) => {
-                let items = l.borrow().iter().cloned().map(Part::Value).collect();
-                return Ok(Shape::Array {
+                let items = l.borrow().iter().cloned().collect();
+                return Ok(Shape::Values {
                     id: Some(identity(l)),
                     items,
                 });
             }
             Value::Tuple(t) => {
-                return Ok(Shape::Array {
+                return Ok(Shape::Values {
                     id: Some(identity(t)),
-                    items: t.iter().cloned().map(Part::Value).collect(),
+                    items: t.iter().cloned().collect(),
                 });
             }
             Value::Dict(d) => {
                 let entries = d
                     .borrow()
                     .iter()
-                    .map(|(HashKey(k), x)| (Key::Value(k.clone()), Part::Value(x.clone())))
+                    .map(|(HashKey(k), x)| (k.clone(), x.clone()))
                     .collect();
-                return Ok(Shape::Object {
+                return Ok(Shape::Pairs {
                     id: Some(identity(d)),
-                    entries,
+                    pairs: entries,
                 });
             }
             other => {

@@ -100,49 +100,38 @@ impl Dialect for Wire {
                 let n = super::ops::range_len(*a, *b, *step).max(0) as usize;
                 it.wire_charge(n.saturating_mul(2))?;
                 let items = it.iterate(v)?;
-                return Ok(Shape::Array {
-                    id: None,
-                    items: items.into_iter().map(Part::Value).collect(),
-                });
+                return Ok(Shape::Values { id: None, items });
             }
             Value::List(l) => {
-                let items = l.borrow().iter().cloned().map(Part::Value).collect();
-                return Ok(Shape::Array {
+                let items = l.borrow().iter().cloned().collect();
+                return Ok(Shape::Values {
                     id: Some(identity(l)),
                     items,
                 });
             }
             Value::Tuple(t) => {
-                return Ok(Shape::Array {
+                return Ok(Shape::Values {
                     id: Some(identity(t)),
-                    items: t.iter().cloned().map(Part::Value).collect(),
+                    items: t.iter().cloned().collect(),
                 });
             }
             Value::Set(_) | Value::Iter(_) | Value::Lazy(_) => {
                 let items = it.iterate(v)?;
-                return Ok(Shape::Array {
-                    id: None,
-                    items: items.into_iter().map(Part::Value).collect(),
-                });
+                return Ok(Shape::Values { id: None, items });
             }
             Value::Dict(d) => {
                 let entries = d
                     .borrow()
                     .iter()
-                    .map(|(k, x)| (Key::Value(k.0.clone()), Part::Value(x.clone())))
+                    .map(|(k, x)| (k.0.clone(), x.clone()))
                     .collect();
-                return Ok(Shape::Object {
+                return Ok(Shape::Pairs {
                     id: Some(identity(d)),
-                    entries,
+                    pairs: entries,
                 });
             }
             Value::EnumMember(m) => {
-                return Ok(Shape::Instead {
-                    id: None,
-                    value: m.value.clone(),
-                    deeper: true,
-                    through: None,
-                });
+                return Ok(Shape::instead(m.value.clone(), true));
             }
             Value::Anchor(h) => return it.wire_anchor(self, *h, depth, out),
             Value::Instance(i) => {

@@ -4,7 +4,7 @@
 //! container, is CPython's error); the decoder is iterative with the same bound.
 
 use super::super::Interrupt;
-use super::super::encode::{Dialect, Key, Out as _, Part, Shape, TextOut, identity};
+use super::super::encode::{Dialect, Instead, Key, Out as _, Shape, TextOut, identity};
 use super::super::value::*;
 use super::super::{Interp, R};
 use super::ArgStyle;
@@ -607,12 +607,7 @@ impl Dialect for Dumps {
             Value::EnumMember(m)
                 if super::super::decl_later::enum_value_type(&m.class).is_some() =>
             {
-                return Ok(Shape::Instead {
-                    id: None,
-                    value: m.value.clone(),
-                    deeper: false,
-                    through: None,
-                });
+                return Ok(Shape::instead(m.value.clone(), false));
             }
             Value::None => out.raw("null"),
             Value::Bool(true) => out.raw("true"),
@@ -626,33 +621,39 @@ impl Dialect for Dumps {
             Value::Float(f) => dumps_float(it, self.allow_nan, *f, &mut out.text)?,
             Value::Str(s) => out.string(s),
             Value::List(l) => {
-                let items = l.borrow().iter().cloned().map(Part::Value).collect();
-                return Ok(Shape::Array {
+                let items = l.borrow().iter().cloned().collect();
+                return Ok(Shape::Values {
                     id: Some(identity(l)),
                     items,
                 });
             }
             Value::Tuple(t) => {
-                return Ok(Shape::Array {
+                return Ok(Shape::Values {
                     id: Some(identity(t)),
-                    items: t.iter().cloned().map(Part::Value).collect(),
+                    items: t.iter().cloned().collect(),
                 });
             }
-            Value::Dict(d) => {
-                let mut items: Vec<(Value, Value)> = d
+            Value::Dict(d) if self.sort_keys => {
+                let items: Vec<(Value, Value)> = d
                     .borrow()
                     .iter()
                     .map(|(k, v)| (k.0.clone(), v.clone()))
                     .collect();
-                if self.sort_keys {
-                    items = it.json_sorted(items)?;
-                }
-                return Ok(Shape::Object {
+                let items = it.json_sorted(items)?;
+                return Ok(Shape::Pairs {
                     id: Some(identity(d)),
-                    entries: items
-                        .into_iter()
-                        .map(|(k, x)| (Key::Value(k), Part::Value(x)))
-                        .collect(),
+                    pairs: items,
+                });
+            }
+            Value::Dict(d) => {
+                let entries = d
+                    .borrow()
+                    .iter()
+                    .map(|(k, x)| (k.0.clone(), x.clone()))
+                    .collect();
+                return Ok(Shape::Pairs {
+                    id: Some(identity(d)),
+                    pairs: entries,
                 });
             }
             other => {
@@ -669,12 +670,12 @@ impl Dialect for Dumps {
                     Value::Instance(i) => Some(identity(i)),
                     _ => None,
                 };
-                return Ok(Shape::Instead {
+                return Ok(Shape::Instead(Box::new(Instead {
                     id,
                     value: other.clone(),
                     deeper: true,
                     through: Some(f),
-                });
+                })));
             }
         }
         Ok(Shape::Leaf)
@@ -685,7 +686,10 @@ impl Dialect for Dumps {
             Key::Fixed(k) => k.to_string(),
             Key::Name(n) => n.to_string(),
             Key::Value(k) => match k {
-                Value::Str(s) => s.to_string(),
+                Value::Str(s) => {
+                    out.key(&s);
+                    return Ok(true);
+                }
                 Value::Bool(true) => "true".into(),
                 Value::Bool(false) => "false".into(),
                 Value::None => "null".into(),
