@@ -6,9 +6,10 @@
 //! 16-aligned), so a run that makes 200,000 anchors writes a table of 8 MiB at random
 //! places, and each doubling re-reads all of it; in the walker benchmark the inserts
 //! and rehashes were a tenth of the samples, most of it waiting for cache misses.
-//! Here an entry is 8 bytes at a load of at most one half (16 bytes an anchor at
-//! worst, against 36 to 73), and a probe reads the slot only when the 24 hash bits
-//! agree, so a miss almost never touches a slot.
+//! Here an entry is 8 bytes at a load between a quarter and a half (16 to 32 bytes
+//! an anchor, against 37 to 75 for the map at its load of 7/16 to 7/8), and a probe
+//! reads the slot only when the 24 hash bits agree, so a miss almost never touches a
+//! slot.
 
 use crate::host::AnchorId;
 use std::cell::RefCell;

@@ -758,15 +758,8 @@ impl Interp<'_> {
             }};
         }
         loop {
-            let mut op = code.ops[pc];
+            let op = code.ops[pc];
             pc += 1;
-            // A statement's tick and its first instruction in one dispatch: a test of
-            // the tag is predicted far better than a second indirect jump.
-            if let Op::Tick = op {
-                tri!(self.vm_tick());
-                op = code.ops[pc];
-                pc += 1;
-            }
             match op {
                 Op::Tick => tri!(self.vm_tick()),
                 Op::Poll => tri!(self.poll()),
