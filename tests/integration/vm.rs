@@ -315,3 +315,100 @@ fn limits_end_compiled_walker_abilities_as_on_the_tree_walker() {
     );
     assert_eq!(vm, tree);
 }
+
+/// `svc run ARGS... prog.svc` in a fresh directory: (stdout, stderr, exit code).
+fn run_fresh(program: &str, args: &[&str]) -> (String, String, Option<i32>) {
+    let dir = TempDir::new("vm");
+    dir.write("prog.svc", program);
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.push("prog.svc");
+    let out = svc_in(dir.path(), &all);
+    (stdout(&out), stderr(&out), out.status.code())
+}
+
+/// Nodes whose fields a store can hold (scalars, strings, containers, anchors) and
+/// one it cannot (a builtin in a list, a function, a value nested too deep), committed
+/// by a spawn and at the end.
+const STORING: &str = r#"
+node Box {
+    has v: object = None;
+}
+
+walker Noop {
+    can start with Root entry {
+        disengage;
+    }
+}
+
+def deep(n: int) -> list {
+    x = [];
+    for i in range(n) {
+        x = [x];
+    }
+    return x;
+}
+
+def fill() -> int {
+    for v in [1, 2.5, "s", True, None, [1, "a"], {"k": (1, 2)}, {3}, 10 ** 30] {
+        root ++> Box(v=v);
+    }
+    a = Box();
+    root ++> a;
+    a ++> Box(v=a);
+    return len([root -->]);
+}
+
+with entry {
+    print("plain", fill());
+    root spawn Noop();
+    print("spawned");
+    w = Box(v=BAD);
+    root ++> w;
+    root spawn Noop();
+    print("after");
+}
+"#;
+
+/// A `--no-store` run checks each changed anchor's fields without making their stored
+/// form when they are plainly storable (issue 11, eighth step); what cannot be stored
+/// still fails at the same commit with the same error as a stored run, on both cores.
+#[test]
+fn no_store_runs_refuse_unstorable_fields_as_stored_runs_do() {
+    let cases = [
+        ("None", None),
+        (
+            "[1, print]",
+            Some("cannot persist a value of type 'builtin_function_or_method'"),
+        ),
+        ("deep", Some("cannot persist a value of type 'function'")),
+        (
+            "{\"k\": [deep]}",
+            Some("cannot persist a value of type 'function'"),
+        ),
+        ("deep(150)", Some("nested more than 100 levels deep")),
+        ("deep(90)", None),
+    ];
+    for (bad, message) in cases {
+        let program = STORING.replace("BAD", bad);
+        let stored = run_fresh(&program, &[]);
+        match message {
+            Some(m) => {
+                assert_eq!(stored.2, Some(1), "{bad}: {stored:?}");
+                assert!(stored.1.contains(m), "{bad}: {}", stored.1);
+                assert_eq!(stored.0, "plain 10\nspawned\n", "{bad}");
+            }
+            None => {
+                assert_eq!(stored.2, Some(0), "{bad}: {stored:?}");
+                assert_eq!(stored.0, "plain 10\nspawned\nafter\n", "{bad}");
+            }
+        }
+        for extra in [
+            &["--no-store"][..],
+            &["--no-store", "--no-vm"],
+            &["--no-vm"],
+        ] {
+            assert_eq!(run_fresh(&program, extra), stored, "{bad} {extra:?}");
+        }
+    }
+}

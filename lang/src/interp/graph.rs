@@ -1,6 +1,8 @@
 //! The graph arena (the run's L1): nodes and edges by handle, edge queries, connect and
 //! disconnect, and the change log that becomes a `CommitSet`.
 
+mod id_index;
+
 use super::value::*;
 use super::{Interp, R};
 use crate::ast::{self, EdgeDir};
@@ -130,8 +132,15 @@ impl<'a> IntoIterator for &'a mut Slots {
 /// All anchors a run touched.
 pub struct Graph {
     pub slots: Slots,
-    pub by_id: FxHashMap<AnchorId, Handle>,
+    /// Id → slot index of every slot (the last one made for an id), read through
+    /// `handle_by_id`; slots are indexed at the first lookup after they are made.
+    ids: id_index::IdIndex,
+    /// Edges appended, for the commit set; not logged when the host keeps no commits
+    /// (`log_edge_adds` false, `svc run --no-store`), where `edges_added` says whether
+    /// there were any since the last commit.
     pub edge_adds: Vec<(AnchorId, AnchorId)>,
+    pub log_edge_adds: bool,
+    pub edges_added: bool,
     pub edge_removes: Vec<(AnchorId, AnchorId)>,
     pub deletes: Vec<AnchorId>,
     /// Nodes whose edge lists this run read (for `CommitSet::edges_read`).
@@ -142,6 +151,8 @@ pub struct Graph {
     /// Pinned handles (from the program's load run) → index in `slots`, resolved by id
     /// at the start of each run.
     pub pinned: FxHashMap<Handle, usize>,
+    /// The same pins by slot index: the handle `handle_by_id` gives for them.
+    pinned_at: FxHashMap<usize, Handle>,
     /// What a stale handle (from an earlier run) reads: a deleted placeholder.
     dead: Box<Slot>,
 }
@@ -184,13 +195,16 @@ impl Default for Graph {
     fn default() -> Graph {
         Graph {
             slots: Slots::default(),
-            by_id: FxHashMap::default(),
+            ids: id_index::IdIndex::default(),
             edge_adds: Vec::new(),
+            log_edge_adds: true,
+            edges_added: false,
             edge_removes: Vec::new(),
             deletes: Vec::new(),
             edges_read: FxHashMap::default(),
             base: 0,
             pinned: FxHashMap::default(),
+            pinned_at: FxHashMap::default(),
             dead: stale_slot(),
         }
     }
@@ -220,10 +234,43 @@ impl Graph {
     }
 
     pub fn insert(&mut self, slot: Slot) -> Handle {
-        let h = self.handle_at(self.slots.len());
-        self.by_id.insert(slot.id, h);
+        let index = self.slots.len();
         self.slots.push(slot);
-        h
+        self.handle_at(index)
+    }
+
+    /// The handle of anchor `id` if this run's graph holds it (live or not): the pinned
+    /// handle of a pinned anchor, else that of its slot.
+    #[inline]
+    pub fn handle_by_id(&self, id: AnchorId) -> Option<Handle> {
+        let slots = &self.slots;
+        let index = self.ids.get(id, slots.len(), |i| slots[i].id)?;
+        if !self.pinned_at.is_empty()
+            && let Some(&pin) = self.pinned_at.get(&index)
+        {
+            return Some(pin);
+        }
+        Some(self.handle_at(index))
+    }
+
+    /// Does this run's graph hold anchor `id`?
+    #[inline]
+    pub fn contains_id(&self, id: AnchorId) -> bool {
+        let slots = &self.slots;
+        self.ids.get(id, slots.len(), |i| slots[i].id).is_some()
+    }
+
+    /// The slots `handle_by_id` finds, one per id held, in no particular order.
+    pub fn indexed_slots(&self) -> impl Iterator<Item = &Slot> + '_ {
+        let slots = &self.slots;
+        let indexes = self.ids.indexes(slots.len(), |i| slots[i].id);
+        indexes.into_iter().map(|i| &self.slots[i])
+    }
+
+    /// Make `pin` (a handle of the program's load run) name `slots[index]`.
+    pub fn pin(&mut self, pin: Handle, index: usize) {
+        self.pinned.insert(pin, index);
+        self.pinned_at.insert(index, pin);
     }
 
     /// The handle of `slots[index]`.
@@ -277,7 +324,11 @@ impl Graph {
         let slot = self.slot_mut(h);
         slot.edges.push(edge);
         let node = slot.id;
-        self.edge_adds.push((node, edge));
+        if self.log_edge_adds {
+            self.edge_adds.push((node, edge));
+        } else {
+            self.edges_added = true;
+        }
     }
 
     pub fn is_live(&self, h: Handle) -> bool {
@@ -319,7 +370,7 @@ impl Interp<'_> {
 
     /// The handle of an anchor id, loading it through the host on first use.
     pub fn handle_of(&mut self, id: AnchorId) -> R<Option<Handle>> {
-        if let Some(&h) = self.graph.by_id.get(&id) {
+        if let Some(h) = self.graph.handle_by_id(id) {
             return Ok(if self.graph.is_live(h) { Some(h) } else { None });
         }
         self.load_anchor(id)
@@ -336,9 +387,8 @@ impl Interp<'_> {
         // committed yet, so they follow the stored ones.
         stored.retain(|e| {
             self.graph
-                .by_id
-                .get(e)
-                .is_none_or(|&eh| self.graph.is_live(eh))
+                .handle_by_id(*e)
+                .is_none_or(|eh| self.graph.is_live(eh))
         });
         let slot = self.graph.slot_mut(h);
         let pending = std::mem::take(&mut slot.edges);
@@ -528,8 +578,8 @@ impl Interp<'_> {
             self.prefetch(&edge_ids)?;
             let far_ids: Vec<AnchorId> = edge_ids
                 .iter()
-                .filter_map(|e| self.graph.by_id.get(e))
-                .filter_map(|&e| self.graph.slot(e).ends)
+                .filter_map(|e| self.graph.handle_by_id(*e))
+                .filter_map(|e| self.graph.slot(e).ends)
                 .filter_map(|ends| far_end(&ends, nid, op.dir))
                 .collect();
             self.prefetch(&far_ids)?;

@@ -627,8 +627,8 @@ impl Interp<'_> {
             let Some(id) = doc.get("id").and_then(Json::as_str).and_then(parse_id) else {
                 continue;
             };
-            let h = match self.graph.by_id.get(&id) {
-                Some(&h) if self.graph.is_live(h) => Some(h),
+            let h = match self.graph.handle_by_id(id) {
+                Some(h) if self.graph.is_live(h) => Some(h),
                 Some(_) => None,
                 None => {
                     let Some(stored) = stored_node(id, doc) else {

@@ -324,11 +324,10 @@ impl<'h> Interp<'h> {
             let _ = self.materialise(stored);
         }
         for (pin, id) in pinned.iter() {
-            if let Some(&h) = self.graph.by_id.get(id)
+            if let Some(h) = self.graph.handle_by_id(*id)
                 && let Some(index) = h.checked_sub(self.graph.base)
             {
-                self.graph.pinned.insert(*pin, index as usize);
-                self.graph.by_id.insert(*id, *pin);
+                self.graph.pin(*pin, index as usize);
             }
         }
     }
@@ -344,6 +343,7 @@ impl<'h> Interp<'h> {
         generator::discard_abandoned();
         let p = program.clone();
         let mut graph = Graph::default();
+        graph.log_edge_adds = host.keeps_commits();
         graph.base = p.next_base.get();
         p.next_base.set(graph.base.saturating_add(RUN_HANDLES));
         let mut it = Interp {

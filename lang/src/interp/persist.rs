@@ -29,14 +29,14 @@ impl Interp<'_> {
         let missing: Vec<crate::host::AnchorId> = ids
             .iter()
             .copied()
-            .filter(|id| !self.graph.by_id.contains_key(id))
+            .filter(|id| !self.graph.contains_id(*id))
             .collect();
         if missing.len() < 2 {
             return Ok(());
         }
         let loaded = self.host.load_many(&missing).map_err(Interrupt::Host)?;
         for stored in loaded {
-            if !self.graph.by_id.contains_key(&stored.id) {
+            if !self.graph.contains_id(stored.id) {
                 self.materialise(stored)?;
             }
         }
@@ -77,24 +77,22 @@ impl Interp<'_> {
                 .into_iter()
                 .filter(|id| {
                     self.graph
-                        .by_id
-                        .get(id)
-                        .is_some_and(|&h| unread(self.graph.slot(h)))
+                        .handle_by_id(*id)
+                        .is_some_and(|h| unread(self.graph.slot(h)))
                 })
                 .collect(),
             crate::host::Stale::All => self
                 .graph
-                .by_id
-                .iter()
-                .filter(|&(_, &h)| unread(self.graph.slot(h)))
-                .map(|(&id, _)| id)
+                .indexed_slots()
+                .filter(|s| unread(s))
+                .map(|s| s.id)
                 .collect(),
         };
         for id in ids {
             let Some(stored) = self.host.load(id).map_err(Interrupt::Host)? else {
                 continue;
             };
-            let Some(&h) = self.graph.by_id.get(&id) else {
+            let Some(h) = self.graph.handle_by_id(id) else {
                 continue;
             };
             let slot = self.graph.slot_mut(h);
@@ -308,10 +306,12 @@ impl Interp<'_> {
             if !matches!(state, SlotState::New | SlotState::Dirty) || !keep {
                 continue;
             }
-            let stored = self.stored_form(self.graph.handle_at(h))?;
+            let h = self.graph.handle_at(h);
             if kept {
+                let stored = self.stored_form(h)?;
                 set.upserts.push(stored);
             } else {
+                self.check_storable(h)?;
                 discarded = true;
             }
         }
@@ -344,8 +344,9 @@ impl Interp<'_> {
             }
         } else {
             let g = &mut self.graph;
-            discarded |=
-                !(g.edge_adds.is_empty() && g.edge_removes.is_empty() && g.deletes.is_empty());
+            discarded |= g.edges_added
+                || !(g.edge_adds.is_empty() && g.edge_removes.is_empty() && g.deletes.is_empty());
+            g.edges_added = false;
             g.edge_adds.clear();
             g.edge_removes.clear();
             g.deletes.clear();
@@ -364,6 +365,33 @@ impl Interp<'_> {
             self.call_value(&cb, vec![], vec![])?;
         }
         Ok(())
+    }
+
+    /// What `stored_form` checks, for a host that keeps nothing: the stored text is
+    /// made only when some field holds a value other than `None`, a bool, a number, a
+    /// string, an anchor or an enum member (whose encoding cannot fail), so a value that
+    /// cannot be persisted fails with the same error at the same point.
+    fn check_storable(&mut self, h: Handle) -> R<()> {
+        self.decode_fields(h)?;
+        let s = self.graph.slot(h);
+        let plain = s.class.fields.iter().zip(&s.fields).all(|(f, v)| {
+            f.is_static
+                || matches!(
+                    v,
+                    Value::None
+                        | Value::Bool(_)
+                        | Value::Int(_)
+                        | Value::BigInt(_)
+                        | Value::Float(_)
+                        | Value::Str(_)
+                        | Value::Anchor(_)
+                        | Value::EnumMember(_)
+                )
+        });
+        if plain {
+            return Ok(());
+        }
+        self.stored_form(h).map(drop)
     }
 
     fn stored_form(&mut self, h: Handle) -> R<StoredAnchor> {

@@ -87,15 +87,21 @@ impl VmIter {
 }
 
 /// One activation of a compiled function. Where names outside the slots resolve (the
-/// function's closure) and its file come from `func`; module code (an entry block,
-/// `func` `None`) is only ever the entry frame, and its scope and file are on `Stacks`.
+/// function's closure) and its file come from its function (`frame_func`); module code
+/// (an entry block, `func` `None`) is only ever the entry frame, and its scope and file
+/// are on `Stacks`.
 struct Frame {
     code: Rc<Code>,
-    /// `None` for module code (an entry block).
+    /// The function of an entry frame (`None` for module code) or of a method call.
+    /// `None` in a frame above the entry frame: a `Call` left the function on the
+    /// operand stack at `stack_base`, under the frame's operands (`vm_enter`).
     func: Option<Rc<Function>>,
     /// While a callee runs: the index of the call instruction.
     pc: u32,
     slot_base: u32,
+    /// Where the frame's result goes: the entry of its callee (a `Call`, which keeps
+    /// it there while the frame runs, so its operands start one above) or of its
+    /// receiver (a method call, whose `self` moved into `this`).
     stack_base: u32,
     iter_base: u32,
     this: Option<Value>,
@@ -103,6 +109,20 @@ struct Frame {
 
 // A call pushes and a return pops one of these.
 const _: () = assert!(std::mem::size_of::<Frame>() <= 64);
+
+/// The function frame `i` of `st` runs: its own (`Frame::func`), else, above the entry
+/// frame, the callee its `Call` left on the operand stack under it.
+fn frame_func(st: &Stacks, i: usize) -> Option<&Rc<Function>> {
+    let f = st.frames.get(i)?;
+    match &f.func {
+        Some(func) => Some(func),
+        None if i > 0 => match st.stack.get(f.stack_base as usize) {
+            Some(Value::Func(func)) => Some(func),
+            _ => None,
+        },
+        None => None,
+    }
+}
 
 /// The VM's stacks; one set per native entry into the VM, reused through a small pool
 /// on the interpreter (`Interp::vm_stacks`).
@@ -228,7 +248,12 @@ fn cached_field(code: &Code, name: u32, site: u32, o: &Value, inst: &Instance) -
 fn vm_ctx(st: &Stacks, scope: &ScopeRef, mctx: Option<&Ctx>) -> Ctx {
     let entry = st.frames.len() == 1;
     let frame = st.frames.last();
-    match (frame, frame.and_then(|f| f.func.as_ref()), mctx) {
+    let func = st
+        .frames
+        .len()
+        .checked_sub(1)
+        .and_then(|i| frame_func(st, i));
+    match (frame, func, mctx) {
         (Some(f), Some(func), _) => Ctx {
             scope: scope.clone(),
             this: f.this.clone(),
@@ -470,14 +495,15 @@ impl Interp<'_> {
         let n = st.frames.len();
         for i in (0..n).rev() {
             let f = &st.frames[i];
+            let func = frame_func(st, i);
             let idx = if i + 1 == n { at } else { f.pc as usize };
             if let Interrupt::Exc(err) = &mut e {
                 if err.origin.is_none() {
-                    let file = f.func.as_ref().map_or(st.module_file, |func| func.file);
+                    let file = func.map_or(st.module_file, |func| func.file);
                     err.origin = Some((file, f.code.spans[idx]));
                 }
                 if i > 0
-                    && let Some(func) = &f.func
+                    && let Some(func) = func
                 {
                     let (file, span) = err.origin.take().unwrap_or((func.file, func.span));
                     err.trace.push(TraceFrame {
@@ -623,8 +649,10 @@ impl Interp<'_> {
     /// Call compiled `code` from the instruction at `at` of the running frame (whose
     /// current scope is `scope`): `n` arguments on top of the operand stack, the callee
     /// under them. `method` is the resolved method when the value under the arguments
-    /// is its receiver (which becomes `self`); without it, that value is the function
-    /// itself and moves into the frame (no reference count moves). The depth check and
+    /// is its receiver (which moves into the frame as `self`); without it, that value
+    /// is the function itself and stays where it is, under the frame's operands, until
+    /// the return overwrites it with the result (nothing moves it or its reference
+    /// count; `frame_func` finds it there). The depth check and
     /// the tick come first, where `call_plain` has them; on success the callee's frame
     /// is on top, the arguments moved into its first slots (nothing cloned, no
     /// allocation once the stacks have grown).
@@ -641,10 +669,11 @@ impl Interp<'_> {
             return Err(self.err("RecursionError", "maximum recursion depth exceeded"));
         }
         self.vm_tick()?;
+        let entry = st.frames.len() == 1;
         if let Some(fr) = st.frames.last_mut() {
             fr.pc = at as u32;
             // Module code may be inside a comprehension's scope: resumed there.
-            if fr.func.is_none() {
+            if entry && fr.func.is_none() {
                 st.module_scope = Some(scope.clone());
             }
         }
@@ -661,22 +690,17 @@ impl Interp<'_> {
             slots.bind_arg(slot_base + i, v);
         }
         stack.set_len_moved(base);
-        // The frame's fields are written into its entry (`FrameStack`), then `func`
-        // and `self` are moved in.
+        // The frame's fields are written into its entry (`FrameStack`), then a
+        // method and its `self` are moved in; a function stays on the stack.
         let f = frames.push(
             code,
             slot_base as u32,
             (base - 1) as u32,
             iters.len() as u32,
         );
-        match (method, stack.pop()) {
-            (Some(m), this) => {
-                f.func = Some(m);
-                f.this = this;
-            }
-            (None, Some(Value::Func(func))) => f.func = Some(func),
-            // `Call` enters only a function value.
-            (None, _) => {}
+        if let Some(m) = method {
+            f.func = Some(m);
+            f.this = stack.pop();
         }
         self.depth += 1;
         Ok(())
@@ -709,15 +733,16 @@ impl Interp<'_> {
         // Enter a frame just pushed / resume the caller after a return.
         macro_rules! enter_top {
             ($resume:expr) => {{
-                let Some(f) = st.frames.last() else {
+                let Some(top) = st.frames.len().checked_sub(1) else {
                     return Ok(Value::None);
                 };
+                let f = &st.frames[top];
                 // A recursive call or its return keeps the same code and scope: no
                 // reference counts move.
                 if !Rc::ptr_eq(&code, &f.code) {
                     code = f.code.clone();
                 }
-                match &f.func {
+                match frame_func(st, top) {
                     Some(func) => {
                         if !Rc::ptr_eq(&scope, &func.closure) {
                             scope = func.closure.clone();
@@ -1184,17 +1209,24 @@ impl Interp<'_> {
                             f.slot_base as usize,
                             f.stack_base as usize,
                             f.iter_base as usize,
+                            f.func.is_none(),
                         ),
                         _ => return Ok(if ret { st.pop() } else { Value::None }),
                     };
-                    let (slot_base, stack_base, iter_base) = bases;
-                    // Dropped in the order of before: the frame, its slots, its
-                    // operands, its iterators.
+                    let (slot_base, stack_base, iter_base, callee_below) = bases;
+                    // Dropped in this order: the frame (a method and `self`), its
+                    // slots, the callee and its operands, its iterators.
                     st.frames.truncate(depth - 1);
                     st.slots.truncate(slot_base);
-                    // The value returned is usually the frame's only operand, already
-                    // where the caller's call instruction leaves its result.
-                    if !(ret && st.stack.len() == stack_base + 1) {
+                    // The value returned is usually the frame's only operand: already
+                    // where the caller's call instruction leaves its result (a method
+                    // call), or right above it, over the callee (`Call`).
+                    let first = stack_base + usize::from(callee_below);
+                    if ret && st.stack.len() == first + 1 {
+                        if callee_below {
+                            st.stack.settle_top(stack_base);
+                        }
+                    } else {
                         let v = if ret { st.pop() } else { Value::None };
                         st.stack.truncate(stack_base);
                         st.stack.push(v);

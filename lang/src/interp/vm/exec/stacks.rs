@@ -102,6 +102,22 @@ impl OpStack {
         self.len -= 1;
     }
 
+    /// Move the top entry down to `to`, which is right under it, dropping what `to`
+    /// held: a compiled function's result over its callee (`Op::Return`). An int is
+    /// read as an int and written into the entry (a copy of the whole entry would wait
+    /// for the narrow stores that just wrote it), and stays above the top as a scalar.
+    #[inline(always)]
+    pub(super) fn settle_top(&mut self, to: usize) {
+        debug_assert_eq!(self.len, to + 2);
+        let from = to + 1;
+        if let Value::Int(i) = self.buf[from] {
+            self.buf[to] = Value::Int(i);
+        } else {
+            self.buf[to] = std::mem::replace(&mut self.buf[from], Value::None);
+        }
+        self.len = from;
+    }
+
     /// Drop the entries from `n` up, first to last (as `Vec::truncate`).
     pub(super) fn truncate(&mut self, n: usize) {
         for v in self.buf.iter_mut().take(self.len).skip(n) {
