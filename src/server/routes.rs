@@ -10,7 +10,7 @@ use super::auth::authorize;
 use super::envelope;
 use super::errors::{ApiError, ErrorCode};
 use super::hooks::{self, Hooks};
-use super::middleware::TraceId;
+use super::middleware::{TraceId, new_trace_id};
 use super::{AppState, params};
 use actix_web::http::Method;
 use actix_web::{HttpMessage as _, HttpRequest, HttpResponse, web};
@@ -397,7 +397,10 @@ pub async fn endpoint(req: HttpRequest, payload: web::Payload) -> Result<HttpRes
     let e = &target.endpoint;
     let caller = authorize(&req, e.public).await?;
     let args = params::call_args(&req, &target, payload).await?;
-    let trace = TraceId::of(&req);
+    // Taken, not copied: nothing after this handler reads it (the middleware keeps its
+    // own).
+    let trace = req.extensions_mut().remove::<TraceId>();
+    let trace = trace.unwrap_or_else(|| TraceId(new_trace_id()));
     hooks::run(state, table.hooks, &req, &caller, &trace).await?;
     drop(table);
     // Service-to-service calls of this run forward the caller's credentials.
