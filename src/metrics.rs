@@ -88,8 +88,27 @@ impl<T: Default> Family<T> {
 fn encode_labels(labels: &[&str], key: &mut String) {
     key.clear();
     for l in labels {
-        let _ = write!(key, "{}:", l.len());
+        push_decimal(key, l.len());
+        key.push(':');
         key.push_str(l);
+    }
+}
+
+/// `n` in decimal, without the formatting machinery (a key is made per sample).
+fn push_decimal(out: &mut String, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[i..] {
+        out.push(char::from(d));
     }
 }
 
@@ -184,11 +203,16 @@ impl Registry {
     }
 
     /// One answered HTTP request; `route` is its route template or `unmatched`.
-    pub fn http_request(&self, method: &str, route: &str, status: u16, took: Duration) {
+    pub fn http_request(
+        &self,
+        method: &str,
+        route: &str,
+        status: actix_web::http::StatusCode,
+        took: Duration,
+    ) {
         let method = method_label(method);
-        let status = status.to_string();
         self.http_requests
-            .with(&[method, route, &status], |n| *n += 1);
+            .with(&[method, route, status.as_str()], |n| *n += 1);
         let secs = took.as_secs_f64();
         self.http_duration.with(&[method, route], |h| {
             for (i, le) in BUCKETS.iter().enumerate() {
@@ -596,7 +620,15 @@ mod tests {
 
     #[test]
     fn label_keys_round_trip_any_text() {
-        let labels = ["", "12:3", "/items/{id}", "ünï:cödé", "a:b:c"];
+        let long = "x".repeat(1234);
+        let labels = [
+            "",
+            "12:3",
+            "/items/{id}",
+            "ünï:cödé",
+            "a:b:c",
+            long.as_str(),
+        ];
         let mut key = String::new();
         encode_labels(&labels, &mut key);
         assert_eq!(decode_labels(&key), labels);

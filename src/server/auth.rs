@@ -1,9 +1,8 @@
 //! Authentication seam (spec "Authentication" item 1). One bearer-token extractor,
 //! [`Bearer`], serves every route: it reads `Authorization: Bearer <jwt>` and verifies the
 //! session token (`actors::identity::IdentityHandle::verify`). The `/user/*` handlers take
-//! it (or [`SignedIn`], the same with the token required); the `Authorized` extractor
-//! builds on it to decide who a generated-endpoint request runs as before its handler
-//! runs.
+//! it (or [`SignedIn`], the same with the token required); [`authorize`] builds on it
+//! to decide who a generated-endpoint request runs as.
 //!
 //! - No `Authorization` header: a `:pub` endpoint runs as the guest (the shared root); any
 //!   other endpoint is 401 "authentication required".
@@ -15,14 +14,13 @@
 //! it too (`super::ws`), so both transports authenticate alike.
 
 use super::errors::{ApiError, ErrorCode};
-use super::routes::Matched;
 use crate::identity::api_error;
 use actix_web::dev::Payload;
 use actix_web::http::header::{AUTHORIZATION, HeaderMap};
 use actix_web::{FromRequest, HttpRequest, web};
 use actors::identity::IdentityHandle;
 use actors::runtime::Caller;
-use futures_util::future::{LocalBoxFuture, Ready, ready};
+use futures_util::future::{Ready, ready};
 
 /// The bearer of a request: `None` without an `Authorization` header, else the user id
 /// of its valid session token. A header of another scheme, without a token, or with an
@@ -73,25 +71,18 @@ impl FromRequest for SignedIn {
 #[derive(Clone, Debug)]
 pub struct Authorized(pub Caller);
 
-impl FromRequest for Authorized {
-    type Error = ApiError;
-    type Future = LocalBoxFuture<'static, Result<Authorized, ApiError>>;
-
-    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let decided = Matched::of(req).and_then(|m| Ok((m.endpoint.public, Bearer::of(req)?)));
-        let identity = req.app_data::<web::Data<IdentityHandle>>().cloned();
-        Box::pin(async move {
-            let (public, bearer) = decided?;
-            match (bearer.0, identity) {
-                (None, _) => anonymous(public),
-                (Some(user_id), Some(identity)) => identity
-                    .caller(user_id)
-                    .await
-                    .map(Authorized)
-                    .map_err(api_error),
-                (Some(_), None) => Err(invalid()),
-            }
-        })
+/// Who a generated-endpoint request runs as: the guest without an `Authorization`
+/// header on a `public` endpoint, else the user of its valid session token (401 for a
+/// missing token on a private endpoint and for any invalid one).
+pub async fn authorize(req: &HttpRequest, public: bool) -> Result<Caller, ApiError> {
+    match Bearer::of(req)?.0 {
+        None => anonymous(public).map(|a| a.0),
+        Some(user_id) => {
+            let identity = req
+                .app_data::<web::Data<IdentityHandle>>()
+                .ok_or_else(invalid)?;
+            identity.caller(user_id).await.map_err(api_error)
+        }
     }
 }
 

@@ -46,14 +46,15 @@ async fn declared(runtime: &Runtime, name: &str) -> bool {
     !matches!(runtime.call(probe).await, Err(CallError::NotFound(_)))
 }
 
-/// Run the declared middleware walkers for `req`; `Err` rejects the request.
+/// Run the declared middleware walkers (`hooks`, of the route table that resolved `req`)
+/// for `req`; `Err` rejects the request.
 pub async fn run(
     state: &AppState,
+    hooks: Hooks,
     req: &HttpRequest,
     caller: &Caller,
     trace: &TraceId,
 ) -> Result<(), ApiError> {
-    let hooks = state.table().hooks;
     if !(hooks.authenticate || hooks.before_request) {
         return Ok(());
     }

@@ -102,19 +102,32 @@ pub fn access(method: &str, path: &str, status: u16, duration_ms: f64, trace_id:
             "request"
         ),
         Access::Direct(format) => {
-            let line = access_line(
-                format,
-                std::time::SystemTime::now(),
-                [method, path, trace_id],
-                status,
-                duration_ms,
-            );
-            match Sink::get() {
-                Some(sink) => sink.push(line.as_bytes()),
-                None => {
-                    let _ = std::io::stderr().lock().write_all(line.as_bytes());
-                }
+            thread_local! {
+                static LINE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
             }
+            let now = std::time::SystemTime::now();
+            let fields = [method, path, trace_id];
+            // The line is made in a buffer the thread keeps (no allocation per request).
+            let pushed = LINE.with(|line| {
+                let mut line = line.try_borrow_mut().ok()?;
+                line.clear();
+                write_access_line(&mut line, format, now, fields, status, duration_ms);
+                push_line(line.as_bytes());
+                Some(())
+            });
+            if pushed.is_none() {
+                push_line(access_line(format, now, fields, status, duration_ms).as_bytes());
+            }
+        }
+    }
+}
+
+/// Queue one formatted line for the writer (or write it, without one).
+fn push_line(line: &[u8]) {
+    match Sink::get() {
+        Some(sink) => sink.push(line),
+        None => {
+            let _ = std::io::stderr().lock().write_all(line);
         }
     }
 }
@@ -125,26 +138,51 @@ pub fn access(method: &str, path: &str, status: u16, duration_ms: f64, trace_id:
 fn access_line(
     format: LogFormat,
     now: std::time::SystemTime,
-    [method, path, trace_id]: [&str; 3],
+    fields: [&str; 3],
     status: u16,
     duration_ms: f64,
 ) -> String {
-    use std::fmt::Write as _;
     let mut line = String::with_capacity(192);
-    // The subscriber's default timer: RFC 3339, UTC, microseconds.
-    let time = lang::serve::events::rfc3339(
-        now.duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default(),
-    );
+    write_access_line(&mut line, format, now, fields, status, duration_ms);
+    line
+}
+
+/// [`access_line`] appended to `line`. The text layout is written piece by piece: the
+/// time's date and seconds come from a per-thread cache renewed once a second, and the
+/// numbers are written digit by digit (the formatting machinery was most of the line's
+/// cost).
+fn write_access_line(
+    line: &mut String,
+    format: LogFormat,
+    now: std::time::SystemTime,
+    [method, path, trace_id]: [&str; 3],
+    status: u16,
+    duration_ms: f64,
+) {
+    use std::fmt::Write as _;
+    let since_epoch = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
     match format {
         LogFormat::Text => {
-            let _ = writeln!(
-                line,
-                "{time}  INFO {ACCESS_TARGET}: request method={method} path={path} \
-                 status={status} duration_ms={duration_ms:?} trace_id={trace_id}"
-            );
+            push_time(line, since_epoch);
+            line.push_str("  INFO ");
+            line.push_str(ACCESS_TARGET);
+            line.push_str(": request method=");
+            line.push_str(method);
+            line.push_str(" path=");
+            line.push_str(path);
+            line.push_str(" status=");
+            push_decimal(line, u64::from(status), 1);
+            line.push_str(" duration_ms=");
+            push_millis(line, duration_ms);
+            line.push_str(" trace_id=");
+            line.push_str(trace_id);
+            line.push('\n');
         }
         LogFormat::Json => {
+            // The subscriber's default timer: RFC 3339, UTC, microseconds.
+            let time = lang::serve::events::rfc3339(since_epoch);
             let text = |s: &str| serde_json::Value::from(s).to_string();
             let _ = writeln!(
                 line,
@@ -158,7 +196,70 @@ fn access_line(
             );
         }
     }
-    line
+}
+
+/// The subscriber's default timer (RFC 3339, UTC, microseconds: `lang`'s `rfc3339`),
+/// with the text up to the seconds kept per thread for the second it names.
+fn push_time(line: &mut String, since_epoch: std::time::Duration) {
+    thread_local! {
+        /// A second since the epoch and its text up to and including the `.`.
+        static SECOND: std::cell::RefCell<(u64, String)> = const { std::cell::RefCell::new((u64::MAX, String::new())) };
+    }
+    let secs = since_epoch.as_secs();
+    let cached = SECOND.with(|cell| {
+        let mut cell = cell.try_borrow_mut().ok()?;
+        if cell.0 != secs {
+            let text = lang::serve::events::rfc3339(std::time::Duration::from_secs(secs));
+            let prefix = text.rfind('.').map_or(text.as_str(), |dot| &text[..=dot]);
+            cell.1.clear();
+            cell.1.push_str(prefix);
+            cell.0 = secs;
+        }
+        line.push_str(&cell.1);
+        Some(())
+    });
+    match cached {
+        Some(()) => {
+            push_decimal(line, u64::from(since_epoch.subsec_micros()), 6);
+            line.push('Z');
+        }
+        None => line.push_str(&lang::serve::events::rfc3339(since_epoch)),
+    }
+}
+
+/// `n` in decimal, zero-padded to at least `width` digits.
+fn push_decimal(line: &mut String, n: u64, width: usize) {
+    let mut digits = [b'0'; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let start = i.min(digits.len() - width.min(digits.len()));
+    for &d in &digits[start..] {
+        line.push(char::from(d));
+    }
+}
+
+/// A duration in milliseconds already rounded to tenths, as `{:?}` prints it (`0.3`,
+/// `12.0`): whole tenths as `<ms>.<tenth>`; anything else (never made by `access`'s
+/// caller) through `Debug`.
+fn push_millis(line: &mut String, ms: f64) {
+    use std::fmt::Write as _;
+    let tenths = (ms * 10.0).round();
+    if ms.is_finite() && (0.0..1e15).contains(&tenths) && tenths / 10.0 == ms {
+        let tenths = tenths as u64;
+        push_decimal(line, tenths / 10, 1);
+        line.push('.');
+        push_decimal(line, tenths % 10, 1);
+    } else {
+        let _ = write!(line, "{ms:?}");
+    }
 }
 
 fn is_terminal() -> bool {
@@ -304,6 +405,39 @@ mod tests {
              \"duration_ms\":12.0,\"trace_id\":\"t\",\"target\":\"svc::access\"}\n"
         );
         assert!(access_line(LogFormat::Text, at, fields, 200, 12.0).contains(" duration_ms=12.0 "));
+    }
+
+    #[test]
+    fn durations_print_as_debug_does() {
+        for tenths in (0..20_000u64).chain([123_456_789, 99_999_999_999]) {
+            let ms = tenths as f64 / 10.0;
+            let mut line = String::new();
+            push_millis(&mut line, ms);
+            assert_eq!(line, format!("{ms:?}"), "{tenths}");
+        }
+        for odd in [0.123, -1.0, f64::NAN, f64::INFINITY, 1e300] {
+            let mut line = String::new();
+            push_millis(&mut line, odd);
+            assert_eq!(line, format!("{odd:?}"));
+        }
+    }
+
+    #[test]
+    fn times_match_rfc3339_across_seconds() {
+        let base = std::time::Duration::new(1_795_792_315, 0);
+        for (secs, micros) in [
+            (0, 5),
+            (0, 999_999),
+            (1, 0),
+            (1, 231_363),
+            (86_400, 7),
+            (0, 12),
+        ] {
+            let t = base + std::time::Duration::new(secs, micros * 1000);
+            let mut line = String::new();
+            push_time(&mut line, t);
+            assert_eq!(line, lang::serve::events::rfc3339(t));
+        }
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! The HTTP middleware wrapped around every route: trace id (`X-Trace-Id`, echoed or
-//! generated), CORS by the `[scale.server] cors_origins` allow-list (preflights answered
-//! here), the access log, and the last guard of "every failure is the envelope" (an error
-//! actix produced itself, such as a 405 from a fixed route, is rewritten as the envelope).
+//! The HTTP middleware wrapped around every route ([`HttpLayer`], one layer): trace id
+//! (`X-Trace-Id`, echoed or generated), CORS by the `[scale.server] cors_origins`
+//! allow-list (preflights answered here), response compression for clients that accept
+//! it, metrics, the access log, and the last guard of "every failure is the envelope"
+//! (an error actix produced itself, such as a 405 from a fixed route, is rewritten as the
+//! envelope).
 //!
 //! CORS ([`Cors`]): `["*"]` (the default) answers every origin with
 //! `Access-Control-Allow-Origin: *` and never allows credentials; a list of origins echoes
@@ -13,12 +15,16 @@
 use super::AppState;
 use super::errors::ApiError;
 use actix_web::body::{BoxBody, MessageBody};
-use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::dev::{Payload, Service, ServiceRequest, ServiceResponse, Transform};
 use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use actix_web::http::{Method, StatusCode};
-use actix_web::middleware::Next;
+use actix_web::middleware::Compress;
+use actix_web::web::Bytes;
 use actix_web::{Error, FromRequest, HttpMessage as _, HttpRequest, HttpResponse};
+use futures_util::FutureExt as _;
+use futures_util::future::LocalBoxFuture;
 use std::future::{Ready, ready};
+use std::rc::Rc;
 use std::time::Instant;
 
 pub const TRACE_HEADER: &str = "x-trace-id";
@@ -33,17 +39,24 @@ const QUIET_PATHS: &[&str] = &[
     "/healthz/live",
 ];
 
-/// The request's trace id (set by [`http_layer`] before any handler runs).
+/// The request's trace id (set by [`HttpLayer`] before any handler runs).
 #[derive(Clone, Debug)]
 pub struct TraceId(pub String);
+
+impl TraceId {
+    /// The trace id of `req` (a new one if the middleware did not run).
+    pub fn of(req: &HttpRequest) -> TraceId {
+        let id = req.extensions().get::<TraceId>().cloned();
+        id.unwrap_or_else(|| TraceId(new_trace_id()))
+    }
+}
 
 impl FromRequest for TraceId {
     type Error = Error;
     type Future = Ready<Result<TraceId, Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let id = req.extensions().get::<TraceId>().cloned();
-        ready(Ok(id.unwrap_or_else(|| TraceId(new_trace_id()))))
+        ready(Ok(TraceId::of(req)))
     }
 }
 
@@ -92,104 +105,195 @@ fn incoming_trace_id(headers: &HeaderMap) -> Option<String> {
     ok.then(|| v.to_string())
 }
 
-/// Trace id, CORS, envelope fallback and access log, in one pass.
-pub async fn http_layer(
-    mut req: ServiceRequest,
-    next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<BoxBody>, Error> {
-    let started = Instant::now();
-    let trace = incoming_trace_id(req.headers()).unwrap_or_else(new_trace_id);
-    req.extensions_mut().insert(TraceId(trace.clone()));
-    let method = req.method().clone();
-    let path = req.path().to_string();
-    let (grant, vary) = {
-        let cors = req
-            .app_data::<actix_web::web::Data<AppState>>()
-            .map(|s| &s.settings.cors);
-        let origin = req.headers().get(header::ORIGIN);
-        (
-            cors.and_then(|c| c.grant(origin)),
-            cors.is_some_and(Cors::varies_by_origin),
-        )
-    };
-    let quiet = req
-        .app_data::<actix_web::web::Data<AppState>>()
-        .is_some_and(|s| s.settings.suppress_health_check_logs)
-        && (QUIET_PATHS.contains(&path.as_str())
-            || crate::docs::DOC_PATHS.contains(&path.as_str()));
-    // HEAD is GET without the body (RFC 9110 9.3.2): route it as GET. The HTTP codec
-    // decoded a HEAD request, so it still sends the headers only.
-    if method == Method::HEAD {
-        req.head_mut().method = Method::GET;
-    }
+/// The one middleware wrapped around every route: trace id, CORS, `HEAD` as `GET`,
+/// `OPTIONS`, response compression, the envelope fallback, metrics and the access log,
+/// in one service with one boxed future per request.
+///
+/// It replaces a stack of two (actix's `Compress` and a `from_fn` layer), each of which
+/// cost a future, a response map and header work on every request. Compression is still
+/// actix's `Compress`, asked only when the request carries `Accept-Encoding`: without
+/// that header `Compress` answers with the identity encoding, which is the response as
+/// it is, so skipping it changes no byte.
+pub struct HttpLayer;
 
-    let mut res = if method == Method::OPTIONS {
-        let preflight = preflight(req.headers(), grant.is_some());
-        req.into_response(preflight)
-    } else {
-        // Handlers and extractors answer their errors as responses; an `Err` here would
-        // come from actix itself and is answered by actix (no request clone may be kept
-        // across `next.call`: routing needs the request uniquely).
-        next.call(req).await?.map_into_boxed_body()
-    };
-    if needs_envelope(&res) {
-        let status = res.status();
-        let message = match res.response().error() {
-            Some(e) => e.to_string(),
-            None => status.canonical_reason().unwrap_or("error").to_string(),
-        };
-        // actix's 405 names the methods the route serves: keep its `Allow`.
-        let allow = res
-            .headers()
-            .get(header::ALLOW)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
-        let error = ApiError {
-            allow,
-            ..ApiError::with_status(status.as_u16(), message)
-        };
-        let replacement = actix_web::ResponseError::error_response(&error);
-        res = res.into_response(replacement);
-    }
+impl<S, B> Transform<S, ServiceRequest> for HttpLayer
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error> + 'static,
+    B: MessageBody + 'static,
+{
+    type Response = ServiceResponse<BoxBody>;
+    type Error = Error;
+    type Transform = HttpLayerService<S>;
+    type InitError = ();
+    type Future = Ready<Result<HttpLayerService<S>, ()>>;
 
-    let headers = res.headers_mut();
-    if let Ok(v) = HeaderValue::from_str(&trace) {
-        headers.insert(HeaderName::from_static(TRACE_HEADER), v);
+    fn new_transform(&self, service: S) -> Self::Future {
+        let service = Rc::new(service);
+        // `Compress` builds its service synchronously (a ready future).
+        let compress = Compress::default()
+            .new_transform(Rc::clone(&service))
+            .now_or_never();
+        ready(match compress {
+            Some(Ok(compress)) => Ok(HttpLayerService { service, compress }),
+            _ => Err(()),
+        })
     }
-    cors_headers(headers, grant, vary);
-    crate::metrics::global().http_request(
-        method.as_str(),
-        &route_label(res.request()),
-        res.status().as_u16(),
-        started.elapsed(),
-    );
-
-    if !quiet {
-        let status = res.status().as_u16();
-        let ms = started.elapsed().as_secs_f64() * 1000.0;
-        super::logging::access(
-            method.as_str(),
-            &path,
-            status,
-            (ms * 10.0).round() / 10.0,
-            &trace,
-        );
-    }
-    Ok(res)
 }
 
-/// The `route` label of a request (decisions.md "Metrics"): a generated endpoint's
-/// declared path (`/walker/add_todo`, `/items/{id}`), a fixed route's pattern, else
-/// `unmatched`; never a raw path holding ids.
-fn route_label(req: &HttpRequest) -> String {
-    if let Some(m) = req.extensions().get::<super::routes::Matched>() {
-        return super::routes::route_path(&m.endpoint).unwrap_or_else(|| "unmatched".into());
+/// The service of [`HttpLayer`].
+pub struct HttpLayerService<S>
+where
+    Compress: Transform<Rc<S>, ServiceRequest>,
+{
+    service: Rc<S>,
+    /// The same inner service behind actix's compression, for requests that accept an
+    /// encoding.
+    compress: <Compress as Transform<Rc<S>, ServiceRequest>>::Transform,
+}
+
+impl<S, B> Service<ServiceRequest> for HttpLayerService<S>
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error> + 'static,
+    B: MessageBody + 'static,
+{
+    type Response = ServiceResponse<BoxBody>;
+    type Error = Error;
+    type Future = LocalBoxFuture<'static, Result<ServiceResponse<BoxBody>, Error>>;
+
+    actix_web::dev::forward_ready!(service);
+
+    fn call(&self, mut req: ServiceRequest) -> Self::Future {
+        let before = Before::of(&mut req);
+        if before.method == Method::OPTIONS {
+            let preflight = preflight(req.headers(), before.grant.is_some());
+            let res = req.into_response(preflight);
+            return Box::pin(std::future::ready(Ok(before.finish(res))));
+        }
+        // Handlers and extractors answer their errors as responses; an `Err` here would
+        // come from actix itself and is answered by actix.
+        if req.headers().contains_key(header::ACCEPT_ENCODING) {
+            let fut = self.compress.call(req);
+            Box::pin(async move {
+                let res = fut.await?.map_into_boxed_body();
+                Ok(before.finish(res))
+            })
+        } else {
+            let fut = self.service.call(req);
+            Box::pin(async move {
+                let res = fut.await?.map_into_boxed_body();
+                Ok(before.finish(res))
+            })
+        }
     }
+}
+
+/// What [`HttpLayer`] learns of a request before passing it on.
+struct Before {
+    started: Instant,
+    trace: String,
+    /// As received (a `HEAD` is routed as `GET`).
+    method: Method,
+    grant: Option<Grant>,
+    vary: bool,
+    /// No access line (`suppress_health_check_logs` and a health or docs path).
+    quiet: bool,
+}
+
+impl Before {
+    /// Read `req` and set it up for the handlers: its [`TraceId`], `HEAD` as `GET`.
+    fn of(req: &mut ServiceRequest) -> Before {
+        let started = Instant::now();
+        let trace = incoming_trace_id(req.headers()).unwrap_or_else(new_trace_id);
+        req.extensions_mut().insert(TraceId(trace.clone()));
+        let method = req.method().clone();
+        let state = req.app_data::<actix_web::web::Data<AppState>>();
+        let cors = state.map(|s| &s.settings.cors);
+        let grant = cors.and_then(|c| c.grant(req.headers().get(header::ORIGIN)));
+        let vary = cors.is_some_and(Cors::varies_by_origin);
+        let quiet = state.is_some_and(|s| s.settings.suppress_health_check_logs) && {
+            let path = req.path();
+            QUIET_PATHS.contains(&path) || crate::docs::DOC_PATHS.contains(&path)
+        };
+        // HEAD is GET without the body (RFC 9110 9.3.2): route it as GET. The HTTP codec
+        // decoded a HEAD request, so it still sends the headers only.
+        if method == Method::HEAD {
+            req.head_mut().method = Method::GET;
+        }
+        Before {
+            started,
+            trace,
+            method,
+            grant,
+            vary,
+            quiet,
+        }
+    }
+
+    /// The response as it leaves: the envelope on an error actix made, the trace and CORS
+    /// headers, then the request's metrics and access line.
+    fn finish(self, mut res: ServiceResponse<BoxBody>) -> ServiceResponse<BoxBody> {
+        if needs_envelope(&res) {
+            let status = res.status();
+            let message = match res.response().error() {
+                Some(e) => e.to_string(),
+                None => status.canonical_reason().unwrap_or("error").to_string(),
+            };
+            // actix's 405 names the methods the route serves: keep its `Allow`.
+            let allow = res
+                .headers()
+                .get(header::ALLOW)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            let error = ApiError {
+                allow,
+                ..ApiError::with_status(status.as_u16(), message)
+            };
+            let replacement = actix_web::ResponseError::error_response(&error);
+            res = res.into_response(replacement);
+        }
+        let status = res.status();
+        let took = self.started.elapsed();
+        {
+            let req = res.request();
+            let extensions = req.extensions();
+            let pattern;
+            let route = match extensions.get::<super::routes::Matched>() {
+                Some(m) => &*m.route,
+                None => {
+                    pattern = fixed_route_label(req);
+                    pattern.as_deref().unwrap_or("unmatched")
+                }
+            };
+            crate::metrics::global().http_request(self.method.as_str(), route, status, took);
+            if !self.quiet {
+                let ms = took.as_secs_f64() * 1000.0;
+                super::logging::access(
+                    self.method.as_str(),
+                    req.path(),
+                    status.as_u16(),
+                    (ms * 10.0).round() / 10.0,
+                    &self.trace,
+                );
+            }
+        }
+        let headers = res.headers_mut();
+        // The id's bytes move into the header (it was checked or made as visible ASCII).
+        if let Ok(v) = HeaderValue::from_maybe_shared(Bytes::from(self.trace.into_bytes())) {
+            headers.insert(HeaderName::from_static(TRACE_HEADER), v);
+        }
+        cors_headers(headers, self.grant, self.vary);
+        res
+    }
+}
+
+/// The `route` label of a request no generated endpoint answered (decisions.md
+/// "Metrics"): a fixed route's pattern, else `None` (`unmatched`); never a raw path
+/// holding ids. A generated endpoint's label is its declared path (`routes::Matched`).
+fn fixed_route_label(req: &HttpRequest) -> Option<String> {
     req.match_pattern()
         // A generated endpoint's prefix scope (`super::GENERATED_PREFIXES`) without a
         // resolved endpoint: an unknown path.
         .filter(|p| !super::GENERATED_PREFIXES.contains(&p.as_str()))
-        .unwrap_or_else(|| "unmatched".into())
 }
 
 /// An error response that is not JSON came from actix itself (or a route that forgot the
@@ -319,6 +423,62 @@ fn cors_headers(headers: &mut HeaderMap, grant: Option<Grant>, vary: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use actix_web::test as actix_test;
+    use actix_web::{App, web};
+
+    /// What `HttpLayer` must keep of the stack it replaced: compression exactly when the
+    /// client accepts an encoding, the envelope on the 406 of one it cannot have, and the
+    /// trace header on every answer.
+    #[actix_web::test]
+    async fn responses_are_compressed_only_for_clients_that_accept_it() {
+        let app = actix_test::init_service(App::new().wrap(HttpLayer).route(
+            "/big",
+            web::get().to(|| async {
+                HttpResponse::Ok()
+                    .content_type("application/json")
+                    .body(format!("[{}0]", "1,".repeat(2048)))
+            }),
+        ))
+        .await;
+        let plain = actix_test::call_service(
+            &app,
+            actix_test::TestRequest::get().uri("/big").to_request(),
+        )
+        .await;
+        assert!(plain.headers().get(header::CONTENT_ENCODING).is_none());
+        assert!(plain.headers().contains_key(TRACE_HEADER));
+        assert_eq!(actix_test::read_body(plain).await.len(), 4099);
+
+        let gzip = actix_test::TestRequest::get()
+            .uri("/big")
+            .insert_header((header::ACCEPT_ENCODING, "gzip"))
+            .to_request();
+        let gzip = actix_test::call_service(&app, gzip).await;
+        assert_eq!(
+            gzip.headers()
+                .get(header::CONTENT_ENCODING)
+                .map(HeaderValue::as_bytes),
+            Some(&b"gzip"[..])
+        );
+        assert!(gzip.headers().contains_key(TRACE_HEADER));
+        let bytes = actix_test::read_body(gzip).await;
+        assert!(
+            bytes.len() < 200 && bytes.starts_with(&[0x1f, 0x8b]),
+            "{bytes:?}"
+        );
+
+        let refused = actix_test::TestRequest::get()
+            .uri("/big")
+            .insert_header((header::ACCEPT_ENCODING, "identity;q=0"))
+            .to_request();
+        let refused = actix_test::call_service(&app, refused).await;
+        assert_eq!(refused.status(), StatusCode::NOT_ACCEPTABLE);
+        let body = actix_test::read_body(refused).await;
+        assert!(
+            body.starts_with(br#"{"ok":false,"type":"error""#),
+            "{body:?}"
+        );
+    }
 
     #[test]
     fn trace_ids_look_like_uuids() {

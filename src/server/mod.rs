@@ -1,13 +1,13 @@
 //! The HTTP layer of `svc start`: serves the app's walkers and functions as generated
 //! endpoints with the JSON envelope, plus health and documentation routes.
 //!
-//! Request path: `middleware::http_layer` (trace id, CORS, access log, envelope
-//! fallback) → fixed routes (`health`, the identity routes `/user/*` of
-//! `crate::identity`, docs, the `/` index) → the default service,
-//! `routes::endpoint`, whose extractors resolve the route (`routes::Matched`), authorize
-//! the caller (`auth::Authorized`) and extract the arguments (`params::CallArgs`); it
-//! runs the app's middleware walkers (`hooks`), calls the runtime and wraps the outcome
-//! (`envelope`). Every failure is an `errors::ApiError`: one code table, one envelope.
+//! Request path: `middleware::HttpLayer` (trace id, CORS, compression, metrics, access
+//! log, envelope fallback) → fixed routes (`health`, the identity routes `/user/*` of
+//! `crate::identity`, docs, the `/` index) → the default service, `routes::endpoint`,
+//! which resolves the route (`routes::Matched`), authorizes the caller
+//! (`auth::authorize`) and reads the arguments (`params::call_args`); it runs the app's
+//! middleware walkers (`hooks`), calls the runtime and wraps the outcome (`envelope`).
+//! Every failure is an `errors::ApiError`: one code table, one envelope.
 
 pub mod auth;
 pub mod body;
@@ -33,7 +33,6 @@ pub mod ws;
 use crate::config::Config;
 use crate::{docs, openapi};
 use actix_web::http::StatusCode;
-use actix_web::middleware::{Compress, from_fn};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, guard, web};
 use actors::runtime::{Runtime, RuntimeConfig};
 use anyhow::{Context as _, Result, bail};
@@ -435,8 +434,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
         App::new()
             .app_data(app_state.clone())
             .app_data(identity.clone())
-            .wrap(Compress::default())
-            .wrap(from_fn(middleware::http_layer))
+            .wrap(middleware::HttpLayer)
             // The generated endpoints' own prefixes first: a call then does not try
             // every fixed route's pattern before it reaches the table (actix tries
             // routes in order; the patterns with parameters are regexes, ~5% of a

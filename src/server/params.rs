@@ -12,11 +12,12 @@
 use super::errors::{ApiError, ErrorCode, FieldError};
 use super::multipart;
 use super::routes::Matched;
-use actix_web::dev::Payload;
+use actix_web::HttpRequest;
+use actix_web::error::PayloadError;
 use actix_web::http::Method;
 use actix_web::http::header::CONTENT_TYPE;
-use actix_web::{FromRequest, HttpRequest};
-use futures_util::future::LocalBoxFuture;
+use actix_web::web::Bytes;
+use futures_util::Stream;
 use lang::serve::{EndpointInfo, ParamInfo, TypeInfo};
 use serde_json::{Map, Value as Json};
 
@@ -59,35 +60,31 @@ fn is_list(ty: &TypeInfo) -> bool {
     }
 }
 
-/// The call's arguments as one JSON object, extracted per the classification.
-pub struct CallArgs(pub Map<String, Json>);
-
-impl FromRequest for CallArgs {
-    type Error = ApiError;
-    type Future = LocalBoxFuture<'static, Result<CallArgs, ApiError>>;
-
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let req = req.clone();
-        let payload = payload.take();
-        Box::pin(async move {
-            let matched = Matched::of(&req)?;
-            let e = &matched.endpoint;
-            let mut args = Map::new();
-            if req.method() == Method::GET || req.method() == Method::HEAD {
-                query_args(e, req.query_string(), &mut args)?;
-            } else {
-                let body = super::body::read(&req, payload).await?;
-                body_args(e, content_type(&req), &body, &mut args)?;
-            }
-            // Path parameters win over anything else of the same name.
-            for (name, value) in &matched.path_params {
-                if e.params.iter().any(|p| &p.name == name) {
-                    args.insert(name.clone(), Json::String(value.clone()));
-                }
-            }
-            Ok(CallArgs(args))
-        })
+/// The call's arguments as one JSON object, extracted per the classification: the
+/// query string (GET, HEAD) or the body, then the path parameters over them.
+pub async fn call_args<S>(
+    req: &HttpRequest,
+    matched: &Matched,
+    payload: S,
+) -> Result<Map<String, Json>, ApiError>
+where
+    S: Stream<Item = Result<Bytes, PayloadError>> + Unpin,
+{
+    let e = &matched.endpoint;
+    let mut args = Map::new();
+    if req.method() == Method::GET || req.method() == Method::HEAD {
+        query_args(e, req.query_string(), &mut args)?;
+    } else {
+        let body = super::body::read(req, payload).await?;
+        body_args(e, content_type(req), &body, &mut args)?;
     }
+    // Path parameters win over anything else of the same name.
+    for (name, value) in &matched.path_params {
+        if e.params.iter().any(|p| &p.name == name) {
+            args.insert(name.clone(), Json::String(value.clone()));
+        }
+    }
+    Ok(args)
 }
 
 /// The request's Content-Type header value, if any (and readable).
@@ -171,6 +168,12 @@ fn body_args(
             format!("expected a JSON object, got {}", json_kind(&value)),
         ));
     };
+    // Nothing to rewrite (no upload parameter) and nothing to merge with: the parsed
+    // object is the arguments, as the loop below would have built them.
+    if args.is_empty() && !e.params.iter().any(|p| is_upload(&p.ty)) {
+        *args = map;
+        return Ok(());
+    }
     for (k, v) in map {
         let v = match param(e, &k) {
             Some(p) if is_upload(&p.ty) => json_upload(&k, v, is_list(&p.ty))?,
@@ -384,6 +387,26 @@ mod tests {
             spec: RestSpec::default(),
             doc: None,
             is_async: false,
+        }
+    }
+
+    /// A JSON body's object is the arguments as sent: every key (declared or not, for
+    /// the language to refuse), in the body's order, the last of a repeated key winning;
+    /// with an upload parameter too (whose value is checked on the way).
+    #[test]
+    fn json_bodies_become_the_arguments_whole() {
+        let body = br#"{"b": 1, "a": [2], "zz": null, "b": 3}"#;
+        for e in [
+            endpoint(vec![("a", TypeInfo::Int), ("b", TypeInfo::Int)]),
+            endpoint(vec![("a", TypeInfo::Int), ("up", TypeInfo::UploadFile)]),
+        ] {
+            let mut args = Map::new();
+            body_args(&e, Some("application/json"), body, &mut args).expect("an object");
+            let got: Vec<(&str, &Json)> = args.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            assert_eq!(
+                got,
+                [("b", &json!(3)), ("a", &json!([2])), ("zz", &Json::Null)]
+            );
         }
     }
 

@@ -6,21 +6,18 @@
 //! docs), so it can be swapped whole when `--dev` reloads the app, and a function with a
 //! custom path such as `/robots.txt` answers before anything else would.
 
-use super::auth::Authorized;
+use super::auth::authorize;
 use super::envelope;
 use super::errors::{ApiError, ErrorCode};
 use super::hooks::{self, Hooks};
-use super::middleware::TraceId;
-use super::params::CallArgs;
+use super::middleware::{TraceId, new_trace_id};
 use super::{AppState, params};
-use actix_web::dev::Payload;
 use actix_web::http::Method;
-use actix_web::{FromRequest, HttpMessage as _, HttpRequest, HttpResponse, web};
+use actix_web::{HttpMessage as _, HttpRequest, HttpResponse, web};
 use actors::runtime::{CallError, CallRequest, EndpointInfo, EndpointKind, Start};
 use lang::serve::{KeyPlacement, Protocol};
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::future::{Ready, ready};
 use std::sync::Arc;
 
 /// The path an endpoint is served at, or `None` when it is not served under the
@@ -124,11 +121,12 @@ impl Pattern {
     }
 }
 
-/// The endpoints served at one path, by method.
+/// The endpoints served at one path, by method, each with its metrics `route` label
+/// (its declared path, [`route_path`]; made once here, not per request).
 #[derive(Debug)]
 struct PathGroup {
     pattern: Pattern,
-    methods: Vec<(Method, Arc<EndpointInfo>)>,
+    methods: Vec<(Method, Arc<EndpointInfo>, Arc<str>)>,
 }
 
 /// Every generated route of the loaded app, plus what the app's middleware walkers are.
@@ -153,6 +151,8 @@ pub struct Matched {
     pub endpoint: Arc<EndpointInfo>,
     /// `{param}` values from the path, percent-decoded.
     pub path_params: Vec<(String, String)>,
+    /// The endpoint's declared path: the request's `route` label in the metrics.
+    pub route: Arc<str>,
 }
 
 impl RouteTable {
@@ -230,16 +230,17 @@ impl RouteTable {
                 }
             }
             let endpoint = Arc::new(e.clone());
+            let route = Arc::from(path.as_str());
             match groups.iter_mut().find(|g| g.pattern.same_shape(&pattern)) {
-                Some(g) if g.methods.iter().any(|(m, _)| *m == method) => warnings.push(format!(
+                Some(g) if g.methods.iter().any(|(m, ..)| *m == method) => warnings.push(format!(
                     "{} '{}': {method} {path} is already served by another endpoint; not served",
                     kind_name(e.kind),
                     e.name
                 )),
-                Some(g) => g.methods.push((method, endpoint)),
+                Some(g) => g.methods.push((method, endpoint, route)),
                 None => groups.push(PathGroup {
                     pattern,
-                    methods: vec![(method, endpoint)],
+                    methods: vec![(method, endpoint, route)],
                 }),
             }
         }
@@ -260,7 +261,7 @@ impl RouteTable {
         self.groups.iter().flat_map(|g| {
             g.methods
                 .iter()
-                .map(move |(m, e)| (m, g.pattern.as_str(), &**e))
+                .map(move |(m, e, _)| (m, g.pattern.as_str(), &**e))
         })
     }
 
@@ -308,7 +309,7 @@ impl RouteTable {
             .groups
             .iter()
             .filter(|g| g.pattern.captures(segments).is_some())
-            .flat_map(|g| g.methods.iter().map(|(m, _)| m));
+            .flat_map(|g| g.methods.iter().map(|(m, ..)| m));
         for m in served {
             let head = (*m == Method::GET).then_some("HEAD");
             for name in std::iter::once(m.as_str()).chain(head) {
@@ -329,10 +330,11 @@ impl RouteTable {
                 continue;
             };
             path_known = true;
-            if let Some((_, e)) = g.methods.iter().find(|(m, _)| m == method) {
+            if let Some((_, e, route)) = g.methods.iter().find(|(m, ..)| m == method) {
                 return Ok(Matched {
                     endpoint: Arc::clone(e),
                     path_params,
+                    route: Arc::clone(route),
                 });
             }
         }
@@ -373,38 +375,34 @@ pub fn split_path(raw: &str) -> Vec<Cow<'_, str>> {
 }
 
 impl Matched {
-    /// The request's endpoint, resolved once per request (cached in its extensions).
-    pub fn of(req: &HttpRequest) -> Result<Matched, ApiError> {
-        if let Some(m) = req.extensions().get::<Matched>() {
-            return Ok(m.clone());
-        }
-        let state = AppState::of(req)?;
-        let matched = state.table().resolve(req.method(), req.path())?;
+    /// Resolve `req` in `table` and remember the answer in the request's extensions (the
+    /// middleware labels the request's metrics with its `route`).
+    fn resolve(table: &RouteTable, req: &HttpRequest) -> Result<Matched, ApiError> {
+        let matched = table.resolve(req.method(), req.path())?;
         req.extensions_mut().insert(matched.clone());
         Ok(matched)
     }
 }
 
-impl FromRequest for Matched {
-    type Error = ApiError;
-    type Future = Ready<Result<Matched, ApiError>>;
-
-    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        ready(Matched::of(req))
-    }
-}
-
-/// Every walker and function endpoint: resolve, authorize, extract arguments (all
-/// extractors), run the app's middleware walkers, call, wrap.
-pub async fn endpoint(
-    state: web::Data<AppState>,
-    target: Matched,
-    Authorized(caller): Authorized,
-    CallArgs(args): CallArgs,
-    trace: TraceId,
-    req: HttpRequest,
-) -> Result<HttpResponse, ApiError> {
-    hooks::run(&state, &req, &caller, &trace).await?;
+/// Every walker and function endpoint: resolve the route (404, 405), authorize the
+/// caller (401), read the arguments (413, 408, 415, 422), run the app's middleware
+/// walkers, call, wrap.
+///
+/// One handler with the steps in that order and no extractors: six extractors (two of
+/// them boxed futures, each cloning the request or its parts) cost more than the steps.
+pub async fn endpoint(req: HttpRequest, payload: web::Payload) -> Result<HttpResponse, ApiError> {
+    let state = AppState::of(&req)?;
+    let table = state.table();
+    let target = Matched::resolve(&table, &req)?;
+    let e = &target.endpoint;
+    let caller = authorize(&req, e.public).await?;
+    let args = params::call_args(&req, &target, payload).await?;
+    // Taken, not copied: nothing after this handler reads it (the middleware keeps its
+    // own).
+    let trace = req.extensions_mut().remove::<TraceId>();
+    let trace = trace.unwrap_or_else(|| TraceId(new_trace_id()));
+    hooks::run(state, table.hooks, &req, &caller, &trace).await?;
+    drop(table);
     // Service-to-service calls of this run forward the caller's credentials.
     let mut caller = caller;
     caller.authorization = req
@@ -412,7 +410,6 @@ pub async fn endpoint(
         .get(actix_web::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    let e = &target.endpoint;
     let call = state.runtime.call(CallRequest {
         kind: e.kind,
         name: e.name.clone(),
