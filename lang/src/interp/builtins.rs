@@ -6,6 +6,7 @@
 //! and [`format_value`] (the `format()` builtin, `str.format` and f-string fields).
 
 mod args;
+pub(crate) mod bytes;
 mod collections;
 pub(crate) use collections::range_len;
 mod construct;
@@ -45,6 +46,7 @@ pub fn call_method(
 ) -> Result<Option<Value>, Interrupt> {
     match recv {
         Value::Str(s) => strings::call_method(it, s, name, args, kwargs),
+        Value::Bytes(b) => bytes::call_method(it, b, name, args, kwargs),
         Value::List(l) => collections::list_method(it, l, name, args, kwargs),
         Value::Dict(d) => collections::dict_method(it, d, name, args, kwargs),
         Value::Set(s) => collections::set_method(it, s, name, args, kwargs),
@@ -62,6 +64,7 @@ pub fn call_method(
 fn methods_of_type(type_name: &str) -> &'static [&'static str] {
     match type_name {
         "str" => strings::METHODS,
+        "bytes" => bytes::METHODS,
         "list" => collections::LIST_METHODS,
         "dict" => collections::DICT_METHODS,
         "set" | "frozenset" => collections::SET_METHODS,
@@ -89,6 +92,9 @@ fn class_method(
         ("dict", "fromkeys") => return collections::dict_fromkeys(it, args, kwargs).map(Some),
         ("str", "maketrans") => return strings::maketrans(it, args, kwargs).map(Some),
         ("float", "fromhex") => return numeric::float_fromhex(it, args, kwargs).map(Some),
+        ("bytes", "fromhex") => return bytes::fromhex(it, args, kwargs).map(Some),
+        ("bytes", "maketrans") => return bytes::maketrans(it, args, kwargs).map(Some),
+        ("int", "from_bytes") => return bytes::int_from_bytes(it, args, kwargs).map(Some),
         _ => {}
     }
     let mut a = args.into_iter();
@@ -115,6 +121,7 @@ fn class_method(
 pub fn has_method(recv: &Value, name: &str) -> bool {
     let names: &[&str] = match recv {
         Value::Str(_) => strings::METHODS,
+        Value::Bytes(_) => bytes::METHODS,
         Value::List(_) => collections::LIST_METHODS,
         Value::Dict(_) => collections::DICT_METHODS,
         Value::Set(_) => collections::SET_METHODS,

@@ -22,6 +22,9 @@ impl Interp<'_> {
                     let r = self.call_function(&f, Some(v.clone()), vec![], vec![], None)?;
                     return self.to_str(&r);
                 }
+                if let Some(t) = super::builtins::bytes::codec_error_text(i) {
+                    return Ok(t);
+                }
                 match i.get_extra("args") {
                     Some(Value::Tuple(args)) => match args.len() {
                         0 => Ok(String::new()),
@@ -95,6 +98,7 @@ impl Interp<'_> {
             }
             Value::Float(f) => out.push_str(&pyfmt::float_repr(*f)),
             Value::Str(s) => out.push_str(&pyfmt::str_repr(s)),
+            Value::Bytes(b) => pyfmt::push_bytes_repr(out, b),
             Value::List(l) => {
                 let items = l.borrow().clone();
                 out.push('[');

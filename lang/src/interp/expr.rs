@@ -65,6 +65,7 @@ impl Interp<'_> {
             },
             E::Float(f) => Ok(Value::Float(*f)),
             E::Str(s) => Ok(Value::Str(s.clone().into())),
+            E::Bytes(b) => Ok(Value::Bytes(b.clone())),
             E::FString(parts) => {
                 let s = self.eval_fstring(parts, ctx)?;
                 Ok(Value::Str(PyStr::from(s)))
@@ -597,6 +598,13 @@ impl Interp<'_> {
             Value::BigInt(b) => pyfmt::format_int(b, &fs),
             Value::Float(f) => pyfmt::format_float(*f, &fs),
             Value::Str(s) => pyfmt::format_str(s, &fs),
+            // `bytes` has only `object.__format__`: the empty spec alone.
+            Value::Bytes(_) if !spec.is_empty() => {
+                return Err(self.err(
+                    "TypeError",
+                    "unsupported format string passed to bytes.__format__",
+                ));
+            }
             Value::EnumMember(m) if spec.is_empty() && super::stdlib::flag_text(m).is_some() => {
                 return self.to_str(v);
             }
@@ -814,6 +822,7 @@ impl Interp<'_> {
                 ));
             }
             Value::Str(_)
+            | Value::Bytes(_)
             | Value::List(_)
             | Value::Dict(_)
             | Value::Set(_)

@@ -66,7 +66,12 @@ impl Interp<'_> {
 
     fn unsupported(&self, op: &str, a: &Value, b: &Value) -> super::Interrupt {
         // A sequence repeated by something not an int words it CPython's way.
-        let is_seq = |v: &Value| matches!(v, Value::Str(_) | Value::List(_) | Value::Tuple(_));
+        let is_seq = |v: &Value| {
+            matches!(
+                v,
+                Value::Str(_) | Value::Bytes(_) | Value::List(_) | Value::Tuple(_)
+            )
+        };
         if matches!(op, "*" | "*=") && (is_seq(a) || is_seq(b)) {
             let other = if is_seq(a) { b } else { a };
             return self.err(
@@ -156,6 +161,17 @@ impl Interp<'_> {
                     s.push_str(y);
                     Ok(Value::Str(PyStr::from(s)))
                 }
+                (Value::Bytes(x), Value::Bytes(y)) => {
+                    self.check_str_len(x.len().saturating_add(y.len()))?;
+                    let mut v = Vec::with_capacity(x.len() + y.len());
+                    v.extend_from_slice(x);
+                    v.extend_from_slice(y);
+                    Ok(Value::Bytes(Rc::from(v)))
+                }
+                (Value::Bytes(_), other) => {
+                    let o = self.type_name_of(other);
+                    Err(self.err("TypeError", format!("can't concat {o} to bytes")))
+                }
                 (Value::List(x), Value::List(y)) => {
                     self.check_growth(x.borrow().len(), y.borrow().len())?;
                     let mut v = x.borrow().clone();
@@ -184,6 +200,11 @@ impl Interp<'_> {
                     let count = self.repeat_count(n);
                     let k = self.check_repeat_str(s.len(), &count)?;
                     Ok(Value::Str(PyStr::from(s.repeat(k))))
+                }
+                (Value::Bytes(b), n) | (n, Value::Bytes(b)) if is_intlike(n) => {
+                    let count = self.repeat_count(n);
+                    let k = self.check_repeat_str(b.len(), &count)?;
+                    Ok(Value::Bytes(Rc::from(b.repeat(k))))
                 }
                 (Value::List(l), n) | (n, Value::List(l)) if is_intlike(n) => {
                     let count = self.repeat_count(n);
@@ -612,6 +633,7 @@ impl Interp<'_> {
                     ),
                 )),
             },
+            Value::Bytes(b) => super::builtins::bytes::contains(self, b, item),
             Value::Dict(d) => {
                 let k = self.dict_key(d, item)?;
                 Ok(d.borrow().contains_key(&k))
@@ -800,6 +822,7 @@ impl Interp<'_> {
         match (a, b) {
             (Value::Int(x), Value::Int(y)) => Ok(x < y),
             (Value::Str(x), Value::Str(y)) => Ok(x < y),
+            (Value::Bytes(x), Value::Bytes(y)) => Ok(x < y),
             (Value::Float(x), Value::Float(y)) => Ok(x < y),
             (Value::List(_), Value::List(_)) | (Value::Tuple(_), Value::Tuple(_)) => {
                 let x = self.iterate(a)?;
@@ -855,6 +878,7 @@ impl Interp<'_> {
             Value::BigInt(b) => !b.is_zero(),
             Value::Float(f) => *f != 0.0,
             Value::Str(s) => !s.is_empty(),
+            Value::Bytes(b) => !b.is_empty(),
             Value::List(l) => !l.borrow().is_empty(),
             Value::Tuple(t) => !t.is_empty(),
             Value::Dict(d) => !d.borrow().is_empty(),
@@ -990,6 +1014,10 @@ impl Interp<'_> {
                     .map(|c| Value::Str(PyStr::from(c.encode_utf8(&mut [0; 4]) as &str)))
                     .collect()
             }
+            Value::Bytes(b) => {
+                self.check_items(b.len())?;
+                b.iter().map(|&c| Value::Int(i64::from(c))).collect()
+            }
             Value::Dict(d) => d.borrow().keys().map(|k| k.0.clone()).collect(),
             Value::Set(s) => set_items(&s.borrow()),
             Value::Range(a, b, s) => {
@@ -1050,6 +1078,7 @@ impl Interp<'_> {
             Value::Int(_) | Value::BigInt(_) => "int",
             Value::Float(_) => "float",
             Value::Str(_) => "str",
+            Value::Bytes(_) => "bytes",
             Value::List(_) => "list",
             Value::Tuple(_) => "tuple",
             Value::Dict(_) => "dict",
@@ -1490,6 +1519,29 @@ impl Interp<'_> {
                     s.chars().nth(ix).map(|c| c.to_string()).unwrap_or_default(),
                 )))
             }
+            Value::Bytes(b) => {
+                let ix = match i {
+                    Value::Int(_) | Value::Bool(_) | Value::BigInt(_) => {
+                        self.index_of(b.len(), i, "byte").map_err(|e| {
+                            if super::builtins::bytes::is_index_error(self, &e) {
+                                self.err("IndexError", "index out of range")
+                            } else {
+                                e
+                            }
+                        })?
+                    }
+                    other => {
+                        return Err(self.err(
+                            "TypeError",
+                            format!(
+                                "byte indices must be integers or slices, not {}",
+                                self.type_name_of(other)
+                            ),
+                        ));
+                    }
+                };
+                Ok(Value::Int(i64::from(b[ix])))
+            }
             Value::Dict(d) => {
                 let k = self.dict_key(d, i)?;
                 let found = d.borrow().get(&k).cloned();
@@ -1611,6 +1663,12 @@ impl Interp<'_> {
                 let idx = pyfmt::slice_indices(chars.len() as i64, lo, hi, step);
                 Ok(Value::Str(PyStr::from(
                     idx.into_iter().map(|i| chars[i]).collect::<String>(),
+                )))
+            }
+            Value::Bytes(b) => {
+                let idx = pyfmt::slice_indices(b.len() as i64, lo, hi, step);
+                Ok(Value::Bytes(Rc::from(
+                    idx.into_iter().map(|i| b[i]).collect::<Vec<u8>>(),
                 )))
             }
             Value::Range(a, b, s) => {
@@ -1791,6 +1849,7 @@ pub fn is_same(a: &Value, b: &Value) -> bool {
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Int(x), Value::Int(y)) => x == y,
         (Value::Str(x), Value::Str(y)) => PyStr::ptr_eq(x, y) || x == y,
+        (Value::Bytes(x), Value::Bytes(y)) => Rc::ptr_eq(x, y) || (x.is_empty() && y.is_empty()),
         (Value::Anchor(x), Value::Anchor(y)) => x == y,
         (Value::Builtin(x), Value::Builtin(y)) => x == y,
         _ => match (identity(a), identity(b)) {

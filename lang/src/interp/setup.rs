@@ -90,6 +90,8 @@ impl Interp<'_> {
             ("FileNotFoundError", "OSError"),
             ("TimeoutError", "OSError"),
             ("UnicodeError", "ValueError"),
+            ("UnicodeEncodeError", "UnicodeError"),
+            ("UnicodeDecodeError", "UnicodeError"),
             ("MemoryError", "Exception"),
             // kvstore's connection failures (CPython: subclasses of OSError).
             ("ConnectionError", "Exception"),

@@ -98,6 +98,8 @@ pub enum Value {
     BigInt(Rc<BigInt>),
     Float(f64),
     Str(PyStr),
+    /// An immutable `bytes` value (`b"..."`, `bytes(...)`, `str.encode()`).
+    Bytes(Rc<[u8]>),
     List(Rc<RefCell<Vec<Value>>>),
     Tuple(Rc<Vec<Value>>),
     Dict(Rc<RefCell<Dict>>),
@@ -182,6 +184,7 @@ impl Value {
             Value::Int(_) | Value::BigInt(_) => "int",
             Value::Float(_) => "float",
             Value::Str(_) => "str",
+            Value::Bytes(_) => "bytes",
             Value::List(_) => "list",
             Value::Tuple(_) => "tuple",
             Value::Dict(_) => "dict",
@@ -1026,6 +1029,10 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
             _ => state.write_u64(x.to_bits()),
         },
         Value::Str(s) => s.hash(state),
+        Value::Bytes(b) => {
+            state.write_u8(11);
+            b.hash(state);
+        }
         Value::Tuple(items) => {
             state.write_u8(3);
             for i in items.iter() {
@@ -1071,6 +1078,7 @@ pub fn key_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (V::None, V::None) => true,
         (V::Str(x), V::Str(y)) => x == y,
+        (V::Bytes(x), V::Bytes(y)) => x == y,
         (V::Tuple(x), V::Tuple(y)) => {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| key_eq(p, q))
         }

@@ -19,6 +19,8 @@ pub(super) const INT_METHODS: &[&str] = &[
     "conjugate",
     "is_integer",
     "as_integer_ratio",
+    "to_bytes",
+    "from_bytes",
 ];
 pub(super) const FLOAT_METHODS: &[&str] = &[
     "is_integer",
@@ -281,6 +283,16 @@ pub(super) fn ord(it: &mut Interp, v: &Value) -> R<Value> {
                 }
             }
         }
+        Value::Bytes(b) => match **b {
+            [c] => Ok(Value::Int(i64::from(c))),
+            _ => Err(it.err(
+                "TypeError",
+                format!(
+                    "ord() expected a character, but string of length {} found",
+                    b.len()
+                ),
+            )),
+        },
         other => {
             let t = tname(it, other);
             Err(it.err(
@@ -496,6 +508,12 @@ pub(super) fn call_method(
     if is_float && name == "fromhex" {
         // A class method: the receiver only names the class.
         return float_fromhex(it, args, kwargs).map(Some);
+    }
+    match name {
+        "to_bytes" => return super::bytes::int_to_bytes(it, recv, args, kwargs).map(Some),
+        // A class method: the receiver only names the class.
+        "from_bytes" => return super::bytes::int_from_bytes(it, args, kwargs).map(Some),
+        _ => {}
     }
     let tn = if is_float { "float" } else { "int" };
     no_kwargs(it, &format!("{tn}.{name}"), &kwargs)?;
