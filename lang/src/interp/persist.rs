@@ -195,6 +195,14 @@ impl Interp<'_> {
                 }
             }
             Value::Str(s) => write_json_str(s, out),
+            // Two hex digits a byte: readable, and read back by `bytes.fromhex`.
+            Value::Bytes(b) => {
+                let _ = write!(
+                    out,
+                    "{{\"__bytes__\":\"{}\"}}",
+                    crate::pyfmt::bytes_hex(b, None, 1)
+                );
+            }
             Value::List(l) => {
                 let items = l.borrow().clone();
                 self.write_json_seq(&items, out, depth)?;
@@ -359,6 +367,12 @@ impl Interp<'_> {
                         .parse::<num_bigint::BigInt>()
                         .map(Value::from_bigint)
                         .unwrap_or(Value::None));
+                }
+                if let Some(J::String(h)) = m.get("__bytes__") {
+                    return Ok(match crate::pyfmt::bytes_fromhex(h) {
+                        Ok(b) => Value::Bytes(Rc::from(b)),
+                        Err(_) => Value::None,
+                    });
                 }
                 if let Some(J::String(f)) = m.get("__float__") {
                     return Ok(Value::Float(
