@@ -47,6 +47,19 @@ pub fn call_method(
     match recv {
         Value::Str(s) => strings::call_method(it, s, name, args, kwargs),
         Value::Bytes(b) => bytes::call_method(it, b, name, args, kwargs),
+        Value::Complex(re, im) if name == "conjugate" => {
+            args::no_kwargs(it, "complex.conjugate", &kwargs)?;
+            if !args.is_empty() {
+                return Err(it.err(
+                    "TypeError",
+                    format!(
+                        "complex.conjugate() takes no arguments ({} given)",
+                        args.len()
+                    ),
+                ));
+            }
+            Ok(Some(Value::Complex(*re, -im)))
+        }
         Value::List(l) => collections::list_method(it, l, name, args, kwargs),
         Value::Dict(d) => collections::dict_method(it, d, name, args, kwargs),
         Value::Set(s) => collections::set_method(it, s, name, args, kwargs),
@@ -65,6 +78,7 @@ fn methods_of_type(type_name: &str) -> &'static [&'static str] {
     match type_name {
         "str" => strings::METHODS,
         "bytes" => bytes::METHODS,
+        "complex" => &["conjugate"],
         "list" => collections::LIST_METHODS,
         "dict" => collections::DICT_METHODS,
         "set" | "frozenset" => collections::SET_METHODS,
@@ -122,6 +136,7 @@ pub fn has_method(recv: &Value, name: &str) -> bool {
     let names: &[&str] = match recv {
         Value::Str(_) => strings::METHODS,
         Value::Bytes(_) => bytes::METHODS,
+        Value::Complex(..) => &["conjugate"],
         Value::List(_) => collections::LIST_METHODS,
         Value::Dict(_) => collections::DICT_METHODS,
         Value::Set(_) => collections::SET_METHODS,

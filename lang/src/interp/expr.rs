@@ -579,7 +579,11 @@ impl Interp<'_> {
         let fs = pyfmt::parse_format_spec(spec).map_err(|m| self.err("ValueError", m))?;
         let numeric = matches!(
             v,
-            Value::Bool(_) | Value::Int(_) | Value::BigInt(_) | Value::Float(_)
+            Value::Bool(_)
+                | Value::Int(_)
+                | Value::BigInt(_)
+                | Value::Float(_)
+                | Value::Complex(..)
         );
         self.check_format_spec(&fs, numeric)?;
         let r = match v {
@@ -598,6 +602,7 @@ impl Interp<'_> {
             Value::BigInt(b) => pyfmt::format_int(b, &fs),
             Value::Float(f) => pyfmt::format_float(*f, &fs),
             Value::Str(s) => pyfmt::format_str(s, &fs),
+            Value::Complex(re, im) => super::complex::format_complex(*re, *im, &fs),
             // `bytes` has only `object.__format__`: the empty spec alone.
             Value::Bytes(_) if !spec.is_empty() => {
                 return Err(self.err(
@@ -823,6 +828,7 @@ impl Interp<'_> {
             }
             Value::Str(_)
             | Value::Bytes(_)
+            | Value::Complex(..)
             | Value::List(_)
             | Value::Dict(_)
             | Value::Set(_)

@@ -152,6 +152,11 @@ impl Interp<'_> {
         {
             return r;
         }
+        if (matches!(a, Value::Complex(..)) || matches!(b, Value::Complex(..)))
+            && let Some(r) = self.complex_binop(op, a, b)
+        {
+            return r;
+        }
         match op {
             BinOp::Add => match (a, b) {
                 (Value::Str(x), Value::Str(y)) => {
@@ -531,6 +536,7 @@ impl Interp<'_> {
                 Value::Bool(b) => Ok(Value::Int(-i64::from(*b))),
                 Value::BigInt(b) => Ok(Value::from_bigint(-(**b).clone())),
                 Value::Float(f) => Ok(Value::Float(-f)),
+                Value::Complex(re, im) => Ok(Value::Complex(-re, -im)),
                 _ => self.datetime_neg(v).unwrap_or_else(|| {
                     Err(self.err(
                         "TypeError",
@@ -539,7 +545,9 @@ impl Interp<'_> {
                 }),
             },
             UnaryOp::Pos => match v {
-                Value::Int(_) | Value::BigInt(_) | Value::Float(_) => Ok(v.clone()),
+                Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Complex(..) => {
+                    Ok(v.clone())
+                }
                 Value::Bool(b) => Ok(Value::Int(i64::from(*b))),
                 _ => Err(self.err(
                     "TypeError",
@@ -879,6 +887,7 @@ impl Interp<'_> {
             Value::Float(f) => *f != 0.0,
             Value::Str(s) => !s.is_empty(),
             Value::Bytes(b) => !b.is_empty(),
+            Value::Complex(re, im) => *re != 0.0 || *im != 0.0,
             Value::List(l) => !l.borrow().is_empty(),
             Value::Tuple(t) => !t.is_empty(),
             Value::Dict(d) => !d.borrow().is_empty(),
@@ -1079,6 +1088,7 @@ impl Interp<'_> {
             Value::Float(_) => "float",
             Value::Str(_) => "str",
             Value::Bytes(_) => "bytes",
+            Value::Complex(..) => "complex",
             Value::List(_) => "list",
             Value::Tuple(_) => "tuple",
             Value::Dict(_) => "dict",
@@ -1304,6 +1314,8 @@ impl Interp<'_> {
             }
             Value::Float(f) if name == "real" => return Ok(Value::Float(*f)),
             Value::Float(_) if name == "imag" => return Ok(Value::Float(0.0)),
+            Value::Complex(re, _) if name == "real" => return Ok(Value::Float(*re)),
+            Value::Complex(_, im) if name == "imag" => return Ok(Value::Float(*im)),
             other => {
                 if name == "__class__" {
                     return Ok(Value::Class(self.class_of(other)));

@@ -39,6 +39,7 @@ impl Interp<'_> {
             "coroutine",
             "frozenset",
             "bytes",
+            "complex",
         ] {
             self.new_builtin_class(
                 t,

@@ -100,6 +100,8 @@ pub enum Value {
     Str(PyStr),
     /// An immutable `bytes` value (`b"..."`, `bytes(...)`, `str.encode()`).
     Bytes(Rc<[u8]>),
+    /// A `complex` number (real, imaginary).
+    Complex(f64, f64),
     List(Rc<RefCell<Vec<Value>>>),
     Tuple(Rc<Vec<Value>>),
     Dict(Rc<RefCell<Dict>>),
@@ -185,6 +187,7 @@ impl Value {
             Value::Float(_) => "float",
             Value::Str(_) => "str",
             Value::Bytes(_) => "bytes",
+            Value::Complex(..) => "complex",
             Value::List(_) => "list",
             Value::Tuple(_) => "tuple",
             Value::Dict(_) => "dict",
@@ -1033,6 +1036,13 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
             state.write_u8(11);
             b.hash(state);
         }
+        // A complex with no imaginary part is the same key as its real part.
+        Value::Complex(re, 0.0) => hash_value(&Value::Float(*re), state),
+        Value::Complex(re, im) => {
+            state.write_u8(12);
+            state.write_u64(re.to_bits());
+            state.write_u64(im.to_bits());
+        }
         Value::Tuple(items) => {
             state.write_u8(3);
             for i in items.iter() {
@@ -1079,6 +1089,12 @@ pub fn key_eq(a: &Value, b: &Value) -> bool {
         (V::None, V::None) => true,
         (V::Str(x), V::Str(y)) => x == y,
         (V::Bytes(x), V::Bytes(y)) => x == y,
+        (V::Complex(a, b), V::Complex(c, d)) => a == c && b == d,
+        (V::Complex(re, im), other) | (other, V::Complex(re, im))
+            if matches!(other, V::Int(_) | V::BigInt(_) | V::Bool(_) | V::Float(_)) =>
+        {
+            *im == 0.0 && key_eq(&V::Float(*re), other)
+        }
         (V::Tuple(x), V::Tuple(y)) => {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| key_eq(p, q))
         }

@@ -45,6 +45,10 @@ pub fn construct_builtin(
             })
         }
         "bytes" => super::bytes::construct(it, args, kwargs),
+        "complex" => {
+            let [real, imag] = bind(it, "complex", args, kwargs, ["real", "imag"], 0)?;
+            it.construct_complex(real.map(typed_member_value), imag.map(typed_member_value))
+        }
         "bool" => {
             let [x] = bind(it, "bool", args, kwargs, ["x"], 0)?;
             Ok(Value::Bool(match x {

@@ -79,6 +79,7 @@ pub(super) fn abs(it: &mut Interp, v: &Value) -> R<Value> {
         Value::Bool(b) => Value::Int(i64::from(*b)),
         Value::BigInt(b) => Value::from_bigint(b.abs()),
         Value::Float(x) => Value::Float(x.abs()),
+        Value::Complex(re, im) => it.complex_abs(*re, *im)?,
         _ => {
             if let Some(r) = user_dunder(it, v, "__abs__", Vec::new()) {
                 return r;
@@ -410,10 +411,22 @@ pub(super) fn py_hash(it: &mut Interp, v: &Value) -> R<i64> {
         Value::Int(i) => hash_int(*i),
         Value::BigInt(b) => hash_bigint(b),
         Value::Float(f) => hash_float(*f),
+        // CPython's: hash(real) + 1000003 * hash(imag), wrapping, -1 made -2.
+        Value::Complex(re, im) => {
+            let h = (hash_float(*re) as u64)
+                .wrapping_add((hash_float(*im) as u64).wrapping_mul(1_000_003));
+            fix_hash(h as i64)
+        }
         Value::Str(s) => {
             use std::hash::{Hash, Hasher};
             let mut h = crate::interp::value::FxHasher::default();
             s.hash(&mut h);
+            fix_hash((h.finish() >> 1) as i64)
+        }
+        Value::Bytes(b) => {
+            use std::hash::{Hash, Hasher};
+            let mut h = crate::interp::value::FxHasher::default();
+            b.hash(&mut h);
             fix_hash((h.finish() >> 1) as i64)
         }
         Value::Tuple(items) => {
