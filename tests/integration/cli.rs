@@ -269,7 +269,7 @@ fn jac_files_import_and_annex_jac_siblings() {
 }
 
 #[test]
-fn bytes_in_node_fields_survive_the_store() {
+fn bytes_and_complex_in_node_fields_survive_the_store() {
     let dir = TempDir::new("bytes-stored");
     dir.write(
         "main.svc",
@@ -279,7 +279,7 @@ with entry {
     if found {
         print(found[0].data);
     } else {
-        root ++> Blob(data=[b"\x00'bin\xff", {"k": b""}, (b"t",)]);
+        root ++> Blob(data=[b"\x00'bin\xff", {"k": b""}, (b"t",), complex(1.5, float("-inf"))]);
         print("stored");
     }
 }
@@ -292,6 +292,6 @@ with entry {
     assert!(second.status.success(), "{}", stderr(&second));
     assert_eq!(
         stdout(&second),
-        "[b\"\\x00'bin\\xff\", {'k': b''}, (b't',)]\n"
+        "[b\"\\x00'bin\\xff\", {'k': b''}, (b't',), (1.5-infj)]\n"
     );
 }

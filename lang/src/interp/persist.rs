@@ -203,6 +203,15 @@ impl Interp<'_> {
                     crate::pyfmt::bytes_hex(b, None, 1)
                 );
             }
+            // Each part as its `repr` text, so infinities and NaN survive.
+            Value::Complex(re, im) => {
+                let _ = write!(
+                    out,
+                    "{{\"__complex__\":[\"{}\",\"{}\"]}}",
+                    crate::pyfmt::float_repr(*re),
+                    crate::pyfmt::float_repr(*im)
+                );
+            }
             Value::List(l) => {
                 let items = l.borrow().clone();
                 self.write_json_seq(&items, out, depth)?;
@@ -367,6 +376,16 @@ impl Interp<'_> {
                         .parse::<num_bigint::BigInt>()
                         .map(Value::from_bigint)
                         .unwrap_or(Value::None));
+                }
+                if let Some(J::Array(p)) = m.get("__complex__") {
+                    let part = |i: usize| match p.get(i) {
+                        Some(J::String(t)) => crate::pyfmt::parse_float(t),
+                        _ => None,
+                    };
+                    return Ok(match (p.len(), part(0), part(1)) {
+                        (2, Some(re), Some(im)) => Value::Complex(re, im),
+                        _ => Value::None,
+                    });
                 }
                 if let Some(J::String(h)) = m.get("__bytes__") {
                     return Ok(match crate::pyfmt::bytes_fromhex(h) {
