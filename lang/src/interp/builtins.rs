@@ -47,6 +47,19 @@ pub fn call_method(
     match recv {
         Value::Str(s) => strings::call_method(it, s, name, args, kwargs),
         Value::Bytes(b) => bytes::call_method(it, b, name, args, kwargs),
+        Value::Instance(i) if name == "with_traceback" && i.class.is_exception() => {
+            let tb = args::one(it, "BaseException.with_traceback", args, &kwargs)?;
+            let ok = match &tb {
+                Value::None => true,
+                Value::Instance(t) => super::display::is_traceback(t),
+                _ => false,
+            };
+            if !ok {
+                return Err(it.err("TypeError", "__traceback__ must be a traceback or None"));
+            }
+            i.set_extra(Rc::from("__traceback__"), tb);
+            Ok(Some(recv.clone()))
+        }
         Value::Complex(re, im) if name == "conjugate" => {
             args::no_kwargs(it, "complex.conjugate", &kwargs)?;
             if !args.is_empty() {

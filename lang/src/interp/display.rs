@@ -218,6 +218,9 @@ impl Interp<'_> {
             Value::Lazy(l) => {
                 let _ = write!(out, "<{} object>", l.kind.name());
             }
+            Value::Instance(i) if is_traceback(i) => {
+                let _ = write!(out, "<traceback object at 0x{:012x}>", i.id);
+            }
             Value::Instance(i) => {
                 if i.class.is_exception() && !i.class.has_record_repr() {
                     let args = match i.get_extra("args") {
@@ -314,4 +317,9 @@ impl Class {
     pub fn is_sub_named(&self, name: &str) -> bool {
         &*self.name == name || self.mro.iter().any(|c| &*c.name == name)
     }
+}
+
+/// A traceback object (`e.__traceback__`, made by `Interp::set_traceback`).
+pub(super) fn is_traceback(i: &Instance) -> bool {
+    i.class.kind == ClassKind::Builtin && &*i.class.name == "traceback"
 }

@@ -778,6 +778,12 @@ impl Interp<'_> {
                 if self.is_storage(recv) {
                     return self.call_storage_method(recv, name, args, kwargs);
                 }
+                if name == "with_traceback" && inst.class.is_exception() {
+                    if let Some(v) = builtins::call_method(self, recv, name, args, kwargs)? {
+                        return Ok(v);
+                    }
+                    return Ok(Value::None);
+                }
             }
             Value::Anchor(h) => {
                 let class = self.graph.slot(*h).class.clone();

@@ -1171,7 +1171,7 @@ impl Interp<'_> {
         }
         let is_exc = class.is_exception();
         for (k, x) in extra {
-            if !(is_exc && matches!(&*k, "args" | "__cause__" | "__context__")) {
+            if !(is_exc && matches!(&*k, "args" | "__cause__" | "__context__" | "__traceback__")) {
                 d.insert(HashKey(Value::Str(k.into())), x);
             }
         }
@@ -1244,7 +1244,10 @@ impl Interp<'_> {
                 if inst.class.is_exception() {
                     match name {
                         "args" => return Ok(Value::tuple(vec![])),
-                        "__cause__" | "__context__" => return Ok(Value::None),
+                        "__cause__" | "__context__" | "__traceback__" => return Ok(Value::None),
+                        "with_traceback" => {
+                            return Ok(Value::BuiltinMethod(Rc::new((v.clone(), Rc::from(name)))));
+                        }
                         // True once `raise ... from ...` set a cause (None included).
                         "__suppress_context__" => {
                             return Ok(Value::Bool(inst.get_extra("__cause__").is_some()));

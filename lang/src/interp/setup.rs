@@ -40,6 +40,7 @@ impl Interp<'_> {
             "frozenset",
             "bytes",
             "complex",
+            "traceback",
         ] {
             self.new_builtin_class(
                 t,
