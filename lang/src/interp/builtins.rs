@@ -60,6 +60,36 @@ pub fn call_method(
             i.set_extra(Rc::from("__traceback__"), tb);
             Ok(Some(recv.clone()))
         }
+        Value::Slice(s) if name == "indices" => {
+            let n = args::one(it, "slice.indices", args, &kwargs)?;
+            let len = args::index_of(it, &n)?;
+            if len < 0 {
+                return Err(it.err("ValueError", "length should not be negative"));
+            }
+            let s = s.clone();
+            let mut b = [None; 3];
+            for (slot, v) in b.iter_mut().zip(s.iter()) {
+                *slot = match v {
+                    Value::None => None,
+                    other => Some(args::index_of(it, other).map_err(|_| {
+                        it.err(
+                            "TypeError",
+                            "slice indices must be integers or None or have an __index__ method",
+                        )
+                    })?),
+                };
+            }
+            let step = b[2].unwrap_or(1);
+            if step == 0 {
+                return Err(it.err("ValueError", "slice step cannot be zero"));
+            }
+            let (start, stop, step, _) = crate::pyfmt::slice_range(len, b[0], b[1], step);
+            Ok(Some(Value::tuple(vec![
+                Value::Int(start),
+                Value::Int(stop),
+                Value::Int(step),
+            ])))
+        }
         Value::Complex(re, im) if name == "conjugate" => {
             args::no_kwargs(it, "complex.conjugate", &kwargs)?;
             if !args.is_empty() {
@@ -92,6 +122,7 @@ fn methods_of_type(type_name: &str) -> &'static [&'static str] {
         "str" => strings::METHODS,
         "bytes" => bytes::METHODS,
         "complex" => &["conjugate"],
+        "slice" => &["indices"],
         "list" => collections::LIST_METHODS,
         "dict" => collections::DICT_METHODS,
         "set" | "frozenset" => collections::SET_METHODS,
@@ -150,6 +181,7 @@ pub fn has_method(recv: &Value, name: &str) -> bool {
         Value::Str(_) => strings::METHODS,
         Value::Bytes(_) => bytes::METHODS,
         Value::Complex(..) => &["conjugate"],
+        Value::Slice(_) => &["indices"],
         Value::List(_) => collections::LIST_METHODS,
         Value::Dict(_) => collections::DICT_METHODS,
         Value::Set(_) => collections::SET_METHODS,

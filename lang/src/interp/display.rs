@@ -100,6 +100,16 @@ impl Interp<'_> {
             Value::Str(s) => out.push_str(&pyfmt::str_repr(s)),
             Value::Bytes(b) => pyfmt::push_bytes_repr(out, b),
             Value::Complex(re, im) => out.push_str(&super::complex::complex_repr(*re, *im)),
+            Value::Slice(s) => {
+                out.push_str("slice(");
+                for (i, x) in s.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    self.write_repr(x, out, depth + 1)?;
+                }
+                out.push(')');
+            }
             Value::List(l) => {
                 let items = l.borrow().clone();
                 out.push('[');

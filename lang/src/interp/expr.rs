@@ -342,13 +342,10 @@ impl Interp<'_> {
                     use num_traits::Signed;
                     Ok(Some(if b.is_negative() { i64::MIN } else { i64::MAX }))
                 }
-                other => {
-                    let t = self.type_name_of(&other);
-                    Err(self.err(
-                        "TypeError",
-                        format!("slice indices must be integers or None or have an __index__ method, not '{t}'"),
-                    ))
-                }
+                _ => Err(self.err(
+                    "TypeError",
+                    "slice indices must be integers or None or have an __index__ method",
+                )),
             },
         }
     }
@@ -835,6 +832,7 @@ impl Interp<'_> {
             Value::Str(_)
             | Value::Bytes(_)
             | Value::Complex(..)
+            | Value::Slice(_)
             | Value::List(_)
             | Value::Dict(_)
             | Value::Set(_)

@@ -831,6 +831,11 @@ impl Interp<'_> {
             (Value::Int(x), Value::Int(y)) => Ok(x < y),
             (Value::Str(x), Value::Str(y)) => Ok(x < y),
             (Value::Bytes(x), Value::Bytes(y)) => Ok(x < y),
+            // Slices order as the tuples of their three parts (CPython 3.12).
+            (Value::Slice(x), Value::Slice(y)) => {
+                let (x, y) = (Value::tuple(x.to_vec()), Value::tuple(y.to_vec()));
+                self.py_lt(&x, &y)
+            }
             (Value::Float(x), Value::Float(y)) => Ok(x < y),
             (Value::List(_), Value::List(_)) | (Value::Tuple(_), Value::Tuple(_)) => {
                 let x = self.iterate(a)?;
@@ -1089,6 +1094,7 @@ impl Interp<'_> {
             Value::Str(_) => "str",
             Value::Bytes(_) => "bytes",
             Value::Complex(..) => "complex",
+            Value::Slice(_) => "slice",
             Value::List(_) => "list",
             Value::Tuple(_) => "tuple",
             Value::Dict(_) => "dict",
@@ -1317,6 +1323,14 @@ impl Interp<'_> {
             }
             Value::Float(f) if name == "real" => return Ok(Value::Float(*f)),
             Value::Float(_) if name == "imag" => return Ok(Value::Float(0.0)),
+            Value::Slice(s) if matches!(name, "start" | "stop" | "step") => {
+                let i = match name {
+                    "start" => 0,
+                    "stop" => 1,
+                    _ => 2,
+                };
+                return Ok(s[i].clone());
+            }
             Value::Complex(re, _) if name == "real" => return Ok(Value::Float(*re)),
             Value::Complex(_, im) if name == "imag" => return Ok(Value::Float(*im)),
             other => {
@@ -1512,7 +1526,40 @@ impl Interp<'_> {
             .ok_or_else(|| self.err("IndexError", format!("{what} index out of range")))
     }
 
+    /// The bounds of a slice object used as an index (`xs[slice(1, 3)]`).
+    fn slice_bounds(&self, s: &[Value; 3]) -> R<[Option<i64>; 3]> {
+        let mut out = [None; 3];
+        for (slot, v) in out.iter_mut().zip(s.iter()) {
+            *slot = match v {
+                Value::None => None,
+                Value::Int(i) => Some(*i),
+                Value::Bool(b) => Some(i64::from(*b)),
+                Value::BigInt(b) => Some(if b.is_negative() { i64::MIN } else { i64::MAX }),
+                _ => {
+                    return Err(self.err(
+                        "TypeError",
+                        "slice indices must be integers or None or have an __index__ method",
+                    ));
+                }
+            };
+        }
+        Ok(out)
+    }
+
     pub fn get_item(&mut self, o: &Value, i: &Value) -> R<Value> {
+        if let Value::Slice(s) = i
+            && matches!(
+                o,
+                Value::List(_)
+                    | Value::Tuple(_)
+                    | Value::Str(_)
+                    | Value::Bytes(_)
+                    | Value::Range(..)
+            )
+        {
+            let [lo, hi, st] = self.slice_bounds(s)?;
+            return self.get_slice(o, lo, hi, st);
+        }
         if Self::stdlib_key(o) == Some("re.Match") {
             // `m[g]` is `m.group(g)`.
             return self.call_stdlib_method(o, "group", vec![i.clone()], Vec::new());
@@ -1591,6 +1638,10 @@ impl Interp<'_> {
     }
 
     pub fn set_item(&mut self, o: &Value, i: Value, v: Value) -> R<()> {
+        if let (Value::List(_), Value::Slice(s)) = (o, &i) {
+            let [lo, hi, st] = self.slice_bounds(s)?;
+            return self.set_slice(o, lo, hi, st, v);
+        }
         match o {
             Value::List(l) => {
                 let len = l.borrow().len();
@@ -1623,6 +1674,10 @@ impl Interp<'_> {
     }
 
     pub fn del_item(&mut self, o: &Value, i: &Value) -> R<()> {
+        if let (Value::List(_), Value::Slice(s)) = (o, i) {
+            let [lo, hi, st] = self.slice_bounds(s)?;
+            return self.del_slice(o, lo, hi, st);
+        }
         match o {
             Value::List(l) => {
                 let len = l.borrow().len();

@@ -41,6 +41,7 @@ impl Interp<'_> {
             "bytes",
             "complex",
             "traceback",
+            "slice",
         ] {
             self.new_builtin_class(
                 t,

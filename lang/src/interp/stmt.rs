@@ -772,13 +772,10 @@ impl Interp<'_> {
                 Value::None => Ok(None),
                 Value::Int(i) => Ok(Some(i)),
                 Value::Bool(b) => Ok(Some(i64::from(b))),
-                other => {
-                    let t = self.type_name_of(&other);
-                    Err(self.err(
-                        "TypeError",
-                        format!("slice indices must be integers or None or have an __index__ method, not '{t}'"),
-                    ))
-                }
+                _ => Err(self.err(
+                    "TypeError",
+                    "slice indices must be integers or None or have an __index__ method",
+                )),
             },
         }
     }

@@ -102,6 +102,8 @@ pub enum Value {
     Bytes(Rc<[u8]>),
     /// A `complex` number (real, imaginary).
     Complex(f64, f64),
+    /// A `slice(start, stop, step)` object (any values, as Python keeps them).
+    Slice(Rc<[Value; 3]>),
     List(Rc<RefCell<Vec<Value>>>),
     Tuple(Rc<Vec<Value>>),
     Dict(Rc<RefCell<Dict>>),
@@ -188,6 +190,7 @@ impl Value {
             Value::Str(_) => "str",
             Value::Bytes(_) => "bytes",
             Value::Complex(..) => "complex",
+            Value::Slice(_) => "slice",
             Value::List(_) => "list",
             Value::Tuple(_) => "tuple",
             Value::Dict(_) => "dict",
@@ -1043,6 +1046,12 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
             state.write_u64(re.to_bits());
             state.write_u64(im.to_bits());
         }
+        Value::Slice(s) => {
+            state.write_u8(13);
+            for i in s.iter() {
+                hash_value(i, state);
+            }
+        }
         Value::Tuple(items) => {
             state.write_u8(3);
             for i in items.iter() {
@@ -1089,6 +1098,7 @@ pub fn key_eq(a: &Value, b: &Value) -> bool {
         (V::None, V::None) => true,
         (V::Str(x), V::Str(y)) => x == y,
         (V::Bytes(x), V::Bytes(y)) => x == y,
+        (V::Slice(x), V::Slice(y)) => x.iter().zip(y.iter()).all(|(p, q)| key_eq(p, q)),
         (V::Complex(a, b), V::Complex(c, d)) => a == c && b == d,
         (V::Complex(re, im), other) | (other, V::Complex(re, im))
             if matches!(other, V::Int(_) | V::BigInt(_) | V::Bool(_) | V::Float(_)) =>

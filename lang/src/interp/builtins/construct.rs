@@ -45,6 +45,29 @@ pub fn construct_builtin(
             })
         }
         "bytes" => super::bytes::construct(it, args, kwargs),
+        "slice" => {
+            no_kwargs(it, "slice", &kwargs)?;
+            let n = args.len();
+            if n == 0 || n > 3 {
+                let which = if n == 0 {
+                    "least 1 argument"
+                } else {
+                    "most 3 arguments"
+                };
+                return Err(it.err("TypeError", format!("slice expected at {which}, got {n}")));
+            }
+            let mut a = args.into_iter();
+            let parts = if n == 1 {
+                [Value::None, a.next().unwrap_or(Value::None), Value::None]
+            } else {
+                [
+                    a.next().unwrap_or(Value::None),
+                    a.next().unwrap_or(Value::None),
+                    a.next().unwrap_or(Value::None),
+                ]
+            };
+            Ok(Value::Slice(Rc::new(parts)))
+        }
         "complex" => {
             let [real, imag] = bind(it, "complex", args, kwargs, ["real", "imag"], 0)?;
             it.construct_complex(real.map(typed_member_value), imag.map(typed_member_value))
