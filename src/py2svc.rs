@@ -6,7 +6,7 @@
 //! annotations, module-level assignments become `glob`, other module-level statements
 //! go into `with entry` blocks (`if __name__ == "__main__":` into `with entry:__main__`),
 //! control flow and expressions keep their meaning. Constructs without an svc form
-//! (`with`, `global`, `yield`, `match`, class keywords, bytes) give warnings. The result
+//! (`with`, `global`, `yield`, `match`, class keywords) give warnings. The result
 //! is re-parsed by svc's parser and laid out by its formatter; if it does not parse, the
 //! call fails with the reasons.
 //!
@@ -981,10 +981,7 @@ impl Tr<'_> {
             Constant::None => "None".into(),
             Constant::Bool(b) => if *b { "True" } else { "False" }.into(),
             Constant::Str(s) => svc_str(s, if self.in_fstring { '\'' } else { '"' }),
-            Constant::Bytes(_) => {
-                self.warn(at.range(), "bytes literals are not supported in svc");
-                "None".into()
-            }
+            Constant::Bytes(b) => lang::pyfmt::bytes_repr(b),
             Constant::Int(i) => i.to_string(),
             Constant::Float(f) => {
                 if f.is_finite() {

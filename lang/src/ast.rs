@@ -652,6 +652,8 @@ pub enum ExprKind {
     Float(f64),
     /// A (possibly implicitly concatenated) plain string literal.
     Str(Rc<str>),
+    /// A (possibly implicitly concatenated) bytes literal `b"..."`.
+    Bytes(Rc<[u8]>),
     /// An f-string; adjacent plain strings are merged into its parts.
     FString(Vec<FStringPart>),
     /// `...`

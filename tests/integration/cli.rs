@@ -267,3 +267,31 @@ fn jac_files_import_and_annex_jac_siblings() {
     let out = svc_in(dir.path(), &["check", "main.jac"]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+#[test]
+fn bytes_and_complex_in_node_fields_survive_the_store() {
+    let dir = TempDir::new("bytes-stored");
+    dir.write(
+        "main.svc",
+        r#"node Blob { has data: any = None; }
+with entry {
+    found = [root -->[?:Blob]];
+    if found {
+        print(found[0].data);
+    } else {
+        root ++> Blob(data=[b"\x00'bin\xff", {"k": b""}, (b"t",), complex(1.5, float("-inf"))]);
+        print("stored");
+    }
+}
+"#,
+    );
+    let first = svc_in(dir.path(), &["run", "main.svc"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert_eq!(stdout(&first), "stored\n");
+    let second = svc_in(dir.path(), &["run", "main.svc"]);
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert_eq!(
+        stdout(&second),
+        "[b\"\\x00'bin\\xff\", {'k': b''}, (b't',), (1.5-infj)]\n"
+    );
+}

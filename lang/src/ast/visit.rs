@@ -255,6 +255,7 @@ pub fn children<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
         | ExprKind::BigInt(_)
         | ExprKind::Float(_)
         | ExprKind::Str(_)
+        | ExprKind::Bytes(_)
         | ExprKind::Ellipsis
         | ExprKind::Name(_)
         | ExprKind::Special(_)

@@ -791,6 +791,7 @@ fn is_instance_value(cx: &Cx<'_, '_>, v: &Expr) -> bool {
         | ExprKind::BigInt(_)
         | ExprKind::Float(_)
         | ExprKind::Str(_)
+        | ExprKind::Bytes(_)
         | ExprKind::FString(_)
         | ExprKind::List(_)
         | ExprKind::Tuple(_)

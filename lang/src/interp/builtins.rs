@@ -6,6 +6,7 @@
 //! and [`format_value`] (the `format()` builtin, `str.format` and f-string fields).
 
 mod args;
+pub(crate) mod bytes;
 mod collections;
 pub(crate) use collections::range_len;
 mod construct;
@@ -45,6 +46,63 @@ pub fn call_method(
 ) -> Result<Option<Value>, Interrupt> {
     match recv {
         Value::Str(s) => strings::call_method(it, s, name, args, kwargs),
+        Value::Bytes(b) => bytes::call_method(it, b, name, args, kwargs),
+        Value::Instance(i) if name == "with_traceback" && i.class.is_exception() => {
+            let tb = args::one(it, "BaseException.with_traceback", args, &kwargs)?;
+            let ok = match &tb {
+                Value::None => true,
+                Value::Instance(t) => super::display::is_traceback(t),
+                _ => false,
+            };
+            if !ok {
+                return Err(it.err("TypeError", "__traceback__ must be a traceback or None"));
+            }
+            i.set_extra(Rc::from("__traceback__"), tb);
+            Ok(Some(recv.clone()))
+        }
+        Value::Slice(s) if name == "indices" => {
+            let n = args::one(it, "slice.indices", args, &kwargs)?;
+            let len = args::index_of(it, &n)?;
+            if len < 0 {
+                return Err(it.err("ValueError", "length should not be negative"));
+            }
+            let s = s.clone();
+            let mut b = [None; 3];
+            for (slot, v) in b.iter_mut().zip(s.iter()) {
+                *slot = match v {
+                    Value::None => None,
+                    other => Some(args::index_of(it, other).map_err(|_| {
+                        it.err(
+                            "TypeError",
+                            "slice indices must be integers or None or have an __index__ method",
+                        )
+                    })?),
+                };
+            }
+            let step = b[2].unwrap_or(1);
+            if step == 0 {
+                return Err(it.err("ValueError", "slice step cannot be zero"));
+            }
+            let (start, stop, step, _) = crate::pyfmt::slice_range(len, b[0], b[1], step);
+            Ok(Some(Value::tuple(vec![
+                Value::Int(start),
+                Value::Int(stop),
+                Value::Int(step),
+            ])))
+        }
+        Value::Complex(re, im) if name == "conjugate" => {
+            args::no_kwargs(it, "complex.conjugate", &kwargs)?;
+            if !args.is_empty() {
+                return Err(it.err(
+                    "TypeError",
+                    format!(
+                        "complex.conjugate() takes no arguments ({} given)",
+                        args.len()
+                    ),
+                ));
+            }
+            Ok(Some(Value::Complex(*re, -im)))
+        }
         Value::List(l) => collections::list_method(it, l, name, args, kwargs),
         Value::Dict(d) => collections::dict_method(it, d, name, args, kwargs),
         Value::Set(s) => collections::set_method(it, s, name, args, kwargs),
@@ -62,6 +120,9 @@ pub fn call_method(
 fn methods_of_type(type_name: &str) -> &'static [&'static str] {
     match type_name {
         "str" => strings::METHODS,
+        "bytes" => bytes::METHODS,
+        "complex" => &["conjugate"],
+        "slice" => &["indices"],
         "list" => collections::LIST_METHODS,
         "dict" => collections::DICT_METHODS,
         "set" | "frozenset" => collections::SET_METHODS,
@@ -89,6 +150,9 @@ fn class_method(
         ("dict", "fromkeys") => return collections::dict_fromkeys(it, args, kwargs).map(Some),
         ("str", "maketrans") => return strings::maketrans(it, args, kwargs).map(Some),
         ("float", "fromhex") => return numeric::float_fromhex(it, args, kwargs).map(Some),
+        ("bytes", "fromhex") => return bytes::fromhex(it, args, kwargs).map(Some),
+        ("bytes", "maketrans") => return bytes::maketrans(it, args, kwargs).map(Some),
+        ("int", "from_bytes") => return bytes::int_from_bytes(it, args, kwargs).map(Some),
         _ => {}
     }
     let mut a = args.into_iter();
@@ -115,6 +179,9 @@ fn class_method(
 pub fn has_method(recv: &Value, name: &str) -> bool {
     let names: &[&str] = match recv {
         Value::Str(_) => strings::METHODS,
+        Value::Bytes(_) => bytes::METHODS,
+        Value::Complex(..) => &["conjugate"],
+        Value::Slice(_) => &["indices"],
         Value::List(_) => collections::LIST_METHODS,
         Value::Dict(_) => collections::DICT_METHODS,
         Value::Set(_) => collections::SET_METHODS,

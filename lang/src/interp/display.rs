@@ -22,6 +22,9 @@ impl Interp<'_> {
                     let r = self.call_function(&f, Some(v.clone()), vec![], vec![], None)?;
                     return self.to_str(&r);
                 }
+                if let Some(t) = super::builtins::bytes::codec_error_text(i) {
+                    return Ok(t);
+                }
                 match i.get_extra("args") {
                     Some(Value::Tuple(args)) => match args.len() {
                         0 => Ok(String::new()),
@@ -95,6 +98,18 @@ impl Interp<'_> {
             }
             Value::Float(f) => out.push_str(&pyfmt::float_repr(*f)),
             Value::Str(s) => out.push_str(&pyfmt::str_repr(s)),
+            Value::Bytes(b) => pyfmt::push_bytes_repr(out, b),
+            Value::Complex(re, im) => out.push_str(&super::complex::complex_repr(*re, *im)),
+            Value::Slice(s) => {
+                out.push_str("slice(");
+                for (i, x) in s.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    self.write_repr(x, out, depth + 1)?;
+                }
+                out.push(')');
+            }
             Value::List(l) => {
                 let items = l.borrow().clone();
                 out.push('[');
@@ -213,6 +228,9 @@ impl Interp<'_> {
             Value::Lazy(l) => {
                 let _ = write!(out, "<{} object>", l.kind.name());
             }
+            Value::Instance(i) if is_traceback(i) => {
+                let _ = write!(out, "<traceback object at 0x{:012x}>", i.id);
+            }
             Value::Instance(i) => {
                 if i.class.is_exception() && !i.class.has_record_repr() {
                     let args = match i.get_extra("args") {
@@ -309,4 +327,9 @@ impl Class {
     pub fn is_sub_named(&self, name: &str) -> bool {
         &*self.name == name || self.mro.iter().any(|c| &*c.name == name)
     }
+}
+
+/// A traceback object (`e.__traceback__`, made by `Interp::set_traceback`).
+pub(super) fn is_traceback(i: &Instance) -> bool {
+    i.class.kind == ClassKind::Builtin && &*i.class.name == "traceback"
 }

@@ -65,6 +65,7 @@ impl Interp<'_> {
             },
             E::Float(f) => Ok(Value::Float(*f)),
             E::Str(s) => Ok(Value::Str(s.clone().into())),
+            E::Bytes(b) => Ok(Value::Bytes(b.clone())),
             E::FString(parts) => {
                 let s = self.eval_fstring(parts, ctx)?;
                 Ok(Value::Str(PyStr::from(s)))
@@ -341,13 +342,10 @@ impl Interp<'_> {
                     use num_traits::Signed;
                     Ok(Some(if b.is_negative() { i64::MIN } else { i64::MAX }))
                 }
-                other => {
-                    let t = self.type_name_of(&other);
-                    Err(self.err(
-                        "TypeError",
-                        format!("slice indices must be integers or None or have an __index__ method, not '{t}'"),
-                    ))
-                }
+                _ => Err(self.err(
+                    "TypeError",
+                    "slice indices must be integers or None or have an __index__ method",
+                )),
             },
         }
     }
@@ -578,7 +576,11 @@ impl Interp<'_> {
         let fs = pyfmt::parse_format_spec(spec).map_err(|m| self.err("ValueError", m))?;
         let numeric = matches!(
             v,
-            Value::Bool(_) | Value::Int(_) | Value::BigInt(_) | Value::Float(_)
+            Value::Bool(_)
+                | Value::Int(_)
+                | Value::BigInt(_)
+                | Value::Float(_)
+                | Value::Complex(..)
         );
         self.check_format_spec(&fs, numeric)?;
         let r = match v {
@@ -597,6 +599,14 @@ impl Interp<'_> {
             Value::BigInt(b) => pyfmt::format_int(b, &fs),
             Value::Float(f) => pyfmt::format_float(*f, &fs),
             Value::Str(s) => pyfmt::format_str(s, &fs),
+            Value::Complex(re, im) => super::complex::format_complex(*re, *im, &fs),
+            // `bytes` has only `object.__format__`: the empty spec alone.
+            Value::Bytes(_) if !spec.is_empty() => {
+                return Err(self.err(
+                    "TypeError",
+                    "unsupported format string passed to bytes.__format__",
+                ));
+            }
             Value::EnumMember(m) if spec.is_empty() && super::stdlib::flag_text(m).is_some() => {
                 return self.to_str(v);
             }
@@ -765,6 +775,12 @@ impl Interp<'_> {
                 if self.is_storage(recv) {
                     return self.call_storage_method(recv, name, args, kwargs);
                 }
+                if name == "with_traceback" && inst.class.is_exception() {
+                    if let Some(v) = builtins::call_method(self, recv, name, args, kwargs)? {
+                        return Ok(v);
+                    }
+                    return Ok(Value::None);
+                }
             }
             Value::Anchor(h) => {
                 let class = self.graph.slot(*h).class.clone();
@@ -814,6 +830,9 @@ impl Interp<'_> {
                 ));
             }
             Value::Str(_)
+            | Value::Bytes(_)
+            | Value::Complex(..)
+            | Value::Slice(_)
             | Value::List(_)
             | Value::Dict(_)
             | Value::Set(_)

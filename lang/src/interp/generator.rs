@@ -1397,6 +1397,7 @@ impl Interp<'_> {
                             }
                         };
                         if matches {
+                            self.set_traceback(&err);
                             if let Some(n) = &h.name {
                                 scope_set(&ctx.scope, &n.name, err.value.clone());
                             }
@@ -1425,6 +1426,7 @@ impl Interp<'_> {
                     };
                     match matches {
                         Ok(true) => {
+                            self.set_traceback(&err);
                             if let Some(n) = name {
                                 scope_set(&ctx.scope, &n.name, err.value.clone());
                             }

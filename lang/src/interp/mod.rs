@@ -13,6 +13,7 @@ pub mod annex;
 mod bounds;
 pub mod builtins;
 mod call;
+mod complex;
 mod coroutine;
 mod decl;
 mod decl_later;

@@ -66,7 +66,12 @@ impl Interp<'_> {
 
     fn unsupported(&self, op: &str, a: &Value, b: &Value) -> super::Interrupt {
         // A sequence repeated by something not an int words it CPython's way.
-        let is_seq = |v: &Value| matches!(v, Value::Str(_) | Value::List(_) | Value::Tuple(_));
+        let is_seq = |v: &Value| {
+            matches!(
+                v,
+                Value::Str(_) | Value::Bytes(_) | Value::List(_) | Value::Tuple(_)
+            )
+        };
         if matches!(op, "*" | "*=") && (is_seq(a) || is_seq(b)) {
             let other = if is_seq(a) { b } else { a };
             return self.err(
@@ -147,6 +152,11 @@ impl Interp<'_> {
         {
             return r;
         }
+        if (matches!(a, Value::Complex(..)) || matches!(b, Value::Complex(..)))
+            && let Some(r) = self.complex_binop(op, a, b)
+        {
+            return r;
+        }
         match op {
             BinOp::Add => match (a, b) {
                 (Value::Str(x), Value::Str(y)) => {
@@ -155,6 +165,17 @@ impl Interp<'_> {
                     s.push_str(x);
                     s.push_str(y);
                     Ok(Value::Str(PyStr::from(s)))
+                }
+                (Value::Bytes(x), Value::Bytes(y)) => {
+                    self.check_str_len(x.len().saturating_add(y.len()))?;
+                    let mut v = Vec::with_capacity(x.len() + y.len());
+                    v.extend_from_slice(x);
+                    v.extend_from_slice(y);
+                    Ok(Value::Bytes(Rc::from(v)))
+                }
+                (Value::Bytes(_), other) => {
+                    let o = self.type_name_of(other);
+                    Err(self.err("TypeError", format!("can't concat {o} to bytes")))
                 }
                 (Value::List(x), Value::List(y)) => {
                     self.check_growth(x.borrow().len(), y.borrow().len())?;
@@ -184,6 +205,11 @@ impl Interp<'_> {
                     let count = self.repeat_count(n);
                     let k = self.check_repeat_str(s.len(), &count)?;
                     Ok(Value::Str(PyStr::from(s.repeat(k))))
+                }
+                (Value::Bytes(b), n) | (n, Value::Bytes(b)) if is_intlike(n) => {
+                    let count = self.repeat_count(n);
+                    let k = self.check_repeat_str(b.len(), &count)?;
+                    Ok(Value::Bytes(Rc::from(b.repeat(k))))
                 }
                 (Value::List(l), n) | (n, Value::List(l)) if is_intlike(n) => {
                     let count = self.repeat_count(n);
@@ -510,6 +536,7 @@ impl Interp<'_> {
                 Value::Bool(b) => Ok(Value::Int(-i64::from(*b))),
                 Value::BigInt(b) => Ok(Value::from_bigint(-(**b).clone())),
                 Value::Float(f) => Ok(Value::Float(-f)),
+                Value::Complex(re, im) => Ok(Value::Complex(-re, -im)),
                 _ => self.datetime_neg(v).unwrap_or_else(|| {
                     Err(self.err(
                         "TypeError",
@@ -518,7 +545,9 @@ impl Interp<'_> {
                 }),
             },
             UnaryOp::Pos => match v {
-                Value::Int(_) | Value::BigInt(_) | Value::Float(_) => Ok(v.clone()),
+                Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Complex(..) => {
+                    Ok(v.clone())
+                }
                 Value::Bool(b) => Ok(Value::Int(i64::from(*b))),
                 _ => Err(self.err(
                     "TypeError",
@@ -612,6 +641,7 @@ impl Interp<'_> {
                     ),
                 )),
             },
+            Value::Bytes(b) => super::builtins::bytes::contains(self, b, item),
             Value::Dict(d) => {
                 let k = self.dict_key(d, item)?;
                 Ok(d.borrow().contains_key(&k))
@@ -800,6 +830,12 @@ impl Interp<'_> {
         match (a, b) {
             (Value::Int(x), Value::Int(y)) => Ok(x < y),
             (Value::Str(x), Value::Str(y)) => Ok(x < y),
+            (Value::Bytes(x), Value::Bytes(y)) => Ok(x < y),
+            // Slices order as the tuples of their three parts (CPython 3.12).
+            (Value::Slice(x), Value::Slice(y)) => {
+                let (x, y) = (Value::tuple(x.to_vec()), Value::tuple(y.to_vec()));
+                self.py_lt(&x, &y)
+            }
             (Value::Float(x), Value::Float(y)) => Ok(x < y),
             (Value::List(_), Value::List(_)) | (Value::Tuple(_), Value::Tuple(_)) => {
                 let x = self.iterate(a)?;
@@ -855,6 +891,8 @@ impl Interp<'_> {
             Value::BigInt(b) => !b.is_zero(),
             Value::Float(f) => *f != 0.0,
             Value::Str(s) => !s.is_empty(),
+            Value::Bytes(b) => !b.is_empty(),
+            Value::Complex(re, im) => *re != 0.0 || *im != 0.0,
             Value::List(l) => !l.borrow().is_empty(),
             Value::Tuple(t) => !t.is_empty(),
             Value::Dict(d) => !d.borrow().is_empty(),
@@ -990,6 +1028,10 @@ impl Interp<'_> {
                     .map(|c| Value::Str(PyStr::from(c.encode_utf8(&mut [0; 4]) as &str)))
                     .collect()
             }
+            Value::Bytes(b) => {
+                self.check_items(b.len())?;
+                b.iter().map(|&c| Value::Int(i64::from(c))).collect()
+            }
             Value::Dict(d) => d.borrow().keys().map(|k| k.0.clone()).collect(),
             Value::Set(s) => set_items(&s.borrow()),
             Value::Range(a, b, s) => {
@@ -1050,6 +1092,9 @@ impl Interp<'_> {
             Value::Int(_) | Value::BigInt(_) => "int",
             Value::Float(_) => "float",
             Value::Str(_) => "str",
+            Value::Bytes(_) => "bytes",
+            Value::Complex(..) => "complex",
+            Value::Slice(_) => "slice",
             Value::List(_) => "list",
             Value::Tuple(_) => "tuple",
             Value::Dict(_) => "dict",
@@ -1132,7 +1177,7 @@ impl Interp<'_> {
         }
         let is_exc = class.is_exception();
         for (k, x) in extra {
-            if !(is_exc && matches!(&*k, "args" | "__cause__" | "__context__")) {
+            if !(is_exc && matches!(&*k, "args" | "__cause__" | "__context__" | "__traceback__")) {
                 d.insert(HashKey(Value::Str(k.into())), x);
             }
         }
@@ -1205,7 +1250,10 @@ impl Interp<'_> {
                 if inst.class.is_exception() {
                     match name {
                         "args" => return Ok(Value::tuple(vec![])),
-                        "__cause__" | "__context__" => return Ok(Value::None),
+                        "__cause__" | "__context__" | "__traceback__" => return Ok(Value::None),
+                        "with_traceback" => {
+                            return Ok(Value::BuiltinMethod(Rc::new((v.clone(), Rc::from(name)))));
+                        }
                         // True once `raise ... from ...` set a cause (None included).
                         "__suppress_context__" => {
                             return Ok(Value::Bool(inst.get_extra("__cause__").is_some()));
@@ -1275,6 +1323,16 @@ impl Interp<'_> {
             }
             Value::Float(f) if name == "real" => return Ok(Value::Float(*f)),
             Value::Float(_) if name == "imag" => return Ok(Value::Float(0.0)),
+            Value::Slice(s) if matches!(name, "start" | "stop" | "step") => {
+                let i = match name {
+                    "start" => 0,
+                    "stop" => 1,
+                    _ => 2,
+                };
+                return Ok(s[i].clone());
+            }
+            Value::Complex(re, _) if name == "real" => return Ok(Value::Float(*re)),
+            Value::Complex(_, im) if name == "imag" => return Ok(Value::Float(*im)),
             other => {
                 if name == "__class__" {
                     return Ok(Value::Class(self.class_of(other)));
@@ -1468,7 +1526,40 @@ impl Interp<'_> {
             .ok_or_else(|| self.err("IndexError", format!("{what} index out of range")))
     }
 
+    /// The bounds of a slice object used as an index (`xs[slice(1, 3)]`).
+    fn slice_bounds(&self, s: &[Value; 3]) -> R<[Option<i64>; 3]> {
+        let mut out = [None; 3];
+        for (slot, v) in out.iter_mut().zip(s.iter()) {
+            *slot = match v {
+                Value::None => None,
+                Value::Int(i) => Some(*i),
+                Value::Bool(b) => Some(i64::from(*b)),
+                Value::BigInt(b) => Some(if b.is_negative() { i64::MIN } else { i64::MAX }),
+                _ => {
+                    return Err(self.err(
+                        "TypeError",
+                        "slice indices must be integers or None or have an __index__ method",
+                    ));
+                }
+            };
+        }
+        Ok(out)
+    }
+
     pub fn get_item(&mut self, o: &Value, i: &Value) -> R<Value> {
+        if let Value::Slice(s) = i
+            && matches!(
+                o,
+                Value::List(_)
+                    | Value::Tuple(_)
+                    | Value::Str(_)
+                    | Value::Bytes(_)
+                    | Value::Range(..)
+            )
+        {
+            let [lo, hi, st] = self.slice_bounds(s)?;
+            return self.get_slice(o, lo, hi, st);
+        }
         if Self::stdlib_key(o) == Some("re.Match") {
             // `m[g]` is `m.group(g)`.
             return self.call_stdlib_method(o, "group", vec![i.clone()], Vec::new());
@@ -1489,6 +1580,29 @@ impl Interp<'_> {
                 Ok(Value::Str(PyStr::from(
                     s.chars().nth(ix).map(|c| c.to_string()).unwrap_or_default(),
                 )))
+            }
+            Value::Bytes(b) => {
+                let ix = match i {
+                    Value::Int(_) | Value::Bool(_) | Value::BigInt(_) => {
+                        self.index_of(b.len(), i, "byte").map_err(|e| {
+                            if super::builtins::bytes::is_index_error(self, &e) {
+                                self.err("IndexError", "index out of range")
+                            } else {
+                                e
+                            }
+                        })?
+                    }
+                    other => {
+                        return Err(self.err(
+                            "TypeError",
+                            format!(
+                                "byte indices must be integers or slices, not {}",
+                                self.type_name_of(other)
+                            ),
+                        ));
+                    }
+                };
+                Ok(Value::Int(i64::from(b[ix])))
             }
             Value::Dict(d) => {
                 let k = self.dict_key(d, i)?;
@@ -1524,6 +1638,10 @@ impl Interp<'_> {
     }
 
     pub fn set_item(&mut self, o: &Value, i: Value, v: Value) -> R<()> {
+        if let (Value::List(_), Value::Slice(s)) = (o, &i) {
+            let [lo, hi, st] = self.slice_bounds(s)?;
+            return self.set_slice(o, lo, hi, st, v);
+        }
         match o {
             Value::List(l) => {
                 let len = l.borrow().len();
@@ -1556,6 +1674,10 @@ impl Interp<'_> {
     }
 
     pub fn del_item(&mut self, o: &Value, i: &Value) -> R<()> {
+        if let (Value::List(_), Value::Slice(s)) = (o, i) {
+            let [lo, hi, st] = self.slice_bounds(s)?;
+            return self.del_slice(o, lo, hi, st);
+        }
         match o {
             Value::List(l) => {
                 let len = l.borrow().len();
@@ -1611,6 +1733,12 @@ impl Interp<'_> {
                 let idx = pyfmt::slice_indices(chars.len() as i64, lo, hi, step);
                 Ok(Value::Str(PyStr::from(
                     idx.into_iter().map(|i| chars[i]).collect::<String>(),
+                )))
+            }
+            Value::Bytes(b) => {
+                let idx = pyfmt::slice_indices(b.len() as i64, lo, hi, step);
+                Ok(Value::Bytes(Rc::from(
+                    idx.into_iter().map(|i| b[i]).collect::<Vec<u8>>(),
                 )))
             }
             Value::Range(a, b, s) => {
@@ -1791,6 +1919,7 @@ pub fn is_same(a: &Value, b: &Value) -> bool {
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Int(x), Value::Int(y)) => x == y,
         (Value::Str(x), Value::Str(y)) => PyStr::ptr_eq(x, y) || x == y,
+        (Value::Bytes(x), Value::Bytes(y)) => Rc::ptr_eq(x, y) || (x.is_empty() && y.is_empty()),
         (Value::Anchor(x), Value::Anchor(y)) => x == y,
         (Value::Builtin(x), Value::Builtin(y)) => x == y,
         _ => match (identity(a), identity(b)) {

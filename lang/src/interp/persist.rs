@@ -193,6 +193,22 @@ impl Interp<'_> {
                         .map(Value::from_bigint)
                         .unwrap_or(Value::None));
                 }
+                if let Some(J::Array(p)) = m.get("__complex__") {
+                    let part = |i: usize| match p.get(i) {
+                        Some(J::String(t)) => crate::pyfmt::parse_float(t),
+                        _ => None,
+                    };
+                    return Ok(match (p.len(), part(0), part(1)) {
+                        (2, Some(re), Some(im)) => Value::Complex(re, im),
+                        _ => Value::None,
+                    });
+                }
+                if let Some(J::String(h)) = m.get("__bytes__") {
+                    return Ok(match crate::pyfmt::bytes_fromhex(h) {
+                        Ok(b) => Value::Bytes(Rc::from(b)),
+                        Err(_) => Value::None,
+                    });
+                }
                 if let Some(J::String(f)) = m.get("__float__") {
                     return Ok(Value::Float(
                         crate::pyfmt::parse_float(f).unwrap_or(f64::NAN),
@@ -501,6 +517,23 @@ impl Dialect for Store {
                 );
             }
             Value::Str(s) => out.string(s),
+            // Two hex digits a byte: readable, and read back by `bytes.fromhex`.
+            Value::Bytes(b) => {
+                let _ = write!(
+                    out.text,
+                    "{{\"__bytes__\":\"{}\"}}",
+                    crate::pyfmt::bytes_hex(b, None, 1)
+                );
+            }
+            // Each part as its `repr` text, so infinities and NaN survive.
+            Value::Complex(re, im) => {
+                let _ = write!(
+                    out.text,
+                    "{{\"__complex__\":[\"{}\",\"{}\"]}}",
+                    crate::pyfmt::float_repr(*re),
+                    crate::pyfmt::float_repr(*im)
+                );
+            }
             Value::List(l) => {
                 let items = l.borrow().iter().cloned().collect();
                 return Ok(Shape::Values {

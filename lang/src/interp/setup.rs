@@ -39,6 +39,9 @@ impl Interp<'_> {
             "coroutine",
             "frozenset",
             "bytes",
+            "complex",
+            "traceback",
+            "slice",
         ] {
             self.new_builtin_class(
                 t,
@@ -90,6 +93,8 @@ impl Interp<'_> {
             ("FileNotFoundError", "OSError"),
             ("TimeoutError", "OSError"),
             ("UnicodeError", "ValueError"),
+            ("UnicodeEncodeError", "UnicodeError"),
+            ("UnicodeDecodeError", "UnicodeError"),
             ("MemoryError", "Exception"),
             // kvstore's connection failures (CPython: subclasses of OSError).
             ("ConnectionError", "Exception"),

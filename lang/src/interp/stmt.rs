@@ -521,6 +521,7 @@ impl Interp<'_> {
                         }
                     };
                     if matches {
+                        self.set_traceback(&err);
                         if let Some(n) = &h.name {
                             scope_set(&ctx.scope, &n.name, err.value.clone());
                         }
@@ -573,6 +574,45 @@ impl Interp<'_> {
     }
 
     /// `raise X` accepts a class (instantiated with no args) or an instance.
+    /// Record on a caught exception its `__traceback__`: one traceback object per frame
+    /// from the catching one (the line it was running) down to where it was raised, as
+    /// CPython's chain stands at the `except`.
+    pub(super) fn set_traceback(&mut self, err: &super::PyErr) {
+        let Value::Instance(inst) = &err.value else {
+            return;
+        };
+        let Some(class) = self.builtin_class("traceback") else {
+            return;
+        };
+        // Innermost last: the catching frame, then the frames it called.
+        let mut frames: Vec<(u32, crate::span::Span)> =
+            err.trace.iter().map(|f| (f.file, f.span)).collect();
+        if let Some(o) = err.origin {
+            frames.push(o);
+        }
+        let mut next = Value::None;
+        for (file, span) in frames {
+            let line = self
+                .files
+                .get(file as usize)
+                .map_or(0, |f| f.line_col(span.start).0);
+            let tb = Rc::new(Instance {
+                class: class.clone(),
+                fields: Default::default(),
+                extra: Default::default(),
+                id: super::value::next_id(),
+                user_hash: Default::default(),
+            });
+            tb.set_extra(
+                Rc::from("tb_lineno"),
+                Value::Int(i64::try_from(line).unwrap_or(0)),
+            );
+            tb.set_extra(Rc::from("tb_next"), next);
+            next = Value::Instance(tb);
+        }
+        inst.set_extra(Rc::from("__traceback__"), next);
+    }
+
     /// The exception `raise v` raises (a class is instantiated), its `__context__` set to
     /// the exception being handled, as CPython chains them implicitly.
     pub(super) fn exception_from(&mut self, v: Value) -> R<Value> {
@@ -732,13 +772,10 @@ impl Interp<'_> {
                 Value::None => Ok(None),
                 Value::Int(i) => Ok(Some(i)),
                 Value::Bool(b) => Ok(Some(i64::from(b))),
-                other => {
-                    let t = self.type_name_of(&other);
-                    Err(self.err(
-                        "TypeError",
-                        format!("slice indices must be integers or None or have an __index__ method, not '{t}'"),
-                    ))
-                }
+                _ => Err(self.err(
+                    "TypeError",
+                    "slice indices must be integers or None or have an __index__ method",
+                )),
             },
         }
     }

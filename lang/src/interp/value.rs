@@ -98,6 +98,12 @@ pub enum Value {
     BigInt(Rc<BigInt>),
     Float(f64),
     Str(PyStr),
+    /// An immutable `bytes` value (`b"..."`, `bytes(...)`, `str.encode()`).
+    Bytes(Rc<[u8]>),
+    /// A `complex` number (real, imaginary).
+    Complex(f64, f64),
+    /// A `slice(start, stop, step)` object (any values, as Python keeps them).
+    Slice(Rc<[Value; 3]>),
     List(Rc<RefCell<Vec<Value>>>),
     Tuple(Rc<Vec<Value>>),
     Dict(Rc<RefCell<Dict>>),
@@ -182,6 +188,9 @@ impl Value {
             Value::Int(_) | Value::BigInt(_) => "int",
             Value::Float(_) => "float",
             Value::Str(_) => "str",
+            Value::Bytes(_) => "bytes",
+            Value::Complex(..) => "complex",
+            Value::Slice(_) => "slice",
             Value::List(_) => "list",
             Value::Tuple(_) => "tuple",
             Value::Dict(_) => "dict",
@@ -1026,6 +1035,23 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
             _ => state.write_u64(x.to_bits()),
         },
         Value::Str(s) => s.hash(state),
+        Value::Bytes(b) => {
+            state.write_u8(11);
+            b.hash(state);
+        }
+        // A complex with no imaginary part is the same key as its real part.
+        Value::Complex(re, 0.0) => hash_value(&Value::Float(*re), state),
+        Value::Complex(re, im) => {
+            state.write_u8(12);
+            state.write_u64(re.to_bits());
+            state.write_u64(im.to_bits());
+        }
+        Value::Slice(s) => {
+            state.write_u8(13);
+            for i in s.iter() {
+                hash_value(i, state);
+            }
+        }
         Value::Tuple(items) => {
             state.write_u8(3);
             for i in items.iter() {
@@ -1071,6 +1097,14 @@ pub fn key_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (V::None, V::None) => true,
         (V::Str(x), V::Str(y)) => x == y,
+        (V::Bytes(x), V::Bytes(y)) => x == y,
+        (V::Slice(x), V::Slice(y)) => x.iter().zip(y.iter()).all(|(p, q)| key_eq(p, q)),
+        (V::Complex(a, b), V::Complex(c, d)) => a == c && b == d,
+        (V::Complex(re, im), other) | (other, V::Complex(re, im))
+            if matches!(other, V::Int(_) | V::BigInt(_) | V::Bool(_) | V::Float(_)) =>
+        {
+            *im == 0.0 && key_eq(&V::Float(*re), other)
+        }
         (V::Tuple(x), V::Tuple(y)) => {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| key_eq(p, q))
         }

@@ -115,7 +115,16 @@ impl Lexer<'_> {
                 value.push(self.b[i] as char);
                 i += 1;
             } else {
-                value.push_str(self.src.get(run..i).unwrap_or(""));
+                let text = self.src.get(run..i).unwrap_or("");
+                if bytes && !text.is_ascii() {
+                    self.error(
+                        Code::E0001,
+                        "bytes can only contain ASCII literal characters",
+                        run,
+                        i,
+                    );
+                }
+                value.push_str(text);
             }
         }
     }

@@ -751,12 +751,15 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// One or more adjacent string tokens, concatenated; any f-string makes an `FString`.
+    /// One or more adjacent string tokens, concatenated; any f-string makes an `FString`,
+    /// bytes literals (`b".."`) make `Bytes` and cannot be mixed with the others.
     fn strings(&mut self) -> Expr {
         let start = self.start();
         let mut buf = String::new();
         let mut parts = Vec::new();
         let mut is_f = false;
+        // Whether the literals so far are bytes (`None` before the first).
+        let mut kind: Option<bool> = None;
         while let T::Str(idx) = self.peek() {
             let t = self.bump();
             let lit = match self.lits.get_mut(idx as usize) {
@@ -769,22 +772,28 @@ impl<'a> Parser<'a> {
                 ),
                 None => continue,
             };
+            let this = matches!(lit, StrLit::Plain { bytes: true, .. });
+            if kind.is_some_and(|k| k != this) {
+                self.error(
+                    Code::E0001,
+                    "cannot mix bytes and nonbytes literals",
+                    t.span,
+                );
+            }
+            kind = Some(this);
             match lit {
-                StrLit::Plain { value, bytes } => {
-                    if bytes {
-                        self.error(
-                            Code::E0001,
-                            "bytes literals (`b\"...\"`) are not supported",
-                            t.span,
-                        );
-                    }
-                    buf.push_str(&value);
-                }
+                StrLit::Plain { value, .. } => buf.push_str(&value),
                 StrLit::Format(pieces) => {
                     is_f = true;
                     self.fpieces(pieces, &mut buf, &mut parts);
                 }
             }
+        }
+        if kind == Some(true) && !is_f {
+            // Escapes give code points up to 0o777; a byte keeps the low eight bits, as
+            // CPython does (non-ASCII source characters were refused by the lexer).
+            let bytes: Vec<u8> = buf.chars().map(|c| (u32::from(c) & 0xff) as u8).collect();
+            return self.expr_at(ExprKind::Bytes(std::rc::Rc::from(bytes)), start);
         }
         if !is_f {
             return self.expr_at(ExprKind::Str(std::rc::Rc::from(buf)), start);

@@ -151,6 +151,7 @@ fn sx(e: &Expr) -> String {
         K::BigInt(s) => format!("big:{s}"),
         K::Float(f) => format!("{f:?}"),
         K::Str(s) => format!("{s:?}"),
+        K::Bytes(b) => crate::pyfmt::bytes_repr(b),
         K::FString(p) => format!("(f {})", fparts(p)),
         K::Ellipsis => "...".into(),
         K::Name(n) => n.to_string(),
@@ -561,6 +562,21 @@ fn strings() {
     assert_eq!(ex("'''a''b'''"), r#""a''b""#);
     assert_eq!(ex(r#""\q""#), r#""\\q""#);
     assert_eq!(ex("\"a\\\nb\""), r#""ab""#);
+}
+
+#[test]
+fn bytes_literals() {
+    assert_eq!(ex(r#"b"ab" B'c' rb"\x41""#), r"b'abc\\x41'");
+    assert_eq!(ex(r#"b"\x00\xff\101\777\n""#), r"b'\x00\xffA\xff\n'");
+    assert_eq!(ex(r#"b"""x"y""""#), r#"b'x"y'"#);
+    // `\u` is no escape in bytes: kept as written.
+    assert_eq!(ex(r#"b"\u00e9""#), r"b'\\u00e9'");
+    assert_eq!(codes(r#"with entry { x = b"a" "b"; }"#), ["E0001"]);
+    assert_eq!(codes(r#"with entry { x = "a" b"b"; }"#), ["E0001"]);
+    assert_eq!(codes(r#"with entry { x = b"a" f"{1}"; }"#), ["E0001"]);
+    let d = diags("with entry { x = b\"caf\u{e9}\"; }");
+    assert_eq!(d.len(), 1);
+    assert!(d[0].message.contains("ASCII literal characters"), "{d:?}");
 }
 
 #[test]

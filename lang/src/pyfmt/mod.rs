@@ -6,6 +6,7 @@
 //! exception message as `Err(String)`; [`error_kind`] tells which exception class CPython
 //! raises with that message.
 
+mod bytesmethods;
 mod float;
 mod int;
 mod printf;
@@ -18,6 +19,11 @@ pub mod unicode;
 #[cfg(test)]
 mod tests;
 
+pub use bytesmethods::{
+    bytes_capitalize, bytes_fromhex, bytes_hex, bytes_is_case, bytes_istitle, bytes_repr,
+    bytes_rsplit_ws, bytes_split_ws, bytes_splitlines, bytes_strip, bytes_swapcase, bytes_title,
+    from_latin1, is_bytes_space, latin1, push_bytes_repr,
+};
 pub use float::{
     float_divmod, float_floordiv, float_is_integer, float_mod, float_repr, float_to_i64,
     float_to_int, float_to_int_checked, int_float_cmp, int_to_float, int_true_div, parse_float,

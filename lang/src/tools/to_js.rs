@@ -1189,6 +1189,10 @@ impl<'a> Js<'a> {
                 }
             }
             ExprKind::Str(s) => js_str(s),
+            ExprKind::Bytes(b) => {
+                let items: Vec<String> = b.iter().map(u8::to_string).collect();
+                format!("new Uint8Array([{}])", items.join(", "))
+            }
             ExprKind::FString(parts) => self.fstring(parts, e.span),
             ExprKind::Ellipsis => "undefined".into(),
             ExprKind::Name(n) => {
@@ -1622,6 +1626,7 @@ fn is_atomic(e: &Expr) -> bool {
         ExprKind::None
             | ExprKind::Bool(_)
             | ExprKind::Str(_)
+            | ExprKind::Bytes(_)
             | ExprKind::FString(_)
             | ExprKind::Name(_)
             | ExprKind::Special(_)

@@ -835,6 +835,7 @@ impl<'a> Py<'a> {
                 }
             }
             ExprKind::Str(s) => py_str(s),
+            ExprKind::Bytes(b) => crate::pyfmt::bytes_repr(b),
             ExprKind::FString(parts) => self.fstring(parts),
             ExprKind::Ellipsis => "...".into(),
             ExprKind::Name(n) => name(n),
@@ -1081,6 +1082,7 @@ fn is_atomic(e: &Expr) -> bool {
             | ExprKind::Int(_)
             | ExprKind::BigInt(_)
             | ExprKind::Str(_)
+            | ExprKind::Bytes(_)
             | ExprKind::FString(_)
             | ExprKind::Ellipsis
             | ExprKind::Name(_)

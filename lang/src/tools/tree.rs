@@ -600,6 +600,9 @@ impl Builder {
             ExprKind::BigInt(s) => n = TNode::new("Int", sp).label(s.clone()),
             ExprKind::Float(f) => n = TNode::new("Float", sp).label(crate::pyfmt::float_repr(*f)),
             ExprKind::Str(s) => n = TNode::new("Str", sp).label(short(s)),
+            ExprKind::Bytes(b) => {
+                n = TNode::new("Bytes", sp).label(short(&crate::pyfmt::bytes_repr(b)))
+            }
             ExprKind::FString(parts) => {
                 n = TNode::new("FString", sp);
                 for p in parts {

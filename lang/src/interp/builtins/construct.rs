@@ -33,12 +33,44 @@ pub fn construct_builtin(
             make_float(it, x.map(typed_member_value))
         }
         "str" => {
-            let [x] = bind(it, "str", args, kwargs, ["object"], 0)?;
+            let [x, encoding, errors] =
+                bind(it, "str", args, kwargs, ["object", "encoding", "errors"], 0)?;
+            if encoding.is_some() || errors.is_some() {
+                return decode_to_str(it, x, encoding, errors);
+            }
             Ok(match x {
                 None => Value::str(""),
                 Some(v @ Value::Str(_)) => v,
                 Some(v) => Value::Str(PyStr::from(it.to_str(&v)?)),
             })
+        }
+        "bytes" => super::bytes::construct(it, args, kwargs),
+        "slice" => {
+            no_kwargs(it, "slice", &kwargs)?;
+            let n = args.len();
+            if n == 0 || n > 3 {
+                let which = if n == 0 {
+                    "least 1 argument"
+                } else {
+                    "most 3 arguments"
+                };
+                return Err(it.err("TypeError", format!("slice expected at {which}, got {n}")));
+            }
+            let mut a = args.into_iter();
+            let parts = if n == 1 {
+                [Value::None, a.next().unwrap_or(Value::None), Value::None]
+            } else {
+                [
+                    a.next().unwrap_or(Value::None),
+                    a.next().unwrap_or(Value::None),
+                    a.next().unwrap_or(Value::None),
+                ]
+            };
+            Ok(Value::Slice(Rc::new(parts)))
+        }
+        "complex" => {
+            let [real, imag] = bind(it, "complex", args, kwargs, ["real", "imag"], 0)?;
+            it.construct_complex(real.map(typed_member_value), imag.map(typed_member_value))
         }
         "bool" => {
             let [x] = bind(it, "bool", args, kwargs, ["x"], 0)?;
@@ -232,5 +264,33 @@ fn typed_member_value(v: Value) -> Value {
             m.value.clone()
         }
         other => other,
+    }
+}
+
+/// `str(b, encoding, errors)`: the bytes decoded (`bytes.decode`).
+fn decode_to_str(
+    it: &mut Interp,
+    x: Option<Value>,
+    encoding: Option<Value>,
+    errors: Option<Value>,
+) -> R<Value> {
+    let mut args = vec![encoding.unwrap_or_else(|| Value::str("utf-8"))];
+    args.extend(errors);
+    let (enc, errors) = super::bytes::codec_args(it, "str", args, Vec::new())?;
+    match x {
+        None => Ok(Value::str("")),
+        Some(v) => match super::bytes::bytes_like(&v) {
+            Some(b) => super::bytes::decode(it, b, &enc, &errors),
+            None if matches!(v, Value::Str(_)) => {
+                Err(it.err("TypeError", "decoding str is not supported"))
+            }
+            None => {
+                let t = tname(it, &v);
+                Err(it.err(
+                    "TypeError",
+                    format!("decoding to str: need a bytes-like object, {t} found"),
+                ))
+            }
+        },
     }
 }

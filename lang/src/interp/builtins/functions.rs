@@ -297,6 +297,7 @@ pub(super) fn user_dunder(
 pub(super) fn len(it: &mut Interp, v: &Value) -> R<Value> {
     let n = match v {
         Value::Str(s) => strings::char_len(s),
+        Value::Bytes(b) => b.len(),
         Value::List(l) => l.borrow().len(),
         Value::Tuple(t) => t.len(),
         Value::Dict(d) => d.borrow().len(),

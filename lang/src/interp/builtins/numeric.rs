@@ -19,6 +19,8 @@ pub(super) const INT_METHODS: &[&str] = &[
     "conjugate",
     "is_integer",
     "as_integer_ratio",
+    "to_bytes",
+    "from_bytes",
 ];
 pub(super) const FLOAT_METHODS: &[&str] = &[
     "is_integer",
@@ -77,6 +79,7 @@ pub(super) fn abs(it: &mut Interp, v: &Value) -> R<Value> {
         Value::Bool(b) => Value::Int(i64::from(*b)),
         Value::BigInt(b) => Value::from_bigint(b.abs()),
         Value::Float(x) => Value::Float(x.abs()),
+        Value::Complex(re, im) => it.complex_abs(*re, *im)?,
         _ => {
             if let Some(r) = user_dunder(it, v, "__abs__", Vec::new()) {
                 return r;
@@ -281,6 +284,16 @@ pub(super) fn ord(it: &mut Interp, v: &Value) -> R<Value> {
                 }
             }
         }
+        Value::Bytes(b) => match **b {
+            [c] => Ok(Value::Int(i64::from(c))),
+            _ => Err(it.err(
+                "TypeError",
+                format!(
+                    "ord() expected a character, but string of length {} found",
+                    b.len()
+                ),
+            )),
+        },
         other => {
             let t = tname(it, other);
             Err(it.err(
@@ -398,10 +411,22 @@ pub(super) fn py_hash(it: &mut Interp, v: &Value) -> R<i64> {
         Value::Int(i) => hash_int(*i),
         Value::BigInt(b) => hash_bigint(b),
         Value::Float(f) => hash_float(*f),
+        // CPython's: hash(real) + 1000003 * hash(imag), wrapping, -1 made -2.
+        Value::Complex(re, im) => {
+            let h = (hash_float(*re) as u64)
+                .wrapping_add((hash_float(*im) as u64).wrapping_mul(1_000_003));
+            fix_hash(h as i64)
+        }
         Value::Str(s) => {
             use std::hash::{Hash, Hasher};
             let mut h = crate::interp::value::FxHasher::default();
             s.hash(&mut h);
+            fix_hash((h.finish() >> 1) as i64)
+        }
+        Value::Bytes(b) => {
+            use std::hash::{Hash, Hasher};
+            let mut h = crate::interp::value::FxHasher::default();
+            b.hash(&mut h);
             fix_hash((h.finish() >> 1) as i64)
         }
         Value::Tuple(items) => {
@@ -496,6 +521,12 @@ pub(super) fn call_method(
     if is_float && name == "fromhex" {
         // A class method: the receiver only names the class.
         return float_fromhex(it, args, kwargs).map(Some);
+    }
+    match name {
+        "to_bytes" => return super::bytes::int_to_bytes(it, recv, args, kwargs).map(Some),
+        // A class method: the receiver only names the class.
+        "from_bytes" => return super::bytes::int_from_bytes(it, args, kwargs).map(Some),
+        _ => {}
     }
     let tn = if is_float { "float" } else { "int" };
     no_kwargs(it, &format!("{tn}.{name}"), &kwargs)?;

@@ -604,7 +604,10 @@ pub(super) fn call_method(
             let (a, m, b) = parts.unwrap_or(("", "", ""));
             Value::tuple(vec![same_or_new(s, a), Value::str(m), same_or_new(s, b)])
         }
-        "encode" => Value::Str(s.clone()),
+        "encode" => {
+            let (enc, errors) = super::bytes::codec_args(it, "encode", args, kwargs)?;
+            super::bytes::encode(it, s, &enc, &errors)?
+        }
         // A static method: the receiver plays no part.
         "maketrans" => maketrans(it, args, kwargs)?,
         "translate" => {

@@ -182,6 +182,15 @@ impl Interp<'_> {
                 )?;
                 let s = match a.get(0) {
                     Some(Value::Str(s)) => s.to_rc(),
+                    // Bytes are decoded first; svc reads UTF-8 (a UTF-8 BOM dropped),
+                    // where CPython also detects UTF-16 and UTF-32.
+                    Some(Value::Bytes(b)) => {
+                        let b = b.strip_prefix(b"\xef\xbb\xbf".as_slice()).unwrap_or(b);
+                        match crate::interp::builtins::bytes::decode(self, b, "utf-8", "strict")? {
+                            Value::Str(s) => s.to_rc(),
+                            _ => Rc::from(""),
+                        }
+                    }
                     Some(other) => {
                         return Err(self.err(
                             "TypeError",

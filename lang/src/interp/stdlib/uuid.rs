@@ -62,7 +62,7 @@ impl Interp<'_> {
 
     /// `UUID(hex)` or `UUID(int=n)`, with `version=` setting the version and variant
     /// bits: CPython's `UUID.__init__` (braces, hyphens and a `urn:uuid:` prefix ignored).
-    /// svc has no `bytes`, so `bytes=`, `bytes_le=` and `fields=` are refused.
+    /// `bytes=`, `bytes_le=` and `fields=` are refused (not in decision 12's list).
     pub(super) fn uuid_construct(
         &mut self,
         args: Vec<Value>,
@@ -88,7 +88,7 @@ impl Interp<'_> {
             let name = ["hex", "bytes", "bytes_le", "fields"][i];
             return Err(self.err(
                 "TypeError",
-                format!("UUID({name}=...) is not supported by svc (it has no bytes type)"),
+                format!("UUID({name}=...) is not supported by svc"),
             ));
         }
         let mut n = match (a.opt(0), a.opt(4)) {

@@ -824,6 +824,7 @@ impl Lower {
             E::Int(i) => self.konst(Value::Int(*i), sp),
             E::Float(f) => self.konst(Value::Float(*f), sp),
             E::Str(s) => self.konst(Value::Str(s.clone().into()), sp),
+            E::Bytes(b) => self.konst(Value::Bytes(b.clone()), sp),
             E::Name(n) => {
                 if let Some(slot) = self.resolve(n)? {
                     self.emit(Op::LoadLocal(slot), sp);
