@@ -13,9 +13,10 @@
 //! budget, and how keys are spelled. Output goes to a [`TreeOut`] (a `serde_json` value:
 //! the wire and plain data) or a [`TextOut`] (JSON text: the store and `json.dumps`).
 
-use super::value::Value;
+use super::value::{Dict, Value};
 use super::{Interp, Interrupt, R};
 use serde_json::{Map, Value as Json};
+use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::rc::Rc;
 
@@ -27,6 +28,18 @@ pub(super) enum Key {
     Fixed(&'static str),
     /// A dict key, any value.
     Value(Value),
+}
+
+impl Key {
+    /// The key's text when it is text already: a name, a fixed key or a `str` dict key.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Key::Name(n) => Some(n),
+            Key::Fixed(k) => Some(k),
+            Key::Value(Value::Str(s)) => Some(s),
+            Key::Value(_) => None,
+        }
+    }
 }
 
 /// One member of an array or object still to write.
@@ -80,6 +93,34 @@ pub(super) struct Instead {
 }
 
 impl Shape {
+    /// A list's items (a snapshot), the list's identity on the path.
+    pub fn list(l: &Rc<RefCell<Vec<Value>>>) -> Shape {
+        Shape::Values {
+            id: Some(identity(l)),
+            items: l.borrow().clone(),
+        }
+    }
+
+    /// A tuple's items, its identity on the path.
+    pub fn tuple(t: &Rc<Vec<Value>>) -> Shape {
+        Shape::Values {
+            id: Some(identity(t)),
+            items: t.iter().cloned().collect(),
+        }
+    }
+
+    /// A dict's pairs (a snapshot, keys as they are), its identity on the path.
+    pub fn dict(d: &Rc<RefCell<Dict>>) -> Shape {
+        Shape::Pairs {
+            id: Some(identity(d)),
+            pairs: d
+                .borrow()
+                .iter()
+                .map(|(k, x)| (k.0.clone(), x.clone()))
+                .collect(),
+        }
+    }
+
     /// `value` in place of the value shaped, one level deeper when `deeper`.
     pub fn instead(value: Value, deeper: bool) -> Shape {
         Shape::Instead(Box::new(Instead {

@@ -534,13 +534,7 @@ impl Dialect for Store {
                     crate::pyfmt::float_repr(*im)
                 );
             }
-            Value::List(l) => {
-                let items = l.borrow().iter().cloned().collect();
-                return Ok(Shape::Values {
-                    id: Some(identity(l)),
-                    items,
-                });
-            }
+            Value::List(l) => return Ok(Shape::list(l)),
             Value::Tuple(t) => {
                 return Ok(Store::tagged(
                     Some(identity(t)),
@@ -556,21 +550,15 @@ impl Dialect for Store {
                     .collect();
                 return Ok(Store::tagged(None, "__set__", items));
             }
+            Value::Dict(d)
+                if d.borrow()
+                    .keys()
+                    .all(|k| matches!(&k.0, Value::Str(s) if !s.starts_with("__"))) =>
+            {
+                return Ok(Shape::dict(d));
+            }
             Value::Dict(d) => {
                 let d_ref = d.borrow();
-                if d_ref
-                    .iter()
-                    .all(|(k, _)| matches!(&k.0, Value::Str(s) if !s.starts_with("__")))
-                {
-                    let pairs = d_ref
-                        .iter()
-                        .map(|(k, x)| (k.0.clone(), x.clone()))
-                        .collect();
-                    return Ok(Shape::Pairs {
-                        id: Some(identity(d)),
-                        pairs,
-                    });
-                }
                 // `{"__dict__": [[key, value], ...]}`.
                 let pairs = d_ref
                     .iter()
@@ -640,15 +628,14 @@ impl Dialect for Store {
 
     fn key(&mut self, it: &mut Interp<'_>, key: Key, out: &mut TextOut) -> R<bool> {
         use super::encode::Out as _;
-        match key {
-            Key::Fixed(k) => out.key(k),
-            Key::Name(n) => out.key(&n),
-            Key::Value(Value::Str(s)) => out.key(&s),
-            Key::Value(other) => {
-                // Only plain-string dicts are written as objects.
-                let text = it.to_str(&other)?;
+        match (key.text(), &key) {
+            (Some(text), _) => out.key(text),
+            // Only plain-string dicts are written as objects.
+            (None, Key::Value(other)) => {
+                let text = it.to_str(other)?;
                 out.key(&text);
             }
+            (None, _) => {}
         }
         Ok(true)
     }

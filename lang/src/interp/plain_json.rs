@@ -6,8 +6,8 @@
 //! It is one dialect of the one encoder (`interp/encode.rs`), beside the wire form,
 //! the stored form and `json.dumps`; a container inside itself is the depth refusal.
 
-use super::encode::{Dialect, Key, Out as _, Shape, TreeOut, identity};
-use super::value::{HashKey, Value};
+use super::encode::{Dialect, Key, Out as _, Shape, TreeOut};
+use super::value::Value;
 use super::{Interp, Interrupt, R};
 use serde_json::Value as Json;
 
@@ -80,30 +80,9 @@ impl Dialect for Plain<'_> {
                 },
             },
             Value::Str(s) => Json::String(s.to_string()),
-            Value::List(l) => {
-                let items = l.borrow().iter().cloned().collect();
-                return Ok(Shape::Values {
-                    id: Some(identity(l)),
-                    items,
-                });
-            }
-            Value::Tuple(t) => {
-                return Ok(Shape::Values {
-                    id: Some(identity(t)),
-                    items: t.iter().cloned().collect(),
-                });
-            }
-            Value::Dict(d) => {
-                let entries = d
-                    .borrow()
-                    .iter()
-                    .map(|(HashKey(k), x)| (k.clone(), x.clone()))
-                    .collect();
-                return Ok(Shape::Pairs {
-                    id: Some(identity(d)),
-                    pairs: entries,
-                });
-            }
+            Value::List(l) => return Ok(Shape::list(l)),
+            Value::Tuple(t) => return Ok(Shape::tuple(t)),
+            Value::Dict(d) => return Ok(Shape::dict(d)),
             other => {
                 let t = it.type_name_of(other);
                 return Err(it.plain_refusal(rules, Refusal::Type(&t)));
@@ -114,14 +93,13 @@ impl Dialect for Plain<'_> {
     }
 
     fn key(&mut self, it: &mut Interp<'_>, key: Key, out: &mut TreeOut) -> R<bool> {
-        match key {
-            Key::Fixed(k) => out.key(k),
-            Key::Name(n) => out.key(&n),
-            Key::Value(Value::Str(s)) => out.key(&s),
-            Key::Value(other) => {
-                let t = it.type_name_of(&other);
+        match (key.text(), &key) {
+            (Some(text), _) => out.key(text),
+            (None, Key::Value(other)) => {
+                let t = it.type_name_of(other);
                 return Err(it.plain_refusal(self.rules, Refusal::Key(&t)));
             }
+            (None, _) => {}
         }
         Ok(true)
     }

@@ -102,34 +102,13 @@ impl Dialect for Wire {
                 let items = it.iterate(v)?;
                 return Ok(Shape::Values { id: None, items });
             }
-            Value::List(l) => {
-                let items = l.borrow().iter().cloned().collect();
-                return Ok(Shape::Values {
-                    id: Some(identity(l)),
-                    items,
-                });
-            }
-            Value::Tuple(t) => {
-                return Ok(Shape::Values {
-                    id: Some(identity(t)),
-                    items: t.iter().cloned().collect(),
-                });
-            }
+            Value::List(l) => return Ok(Shape::list(l)),
+            Value::Tuple(t) => return Ok(Shape::tuple(t)),
             Value::Set(_) | Value::Iter(_) | Value::Lazy(_) => {
                 let items = it.iterate(v)?;
                 return Ok(Shape::Values { id: None, items });
             }
-            Value::Dict(d) => {
-                let entries = d
-                    .borrow()
-                    .iter()
-                    .map(|(k, x)| (k.0.clone(), x.clone()))
-                    .collect();
-                return Ok(Shape::Pairs {
-                    id: Some(identity(d)),
-                    pairs: entries,
-                });
-            }
+            Value::Dict(d) => return Ok(Shape::dict(d)),
             Value::EnumMember(m) => {
                 return Ok(Shape::instead(m.value.clone(), true));
             }

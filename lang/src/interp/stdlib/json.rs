@@ -629,19 +629,8 @@ impl Dialect for Dumps {
             }
             Value::Float(f) => dumps_float(it, self.allow_nan, *f, &mut out.text)?,
             Value::Str(s) => out.string(s),
-            Value::List(l) => {
-                let items = l.borrow().iter().cloned().collect();
-                return Ok(Shape::Values {
-                    id: Some(identity(l)),
-                    items,
-                });
-            }
-            Value::Tuple(t) => {
-                return Ok(Shape::Values {
-                    id: Some(identity(t)),
-                    items: t.iter().cloned().collect(),
-                });
-            }
+            Value::List(l) => return Ok(Shape::list(l)),
+            Value::Tuple(t) => return Ok(Shape::tuple(t)),
             Value::Dict(d) if self.sort_keys => {
                 let items: Vec<(Value, Value)> = d
                     .borrow()
@@ -654,17 +643,7 @@ impl Dialect for Dumps {
                     pairs: items,
                 });
             }
-            Value::Dict(d) => {
-                let entries = d
-                    .borrow()
-                    .iter()
-                    .map(|(k, x)| (k.0.clone(), x.clone()))
-                    .collect();
-                return Ok(Shape::Pairs {
-                    id: Some(identity(d)),
-                    pairs: entries,
-                });
-            }
+            Value::Dict(d) => return Ok(Shape::dict(d)),
             other => {
                 let Some(f) = self.default.clone() else {
                     return Err(it.err(
@@ -691,14 +670,13 @@ impl Dialect for Dumps {
     }
 
     fn key(&mut self, it: &mut Interp<'_>, key: Key, out: &mut TextOut) -> R<bool> {
+        if let Some(text) = key.text() {
+            out.key(text);
+            return Ok(true);
+        }
         let text = match key {
-            Key::Fixed(k) => k.to_string(),
-            Key::Name(n) => n.to_string(),
+            Key::Name(_) | Key::Fixed(_) => return Ok(false),
             Key::Value(k) => match k {
-                Value::Str(s) => {
-                    out.key(&s);
-                    return Ok(true);
-                }
                 Value::Bool(true) => "true".into(),
                 Value::Bool(false) => "false".into(),
                 Value::None => "null".into(),
