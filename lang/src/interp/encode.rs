@@ -31,13 +31,14 @@ pub(super) enum Key {
 }
 
 impl Key {
-    /// The key's text when it is text already: a name, a fixed key or a `str` dict key.
-    pub fn text(&self) -> Option<&str> {
+    /// The key's text when it is text already (a name, a fixed key or a `str` dict
+    /// key), else the dict key the dialect must spell or refuse.
+    pub fn text(&self) -> Result<&str, &Value> {
         match self {
-            Key::Name(n) => Some(n),
-            Key::Fixed(k) => Some(k),
-            Key::Value(Value::Str(s)) => Some(s),
-            Key::Value(_) => None,
+            Key::Name(n) => Ok(n),
+            Key::Fixed(k) => Ok(k),
+            Key::Value(Value::Str(s)) => Ok(s),
+            Key::Value(other) => Err(other),
         }
     }
 }
@@ -354,8 +355,15 @@ impl Interp<'_> {
 /// Output as a `serde_json` value.
 #[derive(Default)]
 pub(super) struct TreeOut {
-    open: Vec<(Json, Option<String>)>,
+    open: Vec<Open>,
     done: Option<Json>,
+}
+
+/// A container `TreeOut` is filling.
+enum Open {
+    Array(Vec<Json>),
+    /// The members so far and the key of the member being written.
+    Object(Map<String, Json>, String),
 }
 
 impl TreeOut {
@@ -363,11 +371,10 @@ impl TreeOut {
     pub fn leaf(&mut self, j: Json) {
         match self.open.last_mut() {
             None => self.done = Some(j),
-            Some((Json::Array(items), _)) => items.push(j),
-            Some((Json::Object(m), key)) => {
-                m.insert(key.take().unwrap_or_default(), j);
+            Some(Open::Array(items)) => items.push(j),
+            Some(Open::Object(m, key)) => {
+                m.insert(std::mem::take(key), j);
             }
-            Some(_) => {}
         }
     }
 
@@ -379,22 +386,23 @@ impl TreeOut {
 
 impl Out for TreeOut {
     fn begin(&mut self, obj: bool) {
-        let j = if obj {
-            Json::Object(Map::new())
+        self.open.push(if obj {
+            Open::Object(Map::new(), String::new())
         } else {
-            Json::Array(Vec::new())
-        };
-        self.open.push((j, None));
+            Open::Array(Vec::new())
+        });
     }
     fn item(&mut self) {}
     fn key(&mut self, key: &str) {
-        if let Some((_, k)) = self.open.last_mut() {
-            *k = Some(key.to_string());
+        if let Some(Open::Object(_, k)) = self.open.last_mut() {
+            key.clone_into(k);
         }
     }
     fn end(&mut self, _obj: bool) {
-        if let Some((j, _)) = self.open.pop() {
-            self.leaf(j);
+        match self.open.pop() {
+            Some(Open::Array(items)) => self.leaf(Json::Array(items)),
+            Some(Open::Object(m, _)) => self.leaf(Json::Object(m)),
+            None => {}
         }
     }
     fn empty(&mut self, obj: bool) {
@@ -412,9 +420,9 @@ impl Out for TreeOut {
 /// Output as JSON text, with `json.dumps`'s separators, indentation and `ensure_ascii`.
 pub(super) struct TextOut {
     pub text: String,
-    item_sep: Rc<str>,
-    key_sep: Rc<str>,
-    indent: Option<Rc<str>>,
+    item_sep: String,
+    key_sep: String,
+    indent: Option<String>,
     ensure_ascii: bool,
     /// Per open container: no member written yet.
     first: Vec<bool>,
@@ -435,9 +443,9 @@ impl TextOut {
     ) -> TextOut {
         TextOut {
             text,
-            item_sep: Rc::from(item_sep),
-            key_sep: Rc::from(key_sep),
-            indent: indent.map(Rc::from),
+            item_sep: item_sep.to_string(),
+            key_sep: key_sep.to_string(),
+            indent: indent.map(str::to_string),
             ensure_ascii,
             first: Vec::new(),
         }
@@ -446,6 +454,22 @@ impl TextOut {
     /// Text written as is (a number, `null`, a fragment the dialect built).
     pub fn raw(&mut self, s: &str) {
         self.text.push_str(s);
+    }
+
+    /// `None`, a `bool`, an `int` or a `str` as every text form writes it; `false` for
+    /// any other value.
+    pub fn scalar(&mut self, v: &Value) -> bool {
+        match v {
+            Value::None => self.raw("null"),
+            Value::Bool(true) => self.raw("true"),
+            Value::Bool(false) => self.raw("false"),
+            Value::Int(i) => {
+                let _ = write!(self.text, "{i}");
+            }
+            Value::Str(s) => self.string(s),
+            _ => return false,
+        }
+        true
     }
 
     /// `s` as a JSON string literal.

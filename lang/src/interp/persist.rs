@@ -492,12 +492,7 @@ impl Dialect for Store {
             return Err(self.cycle(it));
         }
         match v {
-            Value::None => out.raw("null"),
-            Value::Bool(true) => out.raw("true"),
-            Value::Bool(false) => out.raw("false"),
-            Value::Int(i) => {
-                let _ = write!(out.text, "{i}");
-            }
+            _ if out.scalar(v) => {}
             Value::BigInt(b) => {
                 let _ = write!(out.text, "{{\"__bigint__\":\"{b}\"}}");
             }
@@ -516,7 +511,6 @@ impl Dialect for Store {
                     crate::pyfmt::float_repr(*f)
                 );
             }
-            Value::Str(s) => out.string(s),
             // Two hex digits a byte: readable, and read back by `bytes.fromhex`.
             Value::Bytes(b) => {
                 let _ = write!(
@@ -628,14 +622,13 @@ impl Dialect for Store {
 
     fn key(&mut self, it: &mut Interp<'_>, key: Key, out: &mut TextOut) -> R<bool> {
         use super::encode::Out as _;
-        match (key.text(), &key) {
-            (Some(text), _) => out.key(text),
+        match key.text() {
+            Ok(text) => out.key(text),
             // Only plain-string dicts are written as objects.
-            (None, Key::Value(other)) => {
+            Err(other) => {
                 let text = it.to_str(other)?;
                 out.key(&text);
             }
-            (None, _) => {}
         }
         Ok(true)
     }

@@ -93,13 +93,12 @@ impl Dialect for Plain<'_> {
     }
 
     fn key(&mut self, it: &mut Interp<'_>, key: Key, out: &mut TreeOut) -> R<bool> {
-        match (key.text(), &key) {
-            (Some(text), _) => out.key(text),
-            (None, Key::Value(other)) => {
+        match key.text() {
+            Ok(text) => out.key(text),
+            Err(other) => {
                 let t = it.type_name_of(other);
                 return Err(it.plain_refusal(self.rules, Refusal::Key(&t)));
             }
-            (None, _) => {}
         }
         Ok(true)
     }

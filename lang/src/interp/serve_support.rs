@@ -156,22 +156,16 @@ impl Dialect for Wire {
     }
 
     fn key(&mut self, it: &mut Interp<'_>, key: Key, out: &mut TreeOut) -> R<bool> {
-        match key {
-            Key::Fixed(k) => out.key(k),
-            Key::Name(n) => {
-                it.wire_charge(n.len())?;
-                out.key(&n);
-            }
-            Key::Value(Value::Str(s)) => {
-                it.wire_charge(s.len())?;
-                out.key(&s);
-            }
-            Key::Value(other) => {
-                let text = it.to_str(&other)?;
-                it.wire_charge(text.len())?;
-                out.key(&text);
-            }
+        // The keys the encoder adds (`_svc_type`, ...) are not charged to the budget.
+        let charged = !matches!(key, Key::Fixed(_));
+        let text = match key.text() {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(other) => std::borrow::Cow::Owned(it.to_str(other)?),
+        };
+        if charged {
+            it.wire_charge(text.len())?;
         }
+        out.key(&text);
         Ok(true)
     }
 

@@ -618,17 +618,11 @@ impl Dialect for Dumps {
             {
                 return Ok(Shape::instead(m.value.clone(), false));
             }
-            Value::None => out.raw("null"),
-            Value::Bool(true) => out.raw("true"),
-            Value::Bool(false) => out.raw("false"),
-            Value::Int(i) => {
-                let _ = write!(out.text, "{i}");
-            }
+            _ if out.scalar(v) => {}
             Value::BigInt(b) => {
                 let _ = write!(out.text, "{b}");
             }
             Value::Float(f) => dumps_float(it, self.allow_nan, *f, &mut out.text)?,
-            Value::Str(s) => out.string(s),
             Value::List(l) => return Ok(Shape::list(l)),
             Value::Tuple(t) => return Ok(Shape::tuple(t)),
             Value::Dict(d) if self.sort_keys => {
@@ -670,34 +664,34 @@ impl Dialect for Dumps {
     }
 
     fn key(&mut self, it: &mut Interp<'_>, key: Key, out: &mut TextOut) -> R<bool> {
-        if let Some(text) = key.text() {
-            out.key(text);
-            return Ok(true);
-        }
-        let text = match key {
-            Key::Name(_) | Key::Fixed(_) => return Ok(false),
-            Key::Value(k) => match k {
-                Value::Bool(true) => "true".into(),
-                Value::Bool(false) => "false".into(),
-                Value::None => "null".into(),
-                Value::Int(i) => i.to_string(),
-                Value::BigInt(b) => b.to_string(),
-                Value::Float(f) => {
-                    let mut s = String::new();
-                    dumps_float(it, self.allow_nan, f, &mut s)?;
-                    s
-                }
-                _ if self.skipkeys => return Ok(false),
-                other => {
-                    return Err(it.err(
-                        "TypeError",
-                        format!(
-                            "keys must be str, int, float, bool or None, not {}",
-                            it.type_name_of(&other)
-                        ),
-                    ));
-                }
-            },
+        let k = match key.text() {
+            Ok(text) => {
+                out.key(text);
+                return Ok(true);
+            }
+            Err(k) => k,
+        };
+        let text = match k {
+            Value::Bool(true) => "true".into(),
+            Value::Bool(false) => "false".into(),
+            Value::None => "null".into(),
+            Value::Int(i) => i.to_string(),
+            Value::BigInt(b) => b.to_string(),
+            Value::Float(f) => {
+                let mut s = String::new();
+                dumps_float(it, self.allow_nan, *f, &mut s)?;
+                s
+            }
+            _ if self.skipkeys => return Ok(false),
+            other => {
+                return Err(it.err(
+                    "TypeError",
+                    format!(
+                        "keys must be str, int, float, bool or None, not {}",
+                        it.type_name_of(other)
+                    ),
+                ));
+            }
         };
         out.key(&text);
         Ok(true)
