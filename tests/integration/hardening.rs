@@ -262,6 +262,14 @@ def:pub big(n: int = 5000) -> str {
     return "x" * n;
 }
 
+def:pub nested(n: int) -> list {
+    x: any = 1;
+    for i in range(n) {
+        x = [x];
+    }
+    return x;
+}
+
 def:pub pinned_id() -> str {
     return jid(pinned);
 }
@@ -550,6 +558,29 @@ fn the_run_queue_and_the_response_size_are_bounded() {
         assert_eq!(r.header("retry-after"), Some("1"));
     }
     assert!(answers.iter().all(|r| r.status == 200 || r.status == 503));
+    assert_alive(&server);
+}
+
+/// The wire form's depth bound holds for the innermost scalar too: a value 100 levels
+/// down is sent, one 101 levels down is the app's error.
+#[test]
+fn a_result_nested_past_the_wire_depth_is_refused_down_to_its_scalar() {
+    let (_dir, server) = start("hard-deep", "");
+    let port = server.port;
+    let mut expect = json!(1);
+    for _ in 0..100 {
+        expect = json!([expect]);
+    }
+    assert_eq!(
+        result(&call(port, "/function/nested", None, json!({"n": 100}))),
+        expect
+    );
+    let r = call(port, "/function/nested", None, json!({"n": 101}));
+    assert_eq!(r.status, 500, "{}", r.body);
+    assert_eq!(
+        r.json()["error"]["message"],
+        json!("ValueError: value nested more than 100 levels deep cannot be sent")
+    );
     assert_alive(&server);
 }
 

@@ -67,6 +67,14 @@ pub(super) enum Shape {
         id: Option<usize>,
         items: Vec<Value>,
     },
+    /// A list's items, read one at a time from the live list as CPython's `json`
+    /// reads it (a `default` that appends to it has what it appended written), with
+    /// no copy of the items made.
+    List(Rc<RefCell<Vec<Value>>>),
+    /// A tuple's items.
+    Tuple(Rc<Vec<Value>>),
+    /// A dict's pairs, read one at a time from the live dict (as `List`).
+    Dict(Rc<RefCell<Dict>>),
     /// An object of a dict's key/value pairs (keys spelled by `Dialect::key`).
     Pairs {
         id: Option<usize>,
@@ -94,32 +102,19 @@ pub(super) struct Instead {
 }
 
 impl Shape {
-    /// A list's items (a snapshot), the list's identity on the path.
+    /// A list's items, the list's identity on the path.
     pub fn list(l: &Rc<RefCell<Vec<Value>>>) -> Shape {
-        Shape::Values {
-            id: Some(identity(l)),
-            items: l.borrow().clone(),
-        }
+        Shape::List(l.clone())
     }
 
     /// A tuple's items, its identity on the path.
     pub fn tuple(t: &Rc<Vec<Value>>) -> Shape {
-        Shape::Values {
-            id: Some(identity(t)),
-            items: t.iter().cloned().collect(),
-        }
+        Shape::Tuple(t.clone())
     }
 
-    /// A dict's pairs (a snapshot, keys as they are), its identity on the path.
+    /// A dict's pairs (keys as they are), its identity on the path.
     pub fn dict(d: &Rc<RefCell<Dict>>) -> Shape {
-        Shape::Pairs {
-            id: Some(identity(d)),
-            pairs: d
-                .borrow()
-                .iter()
-                .map(|(k, x)| (k.0.clone(), x.clone()))
-                .collect(),
-        }
+        Shape::Dict(d.clone())
     }
 
     /// `value` in place of the value shaped, one level deeper when `deeper`.
@@ -175,6 +170,10 @@ pub(super) trait Dialect {
 
 /// The members of an open container still to write.
 enum Members {
+    /// The next index of a live list, tuple or dict.
+    List(Rc<RefCell<Vec<Value>>>, usize),
+    Tuple(Rc<Vec<Value>>, usize),
+    Dict(Rc<RefCell<Dict>>, usize),
     Values(std::vec::IntoIter<Value>),
     Pairs(std::vec::IntoIter<(Value, Value)>),
     Items(std::vec::IntoIter<Part>),
@@ -213,6 +212,24 @@ impl Interp<'_> {
         while let Some(top) = stack.last_mut() {
             let depth = top.depth;
             let next = match &mut top.members {
+                Members::List(l, i) => {
+                    let item = l.borrow().get(*i).cloned();
+                    *i += 1;
+                    item.map(|v| (None, Part::Value(v)))
+                }
+                Members::Tuple(t, i) => {
+                    let item = t.get(*i).cloned();
+                    *i += 1;
+                    item.map(|v| (None, Part::Value(v)))
+                }
+                Members::Dict(d, i) => {
+                    let pair = d
+                        .borrow()
+                        .get_index(*i)
+                        .map(|(k, v)| (k.0.clone(), v.clone()));
+                    *i += 1;
+                    pair.map(|(k, v)| (Some(Key::Value(k)), Part::Value(v)))
+                }
                 Members::Values(items) => items.next().map(|v| (None, Part::Value(v))),
                 Members::Pairs(pairs) => pairs
                     .next()
@@ -269,6 +286,18 @@ impl Interp<'_> {
     ) -> R<()> {
         let (obj, container, id, members, members_at) = match shape {
             Shape::Leaf => return Ok(()),
+            Shape::List(l) if l.borrow().is_empty() => {
+                out.empty(false);
+                return Ok(());
+            }
+            Shape::Tuple(t) if t.is_empty() => {
+                out.empty(false);
+                return Ok(());
+            }
+            Shape::Dict(d) if d.borrow().is_empty() => {
+                out.empty(true);
+                return Ok(());
+            }
             Shape::Array { items, .. } if items.is_empty() => {
                 out.empty(false);
                 return Ok(());
@@ -284,6 +313,18 @@ impl Interp<'_> {
             Shape::Pairs { pairs, .. } if pairs.is_empty() => {
                 out.empty(true);
                 return Ok(());
+            }
+            Shape::List(l) => {
+                let id = Some(identity(&l));
+                (false, true, id, Members::List(l, 0), depth + 1)
+            }
+            Shape::Tuple(t) => {
+                let id = Some(identity(&t));
+                (false, true, id, Members::Tuple(t, 0), depth + 1)
+            }
+            Shape::Dict(d) => {
+                let id = Some(identity(&d));
+                (true, true, id, Members::Dict(d, 0), depth + 1)
             }
             Shape::Values { id, items } => (
                 false,
