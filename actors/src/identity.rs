@@ -481,7 +481,7 @@ impl IdentityHandle {
             None => None,
         };
         let bootstrap_created = bootstrap.is_some();
-        let oidc = sso::OidcClient::new(&config.sso).map_err(StartError::Config)?;
+        let oidc = sso::OidcClient::new(&config.sso);
         let shared = Arc::new(Shared {
             jwt,
             cache: Mutex::new(HashMap::new()),

@@ -57,7 +57,9 @@ pub fn spawn_walker(
     start: Start,
 ) -> Result<CallOutcome, CallError> {
     let mut it = Interp::with_program(host, limits.clone(), app);
-    it.serve_spawn(name, args, start)
+    let outcome = it.serve_spawn(name, args, start);
+    it.keep_scratch();
+    outcome
 }
 
 /// Call function `name` with `args` (JSON object of its parameters), commit, and return
@@ -70,7 +72,9 @@ pub fn call_function(
     args: &Map<String, Json>,
 ) -> Result<CallOutcome, CallError> {
     let mut it = Interp::with_program(host, limits.clone(), app);
-    it.serve_call(name, args)
+    let outcome = it.serve_call(name, args);
+    it.keep_scratch();
+    outcome
 }
 
 /// Make an instance of the app's `obj` named `class` (its `has` fields from `fields`,
@@ -87,7 +91,9 @@ pub fn call_object_method(
     args: &[Json],
 ) -> Result<Json, CallError> {
     let mut it = Interp::with_program(host, limits.clone(), app);
-    it.serve_object_method(class, fields, method, args)
+    let outcome = it.serve_object_method(class, fields, method, args);
+    it.keep_scratch();
+    outcome
 }
 
 /// Deliver one event to the `@subscribe` handler `handler`: a fresh run calls it with
@@ -102,7 +108,9 @@ pub fn deliver_event(
     record: &Json,
 ) -> Result<CallOutcome, CallError> {
     let mut it = Interp::with_program(host, limits.clone(), app);
-    it.serve_event(handler, record)
+    let outcome = it.serve_event(handler, record);
+    it.keep_scratch();
+    outcome
 }
 
 /// The part of the graph the caller may read from `query.source`, breadth-first along
@@ -115,7 +123,9 @@ pub fn graph_view(
     query: &GraphQuery,
 ) -> Result<CallOutcome, CallError> {
     let mut it = Interp::with_program(host, limits.clone(), app);
-    it.serve_graph(query)
+    let outcome = it.serve_graph(query);
+    it.keep_scratch();
+    outcome
 }
 
 /// Why a loaded module does not provide an object with a required interface.

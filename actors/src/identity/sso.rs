@@ -15,7 +15,7 @@ use super::{ErrorKind, IdentityError};
 use base64::Engine as _;
 use serde_json::{Map, Value as Json};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The platform names of the spec's three providers (the original's literal names);
@@ -177,27 +177,47 @@ fn acceptable_url(url: &str) -> bool {
 
 /// The outbound side of SSO: one HTTP client, the discovery cache.
 pub struct OidcClient {
-    http: reqwest::Client,
+    /// Made by the first outbound request, not at start: building it loads the
+    /// platform's CA roots (about 30 ms of CPU, a third of `svc start`'s start-up, and
+    /// their memory) for a server that may never see an SSO login. A build failure is
+    /// kept and answered to every SSO request.
+    http: OnceLock<Result<reqwest::Client, String>>,
+    timeout: Duration,
     max_response_bytes: usize,
     discovery_ttl: Duration,
     cache: Mutex<HashMap<String, Discovery>>,
 }
 
 impl OidcClient {
-    pub fn new(settings: &SsoSettings) -> Result<OidcClient, String> {
-        let timeout = Duration::from_secs(settings.http_timeout_seconds.max(1));
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("svc/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| format!("cannot build the SSO HTTP client: {e}"))?;
-        Ok(OidcClient {
-            http,
+    pub fn new(settings: &SsoSettings) -> OidcClient {
+        OidcClient {
+            http: OnceLock::new(),
+            timeout: Duration::from_secs(settings.http_timeout_seconds.max(1)),
             max_response_bytes: settings.max_response_bytes,
             discovery_ttl: Duration::from_secs(settings.discovery_ttl_seconds),
             cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Whether the HTTP client has been made (by a first SSO request).
+    pub fn client_made(&self) -> bool {
+        self.http.get().is_some()
+    }
+
+    /// The HTTP client, made on first use.
+    fn http(&self) -> Result<&reqwest::Client, IdentityError> {
+        let made = self.http.get_or_init(|| {
+            reqwest::Client::builder()
+                .timeout(self.timeout)
+                .connect_timeout(self.timeout)
+                .redirect(reqwest::redirect::Policy::none())
+                .user_agent(concat!("svc/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .map_err(|e| format!("cannot build the SSO HTTP client: {e}"))
+        });
+        made.as_ref().map_err(|text| {
+            tracing::error!("SSO: {text}");
+            provider_error(text.clone())
         })
     }
 
@@ -263,7 +283,7 @@ impl OidcClient {
             }
         }
         let url = format!("{issuer}/.well-known/openid-configuration");
-        let (status, doc) = self.json(self.http.get(&url), "discovery").await?;
+        let (status, doc) = self.json(self.http()?.get(&url), "discovery").await?;
         if status != 200 {
             return Err(provider_error(format!(
                 "the identity provider's discovery document answered HTTP {status}"
@@ -322,7 +342,7 @@ impl OidcClient {
         ];
         let basic =
             d.auth_methods.is_empty() || d.auth_methods.iter().any(|m| m == "client_secret_basic");
-        let mut req = self.http.post(&d.token_endpoint);
+        let mut req = self.http()?.post(&d.token_endpoint);
         if basic {
             let user = form_encode(&provider.client_id);
             let pass = form_encode(&provider.client_secret);
@@ -360,7 +380,7 @@ impl OidcClient {
             tokens.get("access_token").and_then(Json::as_str),
         ) {
             let req = self
-                .http
+                .http()?
                 .get(url)
                 .header("Authorization", format!("Bearer {access}"))
                 .header("Accept", "application/json");
@@ -462,6 +482,18 @@ fn account(claims: &Map<String, Json>) -> Result<ExternalAccount, IdentityError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_http_client_is_made_by_the_first_request_not_at_start() {
+        let client = OidcClient::new(&SsoSettings::default());
+        assert!(!client.client_made());
+        let rt = actix::System::new();
+        // A loopback issuer with nothing listening: the request fails after making the
+        // client.
+        let found = rt.block_on(client.discover("http://127.0.0.1:9"));
+        assert!(found.is_err());
+        assert!(client.client_made());
+    }
 
     #[test]
     fn pkce_and_forms() {

@@ -28,7 +28,7 @@
 //! **Loading.** `Runtime::start` loads the app once to validate it (on a helper thread
 //! with the interpreter's stack, not the caller's: module code may recurse), recording
 //! every source file read. That load commits module-level writes, once. Workers then
-//! load from the recorded text (`app::SourceBoard`) and discard their module-level
+//! load, each on its first call, from the recorded text (`app::SourceBoard`) and discard their module-level
 //! commits, so N workers do not repeat them. `Runtime::reload` queues a reload job for one
 //! worker, which re-reads the files (committing) and publishes a new generation; every
 //! other worker sees the generation change (one atomic load per call) and re-loads from
@@ -307,7 +307,7 @@ impl Runtime {
     /// Must be called inside a running actix System (the HTTP layer runs it). Opens the
     /// store, loads the app once to validate it and get the endpoint table (`Err` = text
     /// for stderr: diagnostics or the runtime error), then starts the store supervisor
-    /// and the worker pool and waits until every worker has loaded the app. Blocks the
+    /// and the worker pool (each worker loads the app on its first call). Blocks the
     /// calling thread while loading (startup only).
     pub fn start(config: RuntimeConfig) -> Result<(Runtime, Loaded), String> {
         if System::try_current().is_none() {
@@ -365,6 +365,7 @@ impl Runtime {
             inline_writers: config.inline_writers,
             inline_runs: AtomicU64::new(0),
             inline_handoffs: AtomicU64::new(0),
+            loads: AtomicU64::new(0),
         });
         let inner = Inner {
             store_path: config.store_path.clone(),
@@ -381,7 +382,7 @@ impl Runtime {
             pool,
         };
         // A failed start drops `inner`: the queue closes (started workers exit) and
-        // the supervisor's arbiter stops.
+        // the supervisor's arbiter stops. The workers load the app on their first call.
         queue::start_pool(workers, &inner.pool, &inner.queue)?;
         let runtime = Runtime {
             queue: Arc::clone(&inner.queue),
@@ -533,6 +534,12 @@ impl Runtime {
             pool.inline_runs.load(Ordering::Relaxed),
             pool.inline_handoffs.load(Ordering::Relaxed),
         )
+    }
+
+    /// Programs the pool's hosts have loaded from the published sources so far (each
+    /// worker loads on its first call; a reload adds one per host that runs again).
+    pub fn app_loads(&self) -> u64 {
+        self.inner.pool.loads.load(Ordering::Relaxed)
     }
 
     /// Run the call in `slot` on this thread when it may (`inline::may_run_here`). `None`

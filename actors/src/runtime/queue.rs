@@ -7,7 +7,6 @@ use super::messages::RunCall;
 use super::worker::{PoolShared, Replay, RunWorker};
 use super::{CallError, CallOutcome, Loaded};
 use std::collections::VecDeque;
-use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use tokio::sync::oneshot;
 
@@ -146,35 +145,26 @@ impl JobQueue {
 }
 
 /// Start `workers` interpreter threads (each with the interpreter's stack) serving
-/// `queue`; returns once every worker has loaded the app, or the first load error.
+/// `queue`. A worker loads the app and opens its store connection when it takes its
+/// first job, not here: `Runtime::start` has validated the app already, an idle server
+/// keeps one program (the validating load's) instead of one per worker, and start-up
+/// does not wait for N loads (ARCHITECTURE.md, "Start-up and per-request logging").
 pub(crate) fn start_pool(
     workers: usize,
     shared: &Arc<PoolShared>,
     queue: &Arc<JobQueue>,
 ) -> Result<(), String> {
-    let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
     for n in 1..=workers {
         let shared = Arc::clone(shared);
         let queue = Arc::clone(queue);
-        let ready_tx = ready_tx.clone();
         std::thread::Builder::new()
             .name(format!("svc-run-{n}"))
             .stack_size(lang::driver::INTERPRETER_STACK_BYTES)
             .spawn(move || {
-                let (mut worker, ready) = RunWorker::start(shared);
-                let _ = ready_tx.send(ready);
-                drop(ready_tx);
+                let mut worker = RunWorker::idle(shared);
                 serve(&mut worker, &queue);
             })
             .map_err(|e| format!("error: cannot start a run worker: {e}\n"))?;
-    }
-    drop(ready_tx);
-    for _ in 0..workers {
-        match ready_rx.recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(text)) => return Err(text),
-            Err(_) => return Err("error: a run worker failed to start\n".into()),
-        }
     }
     Ok(())
 }

@@ -404,6 +404,21 @@ fn module_code_commits_once_not_per_worker() {
 }
 
 #[test]
+fn workers_load_the_app_on_their_first_call_not_at_start() {
+    let dir = TempDir::new("lazy");
+    dir.write("main.svc", APP);
+    in_system(async {
+        let (rt, _) = Runtime::start(dir.config(4)).expect("start");
+        // Only the validating load has run: no worker holds a program yet.
+        assert_eq!(rt.app_loads(), 0);
+        let sum = function(&rt, "add", json!({"a": 2, "b": 3})).await;
+        assert_eq!(sum.expect("add").result, json!(5));
+        // The worker that took the call loaded the app; the other three did not.
+        assert_eq!(rt.app_loads(), 1);
+    });
+}
+
+#[test]
 fn a_panicking_call_does_not_stop_the_worker() {
     let dir = TempDir::new("panic");
     dir.write("main.svc", APP);

@@ -55,6 +55,9 @@ pub(crate) struct PoolShared {
     /// Runs started inline so far, and inline runs handed to the pool to replay.
     pub(crate) inline_runs: AtomicU64,
     pub(crate) inline_handoffs: AtomicU64,
+    /// Programs loaded from the published sources by this pool's hosts (workers and
+    /// inline hosts load on their first call, not at start).
+    pub(crate) loads: AtomicU64,
 }
 
 /// Replays after which a call claims the anchors it lost races on. Pure optimistic
@@ -85,10 +88,11 @@ pub struct RunWorker {
 }
 
 impl RunWorker {
-    /// Open a connection and load the published app. `Err` (the text for stderr) still
-    /// yields a worker, which retries on its next message.
-    pub(crate) fn start(shared: Arc<PoolShared>) -> (RunWorker, Result<(), String>) {
-        let mut worker = RunWorker {
+    /// A worker with no connection and no program yet: both come with its first call
+    /// (`run_attempts` refreshes the app before every call), so a worker that never runs
+    /// one costs a parked thread and nothing more.
+    pub(crate) fn idle(shared: Arc<PoolShared>) -> RunWorker {
+        RunWorker {
             shared,
             store: None,
             lease: 0,
@@ -96,7 +100,13 @@ impl RunWorker {
             versions: VersionTracker::default(),
             known_roots: HashSet::new(),
             last_wrote: false,
-        };
+        }
+    }
+
+    /// Open a connection and load the published app. `Err` (the text for stderr) still
+    /// yields a worker, which retries on its next message.
+    pub(crate) fn start(shared: Arc<PoolShared>) -> (RunWorker, Result<(), String>) {
+        let mut worker = RunWorker::idle(shared);
         let ready = catch_unwind(AssertUnwindSafe(|| worker.refresh_app()))
             .unwrap_or_else(|_| Err("error: internal error while loading the app\n".into()));
         (worker, ready)
@@ -154,6 +164,7 @@ impl RunWorker {
                     program,
                     generation: source.generation,
                 });
+                self.shared.loads.fetch_add(1, Ordering::Relaxed);
                 Ok(())
             }
             Err(text) => match &mut self.app {

@@ -182,6 +182,8 @@ pub struct Interp<'h> {
     run_async: bool,
     /// The compiled core's stacks, kept for the next entry (`vm/exec.rs`).
     vm_stacks: Vec<vm::Stacks>,
+    /// The program's scratch, where `keep_scratch` leaves `frame_pool` and `vm_stacks`.
+    scratch: Rc<std::cell::RefCell<RunScratch>>,
 }
 
 /// The parts of a function taken from the AST once and shared by every closure made
@@ -221,6 +223,18 @@ pub struct Program {
     pinned: Rc<Vec<(Handle, crate::host::AnchorId)>>,
     /// First handle of the next run (each run gets its own range).
     next_base: Rc<std::cell::Cell<u64>>,
+    /// What the last finished run left for the next one (`Interp::keep_scratch`).
+    scratch: Rc<std::cell::RefCell<RunScratch>>,
+}
+
+/// Frame scopes and VM stacks a finished run hands to the next run of its program on
+/// the same thread (a server's worker runs call after call), so a call does not make
+/// and drop them afresh. Both are cleared when their run is done with them
+/// (`recycle_frame`, `vm_finish`); nothing of one run's values reaches the next.
+#[derive(Default)]
+struct RunScratch {
+    frames: Vec<ScopeRef>,
+    stacks: Vec<vm::Stacks>,
 }
 
 /// Finished frames kept for reuse by the next calls (`Interp::frame_scope`).
@@ -265,6 +279,7 @@ impl<'h> Interp<'h> {
             main_module: self.main_module.clone(),
             pinned,
             next_base: self.next_base.clone(),
+            scratch: self.scratch.clone(),
         }
     }
 
@@ -343,6 +358,13 @@ impl<'h> Interp<'h> {
         let deadline = limits.timeout.map(|d| Instant::now() + d);
         generator::discard_abandoned();
         let p = program.clone();
+        // A run nested in another of the same program finds the scratch taken (or
+        // borrowed): it starts empty.
+        let scratch = p
+            .scratch
+            .try_borrow_mut()
+            .map(|mut s| std::mem::take(&mut *s))
+            .unwrap_or_default();
         let mut graph = Graph::default();
         graph.log_edge_adds = host.keeps_commits();
         graph.base = p.next_base.get();
@@ -375,12 +397,24 @@ impl<'h> Interp<'h> {
             durable_commits: 0,
             pinned: p.pinned,
             next_base: p.next_base,
-            frame_pool: Vec::new(),
+            frame_pool: scratch.frames,
             run_async: false,
-            vm_stacks: Vec::new(),
+            vm_stacks: scratch.stacks,
+            scratch: p.scratch,
         };
         it.resolve_pinned();
         it
+    }
+
+    /// Leave this run's frame scopes and VM stacks (cleared, and not too large) for the
+    /// next run of the program on this thread; a served call ends with it.
+    pub fn keep_scratch(&mut self) {
+        let Ok(mut scratch) = self.scratch.try_borrow_mut() else {
+            return;
+        };
+        self.vm_stacks.retain(vm::Stacks::worth_keeping);
+        scratch.stacks = std::mem::take(&mut self.vm_stacks);
+        scratch.frames = std::mem::take(&mut self.frame_pool);
     }
 
     /// A module-level name of the main module (a walker class, a function, a glob).
@@ -402,6 +436,7 @@ impl<'h> Interp<'h> {
             main_module: None,
             pinned: Rc::default(),
             next_base: Rc::default(),
+            scratch: Rc::default(),
         };
         let mut it = Interp::with_program(host, limits, &empty);
         it.install_builtins();

@@ -1061,6 +1061,47 @@ mod tests {
     }
 
     #[test]
+    fn a_served_call_leaves_its_cleared_stacks_to_the_next_and_keeps_no_deep_ones() {
+        let (app, mut host) = app(
+            "def:pub add(a: int, b: int) -> int {\n    return a + b;\n}\n\ndef:pub deep(n: int, a: int = 0, b: int = 0, c: int = 0, d: int = 0, e: int = 0) -> int {\n    if n == 0 {\n        return 0;\n    }\n    return 1 + deep(n - 1, a, b, c, d, e);\n}\n",
+        );
+        let limits = crate::Limits::default();
+        let call = |host: &mut MemoryHost, name: &str, args: serde_json::Value| {
+            let serde_json::Value::Object(args) = args else {
+                panic!("args")
+            };
+            serve::call_function(&app.program, host, &limits, name, &args).map(|o| o.result)
+        };
+        assert!(app.program.scratch.borrow().stacks.is_empty());
+        assert_eq!(
+            call(&mut host, "add", json!({"a": 2, "b": 3})),
+            Ok(json!(5))
+        );
+        let kept = app.program.scratch.borrow().stacks.len();
+        assert!(kept >= 1, "a run's stacks are kept for the next");
+        // The next call takes them, and sees nothing of the last one's values.
+        assert_eq!(
+            call(&mut host, "add", json!({"a": 40, "b": 2})),
+            Ok(json!(42))
+        );
+        assert_eq!(app.program.scratch.borrow().stacks.len(), kept);
+        // A deep recursion (six slots a frame) grows its stack set past what is kept.
+        assert_eq!(call(&mut host, "deep", json!({"n": 900})), Ok(json!(900)));
+        assert!(
+            app.program
+                .scratch
+                .borrow()
+                .stacks
+                .iter()
+                .all(crate::interp::vm::Stacks::worth_keeping)
+        );
+        assert_eq!(
+            call(&mut host, "add", json!({"a": 1, "b": 1})),
+            Ok(json!(2))
+        );
+    }
+
+    #[test]
     fn object_methods_take_and_give_json() {
         let (app, mut host) = app(
             "obj Mailer {\n    has prefix: str = \"\", sent: int = 0;\n    def send_email(to: str, subject: str) -> bool {\n        self.sent += 1;\n        return to.endswith(self.prefix);\n    }\n}\n",

@@ -155,6 +155,19 @@ pub struct Stacks {
 /// Stack sets kept for reuse (one per level of tree-walker → VM nesting).
 const STACKS_POOL: usize = 16;
 
+/// Entries (frames, operands, slots) a stack set may hold allocated to be kept for the
+/// next run of its program (`Interp::keep_scratch`): one deep recursion does not pin
+/// its stacks' memory to the thread for good.
+const KEEP_ENTRIES: usize = 4096;
+
+impl Stacks {
+    /// Small enough to be kept past its run (`KEEP_ENTRIES`); always cleared by then
+    /// (`vm_finish`).
+    pub(in crate::interp) fn worth_keeping(&self) -> bool {
+        self.frames.capacity() + self.stack.capacity() + self.slots.capacity() <= KEEP_ENTRIES
+    }
+}
+
 /// Reserve room for `n` more items in the comprehension result right under the
 /// iterable (`GetIter`'s size hint).
 fn reserve_result(st: &Stacks, n: usize) {

@@ -40,6 +40,11 @@ pub(super) struct OpStack {
 }
 
 impl OpStack {
+    /// Entries allocated (what a kept stack set holds on to).
+    pub(super) fn capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+
     #[inline(always)]
     pub(super) fn len(&self) -> usize {
         self.len
@@ -196,6 +201,11 @@ pub(super) struct SlotStack {
 }
 
 impl SlotStack {
+    /// Entries allocated (what a kept stack set holds on to).
+    pub(super) fn capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+
     pub(super) fn push(&mut self, v: Option<Value>) {
         let i = self.len;
         self.open(1);
@@ -305,6 +315,11 @@ pub(super) struct FrameStack {
 }
 
 impl FrameStack {
+    /// Entries allocated (what a kept stack set holds on to).
+    pub(super) fn capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+
     /// Push a frame of `code` with the given bases, its pc 0 and no function or
     /// `self` yet (the caller moves them into the entry returned).
     #[inline(always)]
