@@ -728,6 +728,11 @@ impl Vars {
         self.slots.get_mut(i).map(|(_, v)| v)
     }
 
+    /// The bound names, in binding order.
+    pub fn names(&self) -> impl Iterator<Item = &Rc<str>> {
+        self.slots.iter().map(|(n, _)| n)
+    }
+
     pub fn contains_key(&self, name: &str) -> bool {
         self.position(name).is_some()
     }
