@@ -1741,15 +1741,23 @@ impl Interp<'_> {
                     idx.into_iter().map(|i| b[i]).collect::<Vec<u8>>(),
                 )))
             }
+            // A range of the selected items, as CPython's `compute_slice`: the slice's
+            // indices over the range's length, mapped through the range (no items made).
             Value::Range(a, b, s) => {
                 let n = range_len(*a, *b, *s);
-                self.check_items(pyfmt::slice_range(n, lo, hi, step).3)?;
-                let idx = pyfmt::slice_indices(n, lo, hi, step);
-                Ok(Value::list(
-                    idx.into_iter()
-                        .map(|i| Value::Int(range_item(*a, *s, i)))
-                        .collect(),
-                ))
+                let (start, stop, st, _) = pyfmt::slice_range(n, lo, hi, step);
+                let at = |i: i64| i128::from(*a) + i128::from(i) * i128::from(*s);
+                let parts = [at(start), at(stop), i128::from(st) * i128::from(*s)];
+                let mut out = [0i64; 3];
+                for (slot, x) in out.iter_mut().zip(parts) {
+                    *slot = i64::try_from(x).map_err(|_| {
+                        self.err(
+                            "OverflowError",
+                            "Python int too large to convert to C ssize_t",
+                        )
+                    })?;
+                }
+                Ok(Value::Range(out[0], out[1], out[2]))
             }
             other => Err(self.err(
                 "TypeError",
