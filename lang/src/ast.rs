@@ -444,6 +444,11 @@ pub enum StmtKind {
         orelse: Option<Vec<Stmt>>,
     },
     Report(Expr),
+    /// `with a as x, b { ... }`: context managers entered in order, exited in reverse.
+    With {
+        items: Vec<WithItem>,
+        body: Vec<Stmt>,
+    },
     /// Typed context block `->Type { ... }`.
     TypedContext {
         ty: Expr,
@@ -453,6 +458,14 @@ pub enum StmtKind {
     Item(Box<Item>),
     /// What recovery skipped; the interpreter never runs a module with errors.
     Error,
+}
+
+/// One context manager of a `with` statement and the target its `__enter__` result is
+/// bound to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WithItem {
+    pub manager: Expr,
+    pub target: Option<Expr>,
 }
 
 // ---------------------------------------------------------------------------------------

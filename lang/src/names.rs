@@ -45,6 +45,8 @@ pub const BUILTIN_FUNCTIONS: &[&str] = &[
     "next",
     "input",
     "callable",
+    "dir",
+    "open",
     "format",
     "ascii",
 ];

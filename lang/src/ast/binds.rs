@@ -99,7 +99,8 @@ pub(crate) fn flat_target(target: &Expr) -> Option<Vec<Rc<str>>> {
 /// Every name `stmts` bind, for the tree-walker's UnboundLocalError: what the compiled
 /// core makes slots of (`collect_locals`, which stops at the statements it does not
 /// compile) and, at any depth, the names bound by `except ... as`, `match` patterns and
-/// assignments inside `try`, `match`, `switch` and typed-context blocks (a def holding
+/// assignments inside `try`, `match`, `switch`, `with` and typed-context blocks and the
+/// targets of `with ... as` (a def holding
 /// one of these runs on the tree-walker, so no slot depends on them).
 pub(crate) fn collect_assigned(stmts: &[Stmt], out: &mut Vec<Rc<str>>) {
     fn add(n: &Rc<str>, out: &mut Vec<Rc<str>>) {
@@ -121,6 +122,13 @@ pub(crate) fn collect_assigned(stmts: &[Stmt], out: &mut Vec<Rc<str>>) {
                     pattern_captures(&c.pattern, &mut names);
                     for n in &names {
                         add(n, out);
+                    }
+                }
+            }
+            S::With { items, .. } => {
+                for t in items.iter().filter_map(|i| i.target.as_ref()) {
+                    for n in flat_target(t).unwrap_or_default() {
+                        add(&n, out);
                     }
                 }
             }

@@ -142,6 +142,15 @@ pub fn walk_stmt<'a, V: Visitor<'a> + ?Sized>(v: &mut V, s: &'a Stmt) {
             }
         }
         StmtKind::Forever { body } => v.block(body, true),
+        StmtKind::With { items, body } => {
+            for item in items {
+                v.expr(&item.manager);
+                if let Some(t) = &item.target {
+                    v.target(t);
+                }
+            }
+            v.block(body, false);
+        }
         StmtKind::Try {
             body,
             handlers,

@@ -10,6 +10,7 @@ pub(crate) mod bytes;
 mod collections;
 pub(crate) use collections::range_len;
 mod construct;
+mod dir;
 mod functions;
 mod numeric;
 mod sort;

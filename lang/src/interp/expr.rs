@@ -573,6 +573,38 @@ impl Interp<'_> {
         if let Some(r) = self.stdlib_format(v, spec) {
             return r;
         }
+        // Only numbers, strings and enum members have a `__format__` of their own (or a
+        // class that defines one); every other value has `object.__format__`, which
+        // takes the empty spec alone.
+        let own_format = matches!(
+            v,
+            Value::Bool(_)
+                | Value::Int(_)
+                | Value::BigInt(_)
+                | Value::Float(_)
+                | Value::Complex(..)
+                | Value::Str(_)
+                | Value::EnumMember(_)
+        );
+        if !spec.is_empty() && !own_format {
+            if let Some(r) = self.call_dunder(v, "__format__", vec![Value::str(spec)]) {
+                return match r? {
+                    Value::Str(s) => Ok(s.to_string()),
+                    other => {
+                        let t = self.type_name_of(&other);
+                        Err(self.err(
+                            "TypeError",
+                            format!("__format__ must return a str, not {t}"),
+                        ))
+                    }
+                };
+            }
+            let t = self.type_name_of(v);
+            return Err(self.err(
+                "TypeError",
+                format!("unsupported format string passed to {t}.__format__"),
+            ));
+        }
         let fs = pyfmt::parse_format_spec(spec).map_err(|m| self.err("ValueError", m))?;
         let numeric = matches!(
             v,
@@ -600,13 +632,6 @@ impl Interp<'_> {
             Value::Float(f) => pyfmt::format_float(*f, &fs),
             Value::Str(s) => pyfmt::format_str(s, &fs),
             Value::Complex(re, im) => super::complex::format_complex(*re, *im, &fs),
-            // `bytes` has only `object.__format__`: the empty spec alone.
-            Value::Bytes(_) if !spec.is_empty() => {
-                return Err(self.err(
-                    "TypeError",
-                    "unsupported format string passed to bytes.__format__",
-                ));
-            }
             Value::EnumMember(m) if spec.is_empty() && super::stdlib::flag_text(m).is_some() => {
                 return self.to_str(v);
             }

@@ -234,6 +234,7 @@ impl Interp<'_> {
             },
             BinOp::Mod => match a {
                 Value::Str(fmt) => self.printf(fmt, b),
+                Value::Bytes(fmt) => self.bytes_printf(fmt, b),
                 _ => self.arith(op, "%", a, b),
             },
             BinOp::BitOr => match (a, b) {
@@ -507,6 +508,58 @@ impl Interp<'_> {
                 Err(self.err("MemoryError", m))
             }
             Err(m) => Err(self.err("TypeError", m)),
+        }
+    }
+
+    /// `bytes % args` (`pyfmt::printf_bytes_bounded`): the format and the result are
+    /// bytes, handled as Latin-1 text; bounded as strings are.
+    fn bytes_printf(&mut self, fmt: &[u8], args: &Value) -> R<Value> {
+        let latin1 = |b: &[u8]| b.iter().map(|&c| char::from(c)).collect::<String>();
+        let vals = match args {
+            Value::Tuple(t) => (**t).clone(),
+            other => vec![other.clone()],
+        };
+        let mut pargs = Vec::with_capacity(vals.len());
+        for v in &vals {
+            pargs.push(match v {
+                Value::Int(i) => pyfmt::PrintfArg::I64(*i),
+                Value::BigInt(b) => pyfmt::PrintfArg::Int((**b).clone()),
+                Value::Bool(b) => pyfmt::PrintfArg::Bool(*b),
+                Value::Float(f) => pyfmt::PrintfArg::Float(*f),
+                Value::Bytes(b) => pyfmt::PrintfArg::Bytes {
+                    text: latin1(b),
+                    repr: self.repr(v)?,
+                },
+                Value::Str(s) => pyfmt::PrintfArg::Str {
+                    str: s.to_string(),
+                    repr: self.repr(v)?,
+                },
+                other => pyfmt::PrintfArg::Obj {
+                    type_name: self.type_name_of(other),
+                    str: self.to_str(other)?,
+                    repr: self.repr(other)?,
+                },
+            });
+        }
+        let max = self.max_string_bytes();
+        match pyfmt::printf_bytes_bounded(&latin1(fmt), pyfmt::PrintfArgs::Tuple(&pargs), max) {
+            // Every char of the result is below 256 (a byte of the format or of a bytes
+            // argument, ASCII digits and escapes, or a `%c` byte).
+            Ok(s) => Ok(Value::Bytes(
+                s.chars()
+                    .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+                    .collect::<Vec<u8>>()
+                    .into(),
+            )),
+            Err(m) => {
+                let kind = match pyfmt::error_kind(&m) {
+                    pyfmt::PyErrorKind::MemoryError => "MemoryError",
+                    pyfmt::PyErrorKind::OverflowError => "OverflowError",
+                    pyfmt::PyErrorKind::TypeError => "TypeError",
+                    _ => "ValueError",
+                };
+                Err(self.err(kind, m))
+            }
         }
     }
 
@@ -1741,15 +1794,23 @@ impl Interp<'_> {
                     idx.into_iter().map(|i| b[i]).collect::<Vec<u8>>(),
                 )))
             }
+            // A range of the selected items, as CPython's `compute_slice`: the slice's
+            // indices over the range's length, mapped through the range (no items made).
             Value::Range(a, b, s) => {
                 let n = range_len(*a, *b, *s);
-                self.check_items(pyfmt::slice_range(n, lo, hi, step).3)?;
-                let idx = pyfmt::slice_indices(n, lo, hi, step);
-                Ok(Value::list(
-                    idx.into_iter()
-                        .map(|i| Value::Int(range_item(*a, *s, i)))
-                        .collect(),
-                ))
+                let (start, stop, st, _) = pyfmt::slice_range(n, lo, hi, step);
+                let at = |i: i64| i128::from(*a) + i128::from(i) * i128::from(*s);
+                let parts = [at(start), at(stop), i128::from(st) * i128::from(*s)];
+                let mut out = [0i64; 3];
+                for (slot, x) in out.iter_mut().zip(parts) {
+                    *slot = i64::try_from(x).map_err(|_| {
+                        self.err(
+                            "OverflowError",
+                            "Python int too large to convert to C ssize_t",
+                        )
+                    })?;
+                }
+                Ok(Value::Range(out[0], out[1], out[2]))
             }
             other => Err(self.err(
                 "TypeError",

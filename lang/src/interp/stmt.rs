@@ -204,6 +204,7 @@ impl Interp<'_> {
                 orelse,
                 finally,
             } => self.exec_try(body, handlers, orelse.as_deref(), finally.as_deref(), ctx),
+            StmtKind::With { items, body } => self.exec_with(items, body, ctx),
             StmtKind::Match { subject, cases } => self.exec_match(subject, cases, ctx),
             StmtKind::Switch { subject, cases } => self.exec_switch(subject, cases, ctx),
             StmtKind::Return(v) => {
@@ -553,6 +554,74 @@ impl Interp<'_> {
             }
         }
         result
+    }
+
+    /// `with m1 as t1, m2 { body }`, as CPython runs it: each manager's `__enter__` result
+    /// bound to its target, the rest nested inside; on the way out `__exit__` gets the
+    /// exception's type, value and traceback (or three Nones), and a true result
+    /// swallows the exception. A `return`, `break` or `continue` leaves through
+    /// `__exit__(None, None, None)` too. Only an exception is offered to `__exit__`: a
+    /// resource limit is not one, so it passes through untouched.
+    pub(super) fn exec_with(
+        &mut self,
+        items: &[ast::WithItem],
+        body: &[ast::Stmt],
+        ctx: &Ctx,
+    ) -> R<Flow> {
+        let Some((item, rest)) = items.split_first() else {
+            return self.exec_block(body, ctx);
+        };
+        let manager = self.eval(&item.manager, ctx)?;
+        let class = self.class_of(&manager);
+        if class.find_method("__enter__").is_none() || class.find_method("__exit__").is_none() {
+            let t = self.type_name_of(&manager);
+            return Err(self.err(
+                "TypeError",
+                format!("'{t}' object does not support the context manager protocol"),
+            ));
+        }
+        let entered = match self.call_dunder(&manager, "__enter__", Vec::new()) {
+            Some(r) => r?,
+            None => Value::None,
+        };
+        if let Some(t) = &item.target {
+            self.assign(t, entered, ctx)?;
+        }
+        let result = self.exec_with(rest, body, ctx);
+        match result {
+            Err(Interrupt::Exc(err)) => {
+                self.set_traceback(&err);
+                let ty = Value::Class(self.class_of(&err.value));
+                let tb = match &err.value {
+                    Value::Instance(i) => i.get_extra("__traceback__").unwrap_or(Value::None),
+                    _ => Value::None,
+                };
+                let args = vec![ty, err.value.clone(), tb];
+                let swallow = match self.call_dunder(&manager, "__exit__", args) {
+                    Some(r) => {
+                        let r = r?;
+                        self.truthy(&r)?
+                    }
+                    None => false,
+                };
+                if swallow {
+                    Ok(Flow::Normal)
+                } else {
+                    Err(Interrupt::Exc(err))
+                }
+            }
+            Err(other) => Err(other),
+            Ok(flow) => {
+                if let Some(r) = self.call_dunder(
+                    &manager,
+                    "__exit__",
+                    vec![Value::None, Value::None, Value::None],
+                ) {
+                    r?;
+                }
+                Ok(flow)
+            }
+        }
     }
 
     pub(super) fn exc_matches(&mut self, exc: &Value, ty: &Value) -> R<bool> {

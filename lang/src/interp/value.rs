@@ -728,6 +728,11 @@ impl Vars {
         self.slots.get_mut(i).map(|(_, v)| v)
     }
 
+    /// The bound names, in binding order.
+    pub fn names(&self) -> impl Iterator<Item = &Rc<str>> {
+        self.slots.iter().map(|(n, _)| n)
+    }
+
     pub fn contains_key(&self, name: &str) -> bool {
         self.position(name).is_some()
     }
@@ -1059,7 +1064,7 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
             }
         }
         Value::Range(a, b, c) => {
-            (a, b, c).hash(state);
+            range_identity(*a, *b, *c).hash(state);
         }
         Value::Builtin(n) => n.hash(state),
         // A stdlib value (`datetime`, `timedelta`, `UUID` ...) hashes by its fields.
@@ -1091,6 +1096,13 @@ impl PartialEq for HashKey {
 
 impl Eq for HashKey {}
 
+/// What makes two ranges equal, as CPython compares them: the same items, so the length,
+/// the first item when there is one and the step when there are two.
+fn range_identity(a: i64, b: i64, c: i64) -> (usize, Option<i64>, Option<i64>) {
+    let n = super::builtins::range_len(a, b, c);
+    (n, (n > 0).then_some(a), (n > 1).then_some(c))
+}
+
 /// Equality for hashable values (no user code runs).
 pub fn key_eq(a: &Value, b: &Value) -> bool {
     use Value as V;
@@ -1108,7 +1120,9 @@ pub fn key_eq(a: &Value, b: &Value) -> bool {
         (V::Tuple(x), V::Tuple(y)) => {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| key_eq(p, q))
         }
-        (V::Range(a1, b1, c1), V::Range(a2, b2, c2)) => (a1, b1, c1) == (a2, b2, c2),
+        (V::Range(a1, b1, c1), V::Range(a2, b2, c2)) => {
+            range_identity(*a1, *b1, *c1) == range_identity(*a2, *b2, *c2)
+        }
         (V::Builtin(x), V::Builtin(y)) => x == y,
         (V::Instance(x), V::Instance(y))
             if super::stdlib::hashes_by_value(&x.class)

@@ -369,7 +369,9 @@ impl Lexer<'_> {
         let mut i = expr_start;
         let mut nest: u32 = 0;
         loop {
-            if i >= self.end || (!triple && self.b[i] == b'\n') {
+            // A field's expression may span lines in any f-string (as Python 3.12 and
+            // jaclang allow); only the end of the source leaves it open.
+            if i >= self.end {
                 self.error(
                     Code::E0001,
                     "unterminated f-string field: expected `}`",

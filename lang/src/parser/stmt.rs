@@ -122,6 +122,7 @@ impl<'a> Parser<'a> {
                 self.for_stmt()
             }
             T::KwTry => self.try_stmt(),
+            T::KwWith if !matches!(self.peek_at(1), T::KwEntry | T::KwExit) => self.with_stmt(),
             T::KwMatch => self.match_stmt(),
             T::KwForever => {
                 self.bump();
@@ -385,6 +386,28 @@ impl<'a> Parser<'a> {
 
     /// `for t in e { }`, and the iter-for forms `for i = 0 while c with i += 1 { }` and
     /// `for i = 0 to c by i += 1 { }` (`to`/`by` are contextual here).
+    /// `with e1 as t1, e2 { ... }`.
+    fn with_stmt(&mut self) -> StmtKind {
+        self.bump(); // with
+        let mut items = Vec::new();
+        loop {
+            self.with_item = true;
+            let manager = self.expr();
+            self.with_item = false;
+            let target = if self.eat(T::KwAs) {
+                Some(self.expr())
+            } else {
+                None
+            };
+            items.push(crate::ast::WithItem { manager, target });
+            if !self.eat(T::Comma) {
+                break;
+            }
+        }
+        let body = self.block();
+        StmtKind::With { items, body }
+    }
+
     fn for_stmt(&mut self) -> StmtKind {
         self.bump(); // for
         let tstart = self.start();

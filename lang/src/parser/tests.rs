@@ -454,6 +454,15 @@ fn sxs(s: &Stmt) -> String {
         ),
         S::Report(e) => format!("(report {})", sx(e)),
         S::TypedContext { ty, body } => format!("(ctx {} {})", sx(ty), block(body)),
+        S::With { items, body } => format!(
+            "(with {} {})",
+            items
+                .iter()
+                .map(|i| format!("({} {})", sx(&i.manager), opt(&i.target)))
+                .collect::<Vec<_>>()
+                .join(" "),
+            block(body)
+        ),
         S::Item(_) => "(item)".into(),
         S::Error => "ERR".into(),
     }
@@ -891,6 +900,10 @@ fn control_flow() {
         "(iterfor (= i 0) (cmp i < n) (+= i 1) {})"
     );
     assert_eq!(st("forever { break; }"), "(forever {break})");
+    // In a `with` item a top-level `as` names the target; elsewhere it is a cast.
+    assert_eq!(st("with a as b, c { x; }"), "(with (a b) (c _) {x})");
+    assert_eq!(st("with (a as int) as b { }"), "(with ((as a int) b) {})");
+    assert_eq!(st("y = a as int;"), "(= y (as a int))");
     assert_eq!(
         st(
             "try { r = 1 / 0; } except ZeroDivisionError as e { print(e); } except { } else { a(); } finally { b(); }"

@@ -31,7 +31,8 @@ pub use float::{
 };
 pub use int::{INT_MAX_STR_DIGITS, int_to_str_checked, parse_int, parse_int_ex};
 pub use printf::{
-    PrintfArg, PrintfArgs, PrintfLookup, printf_format, printf_format_args, printf_format_bounded,
+    PrintfArg, PrintfArgs, PrintfLookup, printf_bytes_bounded, printf_format, printf_format_args,
+    printf_format_bounded,
 };
 pub use slice::{normalize_index, slice_indices, slice_range};
 pub use spec::{
@@ -71,12 +72,15 @@ pub fn error_kind(msg: &str) -> PyErrorKind {
         "not enough arguments for format string",
         "not all arguments converted during string formatting",
         "%c requires int or char",
+        "%c requires an integer in range(256) or a single byte",
+        "%b requires a bytes-like object",
         "* wants int",
         "format requires a mapping",
         "must be real number, not ",
     ];
     const OVERFLOW_ERRORS: &[&str] = &[
         "%c arg not in range(0x110000)",
+        "%c arg not in range(256)",
         "int too large to convert to float",
         "cannot convert float infinity to integer",
         "Python int too large to convert to C",

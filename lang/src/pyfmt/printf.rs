@@ -27,6 +27,12 @@ pub enum PrintfArg {
         str: String,
         repr: String,
     },
+    /// A `bytes` value: `text` is its bytes read as Latin-1 (one char a byte), `repr` its
+    /// `repr()`. Only `bytes % args` inserts the bytes themselves (`%s`, `%b`).
+    Bytes {
+        text: String,
+        repr: String,
+    },
     /// Any other value.
     Obj {
         type_name: String,
@@ -42,6 +48,7 @@ impl PrintfArg {
             PrintfArg::Bool(_) => "bool",
             PrintfArg::Float(_) => "float",
             PrintfArg::Str { .. } => "str",
+            PrintfArg::Bytes { .. } => "bytes",
             PrintfArg::Obj { type_name, .. } => type_name,
         }
     }
@@ -57,12 +64,15 @@ impl PrintfArg {
             PrintfArg::Bool(b) => out.push_str(if *b { "True" } else { "False" }),
             PrintfArg::Float(x) => push_float_repr(out, *x),
             PrintfArg::Str { str, .. } | PrintfArg::Obj { str, .. } => out.push_str(str),
+            PrintfArg::Bytes { repr, .. } => out.push_str(repr),
         }
     }
 
     fn push_repr_form(&self, out: &mut String) {
         match self {
-            PrintfArg::Str { repr, .. } | PrintfArg::Obj { repr, .. } => out.push_str(repr),
+            PrintfArg::Str { repr, .. }
+            | PrintfArg::Bytes { repr, .. }
+            | PrintfArg::Obj { repr, .. } => out.push_str(repr),
             other => other.push_str_form(out),
         }
     }
@@ -167,6 +177,8 @@ struct Cursor<'a> {
     idx: usize,
     /// Largest result in bytes ([`printf_format_bounded`]).
     max: usize,
+    /// Formatting `bytes % args` ([`printf_bytes_bounded`]): the text is Latin-1.
+    bytes: bool,
 }
 
 impl Cursor<'_> {
@@ -209,6 +221,19 @@ pub fn printf_format_bounded(
     args: PrintfArgs<'_>,
     max: usize,
 ) -> Result<String, String> {
+    printf_impl(fmt, args, max, false)
+}
+
+/// `bytes % args` as CPython's `_PyBytes_FormatEx`: `fmt` and the result are bytes read
+/// as Latin-1 (one char a byte, every char below 256). `%s`/`%b` insert a `bytes`
+/// argument's bytes (anything else is CPython's TypeError), `%r`/`%a` the ASCII form of
+/// the `repr`, `%c` one byte (an int below 256 or a one-byte `bytes`); numbers as in
+/// [`printf_format_bounded`], with the same bound.
+pub fn printf_bytes_bounded(fmt: &str, args: PrintfArgs<'_>, max: usize) -> Result<String, String> {
+    printf_impl(fmt, args, max, true)
+}
+
+fn printf_impl(fmt: &str, args: PrintfArgs<'_>, max: usize, bytes: bool) -> Result<String, String> {
     let mut args = match args {
         PrintfArgs::Tuple(items) => Args {
             tuple: Some(items),
@@ -235,6 +260,7 @@ pub fn printf_format_bounded(
         pos: 0,
         idx: 0,
         max,
+        bytes,
     };
     loop {
         let rest = cur.s.get(cur.pos..).unwrap_or("");
@@ -384,6 +410,46 @@ fn format_one(out: &mut String, cur: &mut Cursor<'_>, args: &mut Args<'_>) -> Re
     let arg = held.get();
     let mut text = String::new();
     let mut sign = false;
+    if cur.bytes && matches!(conv, 's' | 'b' | 'r' | 'a' | 'c') {
+        let shown = match conv {
+            's' | 'b' => match arg {
+                PrintfArg::Bytes { text: t, .. } => {
+                    text.push_str(t);
+                    's'
+                }
+                other => {
+                    return Err(format!(
+                        "%b requires a bytes-like object, or an object that implements \
+                         __bytes__, not '{}'",
+                        other.type_name()
+                    ));
+                }
+            },
+            'r' | 'a' => {
+                let mut r = String::new();
+                arg.push_repr_form(&mut r);
+                text = ascii_escape(&r);
+                'a'
+            }
+            _ => {
+                let byte = match arg {
+                    PrintfArg::Bytes { text: t, .. } if t.chars().count() == 1 => t.chars().next(),
+                    PrintfArg::Int(_) | PrintfArg::I64(_) | PrintfArg::Bool(_) => {
+                        let v = arg.as_int().and_then(|v| v.to_i64());
+                        match v.and_then(|v| u8::try_from(v).ok()) {
+                            Some(b) => Some(char::from(b)),
+                            None => return Err("%c arg not in range(256)".to_string()),
+                        }
+                    }
+                    _ => None,
+                };
+                text.push(byte.ok_or("%c requires an integer in range(256) or a single byte")?);
+                'c'
+            }
+        };
+        output_arg(out, shown, flags, width, prec, false, &text);
+        return Ok(());
+    }
     match conv {
         's' => arg.push_str_form(&mut text),
         'r' => arg.push_repr_form(&mut text),

@@ -992,6 +992,43 @@ impl<'a> Js<'a> {
                 );
                 self.stmts(body, level, out);
             }
+            // Each manager in its own block: `__enter__`, then the rest inside a
+            // `try` whose `finally` calls `__exit__`.
+            StmtKind::With { items, body } => {
+                self.warn(
+                    s.span,
+                    "`with` calls `__exit__(null, null, null)` on every exit (an exception \
+                     is not offered to it)",
+                );
+                let mut closes = 0;
+                for (k, item) in items.iter().enumerate() {
+                    let l = level + k;
+                    let m = self.expr(&item.manager);
+                    out.push_str(&format!("{}{{\n", ind(l)));
+                    out.push_str(&format!("{}const __with = {m};\n", ind(l + 1)));
+                    let enter = "__with.__enter__()";
+                    match &item.target {
+                        Some(t) => {
+                            let t = self.target(t);
+                            out.push_str(&format!("{}{t} = {enter};\n", ind(l + 1)));
+                        }
+                        None => out.push_str(&format!("{}{enter};\n", ind(l + 1))),
+                    }
+                    out.push_str(&format!("{}try {{\n", ind(l + 1)));
+                    closes += 1;
+                }
+                self.stmts(body, level + closes + 1, out);
+                for k in (0..closes).rev() {
+                    let l = level + k;
+                    out.push_str(&format!(
+                        "{}}} finally {{\n{}__with.__exit__(null, null, null);\n{}}}\n{}}}\n",
+                        ind(l + 1),
+                        ind(l + 2),
+                        ind(l + 1),
+                        ind(l)
+                    ));
+                }
+            }
             StmtKind::Item(it) => match &**it {
                 Item::Ability(a) => self.function(a, level, None, out),
                 Item::Archetype(a) => {
@@ -1561,7 +1598,8 @@ fn assigned_names(body: &[Stmt], out: &mut BTreeSet<String>) {
             }
             StmtKind::While { body, .. }
             | StmtKind::Forever { body }
-            | StmtKind::TypedContext { body, .. } => stack.extend(body.iter()),
+            | StmtKind::TypedContext { body, .. }
+            | StmtKind::With { body, .. } => stack.extend(body.iter()),
             StmtKind::Try {
                 body,
                 handlers,

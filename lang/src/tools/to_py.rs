@@ -699,6 +699,17 @@ impl<'a> Py<'a> {
                 let e = self.expr(e);
                 self.line(level, &format!("print({e})"));
             }
+            StmtKind::With { items, body } => {
+                let parts: Vec<String> = items
+                    .iter()
+                    .map(|i| match &i.target {
+                        Some(t) => format!("{} as {}", self.expr(&i.manager), self.expr(t)),
+                        None => self.expr(&i.manager),
+                    })
+                    .collect();
+                self.line(level, &format!("with {}:", parts.join(", ")));
+                self.block(body, level + 1);
+            }
             StmtKind::TypedContext { body, .. } => {
                 self.warn(
                     s.span,

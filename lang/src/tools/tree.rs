@@ -469,6 +469,17 @@ impl Builder {
                     n.children.push(self.block("finally", e, sp)?);
                 }
             }
+            StmtKind::With { items, body } => {
+                n = TNode::new("With", sp);
+                for item in items {
+                    n.children
+                        .push(with_role(self.expr(&item.manager)?, "manager"));
+                    if let Some(t) = &item.target {
+                        n.children.push(with_role(self.expr(t)?, "target"));
+                    }
+                }
+                n.children.push(self.block("body", body, sp)?);
+            }
             StmtKind::Match { subject, cases } => {
                 n = TNode::new("Match", sp);
                 n.children.push(with_role(self.expr(subject)?, "subject"));

@@ -15,6 +15,7 @@ use super::{Interp, R};
 use std::rc::Rc;
 
 mod asyncio;
+mod cfloat;
 mod datetime;
 mod json;
 mod math;
