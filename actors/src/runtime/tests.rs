@@ -631,6 +631,22 @@ fn calls_with_on_commit_callbacks_commit_in_place_and_run_them_once() {
     });
 }
 
+/// A worker's first call pipelines its commit like every later one: the connection it
+/// opens for that call is the one that decides (a worker opens its store lazily, so
+/// deciding before the open kept every worker's first commit in place).
+#[test]
+fn a_workers_first_call_pipelines_its_commit() {
+    let dir = TempDir::new("pipeline-first");
+    dir.write("main.svc", COUNTER_APP);
+    in_system(async {
+        let (rt, _) = Runtime::start(dir.config(1)).expect("start");
+        function(&rt, "setup", json!({})).await.expect("setup");
+        assert_eq!(rt.l1_stats().expect("embedded").handed_off, 1);
+        walker(&rt, "Bump", json!({})).await.expect("bump");
+        assert_eq!(rt.l1_stats().expect("embedded").handed_off, 2);
+    });
+}
+
 /// Check-then-create under the pipelined commit: each `Once` reads root's edge list
 /// and adds a child only when there is one; concurrent calls leave exactly one.
 #[test]

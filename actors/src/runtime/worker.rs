@@ -269,6 +269,7 @@ impl RunWorker {
                 return Err(CallError::Host("the app is not loaded".into()));
             };
             self.versions.clear();
+            let pipelines = store.pipelines();
             store.begin_attempt();
             let mut host = ServeHost::new(
                 store,
@@ -287,7 +288,7 @@ impl RunWorker {
             .with_authorization(req.caller.authorization.as_deref())
             // An escalated call keeps its claim until its commit is written: it commits
             // in place.
-            .pipelined(pipeline && claim.is_none() && matches!(input, RunInput::Call));
+            .pipelined(pipeline && pipelines && claim.is_none() && matches!(input, RunInput::Call));
             let result = match (req.kind, input) {
                 (_, RunInput::Event(record)) => {
                     lang::serve::deliver_event(&app.program, &mut host, &limits, &req.name, record)
@@ -488,8 +489,9 @@ impl RunWorker {
         }
         let started = std::time::Instant::now();
         self.last_wrote = false;
-        let pipeline = matches!(input, RunInput::Call)
-            && self.store.as_ref().is_some_and(AnchorStore::pipelines);
+        // Whether the store pipelines is asked of the connection the attempt uses
+        // (`run_attempts`): a worker opens it lazily, on its first call.
+        let pipeline = matches!(input, RunInput::Call);
         match self.run_caught(&req, &input, &run, false, pipeline, replay) {
             Ran::Done(outcome) => {
                 if matches!(input, RunInput::Call) {
