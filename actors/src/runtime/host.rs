@@ -46,6 +46,9 @@ pub(crate) struct ServeHost<'a> {
     pub(crate) store_failed: bool,
     /// This host committed a non-empty commit set (the endpoint writes: `inline.rs`).
     pub(crate) wrote: bool,
+    /// Anchors this host loaded or committed (a bulk call retires its worker:
+    /// `RunWorker::retiring`).
+    pub(crate) anchors: usize,
     /// Native services (`RuntimeConfig::natives`).
     natives: Option<&'a crate::natives::NativesHandle>,
     /// Counts this host's commits by outcome.
@@ -102,6 +105,7 @@ impl<'a> ServeHost<'a> {
             notify: None,
             store_failed: false,
             wrote: false,
+            anchors: 0,
             natives: None,
             commits: None,
             authorization: None,
@@ -193,16 +197,22 @@ impl<'a> ServeHost<'a> {
 impl Host for ServeHost<'_> {
     fn load(&mut self, id: AnchorId) -> Result<Option<StoredAnchor>, HostError> {
         self.flush()?;
-        self.versions
+        let loaded = self
+            .versions
             .load(self.store, id)
-            .map_err(|e| host_error(e, &mut self.store_failed))
+            .map_err(|e| host_error(e, &mut self.store_failed))?;
+        self.anchors += usize::from(loaded.is_some());
+        Ok(loaded)
     }
 
     fn load_many(&mut self, ids: &[AnchorId]) -> Result<Vec<StoredAnchor>, HostError> {
         self.flush()?;
-        self.versions
+        let loaded = self
+            .versions
             .load_many(self.store, ids)
-            .map_err(|e| host_error(e, &mut self.store_failed))
+            .map_err(|e| host_error(e, &mut self.store_failed))?;
+        self.anchors += loaded.len();
+        Ok(loaded)
     }
 
     fn load_edges(&mut self, id: AnchorId) -> Result<Vec<AnchorId>, HostError> {
@@ -221,6 +231,7 @@ impl Host for ServeHost<'_> {
             ));
         }
         self.wrote |= !changes.is_empty();
+        self.anchors += changes.upserts.len() + changes.deletes.len();
         // A call that escalated on an anchor this commit touches goes first.
         self.hot.wait_clear(self.call, &changes);
         let notice = self.notify.map(|(run, _)| committed(run, &changes));
@@ -248,6 +259,7 @@ impl Host for ServeHost<'_> {
             ));
         }
         self.wrote = true;
+        self.anchors += changes.upserts.len() + changes.deletes.len();
         self.hot.wait_clear(self.call, &changes);
         let notice = self.notify.map(|(run, _)| committed(run, &changes));
         self.deferred = Some(DeferredCommit {

@@ -155,23 +155,43 @@ pub(crate) fn start_pool(
     queue: &Arc<JobQueue>,
 ) -> Result<(), String> {
     for n in 1..=workers {
-        let shared = Arc::clone(shared);
-        let queue = Arc::clone(queue);
-        std::thread::Builder::new()
-            .name(format!("svc-run-{n}"))
-            .stack_size(lang::driver::INTERPRETER_STACK_BYTES)
-            .spawn(move || {
-                let mut worker = RunWorker::idle(shared);
-                serve(&mut worker, &queue);
-            })
+        spawn_worker(n, Arc::clone(shared), Arc::clone(queue))
             .map_err(|e| format!("error: cannot start a run worker: {e}\n"))?;
     }
     Ok(())
 }
 
-/// A worker's loop: run jobs until the queue closes. A run cancelled while it waited is
-/// skipped (answered `Cancelled`, in case its requester still listens).
-fn serve(worker: &mut RunWorker, queue: &Arc<JobQueue>) {
+/// Start run worker `n` in its own thread. A worker that ran a bulk call ends after
+/// answering it and starts its successor under the same number (`RunWorker::retiring`);
+/// when the successor's thread cannot be made, the old worker serves on.
+fn spawn_worker(
+    n: usize,
+    shared: Arc<PoolShared>,
+    queue: Arc<JobQueue>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(format!("svc-run-{n}"))
+        .stack_size(lang::driver::INTERPRETER_STACK_BYTES)
+        .spawn(move || {
+            let mut worker = RunWorker::idle(Arc::clone(&shared));
+            while serve(&mut worker, &queue) {
+                // Retiring: the program and the connection go with this thread's heap.
+                drop(worker);
+                match spawn_worker(n, Arc::clone(&shared), Arc::clone(&queue)) {
+                    Ok(_) => return,
+                    Err(e) => {
+                        tracing::warn!("a run worker could not be replaced (serving on): {e}");
+                        worker = RunWorker::idle(Arc::clone(&shared));
+                    }
+                }
+            }
+        })
+}
+
+/// A worker's loop: run jobs until the queue closes (`false`) or the worker retires after
+/// a bulk call (`true`). A run cancelled while it waited is skipped (answered
+/// `Cancelled`, in case its requester still listens).
+fn serve(worker: &mut RunWorker, queue: &Arc<JobQueue>) -> bool {
     while let Some(job) = queue.pop() {
         let (call, reply, replay) = match job {
             Job::Call(call, reply) => (call, reply, None),
@@ -194,5 +214,9 @@ fn serve(worker: &mut RunWorker, queue: &Arc<JobQueue>) {
             continue;
         }
         worker.serve_call(call, reply, queue, replay);
+        if worker.retiring() {
+            return true;
+        }
     }
+    false
 }

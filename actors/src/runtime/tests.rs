@@ -418,6 +418,41 @@ fn workers_load_the_app_on_their_first_call_not_at_start() {
     });
 }
 
+/// A bulk call (here 5,000 children of root in one commit) retires its worker: the
+/// answer comes first, then a fresh worker in a fresh thread takes its place and loads
+/// the app on its next call. Calls below the bound keep their worker.
+#[test]
+fn a_bulk_call_retires_its_worker_for_a_fresh_one() {
+    let dir = TempDir::new("retire");
+    dir.write(
+        "main.svc",
+        r#"
+node Item { has n: int = 0; }
+def add(n: int) -> int { for i in range(n) { root ++> Item(n=i); } return n; }
+def count() -> int { return len([root -->]); }
+"#,
+    );
+    in_system(async {
+        let (rt, _) = Runtime::start(dir.config(1)).expect("start");
+        for _ in 0..3 {
+            function(&rt, "add", json!({"n": 10})).await.expect("small");
+        }
+        assert_eq!(rt.app_loads(), 1, "small calls keep their worker");
+        let bulk = function(&rt, "add", json!({"n": 5000})).await;
+        assert_eq!(bulk.expect("bulk").result, json!(5000));
+        function(&rt, "add", json!({"n": 1})).await.expect("after");
+        assert_eq!(rt.app_loads(), 2, "the successor loaded the app");
+        function(&rt, "add", json!({"n": 1}))
+            .await
+            .expect("after again");
+        assert_eq!(rt.app_loads(), 2);
+        // Nothing was lost with the retired worker (this read of 5,032 anchors is a bulk
+        // call too).
+        let count = function(&rt, "count", json!({})).await.expect("count");
+        assert_eq!(count.result, json!(5032));
+    });
+}
+
 #[test]
 fn a_panicking_call_does_not_stop_the_worker() {
     let dir = TempDir::new("panic");

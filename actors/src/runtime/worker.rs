@@ -66,6 +66,15 @@ pub(crate) struct PoolShared {
 /// wait for it, while calls touching anything else run on undisturbed.
 const ESCALATE_AFTER: u32 = 2;
 
+/// Anchors (loaded or committed) past which one call is a bulk call and its worker
+/// retires after answering it (`RunWorker::retiring`): the thread
+/// ends and a fresh one takes its place. A bulk call leaves its thread's allocator heap
+/// spread over the pages it grew to, and every later call on that thread paid for it
+/// (benches/load/README.md, "Siblings"); a thread's end hands those pages back, and the
+/// fresh worker loads the app and opens its connection on its first call, which costs
+/// about what a few hundred anchors do.
+const RETIRE_ANCHORS: usize = 4096;
+
 /// The program a worker runs and the source generation it was loaded from.
 struct WorkerApp {
     program: Program,
@@ -85,6 +94,8 @@ pub struct RunWorker {
     known_roots: HashSet<AnchorId>,
     /// The last call's run committed something (its endpoint writes: `inline.rs`).
     last_wrote: bool,
+    /// A call of this worker was a bulk call (`RETIRE_ANCHORS`): the pool replaces it.
+    bulk: bool,
 }
 
 impl RunWorker {
@@ -100,6 +111,7 @@ impl RunWorker {
             versions: VersionTracker::default(),
             known_roots: HashSet::new(),
             last_wrote: false,
+            bulk: false,
         }
     }
 
@@ -129,6 +141,12 @@ impl RunWorker {
             }
         };
         Ok(self.store.insert(store))
+    }
+
+    /// Whether this worker ran a bulk call (`RETIRE_ANCHORS`) and should end, for a fresh
+    /// worker in a fresh thread to take its place.
+    pub(crate) fn retiring(&self) -> bool {
+        self.bulk
     }
 
     /// Drop the connection (it is re-opened on the next use) and tell the supervisor.
@@ -328,6 +346,7 @@ impl RunWorker {
                 result = Err(failed);
             }
             self.last_wrote = host.wrote;
+            self.bulk |= host.anchors > RETIRE_ANCHORS;
             if host.store_failed {
                 let text = match &result {
                     Err(CallError::Host(m)) => m.clone(),
