@@ -483,31 +483,91 @@ impl Interp<'_> {
         Ok(Value::from_bigint(r))
     }
 
+    /// One argument of `str % args` as the printf engine takes it: numbers as
+    /// themselves, a str with its `repr`, anything else with its type name (for
+    /// CPython's `%d format: a real number is required, not list`).
+    fn printf_arg(&mut self, v: &Value) -> R<pyfmt::PrintfArg> {
+        Ok(match v {
+            Value::Int(i) => pyfmt::PrintfArg::I64(*i),
+            Value::BigInt(b) => pyfmt::PrintfArg::Int((**b).clone()),
+            Value::Bool(b) => pyfmt::PrintfArg::Bool(*b),
+            Value::Float(f) => pyfmt::PrintfArg::Float(*f),
+            Value::Str(s) => pyfmt::PrintfArg::Str {
+                str: s.to_string(),
+                repr: self.repr(v)?,
+            },
+            other => pyfmt::PrintfArg::Obj {
+                type_name: self.type_name_of(other),
+                str: self.to_str(other)?,
+                repr: self.repr(other)?,
+            },
+        })
+    }
+
+    /// `str % args` as CPython's `PyUnicode_Format`: a tuple's items are the arguments;
+    /// any other value that has `__getitem__` (a dict, list, bytes, ... but not a str)
+    /// is one argument that also serves `%(key)s` and may be left unused; anything else
+    /// is the one argument. Errors take their class from `pyfmt::error_kind`.
     fn printf(&mut self, fmt: &str, args: &Value) -> R<Value> {
-        let vals = match args {
-            Value::Tuple(t) => (**t).clone(),
-            other => vec![other.clone()],
-        };
-        let mut pargs = Vec::with_capacity(vals.len());
-        for v in &vals {
-            pargs.push(match v {
-                Value::Int(i) => pyfmt::PrintfArg::Int(BigInt::from(*i)),
-                Value::BigInt(b) => pyfmt::PrintfArg::Int((**b).clone()),
-                Value::Bool(b) => pyfmt::PrintfArg::Bool(*b),
-                Value::Float(f) => pyfmt::PrintfArg::Float(*f),
-                other => pyfmt::PrintfArg::Str {
-                    str: self.to_str(other)?,
-                    repr: self.repr(other)?,
-                },
-            });
-        }
         let max = self.max_string_bytes();
-        match pyfmt::printf_format_bounded(fmt, pyfmt::PrintfArgs::Tuple(&pargs), max) {
-            Ok(s) => Ok(Value::Str(PyStr::from(s))),
-            Err(m) if pyfmt::error_kind(&m) == pyfmt::PyErrorKind::MemoryError => {
-                Err(self.err("MemoryError", m))
+        let result = match args {
+            Value::Tuple(t) => {
+                let mut pargs = Vec::with_capacity(t.len());
+                for v in t.iter() {
+                    pargs.push(self.printf_arg(v)?);
+                }
+                pyfmt::printf_format_bounded(fmt, pyfmt::PrintfArgs::Tuple(&pargs), max)
             }
-            Err(m) => Err(self.err("TypeError", m)),
+            other if self.printf_mapping(other) => {
+                let single = self.printf_arg(other)?;
+                // A failed lookup (KeyError, a list indexed by a str, ...) is kept here
+                // and raised as it is; the engine only sees that the key failed.
+                let mut failed: Option<super::Interrupt> = None;
+                let mut lookup = |key: &str| -> Result<pyfmt::PrintfArg, String> {
+                    let got = self
+                        .get_item(other, &Value::str(key))
+                        .and_then(|v| self.printf_arg(&v));
+                    got.map_err(|e| {
+                        failed = Some(e);
+                        String::new()
+                    })
+                };
+                let r = pyfmt::printf_format_bounded(
+                    fmt,
+                    pyfmt::PrintfArgs::Mapping(&single, &mut lookup),
+                    max,
+                );
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+                r
+            }
+            other => {
+                let single = self.printf_arg(other)?;
+                pyfmt::printf_format_bounded(fmt, pyfmt::PrintfArgs::Single(&single), max)
+            }
+        };
+        match result {
+            Ok(s) => Ok(Value::Str(PyStr::from(s))),
+            Err(m) => {
+                let kind = match pyfmt::error_kind(&m) {
+                    pyfmt::PyErrorKind::MemoryError => "MemoryError",
+                    pyfmt::PyErrorKind::OverflowError => "OverflowError",
+                    pyfmt::PyErrorKind::TypeError => "TypeError",
+                    _ => "ValueError",
+                };
+                Err(self.err(kind, m))
+            }
+        }
+    }
+
+    /// Whether `v` on the right of `str %` is CPython's "mapping" (`PyMapping_Check`:
+    /// a type with `__getitem__`, not a tuple or str).
+    fn printf_mapping(&mut self, v: &Value) -> bool {
+        match v {
+            Value::Dict(_) | Value::List(_) | Value::Bytes(_) | Value::Range(..) => true,
+            Value::Instance(i) => i.class.find_method("__getitem__").is_some(),
+            _ => false,
         }
     }
 
