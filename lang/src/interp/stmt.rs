@@ -204,7 +204,11 @@ impl Interp<'_> {
                 orelse,
                 finally,
             } => self.exec_try(body, handlers, orelse.as_deref(), finally.as_deref(), ctx),
-            StmtKind::With { items, body } => self.exec_with(items, body, ctx),
+            StmtKind::With {
+                items,
+                body,
+                is_async,
+            } => self.exec_with(items, body, *is_async, ctx),
             StmtKind::Match { subject, cases } => self.exec_match(subject, cases, ctx),
             StmtKind::Switch { subject, cases } => self.exec_switch(subject, cases, ctx),
             StmtKind::Return(v) => {
@@ -566,6 +570,7 @@ impl Interp<'_> {
         &mut self,
         items: &[ast::WithItem],
         body: &[ast::Stmt],
+        is_async: bool,
         ctx: &Ctx,
     ) -> R<Flow> {
         let Some((item, rest)) = items.split_first() else {
@@ -573,21 +578,30 @@ impl Interp<'_> {
         };
         let manager = self.eval(&item.manager, ctx)?;
         let class = self.class_of(&manager);
-        if class.find_method("__enter__").is_none() || class.find_method("__exit__").is_none() {
+        let (enter, exit, what) = if is_async {
+            ("__aenter__", "__aexit__", "asynchronous context manager")
+        } else {
+            ("__enter__", "__exit__", "context manager")
+        };
+        if class.find_method(enter).is_none() || class.find_method(exit).is_none() {
             let t = self.type_name_of(&manager);
             return Err(self.err(
                 "TypeError",
-                format!("'{t}' object does not support the context manager protocol"),
+                format!("'{t}' object does not support the {what} protocol"),
             ));
         }
-        let entered = match self.call_dunder(&manager, "__enter__", Vec::new()) {
-            Some(r) => r?,
+        let entered = match self.call_dunder(&manager, enter, Vec::new()) {
+            Some(r) => self.with_await(r?, is_async)?,
             None => Value::None,
         };
-        if let Some(t) = &item.target {
-            self.assign(t, entered, ctx)?;
-        }
-        let result = self.exec_with(rest, body, ctx);
+        // Binding the target is inside the managed region, as in CPython: a failed
+        // unpacking reaches `__exit__` too.
+        let result = match &item.target {
+            Some(t) => self
+                .assign(t, entered, ctx)
+                .and_then(|()| self.exec_with(rest, body, is_async, ctx)),
+            None => self.exec_with(rest, body, is_async, ctx),
+        };
         match result {
             Err(Interrupt::Exc(err)) => {
                 self.set_traceback(&err);
@@ -597,9 +611,9 @@ impl Interp<'_> {
                     _ => Value::None,
                 };
                 let args = vec![ty, err.value.clone(), tb];
-                let swallow = match self.call_dunder(&manager, "__exit__", args) {
+                let swallow = match self.call_dunder(&manager, exit, args) {
                     Some(r) => {
-                        let r = r?;
+                        let r = self.with_await(r?, is_async)?;
                         self.truthy(&r)?
                     }
                     None => false,
@@ -612,16 +626,20 @@ impl Interp<'_> {
             }
             Err(other) => Err(other),
             Ok(flow) => {
-                if let Some(r) = self.call_dunder(
-                    &manager,
-                    "__exit__",
-                    vec![Value::None, Value::None, Value::None],
-                ) {
-                    r?;
+                if let Some(r) =
+                    self.call_dunder(&manager, exit, vec![Value::None, Value::None, Value::None])
+                {
+                    self.with_await(r?, is_async)?;
                 }
                 Ok(flow)
             }
         }
+    }
+
+    /// The result of `__aenter__`/`__aexit__` awaited in an `async with` (svc runs a
+    /// coroutine when it is awaited); a plain `with` takes the result as it is.
+    fn with_await(&mut self, v: Value, is_async: bool) -> R<Value> {
+        if is_async { self.await_value(v) } else { Ok(v) }
     }
 
     pub(super) fn exc_matches(&mut self, exc: &Value, ty: &Value) -> R<bool> {
