@@ -99,6 +99,7 @@ impl Interp<'_> {
             Value::Float(f) => out.push_str(&pyfmt::float_repr(*f)),
             Value::Str(s) => out.push_str(&pyfmt::str_repr(s)),
             Value::Bytes(b) => pyfmt::push_bytes_repr(out, b),
+            Value::ByteArray(b) => pyfmt::push_bytearray_repr(out, &b.borrow()),
             Value::Complex(re, im) => out.push_str(&super::complex::complex_repr(*re, *im)),
             Value::Slice(s) => {
                 out.push_str("slice(");

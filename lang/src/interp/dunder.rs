@@ -32,6 +32,7 @@ pub(super) fn has_value_dunder(v: &Value, name: &str) -> bool {
     match v {
         Value::Str(_)
         | Value::Bytes(_)
+        | Value::ByteArray(_)
         | Value::List(_)
         | Value::Tuple(_)
         | Value::Dict(_)

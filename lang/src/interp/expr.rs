@@ -856,6 +856,7 @@ impl Interp<'_> {
             }
             Value::Str(_)
             | Value::Bytes(_)
+            | Value::ByteArray(_)
             | Value::Complex(..)
             | Value::Slice(_)
             | Value::List(_)

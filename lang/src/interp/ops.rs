@@ -69,7 +69,11 @@ impl Interp<'_> {
         let is_seq = |v: &Value| {
             matches!(
                 v,
-                Value::Str(_) | Value::Bytes(_) | Value::List(_) | Value::Tuple(_)
+                Value::Str(_)
+                    | Value::Bytes(_)
+                    | Value::ByteArray(_)
+                    | Value::List(_)
+                    | Value::Tuple(_)
             )
         };
         if matches!(op, "*" | "*=") && (is_seq(a) || is_seq(b)) {
@@ -173,9 +177,28 @@ impl Interp<'_> {
                     v.extend_from_slice(y);
                     Ok(Value::Bytes(Rc::from(v)))
                 }
-                (Value::Bytes(_), other) => {
+                (Value::Bytes(x), Value::ByteArray(y)) => {
+                    let y = y.borrow();
+                    self.check_str_len(x.len().saturating_add(y.len()))?;
+                    let mut v = Vec::with_capacity(x.len() + y.len());
+                    v.extend_from_slice(x);
+                    v.extend_from_slice(&y);
+                    Ok(Value::Bytes(Rc::from(v)))
+                }
+                (Value::ByteArray(x), Value::Bytes(_) | Value::ByteArray(_)) => {
+                    let y = super::builtins::bytes::freeze(b.clone());
+                    let y = super::builtins::bytes::bytes_like(&y).unwrap_or(&[]);
+                    let x = x.borrow();
+                    self.check_str_len(x.len().saturating_add(y.len()))?;
+                    let mut v = Vec::with_capacity(x.len() + y.len());
+                    v.extend_from_slice(&x);
+                    v.extend_from_slice(y);
+                    Ok(super::builtins::bytearray::new(v))
+                }
+                (Value::Bytes(_) | Value::ByteArray(_), other) => {
                     let o = self.type_name_of(other);
-                    Err(self.err("TypeError", format!("can't concat {o} to bytes")))
+                    let t = a.type_name();
+                    Err(self.err("TypeError", format!("can't concat {o} to {t}")))
                 }
                 (Value::List(x), Value::List(y)) => {
                     self.check_growth(x.borrow().len(), y.borrow().len())?;
@@ -211,6 +234,12 @@ impl Interp<'_> {
                     let k = self.check_repeat_str(b.len(), &count)?;
                     Ok(Value::Bytes(Rc::from(b.repeat(k))))
                 }
+                (Value::ByteArray(b), n) | (n, Value::ByteArray(b)) if is_intlike(n) => {
+                    let count = self.repeat_count(n);
+                    let b = b.borrow().clone();
+                    let k = self.check_repeat_str(b.len(), &count)?;
+                    Ok(super::builtins::bytearray::new(b.repeat(k)))
+                }
                 (Value::List(l), n) | (n, Value::List(l)) if is_intlike(n) => {
                     let count = self.repeat_count(n);
                     let src = l.borrow();
@@ -235,6 +264,13 @@ impl Interp<'_> {
             BinOp::Mod => match a {
                 Value::Str(fmt) => self.printf(fmt, b),
                 Value::Bytes(fmt) => self.bytes_printf(fmt, b),
+                Value::ByteArray(fmt) => {
+                    let fmt = fmt.borrow().clone();
+                    match self.bytes_printf(&fmt, b)? {
+                        Value::Bytes(r) => Ok(super::builtins::bytearray::new(r.to_vec())),
+                        other => Ok(other),
+                    }
+                }
                 _ => self.arith(op, "%", a, b),
             },
             BinOp::BitOr => match (a, b) {
@@ -565,7 +601,11 @@ impl Interp<'_> {
     /// a type with `__getitem__`, not a tuple or str).
     fn printf_mapping(&mut self, v: &Value) -> bool {
         match v {
-            Value::Dict(_) | Value::List(_) | Value::Bytes(_) | Value::Range(..) => true,
+            Value::Dict(_)
+            | Value::List(_)
+            | Value::Bytes(_)
+            | Value::ByteArray(_)
+            | Value::Range(..) => true,
             Value::Instance(i) => i.class.find_method("__getitem__").is_some(),
             _ => false,
         }
@@ -588,6 +628,10 @@ impl Interp<'_> {
                 Value::Float(f) => pyfmt::PrintfArg::Float(*f),
                 Value::Bytes(b) => pyfmt::PrintfArg::Bytes {
                     text: latin1(b),
+                    repr: self.repr(v)?,
+                },
+                Value::ByteArray(b) => pyfmt::PrintfArg::Bytes {
+                    text: latin1(&b.borrow()),
                     repr: self.repr(v)?,
                 },
                 Value::Str(s) => pyfmt::PrintfArg::Str {
@@ -755,6 +799,10 @@ impl Interp<'_> {
                 )),
             },
             Value::Bytes(b) => super::builtins::bytes::contains(self, b, item),
+            Value::ByteArray(b) => {
+                let b = b.borrow().clone();
+                super::builtins::bytes::contains(self, &b, item)
+            }
             Value::Dict(d) => {
                 let k = self.dict_key(d, item)?;
                 Ok(d.borrow().contains_key(&k))
@@ -900,6 +948,10 @@ impl Interp<'_> {
                 }
                 true
             }
+            (Value::ByteArray(_), Value::Bytes(_) | Value::ByteArray(_))
+            | (Value::Bytes(_), Value::ByteArray(_)) => {
+                bytes_pair(a, b).is_some_and(|(x, y)| x == y)
+            }
             (Value::Float(x), Value::Float(y)) => x == y,
             (Value::Float(_), other) | (other, Value::Float(_)) if is_intlike(other) => {
                 int_float_order(a, b) == Some(Some(std::cmp::Ordering::Equal))
@@ -944,6 +996,10 @@ impl Interp<'_> {
             (Value::Int(x), Value::Int(y)) => Ok(x < y),
             (Value::Str(x), Value::Str(y)) => Ok(x < y),
             (Value::Bytes(x), Value::Bytes(y)) => Ok(x < y),
+            (Value::ByteArray(_), Value::Bytes(_) | Value::ByteArray(_))
+            | (Value::Bytes(_), Value::ByteArray(_)) => {
+                Ok(bytes_pair(a, b).is_some_and(|(x, y)| x < y))
+            }
             // Slices order as the tuples of their three parts (CPython 3.12).
             (Value::Slice(x), Value::Slice(y)) => {
                 let (x, y) = (Value::tuple(x.to_vec()), Value::tuple(y.to_vec()));
@@ -1005,6 +1061,7 @@ impl Interp<'_> {
             Value::Float(f) => *f != 0.0,
             Value::Str(s) => !s.is_empty(),
             Value::Bytes(b) => !b.is_empty(),
+            Value::ByteArray(b) => !b.borrow().is_empty(),
             Value::Complex(re, im) => *re != 0.0 || *im != 0.0,
             Value::List(l) => !l.borrow().is_empty(),
             Value::Tuple(t) => !t.is_empty(),
@@ -1029,7 +1086,7 @@ impl Interp<'_> {
 
     pub fn hash_key(&mut self, v: &Value) -> R<HashKey> {
         match v {
-            Value::List(_) | Value::Dict(_) | Value::Set(_) => Err(self.err(
+            Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::ByteArray(_) => Err(self.err(
                 "TypeError",
                 format!("unhashable type: '{}'", self.type_name_of(v)),
             )),
@@ -1040,7 +1097,7 @@ impl Interp<'_> {
                 let mut work: Vec<(&Value, usize)> = vec![(v, 0)];
                 while let Some((x, depth)) = work.pop() {
                     match x {
-                        Value::List(_) | Value::Dict(_) | Value::Set(_) => {
+                        Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::ByteArray(_) => {
                             return Err(self.err(
                                 "TypeError",
                                 format!("unhashable type: '{}'", self.type_name_of(x)),
@@ -1145,6 +1202,11 @@ impl Interp<'_> {
                 self.check_items(b.len())?;
                 b.iter().map(|&c| Value::Int(i64::from(c))).collect()
             }
+            Value::ByteArray(b) => {
+                let b = b.borrow();
+                self.check_items(b.len())?;
+                b.iter().map(|&c| Value::Int(i64::from(c))).collect()
+            }
             Value::Dict(d) => d.borrow().keys().map(|k| k.0.clone()).collect(),
             Value::Set(s) => set_items(&s.borrow()),
             Value::Range(a, b, s) => {
@@ -1206,6 +1268,7 @@ impl Interp<'_> {
             Value::Float(_) => "float",
             Value::Str(_) => "str",
             Value::Bytes(_) => "bytes",
+            Value::ByteArray(_) => "bytearray",
             Value::Complex(..) => "complex",
             Value::Slice(_) => "slice",
             Value::List(_) => "list",
@@ -1667,6 +1730,7 @@ impl Interp<'_> {
                     | Value::Tuple(_)
                     | Value::Str(_)
                     | Value::Bytes(_)
+                    | Value::ByteArray(_)
                     | Value::Range(..)
             )
         {
@@ -1717,6 +1781,10 @@ impl Interp<'_> {
                 };
                 Ok(Value::Int(i64::from(b[ix])))
             }
+            Value::ByteArray(b) => {
+                let ix = self.bytearray_index(b.borrow().len(), i)?;
+                Ok(Value::Int(i64::from(b.borrow()[ix])))
+            }
             Value::Dict(d) => {
                 let k = self.dict_key(d, i)?;
                 let found = d.borrow().get(&k).cloned();
@@ -1751,11 +1819,17 @@ impl Interp<'_> {
     }
 
     pub fn set_item(&mut self, o: &Value, i: Value, v: Value) -> R<()> {
-        if let (Value::List(_), Value::Slice(s)) = (o, &i) {
+        if let (Value::List(_) | Value::ByteArray(_), Value::Slice(s)) = (o, &i) {
             let [lo, hi, st] = self.slice_bounds(s)?;
             return self.set_slice(o, lo, hi, st, v);
         }
         match o {
+            Value::ByteArray(b) => {
+                let ix = self.bytearray_index(b.borrow().len(), &i)?;
+                let c = super::builtins::bytes::byte_of(self, &v)?;
+                b.borrow_mut()[ix] = c;
+                Ok(())
+            }
             Value::List(l) => {
                 let len = l.borrow().len();
                 let ix = self.index_of(len, &i, "list assignment")?;
@@ -1787,11 +1861,16 @@ impl Interp<'_> {
     }
 
     pub fn del_item(&mut self, o: &Value, i: &Value) -> R<()> {
-        if let (Value::List(_), Value::Slice(s)) = (o, i) {
+        if let (Value::List(_) | Value::ByteArray(_), Value::Slice(s)) = (o, i) {
             let [lo, hi, st] = self.slice_bounds(s)?;
             return self.del_slice(o, lo, hi, st);
         }
         match o {
+            Value::ByteArray(b) => {
+                let ix = self.bytearray_index(b.borrow().len(), i)?;
+                b.borrow_mut().remove(ix);
+                Ok(())
+            }
             Value::List(l) => {
                 let len = l.borrow().len();
                 let ix = self.index_of(len, i, "list assignment")?;
@@ -1854,6 +1933,13 @@ impl Interp<'_> {
                     idx.into_iter().map(|i| b[i]).collect::<Vec<u8>>(),
                 )))
             }
+            Value::ByteArray(b) => {
+                let b = b.borrow();
+                let idx = pyfmt::slice_indices(b.len() as i64, lo, hi, step);
+                Ok(super::builtins::bytearray::new(
+                    idx.into_iter().map(|i| b[i]).collect::<Vec<u8>>(),
+                ))
+            }
             // A range of the selected items, as CPython's `compute_slice`: the slice's
             // indices over the range's length, mapped through the range (no items made).
             Value::Range(a, b, s) => {
@@ -1886,6 +1972,19 @@ impl Interp<'_> {
         hi: Option<i64>,
         step: Option<i64>,
     ) -> R<()> {
+        if let Value::ByteArray(b) = o {
+            let step = step.unwrap_or(1);
+            if step == 0 {
+                return Err(self.err("ValueError", "slice step cannot be zero"));
+            }
+            let mut b = b.borrow_mut();
+            let mut idx = pyfmt::slice_indices(b.len() as i64, lo, hi, step);
+            idx.sort_unstable();
+            for i in idx.into_iter().rev() {
+                b.remove(i);
+            }
+            return Ok(());
+        }
         let Value::List(l) = o else {
             return Err(self.err(
                 "TypeError",
@@ -1907,6 +2006,120 @@ impl Interp<'_> {
             lm.remove(i);
         }
         Ok(())
+    }
+
+    /// The position `i` names in a `bytearray` of `len` bytes, with CPython's messages.
+    fn bytearray_index(&self, len: usize, i: &Value) -> R<usize> {
+        match i {
+            Value::Int(_) | Value::Bool(_) | Value::BigInt(_) => {
+                self.index_of(len, i, "bytearray").map_err(|e| {
+                    if super::builtins::bytes::is_index_error(self, &e) {
+                        self.err("IndexError", "bytearray index out of range")
+                    } else {
+                        e
+                    }
+                })
+            }
+            other => Err(self.err(
+                "TypeError",
+                format!(
+                    "bytearray indices must be integers or slices, not {}",
+                    self.type_name_of(other)
+                ),
+            )),
+        }
+    }
+
+    /// `ba[lo:hi:step] = v`: `v` a bytes-like value or an iterable of ints (an int or
+    /// a str is CPython's TypeError); an extended slice takes exactly as many bytes.
+    fn bytearray_set_slice(
+        &mut self,
+        b: &Rc<RefCell<Vec<u8>>>,
+        lo: Option<i64>,
+        hi: Option<i64>,
+        step: Option<i64>,
+        v: Value,
+    ) -> R<()> {
+        if matches!(
+            v,
+            Value::Int(_) | Value::BigInt(_) | Value::Bool(_) | Value::Str(_) | Value::Float(_)
+        ) || matches!(v, Value::None)
+        {
+            return Err(self.err(
+                "TypeError",
+                "can assign only bytes, buffers, or iterables of ints in range(0, 256)",
+            ));
+        }
+        let items = super::builtins::bytearray::extend_items(self, v)?;
+        let step = step.unwrap_or(1);
+        if step == 0 {
+            return Err(self.err("ValueError", "slice step cannot be zero"));
+        }
+        let len = b.borrow().len() as i64;
+        if step == 1 {
+            let norm = |x: Option<i64>, d: i64| -> i64 {
+                match x {
+                    None => d,
+                    Some(i) if i < 0 => (i + len).max(0),
+                    Some(i) => i.min(len),
+                }
+            };
+            let lo_ = norm(lo, 0) as usize;
+            let hi_ = (norm(hi, len) as usize).max(lo_);
+            self.check_str_len(
+                (len as usize)
+                    .saturating_sub(hi_ - lo_)
+                    .saturating_add(items.len()),
+            )?;
+            b.borrow_mut().splice(lo_..hi_, items);
+            return Ok(());
+        }
+        let idx = pyfmt::slice_indices(len, lo, hi, step);
+        if idx.len() != items.len() {
+            return Err(self.err(
+                "ValueError",
+                format!(
+                    "attempt to assign bytes of size {} to extended slice of size {}",
+                    items.len(),
+                    idx.len()
+                ),
+            ));
+        }
+        let mut bm = b.borrow_mut();
+        for (i, x) in idx.into_iter().zip(items) {
+            bm[i] = x;
+        }
+        Ok(())
+    }
+
+    /// `ba += x` and `ba *= n` change the `bytearray` itself, as CPython's
+    /// `__iadd__`/`__imul__` do (every holder sees it); true when `cur` was one.
+    pub(crate) fn bytearray_inplace(&mut self, op: BinOp, cur: &Value, rhs: &Value) -> R<bool> {
+        let Value::ByteArray(b) = cur else {
+            return Ok(false);
+        };
+        match op {
+            BinOp::Add => {
+                let add = match super::builtins::bytes::freeze(rhs.clone()) {
+                    Value::Bytes(x) => x,
+                    other => {
+                        let o = self.type_name_of(&other);
+                        return Err(self.err("TypeError", format!("can't concat {o} to bytearray")));
+                    }
+                };
+                self.check_str_len(b.borrow().len().saturating_add(add.len()))?;
+                b.borrow_mut().extend_from_slice(&add);
+                Ok(true)
+            }
+            BinOp::Mul if is_intlike(rhs) => {
+                let count = self.repeat_count(rhs);
+                let k = self.check_repeat_str(b.borrow().len(), &count)?;
+                let one = b.borrow().clone();
+                *b.borrow_mut() = one.repeat(k);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
     }
 
     /// `KeyError(key)`: its message is the repr of the key.
@@ -1932,6 +2145,9 @@ impl Interp<'_> {
         step: Option<i64>,
         v: Value,
     ) -> R<()> {
+        if let Value::ByteArray(b) = o {
+            return self.bytearray_set_slice(b, lo, hi, step, v);
+        }
         let Value::List(l) = o else {
             return Err(self.err(
                 "TypeError",
@@ -1976,6 +2192,16 @@ impl Interp<'_> {
         }
         Ok(())
     }
+}
+
+/// The contents of two bytes-like values (`bytes` or `bytearray`), for comparing them.
+fn bytes_pair(a: &Value, b: &Value) -> Option<(Vec<u8>, Vec<u8>)> {
+    let get = |v: &Value| match v {
+        Value::Bytes(x) => Some(x.to_vec()),
+        Value::ByteArray(x) => Some(x.borrow().clone()),
+        _ => None,
+    };
+    Some((get(a)?, get(b)?))
 }
 
 /// How deep `==` and `<` descend into nested containers.

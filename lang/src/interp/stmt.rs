@@ -879,6 +879,9 @@ impl Interp<'_> {
             E::Name(n) => {
                 let cur = self.lookup(n, ctx)?;
                 let rhs = self.eval(value, ctx)?;
+                if self.bytearray_inplace(op, &cur, &rhs)? {
+                    return Ok(());
+                }
                 // In-place list extension keeps identity (xs += [1]).
                 if op == ast::BinOp::Add
                     && let Value::List(l) = &cur
@@ -907,6 +910,9 @@ impl Interp<'_> {
                 let o = self.eval(obj, ctx)?;
                 let cur = self.get_attr(&o, &name.name)?;
                 let rhs = self.eval(value, ctx)?;
+                if self.bytearray_inplace(op, &cur, &rhs)? {
+                    return self.set_attr(&o, &name.name, cur);
+                }
                 if op == ast::BinOp::Add
                     && let Value::List(l) = &cur
                 {
@@ -923,6 +929,9 @@ impl Interp<'_> {
                 let i = self.eval(index, ctx)?;
                 let cur = self.get_item(&o, &i)?;
                 let rhs = self.eval(value, ctx)?;
+                if self.bytearray_inplace(op, &cur, &rhs)? {
+                    return self.set_item(&o, i, cur);
+                }
                 let nv = self.binary_op(op, &cur, &rhs)?;
                 self.set_item(&o, i, nv)
             }

@@ -100,6 +100,8 @@ pub enum Value {
     Str(PyStr),
     /// An immutable `bytes` value (`b"..."`, `bytes(...)`, `str.encode()`).
     Bytes(Rc<[u8]>),
+    /// A mutable `bytearray` (`interp/builtins/bytearray.rs`).
+    ByteArray(Rc<RefCell<Vec<u8>>>),
     /// A `complex` number (real, imaginary).
     Complex(f64, f64),
     /// A `slice(start, stop, step)` object (any values, as Python keeps them).
@@ -189,6 +191,7 @@ impl Value {
             Value::Float(_) => "float",
             Value::Str(_) => "str",
             Value::Bytes(_) => "bytes",
+            Value::ByteArray(_) => "bytearray",
             Value::Complex(..) => "complex",
             Value::Slice(_) => "slice",
             Value::List(_) => "list",
@@ -999,6 +1002,7 @@ pub fn identity(v: &Value) -> Option<usize> {
         Value::List(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Dict(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Set(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::ByteArray(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Tuple(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Func(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Class(r) => Rc::as_ptr(r) as *const u8 as usize,

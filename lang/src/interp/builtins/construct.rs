@@ -45,6 +45,7 @@ pub fn construct_builtin(
             })
         }
         "bytes" => super::bytes::construct(it, args, kwargs),
+        "bytearray" => super::bytearray::construct(it, args, kwargs),
         "slice" => {
             no_kwargs(it, "slice", &kwargs)?;
             let n = args.len();

@@ -308,6 +308,7 @@ pub(super) fn len(it: &mut Interp, v: &Value) -> R<Value> {
     let n = match v {
         Value::Str(s) => strings::char_len(s),
         Value::Bytes(b) => b.len(),
+        Value::ByteArray(b) => b.borrow().len(),
         Value::List(l) => l.borrow().len(),
         Value::Tuple(t) => t.len(),
         Value::Dict(d) => d.borrow().len(),
@@ -673,7 +674,7 @@ fn reversed(it: &mut Interp, v: &Value) -> R<Value> {
             .map(|c| Value::Str(PyStr::from(c.encode_utf8(&mut [0; 4]) as &str)))
             .collect(),
         Value::Dict(d) => d.borrow().keys().rev().map(|k| k.0.clone()).collect(),
-        Value::Range(..) => {
+        Value::Range(..) | Value::Bytes(_) | Value::ByteArray(_) => {
             let mut items = it.iterate(v)?;
             items.reverse();
             items

@@ -284,6 +284,10 @@ pub(super) fn ord(it: &mut Interp, v: &Value) -> R<Value> {
                 }
             }
         }
+        Value::ByteArray(b) => {
+            let one = b.borrow().clone();
+            ord(it, &Value::Bytes(std::rc::Rc::from(one)))
+        }
         Value::Bytes(b) => match **b {
             [c] => Ok(Value::Int(i64::from(c))),
             _ => Err(it.err(
@@ -449,7 +453,7 @@ pub(super) fn py_hash(it: &mut Interp, v: &Value) -> R<i64> {
                 acc as i64
             }
         }
-        Value::List(_) | Value::Dict(_) | Value::Set(_) => {
+        Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::ByteArray(_) => {
             let t = tname(it, v);
             return Err(it.err("TypeError", format!("unhashable type: '{t}'")));
         }
