@@ -2127,6 +2127,9 @@ impl Interp<'_> {
         match self.builtin_class("KeyError") {
             Some(c) => {
                 let v = self.make_exception(c, vec![key.clone()]);
+                if let Value::Instance(i) = &v {
+                    self.chain_context(i);
+                }
                 super::Interrupt::Exc(Box::new(super::PyErr {
                     value: v,
                     trace: Vec::new(),

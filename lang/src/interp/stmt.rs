@@ -552,7 +552,21 @@ impl Interp<'_> {
             other => other,
         };
         if let Some(f) = finally {
-            match self.exec_block(f, ctx)? {
+            // An exception passing through is being handled while `finally` runs (an
+            // error raised there gets it as `__context__`; a bare `raise` re-raises it).
+            let pending = match &result {
+                Err(Interrupt::Exc(err)) => Some(err.value.clone()),
+                _ => None,
+            };
+            let pushed = pending.is_some();
+            if let Some(p) = pending {
+                self.handling.push(p);
+            }
+            let r = self.exec_block(f, ctx);
+            if pushed {
+                self.handling.pop();
+            }
+            match r? {
                 Flow::Normal => {}
                 other => return Ok(other),
             }
@@ -708,26 +722,37 @@ impl Interp<'_> {
             Value::Instance(i) if i.class.is_exception() => v,
             _ => return Err(self.err("TypeError", "exceptions must derive from BaseException")),
         };
-        if let (Value::Instance(new), Some(Value::Instance(ctx))) = (&v, self.handling.last())
-            && !Rc::ptr_eq(new, ctx)
-        {
-            let ctx = ctx.clone();
-            // CPython cuts a chain that would lead back to the new exception, so no
-            // cycle of contexts is made (nor leaked: they are reference counted).
-            let mut cur = ctx.clone();
-            for _ in 0..MAX_CONTEXT_CHAIN {
-                let Some(Value::Instance(next)) = cur.get_extra("__context__") else {
-                    break;
-                };
-                if Rc::ptr_eq(&next, new) {
-                    cur.set_extra(Rc::from("__context__"), Value::None);
-                    break;
-                }
-                cur = next;
-            }
-            new.set_extra(Rc::from("__context__"), Value::Instance(ctx));
+        if let Value::Instance(new) = &v {
+            self.chain_context(new);
         }
         Ok(v)
+    }
+
+    /// An exception raised while another is handled (in an `except` body, or a
+    /// `finally` an exception passes through) gets it as `__context__`, as CPython
+    /// does at every raise: the `raise` statement and the runtime's own errors alike.
+    pub(super) fn chain_context(&self, new: &Rc<Instance>) {
+        let Some(Value::Instance(ctx)) = self.handling.last() else {
+            return;
+        };
+        if Rc::ptr_eq(new, ctx) {
+            return;
+        }
+        let ctx = ctx.clone();
+        // CPython cuts a chain that would lead back to the new exception, so no
+        // cycle of contexts is made (nor leaked: they are reference counted).
+        let mut cur = ctx.clone();
+        for _ in 0..MAX_CONTEXT_CHAIN {
+            let Some(Value::Instance(next)) = cur.get_extra("__context__") else {
+                break;
+            };
+            if Rc::ptr_eq(&next, new) {
+                cur.set_extra(Rc::from("__context__"), Value::None);
+                break;
+            }
+            cur = next;
+        }
+        new.set_extra(Rc::from("__context__"), Value::Instance(ctx));
     }
 
     pub(super) fn exec_match(
