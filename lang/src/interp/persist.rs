@@ -209,6 +209,12 @@ impl Interp<'_> {
                         Err(_) => Value::None,
                     });
                 }
+                if let Some(J::String(h)) = m.get("__bytearray__") {
+                    return Ok(match crate::pyfmt::bytes_fromhex(h) {
+                        Ok(b) => super::builtins::bytearray::new(b),
+                        Err(_) => Value::None,
+                    });
+                }
                 if let Some(J::String(f)) = m.get("__float__") {
                     return Ok(Value::Float(
                         crate::pyfmt::parse_float(f).unwrap_or(f64::NAN),
@@ -517,6 +523,13 @@ impl Dialect for Store {
                     out.text,
                     "{{\"__bytes__\":\"{}\"}}",
                     crate::pyfmt::bytes_hex(b, None, 1)
+                );
+            }
+            Value::ByteArray(b) => {
+                let _ = write!(
+                    out.text,
+                    "{{\"__bytearray__\":\"{}\"}}",
+                    crate::pyfmt::bytes_hex(&b.borrow(), None, 1)
                 );
             }
             // Each part as its `repr` text, so infinities and NaN survive.
