@@ -54,6 +54,7 @@ pub const MATH: &[&str] = &[
     "gcd",
     "lcm",
     "factorial",
+    "isqrt",
     "trunc",
     "prod",
     "fsum",

@@ -447,6 +447,20 @@ impl Interp<'_> {
                     }
                 })))
             }
+            "isqrt" => {
+                let v = one(self, &args, &kwargs)?;
+                if let Value::Float(_) = v {
+                    return Err(self.err(
+                        "TypeError",
+                        "'float' object cannot be interpreted as an integer",
+                    ));
+                }
+                let n = self.big_arg(&v)?;
+                if n.is_negative() {
+                    return Err(self.err("ValueError", "isqrt() argument must be nonnegative"));
+                }
+                Ok(Value::from_bigint(n.sqrt()))
+            }
             "factorial" => {
                 let v = one(self, &args, &kwargs)?;
                 if let Value::Float(_) = v {
