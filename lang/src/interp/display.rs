@@ -173,6 +173,21 @@ impl Interp<'_> {
                 }
                 out.push('}');
             }
+            Value::FrozenSet(s) => {
+                let items = super::ops::set_items(&s.borrow());
+                out.push_str("frozenset(");
+                if !items.is_empty() {
+                    out.push('{');
+                    for (i, x) in items.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(", ");
+                        }
+                        self.write_repr(x, out, depth + 1)?;
+                    }
+                    out.push('}');
+                }
+                out.push(')');
+            }
             Value::Range(a, b, s) => {
                 if *s == 1 {
                     let _ = write!(out, "range({a}, {b})");

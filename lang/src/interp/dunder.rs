@@ -37,6 +37,7 @@ pub(super) fn has_value_dunder(v: &Value, name: &str) -> bool {
         | Value::Tuple(_)
         | Value::Dict(_)
         | Value::Set(_)
+        | Value::FrozenSet(_)
         | Value::Range(..) => {
             matches!(
                 name,

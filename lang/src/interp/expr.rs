@@ -862,6 +862,7 @@ impl Interp<'_> {
             | Value::List(_)
             | Value::Dict(_)
             | Value::Set(_)
+            | Value::FrozenSet(_)
             | Value::Tuple(_)
             | Value::Int(_)
             | Value::BigInt(_)

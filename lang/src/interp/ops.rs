@@ -299,7 +299,7 @@ impl Interp<'_> {
                     }
                     Ok(Value::dict(d))
                 }
-                (Value::Set(x), Value::Set(y)) => {
+                (Value::Set(x) | Value::FrozenSet(x), Value::Set(y) | Value::FrozenSet(y)) => {
                     {
                         let (x, y) = (x.borrow(), y.borrow());
                         self.check_merge(x.len(), y.len(), || {
@@ -308,12 +308,12 @@ impl Interp<'_> {
                     }
                     let mut s = x.borrow().clone();
                     s.extend(y.borrow().iter().cloned());
-                    Ok(Value::Set(Rc::new(std::cell::RefCell::new(s))))
+                    Ok(set_like(a, s))
                 }
                 _ => self.int_bitop(op, "|", a, b),
             },
             BinOp::BitAnd => match (a, b) {
-                (Value::Set(x), Value::Set(y)) => {
+                (Value::Set(x) | Value::FrozenSet(x), Value::Set(y) | Value::FrozenSet(y)) => {
                     let y = y.borrow();
                     let s: Set = x
                         .borrow()
@@ -321,12 +321,12 @@ impl Interp<'_> {
                         .filter(|k| y.contains(*k))
                         .cloned()
                         .collect();
-                    Ok(Value::Set(Rc::new(std::cell::RefCell::new(s))))
+                    Ok(set_like(a, s))
                 }
                 _ => self.int_bitop(op, "&", a, b),
             },
             BinOp::Sub => match (a, b) {
-                (Value::Set(x), Value::Set(y)) => {
+                (Value::Set(x) | Value::FrozenSet(x), Value::Set(y) | Value::FrozenSet(y)) => {
                     let y = y.borrow();
                     let s: Set = x
                         .borrow()
@@ -334,19 +334,19 @@ impl Interp<'_> {
                         .filter(|k| !y.contains(*k))
                         .cloned()
                         .collect();
-                    Ok(Value::Set(Rc::new(std::cell::RefCell::new(s))))
+                    Ok(set_like(a, s))
                 }
                 _ => self.arith(op, "-", a, b),
             },
             BinOp::BitXor => match (a, b) {
-                (Value::Set(x), Value::Set(y)) => {
+                (Value::Set(x) | Value::FrozenSet(x), Value::Set(y) | Value::FrozenSet(y)) => {
                     let (x, y) = (x.borrow(), y.borrow());
                     self.check_merge(x.len(), y.len(), || {
                         y.iter().filter(|k| !x.contains(*k)).count()
                     })?;
                     let mut s: Set = x.iter().filter(|k| !y.contains(*k)).cloned().collect();
                     s.extend(y.iter().filter(|k| !x.contains(*k)).cloned());
-                    Ok(Value::Set(Rc::new(std::cell::RefCell::new(s))))
+                    Ok(set_like(a, s))
                 }
                 _ => self.int_bitop(op, "^", a, b),
             },
@@ -807,7 +807,7 @@ impl Interp<'_> {
                 let k = self.dict_key(d, item)?;
                 Ok(d.borrow().contains_key(&k))
             }
-            Value::Set(s) => {
+            Value::Set(s) | Value::FrozenSet(s) => {
                 let k = self.set_key(s, item)?;
                 Ok(s.borrow().contains(&k))
             }
@@ -935,7 +935,7 @@ impl Interp<'_> {
                 }
                 true
             }
-            (Value::Set(x), Value::Set(y)) => {
+            (Value::Set(x) | Value::FrozenSet(x), Value::Set(y) | Value::FrozenSet(y)) => {
                 let items = x.borrow().iter().map(|k| k.0.clone()).collect::<Vec<_>>();
                 if items.len() != y.borrow().len() {
                     return Ok(false);
@@ -1016,7 +1016,7 @@ impl Interp<'_> {
                 }
                 Ok(x.len() < y.len())
             }
-            (Value::Set(x), Value::Set(y)) => {
+            (Value::Set(x) | Value::FrozenSet(x), Value::Set(y) | Value::FrozenSet(y)) => {
                 let (x, y) = (x.borrow(), y.borrow());
                 Ok(x.len() < y.len() && x.iter().all(|k| y.contains(k)))
             }
@@ -1066,7 +1066,7 @@ impl Interp<'_> {
             Value::List(l) => !l.borrow().is_empty(),
             Value::Tuple(t) => !t.is_empty(),
             Value::Dict(d) => !d.borrow().is_empty(),
-            Value::Set(s) => !s.borrow().is_empty(),
+            Value::Set(s) | Value::FrozenSet(s) => !s.borrow().is_empty(),
             Value::Range(a, b, s) => range_len(*a, *b, *s) > 0,
             Value::Instance(_) | Value::Anchor(_) => match self.stdlib_truthy(v) {
                 Some(t) => t,
@@ -1208,7 +1208,7 @@ impl Interp<'_> {
                 b.iter().map(|&c| Value::Int(i64::from(c))).collect()
             }
             Value::Dict(d) => d.borrow().keys().map(|k| k.0.clone()).collect(),
-            Value::Set(s) => set_items(&s.borrow()),
+            Value::Set(s) | Value::FrozenSet(s) => set_items(&s.borrow()),
             Value::Range(a, b, s) => {
                 let n = usize::try_from(range_len(*a, *b, *s)).unwrap_or(0);
                 self.check_items(n)?;
@@ -1275,6 +1275,7 @@ impl Interp<'_> {
             Value::Tuple(_) => "tuple",
             Value::Dict(_) => "dict",
             Value::Set(_) => "set",
+            Value::FrozenSet(_) => "frozenset",
             Value::Range(..) => "range",
             Value::Class(_) => "type",
             Value::Generator(_) => "generator",
@@ -2194,6 +2195,16 @@ impl Interp<'_> {
             lm[i] = x;
         }
         Ok(())
+    }
+}
+
+/// The result of a set operator: a `frozenset` when the left operand is one, as in
+/// CPython (`frozenset | set` is a frozenset, `set | frozenset` a set).
+fn set_like(a: &Value, s: Set) -> Value {
+    let s = Rc::new(RefCell::new(s));
+    match a {
+        Value::FrozenSet(_) => Value::FrozenSet(s),
+        _ => Value::Set(s),
     }
 }
 

@@ -312,7 +312,7 @@ pub(super) fn len(it: &mut Interp, v: &Value) -> R<Value> {
         Value::List(l) => l.borrow().len(),
         Value::Tuple(t) => t.len(),
         Value::Dict(d) => d.borrow().len(),
-        Value::Set(s) => s.borrow().len(),
+        Value::Set(s) | Value::FrozenSet(s) => s.borrow().len(),
         Value::Range(a, b, c) => collections::range_len(*a, *b, *c),
         // `len(Color)`: how many members the enum has.
         Value::Class(c) if c.kind == crate::interp::value::ClassKind::Enum => {

@@ -433,6 +433,24 @@ pub(super) fn py_hash(it: &mut Interp, v: &Value) -> R<i64> {
             b.hash(&mut h);
             fix_hash((h.finish() >> 1) as i64)
         }
+        // CPython's `frozenset_hash`: each item's hash shuffled and xored (so order
+        // does not matter), then mixed with the size.
+        Value::FrozenSet(s) => {
+            let items: Vec<Value> = s.borrow().iter().map(|k| k.0.clone()).collect();
+            let shuffle = |h: u64| ((h ^ 89_869_747) ^ (h << 16)).wrapping_mul(3_644_798_167);
+            let mut acc: u64 = 0;
+            for item in &items {
+                acc ^= shuffle(py_hash(it, item)? as u64);
+            }
+            acc ^= (items.len() as u64 + 1).wrapping_mul(1_927_868_237);
+            acc ^= (acc >> 11) ^ (acc >> 25);
+            acc = acc.wrapping_mul(69_069).wrapping_add(907_133_923);
+            if acc == u64::MAX {
+                590_923_713
+            } else {
+                acc as i64
+            }
+        }
         Value::Tuple(items) => {
             // Nesting bounded (and unhashable members refused) before recursing.
             it.hash_key(v)?;
