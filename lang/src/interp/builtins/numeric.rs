@@ -159,6 +159,14 @@ pub(super) fn divmod(it: &mut Interp, a: &Value, b: &Value) -> R<Value> {
         if let Some(r) = user_dunder(it, a, "__divmod__", vec![b.clone()]) {
             return r;
         }
+        // `divmod(td1, td2)`: `timedelta.__divmod__`, its `//` and `%`.
+        if Interp::stdlib_key(a) == Some("datetime.timedelta")
+            && Interp::stdlib_key(b) == Some("datetime.timedelta")
+        {
+            let q = it.binary_op(BinOp::FloorDiv, a, b)?;
+            let r = it.binary_op(BinOp::Mod, a, b)?;
+            return Ok(Value::tuple(vec![q, r]));
+        }
         let (ta, tb) = (tname(it, a), tname(it, b));
         return Err(it.err(
             "TypeError",
