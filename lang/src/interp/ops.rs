@@ -1499,6 +1499,17 @@ impl Interp<'_> {
                 return Ok(Value::BuiltinMethod(Rc::new((v.clone(), Rc::from(name)))));
             }
             Value::Float(f) if name == "real" => return Ok(Value::Float(*f)),
+            // An int is its own real part and numerator (a bool gives the int).
+            Value::Int(_) | Value::BigInt(_) | Value::Bool(_)
+                if matches!(name, "real" | "imag" | "numerator" | "denominator") =>
+            {
+                return Ok(match (name, v) {
+                    ("imag", _) => Value::Int(0),
+                    ("denominator", _) => Value::Int(1),
+                    (_, Value::Bool(b)) => Value::Int(i64::from(*b)),
+                    _ => v.clone(),
+                });
+            }
             Value::Float(_) if name == "imag" => return Ok(Value::Float(0.0)),
             Value::Slice(s) if matches!(name, "start" | "stop" | "step") => {
                 let i = match name {
