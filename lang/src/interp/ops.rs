@@ -213,7 +213,7 @@ impl Interp<'_> {
                     Ok(Value::tuple(v))
                 }
                 (Value::Str(_), other) | (Value::List(_), other) | (Value::Tuple(_), other)
-                    if !matches!(other, Value::Str(_) | Value::List(_) | Value::Tuple(_)) =>
+                    if std::mem::discriminant(a) != std::mem::discriminant(other) =>
                 {
                     let (t, o) = (a.type_name().to_string(), self.type_name_of(other));
                     Err(self.err(
@@ -442,6 +442,14 @@ impl Interp<'_> {
                         "ZeroDivisionError",
                         "0.0 cannot be raised to a negative power",
                     ));
+                }
+                // A negative number to a fractional power is complex (CPython's
+                // `float_pow` hands it to `complex.__pow__`).
+                if x < 0.0 && y.is_finite() && y != y.floor() {
+                    let (cx, cy) = (Value::Complex(x, 0.0), Value::Complex(y, 0.0));
+                    if let Some(r) = self.complex_binop(BinOp::Pow, &cx, &cy) {
+                        return r;
+                    }
                 }
                 let r = x.powf(y);
                 if r.is_nan() && !x.is_nan() && !y.is_nan() {
