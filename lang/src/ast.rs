@@ -448,6 +448,8 @@ pub enum StmtKind {
     With {
         items: Vec<WithItem>,
         body: Vec<Stmt>,
+        /// `async with`: `__aenter__`/`__aexit__`, awaited.
+        is_async: bool,
     },
     /// Typed context block `->Type { ... }`.
     TypedContext {

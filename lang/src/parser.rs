@@ -73,9 +73,9 @@ pub(crate) struct Parser<'a> {
     in_class: bool,
     /// Generic parameter names seen (and erased) so far.
     type_params: Vec<Rc<str>>,
-    /// Parsing a `with` item's manager: a top-level `as` names the target, it is not a
-    /// cast.
-    with_item: bool,
+    /// While a `with` item's manager is parsed: the token index of the item's `as` that
+    /// names the target (the last `as` outside brackets), which is not a cast.
+    with_as: Option<usize>,
 }
 
 impl<'a> Parser<'a> {
@@ -105,7 +105,7 @@ impl<'a> Parser<'a> {
             names: HashMap::new(),
             in_class: false,
             type_params: Vec::new(),
-            with_item: false,
+            with_as: None,
         }
     }
 

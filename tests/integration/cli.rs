@@ -279,7 +279,7 @@ with entry {
     if found {
         print(found[0].data);
     } else {
-        root ++> Blob(data=[b"\x00'bin\xff", {"k": b""}, (b"t",), complex(1.5, float("-inf"))]);
+        root ++> Blob(data=[b"\x00'bin\xff", {"k": b""}, (b"t",), complex(1.5, float("-inf")), bytearray(b"m\x01"), frozenset([7])]);
         print("stored");
     }
 }
@@ -292,6 +292,6 @@ with entry {
     assert!(second.status.success(), "{}", stderr(&second));
     assert_eq!(
         stdout(&second),
-        "[b\"\\x00'bin\\xff\", {'k': b''}, (b't',), (1.5-infj)]\n"
+        "[b\"\\x00'bin\\xff\", {'k': b''}, (b't',), (1.5-infj), bytearray(b'm\\x01'), frozenset({7})]\n"
     );
 }

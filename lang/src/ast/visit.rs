@@ -142,7 +142,7 @@ pub fn walk_stmt<'a, V: Visitor<'a> + ?Sized>(v: &mut V, s: &'a Stmt) {
             }
         }
         StmtKind::Forever { body } => v.block(body, true),
-        StmtKind::With { items, body } => {
+        StmtKind::With { items, body, .. } => {
             for item in items {
                 v.expr(&item.manager);
                 if let Some(t) = &item.target {

@@ -6,6 +6,7 @@
 //! and [`format_value`] (the `format()` builtin, `str.format` and f-string fields).
 
 mod args;
+pub(crate) mod bytearray;
 pub(crate) mod bytes;
 mod collections;
 pub(crate) use collections::range_len;
@@ -48,6 +49,7 @@ pub fn call_method(
     match recv {
         Value::Str(s) => strings::call_method(it, s, name, args, kwargs),
         Value::Bytes(b) => bytes::call_method(it, b, name, args, kwargs),
+        Value::ByteArray(b) => bytearray::call_method(it, b, name, args, kwargs),
         Value::Instance(i) if name == "with_traceback" && i.class.is_exception() => {
             let tb = args::one(it, "BaseException.with_traceback", args, &kwargs)?;
             let ok = match &tb {
@@ -107,6 +109,7 @@ pub fn call_method(
         Value::List(l) => collections::list_method(it, l, name, args, kwargs),
         Value::Dict(d) => collections::dict_method(it, d, name, args, kwargs),
         Value::Set(s) => collections::set_method(it, s, name, args, kwargs),
+        Value::FrozenSet(s) => collections::frozenset_method(it, recv, s, name, args, kwargs),
         Value::Tuple(t) => collections::tuple_method(it, t, name, args, kwargs),
         Value::Range(..) => collections::range_method(it, recv, name, args, kwargs),
         Value::Int(_) | Value::BigInt(_) | Value::Bool(_) | Value::Float(_) => {
@@ -122,11 +125,13 @@ fn methods_of_type(type_name: &str) -> &'static [&'static str] {
     match type_name {
         "str" => strings::METHODS,
         "bytes" => bytes::METHODS,
+        "bytearray" => bytearray::methods(),
         "complex" => &["conjugate"],
         "slice" => &["indices"],
         "list" => collections::LIST_METHODS,
         "dict" => collections::DICT_METHODS,
-        "set" | "frozenset" => collections::SET_METHODS,
+        "set" => collections::SET_METHODS,
+        "frozenset" => collections::FROZENSET_METHODS,
         "tuple" => collections::TUPLE_METHODS,
         "range" => collections::RANGE_METHODS,
         "int" | "bool" => numeric::INT_METHODS,
@@ -152,7 +157,10 @@ fn class_method(
         ("str", "maketrans") => return strings::maketrans(it, args, kwargs).map(Some),
         ("float", "fromhex") => return numeric::float_fromhex(it, args, kwargs).map(Some),
         ("bytes", "fromhex") => return bytes::fromhex(it, args, kwargs).map(Some),
-        ("bytes", "maketrans") => return bytes::maketrans(it, args, kwargs).map(Some),
+        ("bytes", "maketrans") | ("bytearray", "maketrans") => {
+            return bytes::maketrans(it, args, kwargs).map(Some);
+        }
+        ("bytearray", "fromhex") => return bytearray::fromhex(it, args, kwargs).map(Some),
         ("int", "from_bytes") => return bytes::int_from_bytes(it, args, kwargs).map(Some),
         _ => {}
     }
@@ -181,11 +189,13 @@ pub fn has_method(recv: &Value, name: &str) -> bool {
     let names: &[&str] = match recv {
         Value::Str(_) => strings::METHODS,
         Value::Bytes(_) => bytes::METHODS,
+        Value::ByteArray(_) => bytearray::methods(),
         Value::Complex(..) => &["conjugate"],
         Value::Slice(_) => &["indices"],
         Value::List(_) => collections::LIST_METHODS,
         Value::Dict(_) => collections::DICT_METHODS,
         Value::Set(_) => collections::SET_METHODS,
+        Value::FrozenSet(_) => collections::FROZENSET_METHODS,
         Value::Tuple(_) => collections::TUPLE_METHODS,
         Value::Range(..) => collections::RANGE_METHODS,
         Value::Int(_) | Value::BigInt(_) | Value::Bool(_) => numeric::INT_METHODS,

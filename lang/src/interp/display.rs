@@ -99,6 +99,7 @@ impl Interp<'_> {
             Value::Float(f) => out.push_str(&pyfmt::float_repr(*f)),
             Value::Str(s) => out.push_str(&pyfmt::str_repr(s)),
             Value::Bytes(b) => pyfmt::push_bytes_repr(out, b),
+            Value::ByteArray(b) => pyfmt::push_bytearray_repr(out, &b.borrow()),
             Value::Complex(re, im) => out.push_str(&super::complex::complex_repr(*re, *im)),
             Value::Slice(s) => {
                 out.push_str("slice(");
@@ -171,6 +172,21 @@ impl Interp<'_> {
                     self.write_repr(x, out, depth + 1)?;
                 }
                 out.push('}');
+            }
+            Value::FrozenSet(s) => {
+                let items = super::ops::set_items(&s.borrow());
+                out.push_str("frozenset(");
+                if !items.is_empty() {
+                    out.push('{');
+                    for (i, x) in items.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(", ");
+                        }
+                        self.write_repr(x, out, depth + 1)?;
+                    }
+                    out.push('}');
+                }
+                out.push(')');
             }
             Value::Range(a, b, s) => {
                 if *s == 1 {

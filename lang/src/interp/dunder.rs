@@ -32,10 +32,12 @@ pub(super) fn has_value_dunder(v: &Value, name: &str) -> bool {
     match v {
         Value::Str(_)
         | Value::Bytes(_)
+        | Value::ByteArray(_)
         | Value::List(_)
         | Value::Tuple(_)
         | Value::Dict(_)
         | Value::Set(_)
+        | Value::FrozenSet(_)
         | Value::Range(..) => {
             matches!(
                 name,

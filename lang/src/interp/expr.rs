@@ -856,11 +856,13 @@ impl Interp<'_> {
             }
             Value::Str(_)
             | Value::Bytes(_)
+            | Value::ByteArray(_)
             | Value::Complex(..)
             | Value::Slice(_)
             | Value::List(_)
             | Value::Dict(_)
             | Value::Set(_)
+            | Value::FrozenSet(_)
             | Value::Tuple(_)
             | Value::Int(_)
             | Value::BigInt(_)

@@ -434,7 +434,7 @@ pub(super) fn stmt_has_yield(s: &ast::Stmt) -> bool {
         StmtKind::Visit { target, orelse, .. } => {
             expr_has_yield(target) || opt_block_has_yield(orelse)
         }
-        StmtKind::With { items, body } => {
+        StmtKind::With { items, body, .. } => {
             items.iter().any(|i| expr_has_yield(&i.manager)) || block_has_yield(body)
         }
         _ => false,

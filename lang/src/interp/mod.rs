@@ -466,6 +466,7 @@ impl<'h> Interp<'h> {
             user_hash: Default::default(),
         });
         inst.set_extra(Rc::from("args"), Value::tuple(vec![Value::str(&msg)]));
+        self.chain_context(&inst);
         Interrupt::Exc(Box::new(PyErr {
             value: Value::Instance(inst),
             trace: Vec::new(),

@@ -69,7 +69,11 @@ impl Interp<'_> {
         let is_seq = |v: &Value| {
             matches!(
                 v,
-                Value::Str(_) | Value::Bytes(_) | Value::List(_) | Value::Tuple(_)
+                Value::Str(_)
+                    | Value::Bytes(_)
+                    | Value::ByteArray(_)
+                    | Value::List(_)
+                    | Value::Tuple(_)
             )
         };
         if matches!(op, "*" | "*=") && (is_seq(a) || is_seq(b)) {
@@ -173,9 +177,28 @@ impl Interp<'_> {
                     v.extend_from_slice(y);
                     Ok(Value::Bytes(Rc::from(v)))
                 }
-                (Value::Bytes(_), other) => {
+                (Value::Bytes(x), Value::ByteArray(y)) => {
+                    let y = y.borrow();
+                    self.check_str_len(x.len().saturating_add(y.len()))?;
+                    let mut v = Vec::with_capacity(x.len() + y.len());
+                    v.extend_from_slice(x);
+                    v.extend_from_slice(&y);
+                    Ok(Value::Bytes(Rc::from(v)))
+                }
+                (Value::ByteArray(x), Value::Bytes(_) | Value::ByteArray(_)) => {
+                    let y = super::builtins::bytes::freeze(b.clone());
+                    let y = super::builtins::bytes::bytes_like(&y).unwrap_or(&[]);
+                    let x = x.borrow();
+                    self.check_str_len(x.len().saturating_add(y.len()))?;
+                    let mut v = Vec::with_capacity(x.len() + y.len());
+                    v.extend_from_slice(&x);
+                    v.extend_from_slice(y);
+                    Ok(super::builtins::bytearray::new(v))
+                }
+                (Value::Bytes(_) | Value::ByteArray(_), other) => {
                     let o = self.type_name_of(other);
-                    Err(self.err("TypeError", format!("can't concat {o} to bytes")))
+                    let t = a.type_name();
+                    Err(self.err("TypeError", format!("can't concat {o} to {t}")))
                 }
                 (Value::List(x), Value::List(y)) => {
                     self.check_growth(x.borrow().len(), y.borrow().len())?;
@@ -190,7 +213,7 @@ impl Interp<'_> {
                     Ok(Value::tuple(v))
                 }
                 (Value::Str(_), other) | (Value::List(_), other) | (Value::Tuple(_), other)
-                    if !matches!(other, Value::Str(_) | Value::List(_) | Value::Tuple(_)) =>
+                    if std::mem::discriminant(a) != std::mem::discriminant(other) =>
                 {
                     let (t, o) = (a.type_name().to_string(), self.type_name_of(other));
                     Err(self.err(
@@ -210,6 +233,12 @@ impl Interp<'_> {
                     let count = self.repeat_count(n);
                     let k = self.check_repeat_str(b.len(), &count)?;
                     Ok(Value::Bytes(Rc::from(b.repeat(k))))
+                }
+                (Value::ByteArray(b), n) | (n, Value::ByteArray(b)) if is_intlike(n) => {
+                    let count = self.repeat_count(n);
+                    let b = b.borrow().clone();
+                    let k = self.check_repeat_str(b.len(), &count)?;
+                    Ok(super::builtins::bytearray::new(b.repeat(k)))
                 }
                 (Value::List(l), n) | (n, Value::List(l)) if is_intlike(n) => {
                     let count = self.repeat_count(n);
@@ -235,6 +264,13 @@ impl Interp<'_> {
             BinOp::Mod => match a {
                 Value::Str(fmt) => self.printf(fmt, b),
                 Value::Bytes(fmt) => self.bytes_printf(fmt, b),
+                Value::ByteArray(fmt) => {
+                    let fmt = fmt.borrow().clone();
+                    match self.bytes_printf(&fmt, b)? {
+                        Value::Bytes(r) => Ok(super::builtins::bytearray::new(r.to_vec())),
+                        other => Ok(other),
+                    }
+                }
                 _ => self.arith(op, "%", a, b),
             },
             BinOp::BitOr => match (a, b) {
@@ -263,7 +299,7 @@ impl Interp<'_> {
                     }
                     Ok(Value::dict(d))
                 }
-                (Value::Set(x), Value::Set(y)) => {
+                (Value::Set(x) | Value::FrozenSet(x), Value::Set(y) | Value::FrozenSet(y)) => {
                     {
                         let (x, y) = (x.borrow(), y.borrow());
                         self.check_merge(x.len(), y.len(), || {
@@ -272,12 +308,12 @@ impl Interp<'_> {
                     }
                     let mut s = x.borrow().clone();
                     s.extend(y.borrow().iter().cloned());
-                    Ok(Value::Set(Rc::new(std::cell::RefCell::new(s))))
+                    Ok(set_like(a, s))
                 }
                 _ => self.int_bitop(op, "|", a, b),
             },
             BinOp::BitAnd => match (a, b) {
-                (Value::Set(x), Value::Set(y)) => {
+                (Value::Set(x) | Value::FrozenSet(x), Value::Set(y) | Value::FrozenSet(y)) => {
                     let y = y.borrow();
                     let s: Set = x
                         .borrow()
@@ -285,12 +321,12 @@ impl Interp<'_> {
                         .filter(|k| y.contains(*k))
                         .cloned()
                         .collect();
-                    Ok(Value::Set(Rc::new(std::cell::RefCell::new(s))))
+                    Ok(set_like(a, s))
                 }
                 _ => self.int_bitop(op, "&", a, b),
             },
             BinOp::Sub => match (a, b) {
-                (Value::Set(x), Value::Set(y)) => {
+                (Value::Set(x) | Value::FrozenSet(x), Value::Set(y) | Value::FrozenSet(y)) => {
                     let y = y.borrow();
                     let s: Set = x
                         .borrow()
@@ -298,19 +334,19 @@ impl Interp<'_> {
                         .filter(|k| !y.contains(*k))
                         .cloned()
                         .collect();
-                    Ok(Value::Set(Rc::new(std::cell::RefCell::new(s))))
+                    Ok(set_like(a, s))
                 }
                 _ => self.arith(op, "-", a, b),
             },
             BinOp::BitXor => match (a, b) {
-                (Value::Set(x), Value::Set(y)) => {
+                (Value::Set(x) | Value::FrozenSet(x), Value::Set(y) | Value::FrozenSet(y)) => {
                     let (x, y) = (x.borrow(), y.borrow());
                     self.check_merge(x.len(), y.len(), || {
                         y.iter().filter(|k| !x.contains(*k)).count()
                     })?;
                     let mut s: Set = x.iter().filter(|k| !y.contains(*k)).cloned().collect();
                     s.extend(y.iter().filter(|k| !x.contains(*k)).cloned());
-                    Ok(Value::Set(Rc::new(std::cell::RefCell::new(s))))
+                    Ok(set_like(a, s))
                 }
                 _ => self.int_bitop(op, "^", a, b),
             },
@@ -407,6 +443,14 @@ impl Interp<'_> {
                         "0.0 cannot be raised to a negative power",
                     ));
                 }
+                // A negative number to a fractional power is complex (CPython's
+                // `float_pow` hands it to `complex.__pow__`).
+                if x < 0.0 && y.is_finite() && y != y.floor() {
+                    let (cx, cy) = (Value::Complex(x, 0.0), Value::Complex(y, 0.0));
+                    if let Some(r) = self.complex_binop(BinOp::Pow, &cx, &cy) {
+                        return r;
+                    }
+                }
                 let r = x.powf(y);
                 if r.is_nan() && !x.is_nan() && !y.is_nan() {
                     return Err(self.err("ValueError", "math domain error"));
@@ -483,31 +527,95 @@ impl Interp<'_> {
         Ok(Value::from_bigint(r))
     }
 
+    /// One argument of `str % args` as the printf engine takes it: numbers as
+    /// themselves, a str with its `repr`, anything else with its type name (for
+    /// CPython's `%d format: a real number is required, not list`).
+    fn printf_arg(&mut self, v: &Value) -> R<pyfmt::PrintfArg> {
+        Ok(match v {
+            Value::Int(i) => pyfmt::PrintfArg::I64(*i),
+            Value::BigInt(b) => pyfmt::PrintfArg::Int((**b).clone()),
+            Value::Bool(b) => pyfmt::PrintfArg::Bool(*b),
+            Value::Float(f) => pyfmt::PrintfArg::Float(*f),
+            Value::Str(s) => pyfmt::PrintfArg::Str {
+                str: s.to_string(),
+                repr: self.repr(v)?,
+            },
+            other => pyfmt::PrintfArg::Obj {
+                type_name: self.type_name_of(other),
+                str: self.to_str(other)?,
+                repr: self.repr(other)?,
+            },
+        })
+    }
+
+    /// `str % args` as CPython's `PyUnicode_Format`: a tuple's items are the arguments;
+    /// any other value that has `__getitem__` (a dict, list, bytes, ... but not a str)
+    /// is one argument that also serves `%(key)s` and may be left unused; anything else
+    /// is the one argument. Errors take their class from `pyfmt::error_kind`.
     fn printf(&mut self, fmt: &str, args: &Value) -> R<Value> {
-        let vals = match args {
-            Value::Tuple(t) => (**t).clone(),
-            other => vec![other.clone()],
-        };
-        let mut pargs = Vec::with_capacity(vals.len());
-        for v in &vals {
-            pargs.push(match v {
-                Value::Int(i) => pyfmt::PrintfArg::Int(BigInt::from(*i)),
-                Value::BigInt(b) => pyfmt::PrintfArg::Int((**b).clone()),
-                Value::Bool(b) => pyfmt::PrintfArg::Bool(*b),
-                Value::Float(f) => pyfmt::PrintfArg::Float(*f),
-                other => pyfmt::PrintfArg::Str {
-                    str: self.to_str(other)?,
-                    repr: self.repr(other)?,
-                },
-            });
-        }
         let max = self.max_string_bytes();
-        match pyfmt::printf_format_bounded(fmt, pyfmt::PrintfArgs::Tuple(&pargs), max) {
-            Ok(s) => Ok(Value::Str(PyStr::from(s))),
-            Err(m) if pyfmt::error_kind(&m) == pyfmt::PyErrorKind::MemoryError => {
-                Err(self.err("MemoryError", m))
+        let result = match args {
+            Value::Tuple(t) => {
+                let mut pargs = Vec::with_capacity(t.len());
+                for v in t.iter() {
+                    pargs.push(self.printf_arg(v)?);
+                }
+                pyfmt::printf_format_bounded(fmt, pyfmt::PrintfArgs::Tuple(&pargs), max)
             }
-            Err(m) => Err(self.err("TypeError", m)),
+            other if self.printf_mapping(other) => {
+                let single = self.printf_arg(other)?;
+                // A failed lookup (KeyError, a list indexed by a str, ...) is kept here
+                // and raised as it is; the engine only sees that the key failed.
+                let mut failed: Option<super::Interrupt> = None;
+                let mut lookup = |key: &str| -> Result<pyfmt::PrintfArg, String> {
+                    let got = self
+                        .get_item(other, &Value::str(key))
+                        .and_then(|v| self.printf_arg(&v));
+                    got.map_err(|e| {
+                        failed = Some(e);
+                        String::new()
+                    })
+                };
+                let r = pyfmt::printf_format_bounded(
+                    fmt,
+                    pyfmt::PrintfArgs::Mapping(&single, &mut lookup),
+                    max,
+                );
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+                r
+            }
+            other => {
+                let single = self.printf_arg(other)?;
+                pyfmt::printf_format_bounded(fmt, pyfmt::PrintfArgs::Single(&single), max)
+            }
+        };
+        match result {
+            Ok(s) => Ok(Value::Str(PyStr::from(s))),
+            Err(m) => {
+                let kind = match pyfmt::error_kind(&m) {
+                    pyfmt::PyErrorKind::MemoryError => "MemoryError",
+                    pyfmt::PyErrorKind::OverflowError => "OverflowError",
+                    pyfmt::PyErrorKind::TypeError => "TypeError",
+                    _ => "ValueError",
+                };
+                Err(self.err(kind, m))
+            }
+        }
+    }
+
+    /// Whether `v` on the right of `str %` is CPython's "mapping" (`PyMapping_Check`:
+    /// a type with `__getitem__`, not a tuple or str).
+    fn printf_mapping(&mut self, v: &Value) -> bool {
+        match v {
+            Value::Dict(_)
+            | Value::List(_)
+            | Value::Bytes(_)
+            | Value::ByteArray(_)
+            | Value::Range(..) => true,
+            Value::Instance(i) => i.class.find_method("__getitem__").is_some(),
+            _ => false,
         }
     }
 
@@ -528,6 +636,10 @@ impl Interp<'_> {
                 Value::Float(f) => pyfmt::PrintfArg::Float(*f),
                 Value::Bytes(b) => pyfmt::PrintfArg::Bytes {
                     text: latin1(b),
+                    repr: self.repr(v)?,
+                },
+                Value::ByteArray(b) => pyfmt::PrintfArg::Bytes {
+                    text: latin1(&b.borrow()),
                     repr: self.repr(v)?,
                 },
                 Value::Str(s) => pyfmt::PrintfArg::Str {
@@ -695,11 +807,15 @@ impl Interp<'_> {
                 )),
             },
             Value::Bytes(b) => super::builtins::bytes::contains(self, b, item),
+            Value::ByteArray(b) => {
+                let b = b.borrow().clone();
+                super::builtins::bytes::contains(self, &b, item)
+            }
             Value::Dict(d) => {
                 let k = self.dict_key(d, item)?;
                 Ok(d.borrow().contains_key(&k))
             }
-            Value::Set(s) => {
+            Value::Set(s) | Value::FrozenSet(s) => {
                 let k = self.set_key(s, item)?;
                 Ok(s.borrow().contains(&k))
             }
@@ -827,7 +943,7 @@ impl Interp<'_> {
                 }
                 true
             }
-            (Value::Set(x), Value::Set(y)) => {
+            (Value::Set(x) | Value::FrozenSet(x), Value::Set(y) | Value::FrozenSet(y)) => {
                 let items = x.borrow().iter().map(|k| k.0.clone()).collect::<Vec<_>>();
                 if items.len() != y.borrow().len() {
                     return Ok(false);
@@ -839,6 +955,10 @@ impl Interp<'_> {
                     }
                 }
                 true
+            }
+            (Value::ByteArray(_), Value::Bytes(_) | Value::ByteArray(_))
+            | (Value::Bytes(_), Value::ByteArray(_)) => {
+                bytes_pair(a, b).is_some_and(|(x, y)| x == y)
             }
             (Value::Float(x), Value::Float(y)) => x == y,
             (Value::Float(_), other) | (other, Value::Float(_)) if is_intlike(other) => {
@@ -884,6 +1004,10 @@ impl Interp<'_> {
             (Value::Int(x), Value::Int(y)) => Ok(x < y),
             (Value::Str(x), Value::Str(y)) => Ok(x < y),
             (Value::Bytes(x), Value::Bytes(y)) => Ok(x < y),
+            (Value::ByteArray(_), Value::Bytes(_) | Value::ByteArray(_))
+            | (Value::Bytes(_), Value::ByteArray(_)) => {
+                Ok(bytes_pair(a, b).is_some_and(|(x, y)| x < y))
+            }
             // Slices order as the tuples of their three parts (CPython 3.12).
             (Value::Slice(x), Value::Slice(y)) => {
                 let (x, y) = (Value::tuple(x.to_vec()), Value::tuple(y.to_vec()));
@@ -900,7 +1024,7 @@ impl Interp<'_> {
                 }
                 Ok(x.len() < y.len())
             }
-            (Value::Set(x), Value::Set(y)) => {
+            (Value::Set(x) | Value::FrozenSet(x), Value::Set(y) | Value::FrozenSet(y)) => {
                 let (x, y) = (x.borrow(), y.borrow());
                 Ok(x.len() < y.len() && x.iter().all(|k| y.contains(k)))
             }
@@ -945,11 +1069,12 @@ impl Interp<'_> {
             Value::Float(f) => *f != 0.0,
             Value::Str(s) => !s.is_empty(),
             Value::Bytes(b) => !b.is_empty(),
+            Value::ByteArray(b) => !b.borrow().is_empty(),
             Value::Complex(re, im) => *re != 0.0 || *im != 0.0,
             Value::List(l) => !l.borrow().is_empty(),
             Value::Tuple(t) => !t.is_empty(),
             Value::Dict(d) => !d.borrow().is_empty(),
-            Value::Set(s) => !s.borrow().is_empty(),
+            Value::Set(s) | Value::FrozenSet(s) => !s.borrow().is_empty(),
             Value::Range(a, b, s) => range_len(*a, *b, *s) > 0,
             Value::Instance(_) | Value::Anchor(_) => match self.stdlib_truthy(v) {
                 Some(t) => t,
@@ -969,7 +1094,7 @@ impl Interp<'_> {
 
     pub fn hash_key(&mut self, v: &Value) -> R<HashKey> {
         match v {
-            Value::List(_) | Value::Dict(_) | Value::Set(_) => Err(self.err(
+            Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::ByteArray(_) => Err(self.err(
                 "TypeError",
                 format!("unhashable type: '{}'", self.type_name_of(v)),
             )),
@@ -980,7 +1105,7 @@ impl Interp<'_> {
                 let mut work: Vec<(&Value, usize)> = vec![(v, 0)];
                 while let Some((x, depth)) = work.pop() {
                     match x {
-                        Value::List(_) | Value::Dict(_) | Value::Set(_) => {
+                        Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::ByteArray(_) => {
                             return Err(self.err(
                                 "TypeError",
                                 format!("unhashable type: '{}'", self.type_name_of(x)),
@@ -1085,8 +1210,13 @@ impl Interp<'_> {
                 self.check_items(b.len())?;
                 b.iter().map(|&c| Value::Int(i64::from(c))).collect()
             }
+            Value::ByteArray(b) => {
+                let b = b.borrow();
+                self.check_items(b.len())?;
+                b.iter().map(|&c| Value::Int(i64::from(c))).collect()
+            }
             Value::Dict(d) => d.borrow().keys().map(|k| k.0.clone()).collect(),
-            Value::Set(s) => set_items(&s.borrow()),
+            Value::Set(s) | Value::FrozenSet(s) => set_items(&s.borrow()),
             Value::Range(a, b, s) => {
                 let n = usize::try_from(range_len(*a, *b, *s)).unwrap_or(0);
                 self.check_items(n)?;
@@ -1146,12 +1276,14 @@ impl Interp<'_> {
             Value::Float(_) => "float",
             Value::Str(_) => "str",
             Value::Bytes(_) => "bytes",
+            Value::ByteArray(_) => "bytearray",
             Value::Complex(..) => "complex",
             Value::Slice(_) => "slice",
             Value::List(_) => "list",
             Value::Tuple(_) => "tuple",
             Value::Dict(_) => "dict",
             Value::Set(_) => "set",
+            Value::FrozenSet(_) => "frozenset",
             Value::Range(..) => "range",
             Value::Class(_) => "type",
             Value::Generator(_) => "generator",
@@ -1375,6 +1507,17 @@ impl Interp<'_> {
                 return Ok(Value::BuiltinMethod(Rc::new((v.clone(), Rc::from(name)))));
             }
             Value::Float(f) if name == "real" => return Ok(Value::Float(*f)),
+            // An int is its own real part and numerator (a bool gives the int).
+            Value::Int(_) | Value::BigInt(_) | Value::Bool(_)
+                if matches!(name, "real" | "imag" | "numerator" | "denominator") =>
+            {
+                return Ok(match (name, v) {
+                    ("imag", _) => Value::Int(0),
+                    ("denominator", _) => Value::Int(1),
+                    (_, Value::Bool(b)) => Value::Int(i64::from(*b)),
+                    _ => v.clone(),
+                });
+            }
             Value::Float(_) if name == "imag" => return Ok(Value::Float(0.0)),
             Value::Slice(s) if matches!(name, "start" | "stop" | "step") => {
                 let i = match name {
@@ -1607,6 +1750,7 @@ impl Interp<'_> {
                     | Value::Tuple(_)
                     | Value::Str(_)
                     | Value::Bytes(_)
+                    | Value::ByteArray(_)
                     | Value::Range(..)
             )
         {
@@ -1657,6 +1801,10 @@ impl Interp<'_> {
                 };
                 Ok(Value::Int(i64::from(b[ix])))
             }
+            Value::ByteArray(b) => {
+                let ix = self.bytearray_index(b.borrow().len(), i)?;
+                Ok(Value::Int(i64::from(b.borrow()[ix])))
+            }
             Value::Dict(d) => {
                 let k = self.dict_key(d, i)?;
                 let found = d.borrow().get(&k).cloned();
@@ -1691,11 +1839,17 @@ impl Interp<'_> {
     }
 
     pub fn set_item(&mut self, o: &Value, i: Value, v: Value) -> R<()> {
-        if let (Value::List(_), Value::Slice(s)) = (o, &i) {
+        if let (Value::List(_) | Value::ByteArray(_), Value::Slice(s)) = (o, &i) {
             let [lo, hi, st] = self.slice_bounds(s)?;
             return self.set_slice(o, lo, hi, st, v);
         }
         match o {
+            Value::ByteArray(b) => {
+                let ix = self.bytearray_index(b.borrow().len(), &i)?;
+                let c = super::builtins::bytes::byte_of(self, &v)?;
+                b.borrow_mut()[ix] = c;
+                Ok(())
+            }
             Value::List(l) => {
                 let len = l.borrow().len();
                 let ix = self.index_of(len, &i, "list assignment")?;
@@ -1727,11 +1881,16 @@ impl Interp<'_> {
     }
 
     pub fn del_item(&mut self, o: &Value, i: &Value) -> R<()> {
-        if let (Value::List(_), Value::Slice(s)) = (o, i) {
+        if let (Value::List(_) | Value::ByteArray(_), Value::Slice(s)) = (o, i) {
             let [lo, hi, st] = self.slice_bounds(s)?;
             return self.del_slice(o, lo, hi, st);
         }
         match o {
+            Value::ByteArray(b) => {
+                let ix = self.bytearray_index(b.borrow().len(), i)?;
+                b.borrow_mut().remove(ix);
+                Ok(())
+            }
             Value::List(l) => {
                 let len = l.borrow().len();
                 let ix = self.index_of(len, i, "list assignment")?;
@@ -1794,6 +1953,13 @@ impl Interp<'_> {
                     idx.into_iter().map(|i| b[i]).collect::<Vec<u8>>(),
                 )))
             }
+            Value::ByteArray(b) => {
+                let b = b.borrow();
+                let idx = pyfmt::slice_indices(b.len() as i64, lo, hi, step);
+                Ok(super::builtins::bytearray::new(
+                    idx.into_iter().map(|i| b[i]).collect::<Vec<u8>>(),
+                ))
+            }
             // A range of the selected items, as CPython's `compute_slice`: the slice's
             // indices over the range's length, mapped through the range (no items made).
             Value::Range(a, b, s) => {
@@ -1826,6 +1992,19 @@ impl Interp<'_> {
         hi: Option<i64>,
         step: Option<i64>,
     ) -> R<()> {
+        if let Value::ByteArray(b) = o {
+            let step = step.unwrap_or(1);
+            if step == 0 {
+                return Err(self.err("ValueError", "slice step cannot be zero"));
+            }
+            let mut b = b.borrow_mut();
+            let mut idx = pyfmt::slice_indices(b.len() as i64, lo, hi, step);
+            idx.sort_unstable();
+            for i in idx.into_iter().rev() {
+                b.remove(i);
+            }
+            return Ok(());
+        }
         let Value::List(l) = o else {
             return Err(self.err(
                 "TypeError",
@@ -1849,11 +2028,128 @@ impl Interp<'_> {
         Ok(())
     }
 
+    /// The position `i` names in a `bytearray` of `len` bytes, with CPython's messages.
+    fn bytearray_index(&self, len: usize, i: &Value) -> R<usize> {
+        match i {
+            Value::Int(_) | Value::Bool(_) | Value::BigInt(_) => {
+                self.index_of(len, i, "bytearray").map_err(|e| {
+                    if super::builtins::bytes::is_index_error(self, &e) {
+                        self.err("IndexError", "bytearray index out of range")
+                    } else {
+                        e
+                    }
+                })
+            }
+            other => Err(self.err(
+                "TypeError",
+                format!(
+                    "bytearray indices must be integers or slices, not {}",
+                    self.type_name_of(other)
+                ),
+            )),
+        }
+    }
+
+    /// `ba[lo:hi:step] = v`: `v` a bytes-like value or an iterable of ints (an int or
+    /// a str is CPython's TypeError); an extended slice takes exactly as many bytes.
+    fn bytearray_set_slice(
+        &mut self,
+        b: &Rc<RefCell<Vec<u8>>>,
+        lo: Option<i64>,
+        hi: Option<i64>,
+        step: Option<i64>,
+        v: Value,
+    ) -> R<()> {
+        if matches!(
+            v,
+            Value::Int(_) | Value::BigInt(_) | Value::Bool(_) | Value::Str(_) | Value::Float(_)
+        ) || matches!(v, Value::None)
+        {
+            return Err(self.err(
+                "TypeError",
+                "can assign only bytes, buffers, or iterables of ints in range(0, 256)",
+            ));
+        }
+        let items = super::builtins::bytearray::extend_items(self, v)?;
+        let step = step.unwrap_or(1);
+        if step == 0 {
+            return Err(self.err("ValueError", "slice step cannot be zero"));
+        }
+        let len = b.borrow().len() as i64;
+        if step == 1 {
+            let norm = |x: Option<i64>, d: i64| -> i64 {
+                match x {
+                    None => d,
+                    Some(i) if i < 0 => (i + len).max(0),
+                    Some(i) => i.min(len),
+                }
+            };
+            let lo_ = norm(lo, 0) as usize;
+            let hi_ = (norm(hi, len) as usize).max(lo_);
+            self.check_str_len(
+                (len as usize)
+                    .saturating_sub(hi_ - lo_)
+                    .saturating_add(items.len()),
+            )?;
+            b.borrow_mut().splice(lo_..hi_, items);
+            return Ok(());
+        }
+        let idx = pyfmt::slice_indices(len, lo, hi, step);
+        if idx.len() != items.len() {
+            return Err(self.err(
+                "ValueError",
+                format!(
+                    "attempt to assign bytes of size {} to extended slice of size {}",
+                    items.len(),
+                    idx.len()
+                ),
+            ));
+        }
+        let mut bm = b.borrow_mut();
+        for (i, x) in idx.into_iter().zip(items) {
+            bm[i] = x;
+        }
+        Ok(())
+    }
+
+    /// `ba += x` and `ba *= n` change the `bytearray` itself, as CPython's
+    /// `__iadd__`/`__imul__` do (every holder sees it); true when `cur` was one.
+    pub(crate) fn bytearray_inplace(&mut self, op: BinOp, cur: &Value, rhs: &Value) -> R<bool> {
+        let Value::ByteArray(b) = cur else {
+            return Ok(false);
+        };
+        match op {
+            BinOp::Add => {
+                let add = match super::builtins::bytes::freeze(rhs.clone()) {
+                    Value::Bytes(x) => x,
+                    other => {
+                        let o = self.type_name_of(&other);
+                        return Err(self.err("TypeError", format!("can't concat {o} to bytearray")));
+                    }
+                };
+                self.check_str_len(b.borrow().len().saturating_add(add.len()))?;
+                b.borrow_mut().extend_from_slice(&add);
+                Ok(true)
+            }
+            BinOp::Mul if is_intlike(rhs) => {
+                let count = self.repeat_count(rhs);
+                let k = self.check_repeat_str(b.borrow().len(), &count)?;
+                let one = b.borrow().clone();
+                *b.borrow_mut() = one.repeat(k);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
     /// `KeyError(key)`: its message is the repr of the key.
     pub fn key_error(&self, key: &Value) -> super::Interrupt {
         match self.builtin_class("KeyError") {
             Some(c) => {
                 let v = self.make_exception(c, vec![key.clone()]);
+                if let Value::Instance(i) = &v {
+                    self.chain_context(i);
+                }
                 super::Interrupt::Exc(Box::new(super::PyErr {
                     value: v,
                     trace: Vec::new(),
@@ -1872,6 +2168,9 @@ impl Interp<'_> {
         step: Option<i64>,
         v: Value,
     ) -> R<()> {
+        if let Value::ByteArray(b) = o {
+            return self.bytearray_set_slice(b, lo, hi, step, v);
+        }
         let Value::List(l) = o else {
             return Err(self.err(
                 "TypeError",
@@ -1916,6 +2215,26 @@ impl Interp<'_> {
         }
         Ok(())
     }
+}
+
+/// The result of a set operator: a `frozenset` when the left operand is one, as in
+/// CPython (`frozenset | set` is a frozenset, `set | frozenset` a set).
+fn set_like(a: &Value, s: Set) -> Value {
+    let s = Rc::new(RefCell::new(s));
+    match a {
+        Value::FrozenSet(_) => Value::FrozenSet(s),
+        _ => Value::Set(s),
+    }
+}
+
+/// The contents of two bytes-like values (`bytes` or `bytearray`), for comparing them.
+fn bytes_pair(a: &Value, b: &Value) -> Option<(Vec<u8>, Vec<u8>)> {
+    let get = |v: &Value| match v {
+        Value::Bytes(x) => Some(x.to_vec()),
+        Value::ByteArray(x) => Some(x.borrow().clone()),
+        _ => None,
+    };
+    Some((get(a)?, get(b)?))
 }
 
 /// How deep `==` and `<` descend into nested containers.

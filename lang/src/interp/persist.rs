@@ -209,6 +209,12 @@ impl Interp<'_> {
                         Err(_) => Value::None,
                     });
                 }
+                if let Some(J::String(h)) = m.get("__bytearray__") {
+                    return Ok(match crate::pyfmt::bytes_fromhex(h) {
+                        Ok(b) => super::builtins::bytearray::new(b),
+                        Err(_) => Value::None,
+                    });
+                }
                 if let Some(J::String(f)) = m.get("__float__") {
                     return Ok(Value::Float(
                         crate::pyfmt::parse_float(f).unwrap_or(f64::NAN),
@@ -221,13 +227,20 @@ impl Interp<'_> {
                     }
                     return Ok(Value::tuple(out));
                 }
-                if let Some(J::Array(items)) = m.get("__set__") {
-                    let mut s = Set::default();
-                    for x in items {
-                        let v = self.from_json(x)?;
-                        s.insert(self.hash_key(&v)?);
+                for tag in ["__set__", "__frozenset__"] {
+                    if let Some(J::Array(items)) = m.get(tag) {
+                        let mut s = Set::default();
+                        for x in items {
+                            let v = self.from_json(x)?;
+                            s.insert(self.hash_key(&v)?);
+                        }
+                        let s = Rc::new(std::cell::RefCell::new(s));
+                        return Ok(if tag == "__set__" {
+                            Value::Set(s)
+                        } else {
+                            Value::FrozenSet(s)
+                        });
                     }
-                    return Ok(Value::Set(Rc::new(std::cell::RefCell::new(s))));
                 }
                 if let Some(J::Array(pairs)) = m.get("__dict__") {
                     let mut d = Dict::default();
@@ -519,6 +532,13 @@ impl Dialect for Store {
                     crate::pyfmt::bytes_hex(b, None, 1)
                 );
             }
+            Value::ByteArray(b) => {
+                let _ = write!(
+                    out.text,
+                    "{{\"__bytearray__\":\"{}\"}}",
+                    crate::pyfmt::bytes_hex(&b.borrow(), None, 1)
+                );
+            }
             // Each part as its `repr` text, so infinities and NaN survive.
             Value::Complex(re, im) => {
                 let _ = write!(
@@ -543,6 +563,14 @@ impl Dialect for Store {
                     .map(|k| Part::Value(k.0.clone()))
                     .collect();
                 return Ok(Store::tagged(None, "__set__", items));
+            }
+            Value::FrozenSet(s) => {
+                let items = s
+                    .borrow()
+                    .iter()
+                    .map(|k| Part::Value(k.0.clone()))
+                    .collect();
+                return Ok(Store::tagged(None, "__frozenset__", items));
             }
             Value::Dict(d)
                 if d.borrow()

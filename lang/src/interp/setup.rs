@@ -39,6 +39,7 @@ impl Interp<'_> {
             "coroutine",
             "frozenset",
             "bytes",
+            "bytearray",
             "complex",
             "traceback",
             "slice",

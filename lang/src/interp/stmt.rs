@@ -204,7 +204,11 @@ impl Interp<'_> {
                 orelse,
                 finally,
             } => self.exec_try(body, handlers, orelse.as_deref(), finally.as_deref(), ctx),
-            StmtKind::With { items, body } => self.exec_with(items, body, ctx),
+            StmtKind::With {
+                items,
+                body,
+                is_async,
+            } => self.exec_with(items, body, *is_async, ctx),
             StmtKind::Match { subject, cases } => self.exec_match(subject, cases, ctx),
             StmtKind::Switch { subject, cases } => self.exec_switch(subject, cases, ctx),
             StmtKind::Return(v) => {
@@ -548,7 +552,21 @@ impl Interp<'_> {
             other => other,
         };
         if let Some(f) = finally {
-            match self.exec_block(f, ctx)? {
+            // An exception passing through is being handled while `finally` runs (an
+            // error raised there gets it as `__context__`; a bare `raise` re-raises it).
+            let pending = match &result {
+                Err(Interrupt::Exc(err)) => Some(err.value.clone()),
+                _ => None,
+            };
+            let pushed = pending.is_some();
+            if let Some(p) = pending {
+                self.handling.push(p);
+            }
+            let r = self.exec_block(f, ctx);
+            if pushed {
+                self.handling.pop();
+            }
+            match r? {
                 Flow::Normal => {}
                 other => return Ok(other),
             }
@@ -566,6 +584,7 @@ impl Interp<'_> {
         &mut self,
         items: &[ast::WithItem],
         body: &[ast::Stmt],
+        is_async: bool,
         ctx: &Ctx,
     ) -> R<Flow> {
         let Some((item, rest)) = items.split_first() else {
@@ -573,21 +592,30 @@ impl Interp<'_> {
         };
         let manager = self.eval(&item.manager, ctx)?;
         let class = self.class_of(&manager);
-        if class.find_method("__enter__").is_none() || class.find_method("__exit__").is_none() {
+        let (enter, exit, what) = if is_async {
+            ("__aenter__", "__aexit__", "asynchronous context manager")
+        } else {
+            ("__enter__", "__exit__", "context manager")
+        };
+        if class.find_method(enter).is_none() || class.find_method(exit).is_none() {
             let t = self.type_name_of(&manager);
             return Err(self.err(
                 "TypeError",
-                format!("'{t}' object does not support the context manager protocol"),
+                format!("'{t}' object does not support the {what} protocol"),
             ));
         }
-        let entered = match self.call_dunder(&manager, "__enter__", Vec::new()) {
-            Some(r) => r?,
+        let entered = match self.call_dunder(&manager, enter, Vec::new()) {
+            Some(r) => self.with_await(r?, is_async)?,
             None => Value::None,
         };
-        if let Some(t) = &item.target {
-            self.assign(t, entered, ctx)?;
-        }
-        let result = self.exec_with(rest, body, ctx);
+        // Binding the target is inside the managed region, as in CPython: a failed
+        // unpacking reaches `__exit__` too.
+        let result = match &item.target {
+            Some(t) => self
+                .assign(t, entered, ctx)
+                .and_then(|()| self.exec_with(rest, body, is_async, ctx)),
+            None => self.exec_with(rest, body, is_async, ctx),
+        };
         match result {
             Err(Interrupt::Exc(err)) => {
                 self.set_traceback(&err);
@@ -597,9 +625,9 @@ impl Interp<'_> {
                     _ => Value::None,
                 };
                 let args = vec![ty, err.value.clone(), tb];
-                let swallow = match self.call_dunder(&manager, "__exit__", args) {
+                let swallow = match self.call_dunder(&manager, exit, args) {
                     Some(r) => {
-                        let r = r?;
+                        let r = self.with_await(r?, is_async)?;
                         self.truthy(&r)?
                     }
                     None => false,
@@ -612,16 +640,20 @@ impl Interp<'_> {
             }
             Err(other) => Err(other),
             Ok(flow) => {
-                if let Some(r) = self.call_dunder(
-                    &manager,
-                    "__exit__",
-                    vec![Value::None, Value::None, Value::None],
-                ) {
-                    r?;
+                if let Some(r) =
+                    self.call_dunder(&manager, exit, vec![Value::None, Value::None, Value::None])
+                {
+                    self.with_await(r?, is_async)?;
                 }
                 Ok(flow)
             }
         }
+    }
+
+    /// The result of `__aenter__`/`__aexit__` awaited in an `async with` (svc runs a
+    /// coroutine when it is awaited); a plain `with` takes the result as it is.
+    fn with_await(&mut self, v: Value, is_async: bool) -> R<Value> {
+        if is_async { self.await_value(v) } else { Ok(v) }
     }
 
     pub(super) fn exc_matches(&mut self, exc: &Value, ty: &Value) -> R<bool> {
@@ -690,26 +722,37 @@ impl Interp<'_> {
             Value::Instance(i) if i.class.is_exception() => v,
             _ => return Err(self.err("TypeError", "exceptions must derive from BaseException")),
         };
-        if let (Value::Instance(new), Some(Value::Instance(ctx))) = (&v, self.handling.last())
-            && !Rc::ptr_eq(new, ctx)
-        {
-            let ctx = ctx.clone();
-            // CPython cuts a chain that would lead back to the new exception, so no
-            // cycle of contexts is made (nor leaked: they are reference counted).
-            let mut cur = ctx.clone();
-            for _ in 0..MAX_CONTEXT_CHAIN {
-                let Some(Value::Instance(next)) = cur.get_extra("__context__") else {
-                    break;
-                };
-                if Rc::ptr_eq(&next, new) {
-                    cur.set_extra(Rc::from("__context__"), Value::None);
-                    break;
-                }
-                cur = next;
-            }
-            new.set_extra(Rc::from("__context__"), Value::Instance(ctx));
+        if let Value::Instance(new) = &v {
+            self.chain_context(new);
         }
         Ok(v)
+    }
+
+    /// An exception raised while another is handled (in an `except` body, or a
+    /// `finally` an exception passes through) gets it as `__context__`, as CPython
+    /// does at every raise: the `raise` statement and the runtime's own errors alike.
+    pub(super) fn chain_context(&self, new: &Rc<Instance>) {
+        let Some(Value::Instance(ctx)) = self.handling.last() else {
+            return;
+        };
+        if Rc::ptr_eq(new, ctx) {
+            return;
+        }
+        let ctx = ctx.clone();
+        // CPython cuts a chain that would lead back to the new exception, so no
+        // cycle of contexts is made (nor leaked: they are reference counted).
+        let mut cur = ctx.clone();
+        for _ in 0..MAX_CONTEXT_CHAIN {
+            let Some(Value::Instance(next)) = cur.get_extra("__context__") else {
+                break;
+            };
+            if Rc::ptr_eq(&next, new) {
+                cur.set_extra(Rc::from("__context__"), Value::None);
+                break;
+            }
+            cur = next;
+        }
+        new.set_extra(Rc::from("__context__"), Value::Instance(ctx));
     }
 
     pub(super) fn exec_match(
@@ -861,6 +904,9 @@ impl Interp<'_> {
             E::Name(n) => {
                 let cur = self.lookup(n, ctx)?;
                 let rhs = self.eval(value, ctx)?;
+                if self.bytearray_inplace(op, &cur, &rhs)? {
+                    return Ok(());
+                }
                 // In-place list extension keeps identity (xs += [1]).
                 if op == ast::BinOp::Add
                     && let Value::List(l) = &cur
@@ -889,6 +935,9 @@ impl Interp<'_> {
                 let o = self.eval(obj, ctx)?;
                 let cur = self.get_attr(&o, &name.name)?;
                 let rhs = self.eval(value, ctx)?;
+                if self.bytearray_inplace(op, &cur, &rhs)? {
+                    return self.set_attr(&o, &name.name, cur);
+                }
                 if op == ast::BinOp::Add
                     && let Value::List(l) = &cur
                 {
@@ -905,6 +954,9 @@ impl Interp<'_> {
                 let i = self.eval(index, ctx)?;
                 let cur = self.get_item(&o, &i)?;
                 let rhs = self.eval(value, ctx)?;
+                if self.bytearray_inplace(op, &cur, &rhs)? {
+                    return self.set_item(&o, i, cur);
+                }
                 let nv = self.binary_op(op, &cur, &rhs)?;
                 self.set_item(&o, i, nv)
             }

@@ -100,6 +100,8 @@ pub enum Value {
     Str(PyStr),
     /// An immutable `bytes` value (`b"..."`, `bytes(...)`, `str.encode()`).
     Bytes(Rc<[u8]>),
+    /// A mutable `bytearray` (`interp/builtins/bytearray.rs`).
+    ByteArray(Rc<RefCell<Vec<u8>>>),
     /// A `complex` number (real, imaginary).
     Complex(f64, f64),
     /// A `slice(start, stop, step)` object (any values, as Python keeps them).
@@ -108,6 +110,9 @@ pub enum Value {
     Tuple(Rc<Vec<Value>>),
     Dict(Rc<RefCell<Dict>>),
     Set(Rc<RefCell<Set>>),
+    /// A `frozenset`: a set that is never changed after it is made, so it hashes (by
+    /// its items, whatever their order) and can be a dict key or a set member.
+    FrozenSet(Rc<RefCell<Set>>),
     /// `range(start, stop, step)`
     Range(i64, i64, i64),
     /// A user function, method or lambda (unbound).
@@ -189,12 +194,14 @@ impl Value {
             Value::Float(_) => "float",
             Value::Str(_) => "str",
             Value::Bytes(_) => "bytes",
+            Value::ByteArray(_) => "bytearray",
             Value::Complex(..) => "complex",
             Value::Slice(_) => "slice",
             Value::List(_) => "list",
             Value::Tuple(_) => "tuple",
             Value::Dict(_) => "dict",
             Value::Set(_) => "set",
+            Value::FrozenSet(_) => "frozenset",
             Value::Range(..) => "range",
             Value::Func(_) => "function",
             Value::Bound(_) => "method",
@@ -999,6 +1006,8 @@ pub fn identity(v: &Value) -> Option<usize> {
         Value::List(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Dict(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Set(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::FrozenSet(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::ByteArray(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Tuple(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Func(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Class(r) => Rc::as_ptr(r) as *const u8 as usize,
@@ -1043,6 +1052,18 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
         Value::Bytes(b) => {
             state.write_u8(11);
             b.hash(state);
+        }
+        // Order-independent: the items' own hashes combined by a commutative sum.
+        Value::FrozenSet(s) => {
+            state.write_u8(14);
+            let mut acc = 0u64;
+            for k in s.borrow().iter() {
+                let mut h = FxHasher::default();
+                hash_value(&k.0, &mut h);
+                acc = acc.wrapping_add(h.finish());
+            }
+            state.write_u64(acc);
+            state.write_usize(s.borrow().len());
         }
         // A complex with no imaginary part is the same key as its real part.
         Value::Complex(re, 0.0) => hash_value(&Value::Float(*re), state),
@@ -1110,6 +1131,10 @@ pub fn key_eq(a: &Value, b: &Value) -> bool {
         (V::None, V::None) => true,
         (V::Str(x), V::Str(y)) => x == y,
         (V::Bytes(x), V::Bytes(y)) => x == y,
+        (V::FrozenSet(x), V::FrozenSet(y)) => {
+            let (x, y) = (x.borrow(), y.borrow());
+            x.len() == y.len() && x.iter().all(|k| y.contains(k))
+        }
         (V::Slice(x), V::Slice(y)) => x.iter().zip(y.iter()).all(|(p, q)| key_eq(p, q)),
         (V::Complex(a, b), V::Complex(c, d)) => a == c && b == d,
         (V::Complex(re, im), other) | (other, V::Complex(re, im))

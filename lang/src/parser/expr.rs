@@ -275,7 +275,7 @@ impl<'a> Parser<'a> {
                 (Infix::Cmp, BP_CMP)
             }
             T::KwNot if self.peek_at(1) == T::KwIn => (Infix::Cmp, BP_CMP),
-            T::KwAs if !self.with_item => (Infix::Cast, BP_AS),
+            T::KwAs if self.with_as != Some(self.pos) => (Infix::Cast, BP_AS),
             T::Pipe => (Infix::Bin(BinOp::BitOr, BP_BITOR + 1), BP_BITOR),
             T::Caret => (Infix::Bin(BinOp::BitXor, BP_XOR + 1), BP_XOR),
             T::Amp => (Infix::Bin(BinOp::BitAnd, BP_BITAND + 1), BP_BITAND),
@@ -682,13 +682,7 @@ impl<'a> Parser<'a> {
                 let n = self.name_of(t);
                 Expr::new(ExprKind::Name(n.name), t.span)
             }
-            T::LParen => {
-                // Inside parentheses `as` is a cast again, even in a `with` item.
-                let outer = std::mem::replace(&mut self.with_item, false);
-                let e = self.paren();
-                self.with_item = outer;
-                e
-            }
+            T::LParen => self.paren(),
             T::LBracket => self.bracket(),
             T::LBrace => self.brace(),
             T::KwLambda => self.lambda(),

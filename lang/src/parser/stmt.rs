@@ -121,8 +121,14 @@ impl<'a> Parser<'a> {
                 self.bump();
                 self.for_stmt()
             }
+            T::KwAsync if self.peek_at(1) == T::KwWith => {
+                self.bump();
+                self.with_stmt(true)
+            }
             T::KwTry => self.try_stmt(),
-            T::KwWith if !matches!(self.peek_at(1), T::KwEntry | T::KwExit) => self.with_stmt(),
+            T::KwWith if !matches!(self.peek_at(1), T::KwEntry | T::KwExit) => {
+                self.with_stmt(false)
+            }
             T::KwMatch => self.match_stmt(),
             T::KwForever => {
                 self.bump();
@@ -386,14 +392,15 @@ impl<'a> Parser<'a> {
 
     /// `for t in e { }`, and the iter-for forms `for i = 0 while c with i += 1 { }` and
     /// `for i = 0 to c by i += 1 { }` (`to`/`by` are contextual here).
-    /// `with e1 as t1, e2 { ... }`.
-    fn with_stmt(&mut self) -> StmtKind {
+    /// `with e1 as t1, e2 { ... }` (`async with` when `is_async`).
+    fn with_stmt(&mut self, is_async: bool) -> StmtKind {
         self.bump(); // with
         let mut items = Vec::new();
         loop {
-            self.with_item = true;
+            let at = self.with_target_as();
+            let outer = std::mem::replace(&mut self.with_as, at);
             let manager = self.expr();
-            self.with_item = false;
+            self.with_as = outer;
             let target = if self.eat(T::KwAs) {
                 Some(self.expr())
             } else {
@@ -405,7 +412,38 @@ impl<'a> Parser<'a> {
             }
         }
         let body = self.block();
-        StmtKind::With { items, body }
+        StmtKind::With {
+            items,
+            body,
+            is_async,
+        }
+    }
+
+    /// The token index of the `as` that names the target of the `with` item starting at
+    /// the cursor: the last `as` outside brackets before the item's `,` or the body's
+    /// `{` (a `{` that starts the item is a display). Any other `as` in the manager is a
+    /// cast (`with f(x as int) as y`, `with x as int as y`).
+    fn with_target_as(&self) -> Option<usize> {
+        let mut depth = 0usize;
+        let mut found = None;
+        let mut i = self.pos;
+        loop {
+            match self.tok_at(i).kind {
+                T::Eof => return found,
+                T::LBrace if depth == 0 && i != self.pos => return found,
+                T::LParen | T::LBracket | T::LBracketQ | T::LBrace => depth += 1,
+                T::RParen | T::RBracket | T::RBrace => {
+                    if depth == 0 {
+                        return found;
+                    }
+                    depth -= 1;
+                }
+                T::Comma | T::Semi if depth == 0 => return found,
+                T::KwAs if depth == 0 => found = Some(i),
+                _ => {}
+            }
+            i += 1;
+        }
     }
 
     fn for_stmt(&mut self) -> StmtKind {

@@ -454,7 +454,7 @@ fn sxs(s: &Stmt) -> String {
         ),
         S::Report(e) => format!("(report {})", sx(e)),
         S::TypedContext { ty, body } => format!("(ctx {} {})", sx(ty), block(body)),
-        S::With { items, body } => format!(
+        S::With { items, body, .. } => format!(
             "(with {} {})",
             items
                 .iter()
@@ -903,6 +903,21 @@ fn control_flow() {
     // In a `with` item a top-level `as` names the target; elsewhere it is a cast.
     assert_eq!(st("with a as b, c { x; }"), "(with (a b) (c _) {x})");
     assert_eq!(st("with (a as int) as b { }"), "(with ((as a int) b) {})");
+    // Only the last `as` outside brackets names the target.
+    assert_eq!(
+        st("with f(x as int) as y { }"),
+        "(with ((call f (as x int)) y) {})"
+    );
+    assert_eq!(
+        st("with f(x as int) { }"),
+        "(with ((call f (as x int)) _) {})"
+    );
+    assert_eq!(st("with a as int as b { }"), "(with ((as a int) b) {})");
+    assert_eq!(
+        st("with f([x as int]) as y, g() as z { }"),
+        "(with ((call f [(as x int)]) y) ((call g) z) {})"
+    );
+    assert_eq!(st("async with a as b { }"), "(with (a b) {})");
     assert_eq!(st("y = a as int;"), "(= y (as a int))");
     assert_eq!(
         st(

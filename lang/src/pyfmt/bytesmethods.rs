@@ -34,6 +34,34 @@ pub fn push_bytes_repr(out: &mut String, b: &[u8]) {
     out.push(quote as char);
 }
 
+/// CPython's `repr()` of a bytearray: `bytearray(b'...')` with the quote `bytes` would
+/// choose, but a `'` is escaped whichever quote it is (CPython's `bytearray_repr`).
+pub fn push_bytearray_repr(out: &mut String, b: &[u8]) {
+    let quote = if b.contains(&b'\'') && !b.contains(&b'"') {
+        '"'
+    } else {
+        '\''
+    };
+    out.reserve(b.len() + 14);
+    out.push_str("bytearray(b");
+    out.push(quote);
+    for &c in b {
+        match c {
+            b'\\' => out.push_str("\\\\"),
+            b'\'' => out.push_str("\\'"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            b' '..=b'~' => out.push(c as char),
+            c => {
+                let _ = write!(out, "\\x{c:02x}");
+            }
+        }
+    }
+    out.push(quote);
+    out.push(')');
+}
+
 /// CPython's `repr()` of a bytes value.
 pub fn bytes_repr(b: &[u8]) -> String {
     let mut out = String::new();

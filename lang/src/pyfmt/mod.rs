@@ -22,7 +22,7 @@ mod tests;
 pub use bytesmethods::{
     bytes_capitalize, bytes_fromhex, bytes_hex, bytes_is_case, bytes_istitle, bytes_repr,
     bytes_rsplit_ws, bytes_split_ws, bytes_splitlines, bytes_strip, bytes_swapcase, bytes_title,
-    from_latin1, is_bytes_space, latin1, push_bytes_repr,
+    from_latin1, is_bytes_space, latin1, push_bytearray_repr, push_bytes_repr,
 };
 pub use float::{
     float_divmod, float_floordiv, float_is_integer, float_mod, float_repr, float_to_i64,

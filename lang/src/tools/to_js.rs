@@ -994,7 +994,7 @@ impl<'a> Js<'a> {
             }
             // Each manager in its own block: `__enter__`, then the rest inside a
             // `try` whose `finally` calls `__exit__`.
-            StmtKind::With { items, body } => {
+            StmtKind::With { items, body, .. } => {
                 self.warn(
                     s.span,
                     "`with` calls `__exit__(null, null, null)` on every exit (an exception \

@@ -699,7 +699,11 @@ impl<'a> Py<'a> {
                 let e = self.expr(e);
                 self.line(level, &format!("print({e})"));
             }
-            StmtKind::With { items, body } => {
+            StmtKind::With {
+                items,
+                body,
+                is_async,
+            } => {
                 let parts: Vec<String> = items
                     .iter()
                     .map(|i| match &i.target {
@@ -707,7 +711,8 @@ impl<'a> Py<'a> {
                         None => self.expr(&i.manager),
                     })
                     .collect();
-                self.line(level, &format!("with {}:", parts.join(", ")));
+                let kw = if *is_async { "async with" } else { "with" };
+                self.line(level, &format!("{kw} {}:", parts.join(", ")));
                 self.block(body, level + 1);
             }
             StmtKind::TypedContext { body, .. } => {

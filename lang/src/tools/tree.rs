@@ -469,7 +469,7 @@ impl Builder {
                     n.children.push(self.block("finally", e, sp)?);
                 }
             }
-            StmtKind::With { items, body } => {
+            StmtKind::With { items, body, .. } => {
                 n = TNode::new("With", sp);
                 for item in items {
                     n.children

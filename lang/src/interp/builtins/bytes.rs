@@ -63,7 +63,26 @@ pub(crate) fn new_bytes(it: &Interp, b: Vec<u8>) -> R<Value> {
     Ok(Value::Bytes(Rc::from(b)))
 }
 
-/// The bytes of a bytes-like value.
+/// A `bytearray` argument as a `bytes` snapshot of its current contents, so the
+/// `bytes` methods and codecs below take either; any other value as it is.
+pub(crate) fn freeze(v: Value) -> Value {
+    match v {
+        Value::ByteArray(b) => Value::Bytes(Rc::from(b.borrow().as_slice())),
+        other => other,
+    }
+}
+
+/// A method argument [`freeze`]d, inside a tuple too (`startswith((b"a", ba))`).
+fn freeze_arg(v: Value) -> Value {
+    match v {
+        Value::Tuple(t) if t.iter().any(|x| matches!(x, Value::ByteArray(_))) => {
+            Value::tuple(t.iter().cloned().map(freeze).collect())
+        }
+        other => freeze(other),
+    }
+}
+
+/// The bytes of a bytes-like value (a `bytearray` is [`freeze`]d first).
 pub(crate) fn bytes_like(v: &Value) -> Option<&[u8]> {
     match v {
         Value::Bytes(b) => Some(b),
@@ -113,6 +132,7 @@ fn needle(it: &Interp, v: &Value) -> R<Vec<u8>> {
 
 /// `sub in b`.
 pub(crate) fn contains(it: &Interp, hay: &[u8], item: &Value) -> R<bool> {
+    let item = &freeze(item.clone());
     let sub = match item {
         Value::Int(_) | Value::Bool(_) | Value::BigInt(_) => vec![byte_of(it, item)?],
         other => match bytes_like(other) {
@@ -139,14 +159,26 @@ fn find(hay: &[u8], sub: &[u8]) -> Option<usize> {
 /// `bytes(...)`: empty, `n` zero bytes, the ints of an iterable, a string's encoding, or
 /// a copy of a bytes-like value.
 pub(super) fn construct(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs) -> R<Value> {
+    construct_as(it, "bytes", args, kwargs)
+}
+
+/// `bytes(...)` or, with `tname` `bytearray`, the contents of `bytearray(...)` (as
+/// `bytes`; the caller makes the mutable value) with that type's messages.
+pub(super) fn construct_as(
+    it: &mut Interp,
+    tname_: &str,
+    args: Vec<Value>,
+    kwargs: Kwargs,
+) -> R<Value> {
     let [src, encoding, errors] = bind(
         it,
-        "bytes",
+        tname_,
         args,
         kwargs,
         ["source", "encoding", "errors"],
         0,
     )?;
+    let src = src.map(freeze);
     let Some(src) = src else {
         if encoding.is_some() || errors.is_some() {
             let what = if encoding.is_some() {
@@ -162,9 +194,9 @@ pub(super) fn construct(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs) -> R<
         let Some(enc) = encoding else {
             return Err(it.err("TypeError", "string argument without an encoding"));
         };
-        let enc = text_arg(it, "bytes", "encoding", 2, &enc)?;
+        let enc = text_arg(it, tname_, "encoding", 2, &enc)?;
         let errors = match errors {
-            Some(e) => text_arg(it, "bytes", "errors", 3, &e)?,
+            Some(e) => text_arg(it, tname_, "errors", 3, &e)?,
             None => Rc::from("strict"),
         };
         return encode(it, s, &enc, &errors);
@@ -190,22 +222,30 @@ pub(super) fn construct(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs) -> R<
         }
         Value::Float(_) | Value::None => {
             let t = tname(it, &src);
-            Err(it.err("TypeError", format!("cannot convert '{t}' object to bytes")))
+            Err(it.err(
+                "TypeError",
+                format!("cannot convert '{t}' object to {tname_}"),
+            ))
         }
         other => {
             let items = match it.iterate(other) {
                 Ok(items) => items,
                 Err(e) if super::args::is_exc(it, &e, "TypeError") => {
                     let t = tname(it, other);
-                    return Err(
-                        it.err("TypeError", format!("cannot convert '{t}' object to bytes"))
-                    );
+                    return Err(it.err(
+                        "TypeError",
+                        format!("cannot convert '{t}' object to {tname_}"),
+                    ));
                 }
                 Err(e) => return Err(e),
             };
             let mut out = Vec::with_capacity(items.len());
             for v in &items {
-                out.push(item_byte(it, v)?);
+                out.push(if tname_ == "bytes" {
+                    item_byte(it, v)?
+                } else {
+                    byte_of(it, v)?
+                });
             }
             new_bytes(it, out)
         }
@@ -578,6 +618,7 @@ pub(super) fn fromhex(it: &Interp, args: Vec<Value>, kwargs: Kwargs) -> R<Value>
 /// `bytes.maketrans(frm, to)`: the 256-byte table mapping each byte of `frm` to `to`'s.
 pub(super) fn maketrans(it: &Interp, args: Vec<Value>, kwargs: Kwargs) -> R<Value> {
     range_args(it, "maketrans", &args, &kwargs, 2, 2)?;
+    let args: Vec<Value> = args.into_iter().map(freeze).collect();
     let frm = bytes_arg(it, &args[0])?;
     let to = bytes_arg(it, &args[1])?;
     if frm.len() != to.len() {
@@ -669,6 +710,11 @@ pub(super) fn call_method(
     args: Vec<Value>,
     kwargs: Kwargs,
 ) -> R<Option<Value>> {
+    let args: Vec<Value> = args.into_iter().map(freeze_arg).collect();
+    let kwargs: Kwargs = kwargs
+        .into_iter()
+        .map(|(k, v)| (k, freeze_arg(v)))
+        .collect();
     let v = match name {
         "decode" => {
             let (enc, errors) = codec_args(it, "decode", args, kwargs)?;
@@ -880,7 +926,7 @@ pub(super) fn call_method(
         }
         "join" => {
             range_args(it, name, &args, &kwargs, 1, 1)?;
-            let items = it.iterate(&args[0])?;
+            let items: Vec<Value> = it.iterate(&args[0])?.into_iter().map(freeze).collect();
             let mut total = b.len().saturating_mul(items.len().saturating_sub(1));
             for (i, v) in items.iter().enumerate() {
                 match bytes_like(v) {
@@ -1097,7 +1143,7 @@ pub(super) fn int_from_bytes(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs) 
         ["bytes", "byteorder", "signed"],
         1,
     )?;
-    let src = src.unwrap_or(Value::None);
+    let src = freeze(src.unwrap_or(Value::None));
     let data: Vec<u8> = match bytes_like(&src) {
         Some(b) => b.to_vec(),
         None => match &src {

@@ -48,6 +48,17 @@ pub(super) const SET_METHODS: &[&str] = &[
     "copy",
     "clear",
 ];
+/// The methods of `frozenset`: those of `set` that change nothing.
+pub(super) const FROZENSET_METHODS: &[&str] = &[
+    "copy",
+    "difference",
+    "intersection",
+    "isdisjoint",
+    "issubset",
+    "issuperset",
+    "symmetric_difference",
+    "union",
+];
 pub(super) const TUPLE_METHODS: &[&str] = &["index", "count"];
 pub(super) const RANGE_METHODS: &[&str] = &["index", "count"];
 
@@ -344,6 +355,7 @@ pub(super) fn dict_update_from(it: &mut Interp, d: &RefCell<Dict>, src: &Value) 
                     | Value::Iter(_)
                     | Value::Lazy(_)
                     | Value::Set(_)
+                    | Value::FrozenSet(_)
                     | Value::Dict(_)
                     | Value::Range(..) => it.iterate(&item)?,
                     _ => {
@@ -506,7 +518,7 @@ fn no_args(it: &Interp, fname: &str, args: &[Value], kwargs: &Kwargs) -> R<()> {
 /// The items of `v` as set keys.
 pub(super) fn set_of(it: &mut Interp, v: &Value) -> R<Set> {
     match v {
-        Value::Set(s) => Ok(s.borrow().clone()),
+        Value::Set(s) | Value::FrozenSet(s) => Ok(s.borrow().clone()),
         Value::Dict(d) => Ok(d.borrow().keys().cloned().collect()),
         other => {
             let items = it.iterate(other)?;
@@ -518,6 +530,29 @@ pub(super) fn set_of(it: &mut Interp, v: &Value) -> R<Set> {
             Ok(out)
         }
     }
+}
+
+/// Methods of `frozenset`: `set`'s methods that change nothing, giving a `frozenset`
+/// (`copy` gives the value itself, as CPython does).
+pub(super) fn frozenset_method(
+    it: &mut Interp,
+    recv: &Value,
+    s: &Rc<RefCell<Set>>,
+    name: &str,
+    args: Vec<Value>,
+    kwargs: Kwargs,
+) -> R<Option<Value>> {
+    if !FROZENSET_METHODS.contains(&name) {
+        return Ok(None);
+    }
+    if name == "copy" {
+        no_args(it, "frozenset.copy", &args, &kwargs)?;
+        return Ok(Some(recv.clone()));
+    }
+    Ok(match set_method(it, s, name, args, kwargs)? {
+        Some(Value::Set(r)) => Some(Value::FrozenSet(r)),
+        other => other,
+    })
 }
 
 /// Methods of `set`.

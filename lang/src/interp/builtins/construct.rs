@@ -45,6 +45,7 @@ pub fn construct_builtin(
             })
         }
         "bytes" => super::bytes::construct(it, args, kwargs),
+        "bytearray" => super::bytearray::construct(it, args, kwargs),
         "slice" => {
             no_kwargs(it, "slice", &kwargs)?;
             let n = args.len();
@@ -99,12 +100,27 @@ pub fn construct_builtin(
         }
         "set" | "frozenset" => {
             no_kwargs(it, &class.name, &kwargs)?;
+            if args.len() > 1 {
+                return Err(it.err(
+                    "TypeError",
+                    format!(
+                        "{} expected at most 1 argument, got {}",
+                        class.name,
+                        args.len()
+                    ),
+                ));
+            }
             let [x] = bind(it, &class.name, args, Vec::new(), ["iterable"], 0)?;
             let s = match x {
                 None => Default::default(),
                 Some(v) => set_of(it, &v)?,
             };
-            Ok(Value::Set(Rc::new(RefCell::new(s))))
+            let s = Rc::new(RefCell::new(s));
+            Ok(if &*class.name == "frozenset" {
+                Value::FrozenSet(s)
+            } else {
+                Value::Set(s)
+            })
         }
         "dict" => {
             if args.len() > 1 {

@@ -333,6 +333,19 @@ const BUILTIN_DIRS: &[(&str, &str)] = &[
          startswith strip swapcase title translate upper zfill",
     ),
     (
+        "bytearray",
+        "__add__ __alloc__ __buffer__ __class__ __contains__ __delattr__ __delitem__ __dir__ \
+         __doc__ __eq__ __format__ __ge__ __getattribute__ __getitem__ __getstate__ __gt__ \
+         __hash__ __iadd__ __imul__ __init__ __init_subclass__ __iter__ __le__ __len__ __lt__ \
+         __mod__ __mul__ __ne__ __new__ __reduce__ __reduce_ex__ __release_buffer__ __repr__ \
+         __rmod__ __rmul__ __setattr__ __setitem__ __sizeof__ __str__ __subclasshook__ append \
+         capitalize center clear copy count decode endswith expandtabs extend find fromhex \
+         hex index insert isalnum isalpha isascii isdigit islower isspace istitle isupper \
+         join ljust lower lstrip maketrans partition pop remove removeprefix removesuffix \
+         replace reverse rfind rindex rjust rpartition rsplit rstrip split splitlines \
+         startswith strip swapcase title translate upper zfill",
+    ),
+    (
         "list",
         "__add__ __class__ __class_getitem__ __contains__ __delattr__ __delitem__ __dir__ \
          __doc__ __eq__ __format__ __ge__ __getattribute__ __getitem__ __getstate__ __gt__ \

@@ -308,10 +308,11 @@ pub(super) fn len(it: &mut Interp, v: &Value) -> R<Value> {
     let n = match v {
         Value::Str(s) => strings::char_len(s),
         Value::Bytes(b) => b.len(),
+        Value::ByteArray(b) => b.borrow().len(),
         Value::List(l) => l.borrow().len(),
         Value::Tuple(t) => t.len(),
         Value::Dict(d) => d.borrow().len(),
-        Value::Set(s) => s.borrow().len(),
+        Value::Set(s) | Value::FrozenSet(s) => s.borrow().len(),
         Value::Range(a, b, c) => collections::range_len(*a, *b, *c),
         // `len(Color)`: how many members the enum has.
         Value::Class(c) if c.kind == crate::interp::value::ClassKind::Enum => {
@@ -673,7 +674,7 @@ fn reversed(it: &mut Interp, v: &Value) -> R<Value> {
             .map(|c| Value::Str(PyStr::from(c.encode_utf8(&mut [0; 4]) as &str)))
             .collect(),
         Value::Dict(d) => d.borrow().keys().rev().map(|k| k.0.clone()).collect(),
-        Value::Range(..) => {
+        Value::Range(..) | Value::Bytes(_) | Value::ByteArray(_) => {
             let mut items = it.iterate(v)?;
             items.reverse();
             items

@@ -159,6 +159,14 @@ pub(super) fn divmod(it: &mut Interp, a: &Value, b: &Value) -> R<Value> {
         if let Some(r) = user_dunder(it, a, "__divmod__", vec![b.clone()]) {
             return r;
         }
+        // `divmod(td1, td2)`: `timedelta.__divmod__`, its `//` and `%`.
+        if Interp::stdlib_key(a) == Some("datetime.timedelta")
+            && Interp::stdlib_key(b) == Some("datetime.timedelta")
+        {
+            let q = it.binary_op(BinOp::FloorDiv, a, b)?;
+            let r = it.binary_op(BinOp::Mod, a, b)?;
+            return Ok(Value::tuple(vec![q, r]));
+        }
         let (ta, tb) = (tname(it, a), tname(it, b));
         return Err(it.err(
             "TypeError",
@@ -283,6 +291,10 @@ pub(super) fn ord(it: &mut Interp, v: &Value) -> R<Value> {
                     ))
                 }
             }
+        }
+        Value::ByteArray(b) => {
+            let one = b.borrow().clone();
+            ord(it, &Value::Bytes(std::rc::Rc::from(one)))
         }
         Value::Bytes(b) => match **b {
             [c] => Ok(Value::Int(i64::from(c))),
@@ -429,6 +441,24 @@ pub(super) fn py_hash(it: &mut Interp, v: &Value) -> R<i64> {
             b.hash(&mut h);
             fix_hash((h.finish() >> 1) as i64)
         }
+        // CPython's `frozenset_hash`: each item's hash shuffled and xored (so order
+        // does not matter), then mixed with the size.
+        Value::FrozenSet(s) => {
+            let items: Vec<Value> = s.borrow().iter().map(|k| k.0.clone()).collect();
+            let shuffle = |h: u64| ((h ^ 89_869_747) ^ (h << 16)).wrapping_mul(3_644_798_167);
+            let mut acc: u64 = 0;
+            for item in &items {
+                acc ^= shuffle(py_hash(it, item)? as u64);
+            }
+            acc ^= (items.len() as u64 + 1).wrapping_mul(1_927_868_237);
+            acc ^= (acc >> 11) ^ (acc >> 25);
+            acc = acc.wrapping_mul(69_069).wrapping_add(907_133_923);
+            if acc == u64::MAX {
+                590_923_713
+            } else {
+                acc as i64
+            }
+        }
         Value::Tuple(items) => {
             // Nesting bounded (and unhashable members refused) before recursing.
             it.hash_key(v)?;
@@ -449,7 +479,7 @@ pub(super) fn py_hash(it: &mut Interp, v: &Value) -> R<i64> {
                 acc as i64
             }
         }
-        Value::List(_) | Value::Dict(_) | Value::Set(_) => {
+        Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::ByteArray(_) => {
             let t = tname(it, v);
             return Err(it.err("TypeError", format!("unhashable type: '{t}'")));
         }

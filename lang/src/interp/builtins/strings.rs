@@ -712,10 +712,24 @@ fn format_with(
                 let mut j = start;
                 let mut level = 1;
                 let mut in_bracket = false;
+                // Past the field name: a `!` (its conversion character is taken
+                // whatever it is, as CPython's scanner does) or the spec's `:`.
+                let mut past_name = false;
                 while j < bytes.len() {
                     match bytes[j] {
-                        b'[' if level == 1 => in_bracket = true,
+                        b'[' if level == 1 && !past_name => in_bracket = true,
                         b']' if level == 1 => in_bracket = false,
+                        b'!' if level == 1 && !in_bracket && !past_name => {
+                            past_name = true;
+                            if j + 1 >= bytes.len() {
+                                return Err(it.err(
+                                    "ValueError",
+                                    "end of string while looking for conversion specifier",
+                                ));
+                            }
+                            j += 1;
+                        }
+                        b':' if level == 1 && !in_bracket => past_name = true,
                         b'{' if !in_bracket => level += 1,
                         b'}' if !in_bracket => {
                             level -= 1;
@@ -728,7 +742,9 @@ fn format_with(
                     j += 1;
                 }
                 if j >= bytes.len() {
-                    let msg = if level > 1 || in_bracket {
+                    let msg = if start >= bytes.len() {
+                        "Single '{' encountered in format string"
+                    } else if past_name || level > 1 {
                         "unmatched '{' in format spec"
                     } else {
                         "expected '}' before end of string"
@@ -848,6 +864,9 @@ fn format_field(
                 return Err(it.err("ValueError", "Missing ']' in format string"));
             };
             let key = &r[..end];
+            if key.is_empty() {
+                return Err(it.err("ValueError", "Empty attribute in format string"));
+            }
             let kv = match key.parse::<i64>() {
                 Ok(n) if !key.starts_with(['+', '-']) => Value::Int(n),
                 _ => Value::str(key),

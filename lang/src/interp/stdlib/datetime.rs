@@ -38,8 +38,9 @@ pub const DATETIME_CLASS_FNS: &[&str] = &[
     "utcfromtimestamp",
     "fromisoformat",
     "strptime",
+    "fromordinal",
 ];
-pub const DATE_CLASS_FNS: &[&str] = &["today", "fromtimestamp", "fromisoformat"];
+pub const DATE_CLASS_FNS: &[&str] = &["today", "fromtimestamp", "fromisoformat", "fromordinal"];
 
 const US_PER_SEC: i128 = 1_000_000;
 const US_PER_DAY: i128 = 86_400 * US_PER_SEC;
@@ -628,6 +629,33 @@ impl Interp<'_> {
                 self.dt_from_unix(unix_us, tz)
             }
             "strptime" if !is_date => self.strptime_args(args, kwargs),
+            "fromordinal" => {
+                let a = self.stdlib_args(name, &["n"], 1, 1, args, kwargs)?;
+                let n = match a.get(0) {
+                    Some(Value::Int(n)) => *n,
+                    Some(Value::Bool(b)) => i64::from(*b),
+                    Some(other) => {
+                        let t = self.type_name_of(other);
+                        return Err(self.err(
+                            "TypeError",
+                            format!("'{t}' object cannot be interpreted as an integer"),
+                        ));
+                    }
+                    None => 0,
+                };
+                if n < 1 {
+                    return Err(self.err("ValueError", "ordinal must be >= 1"));
+                }
+                if n > 3_652_059 {
+                    let (y, _, _) = civil_from_days(n - EPOCH_ORDINAL - 1);
+                    return Err(self.err("ValueError", format!("year {y} is out of range")));
+                }
+                let days = n - EPOCH_ORDINAL - 1;
+                if is_date {
+                    return self.make_date(days);
+                }
+                self.dt_from_unix(i128::from(days) * US_PER_DAY, Value::None)
+            }
             "fromisoformat" => {
                 let a = self.stdlib_args(name, &["date_string"], 1, 1, args, kwargs)?;
                 let s = match a.get(0) {

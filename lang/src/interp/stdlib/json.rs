@@ -180,7 +180,11 @@ impl Interp<'_> {
                     args,
                     kwargs,
                 )?;
-                let s = match a.get(0) {
+                let first = a
+                    .get(0)
+                    .cloned()
+                    .map(crate::interp::builtins::bytes::freeze);
+                let s = match first.as_ref() {
                     Some(Value::Str(s)) => s.to_rc(),
                     // Bytes are decoded first; svc reads UTF-8 (a UTF-8 BOM dropped),
                     // where CPython also detects UTF-16 and UTF-32.

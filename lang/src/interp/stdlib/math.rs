@@ -374,6 +374,56 @@ impl Interp<'_> {
                 let (a, b) = two(self, &args, &kwargs)?;
                 Ok(Value::Float(self.num_arg(&a)?.copysign(self.num_arg(&b)?)))
             }
+            "dist" => {
+                let (p, q) = two(self, &args, &kwargs)?;
+                let (p, q) = (self.iterate(&p)?, self.iterate(&q)?);
+                if p.len() != q.len() {
+                    return Err(self.err(
+                        "ValueError",
+                        "both points must have the same number of dimensions",
+                    ));
+                }
+                let mut xs = Vec::with_capacity(p.len());
+                for (a, b) in p.iter().zip(&q) {
+                    xs.push((self.num_arg(a)? - self.num_arg(b)?).abs());
+                }
+                Ok(Value::Float(vector_norm(&xs)))
+            }
+            "frexp" => {
+                let x = self.num_arg(&one(self, &args, &kwargs)?)?;
+                let (m, e) = frexp(x);
+                Ok(Value::tuple(vec![Value::Float(m), Value::Int(e)]))
+            }
+            "ldexp" => {
+                let (x, i) = two(self, &args, &kwargs)?;
+                let x = self.num_arg(&x)?;
+                let i = match &i {
+                    Value::Int(i) => *i,
+                    Value::Bool(b) => i64::from(*b),
+                    Value::BigInt(b) if b.is_negative() => i64::MIN,
+                    Value::BigInt(_) => i64::MAX,
+                    _ => {
+                        return Err(
+                            self.err("TypeError", "Expected an int as second argument to ldexp.")
+                        );
+                    }
+                };
+                let r = ldexp(x, i);
+                if r.is_infinite() && x.is_finite() {
+                    return Err(self.err("OverflowError", "math range error"));
+                }
+                Ok(Value::Float(r))
+            }
+            "modf" => {
+                let x = self.num_arg(&one(self, &args, &kwargs)?)?;
+                let (f, i) = if x.is_infinite() {
+                    (0.0f64.copysign(x), x)
+                } else {
+                    let i = x.trunc();
+                    ((x - i).copysign(x), i)
+                };
+                Ok(Value::tuple(vec![Value::Float(f), Value::Float(i)]))
+            }
             "hypot" => {
                 if !kwargs.is_empty() {
                     return Err(self.err("TypeError", "hypot() takes no keyword arguments"));
@@ -446,6 +496,20 @@ impl Interp<'_> {
                         BigInt::one()
                     }
                 })))
+            }
+            "isqrt" => {
+                let v = one(self, &args, &kwargs)?;
+                if let Value::Float(_) = v {
+                    return Err(self.err(
+                        "TypeError",
+                        "'float' object cannot be interpreted as an integer",
+                    ));
+                }
+                let n = self.big_arg(&v)?;
+                if n.is_negative() {
+                    return Err(self.err("ValueError", "isqrt() argument must be nonnegative"));
+                }
+                Ok(Value::from_bigint(n.sqrt()))
             }
             "factorial" => {
                 let v = one(self, &args, &kwargs)?;
@@ -703,4 +767,53 @@ fn vector_norm(xs: &[f64]) -> f64 {
     // One correction step: the residual of h*h against hi+lo, computed exactly by FMA.
     let r = (-h).mul_add(h, hi) + lo;
     libm::ldexp(h + r / (2.0 * h), e)
+}
+
+/// C's `frexp`: `x = m * 2**e` with `0.5 <= |m| < 1` (zero, infinities and NaN as
+/// they are, exponent 0).
+fn frexp(x: f64) -> (f64, i64) {
+    if x == 0.0 || !x.is_finite() {
+        return (x, 0);
+    }
+    // Scale a subnormal into the normal range first.
+    let (x, extra) = if x.abs() < f64::MIN_POSITIVE {
+        (x * 2f64.powi(64), -64)
+    } else {
+        (x, 0)
+    };
+    let bits = x.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i64;
+    let m = f64::from_bits((bits & !(0x7ff << 52)) | (1022 << 52));
+    (m, exp - 1022 + extra)
+}
+
+/// C's `ldexp`: `x * 2**i`, exact, in steps small enough that no intermediate
+/// overflows or loses bits before the last one.
+fn ldexp(x: f64, i: i64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let mut r = x;
+    let mut i = i.clamp(-4000, 4000) as i32;
+    while i > 1000 {
+        r *= 2f64.powi(1000);
+        i -= 1000;
+    }
+    while i < -1000 {
+        r *= 2f64.powi(-1000);
+        i += 1000;
+        if r == 0.0 {
+            return r;
+        }
+    }
+    if i >= -1022 {
+        return r * 2f64.powi(i);
+    }
+    // One rounding only, as C's: scale by 2**-1022 first when that is exact.
+    let (m, e) = frexp(r);
+    let e = e + i64::from(i);
+    if e >= -1021 {
+        return m * 2f64.powi(i32::try_from(e).unwrap_or(0));
+    }
+    m * 2f64.powi(i32::try_from(e + 1022).unwrap_or(0)) * 2f64.powi(-1022)
 }

@@ -1036,6 +1036,10 @@ impl Interp<'_> {
                 Op::AugBinary(o, extend) => {
                     let rhs = st.pop();
                     let cur = st.pop();
+                    if tri!(self.bytearray_inplace(o, &cur, &rhs)) {
+                        st.stack.push(cur);
+                        continue;
+                    }
                     if extend
                         && o == BinOp::Add
                         && let Value::List(l) = &cur
@@ -1054,6 +1058,9 @@ impl Interp<'_> {
                     let mut cur = st.pop();
                     let idx = sb + s as usize;
                     let add = o == BinOp::Add;
+                    if tri!(self.bytearray_inplace(o, &cur, &rhs)) {
+                        continue;
+                    }
                     if add && let Value::List(l) = &cur {
                         let items = tri!(self.iterate(&rhs));
                         tri!(self.check_growth(l.borrow().len(), items.len()));
@@ -1387,6 +1394,9 @@ impl Interp<'_> {
                     let cur = st.pop();
                     let name = &code.names[i as usize];
                     let add = o == BinOp::Add;
+                    if tri!(self.bytearray_inplace(o, &cur, &rhs)) {
+                        continue;
+                    }
                     if add && let Value::List(l) = &cur {
                         let items = tri!(self.iterate(&rhs));
                         tri!(self.check_growth(l.borrow().len(), items.len()));
