@@ -322,6 +322,11 @@ impl Graph {
     /// node's stored list is not loaded yet, `edges` holds just the pending appends.
     pub fn append_edge(&mut self, h: Handle, edge: AnchorId) {
         let slot = self.slot_mut(h);
+        // Room for one edge first (most nodes have one: an item under its hub), not
+        // the four a first push reserves; a second edge grows it as before.
+        if slot.edges.capacity() == 0 {
+            slot.edges.reserve_exact(1);
+        }
         slot.edges.push(edge);
         let node = slot.id;
         if self.log_edge_adds {
@@ -575,17 +580,47 @@ impl Interp<'_> {
             let nid = self.graph.slot(n).id;
             self.graph.edges_read.insert(nid, ());
             let edge_ids = self.graph.slot(n).edges.clone();
-            self.prefetch(&edge_ids)?;
-            let far_ids: Vec<AnchorId> = edge_ids
+            // Each edge id and each far end is looked up in the graph once (the
+            // prefetches load what it lacks, as before): `None` where it holds no such
+            // anchor, which the loop then asks `handle_of` for, one by one. A handle
+            // found is checked for liveness where it is used, as `handle_of` does
+            // (a slot, once made, stays the one of its id).
+            let mut edges: Vec<Option<Handle>> = edge_ids
                 .iter()
-                .filter_map(|e| self.graph.handle_by_id(*e))
-                .filter_map(|e| self.graph.slot(e).ends)
-                .filter_map(|ends| far_end(&ends, nid, op.dir))
+                .map(|id| self.graph.handle_by_id(*id))
                 .collect();
-            self.prefetch(&far_ids)?;
-            for eid in edge_ids {
-                let Some(e) = self.handle_of(eid)? else {
-                    continue;
+            if edges.iter().filter(|h| h.is_none()).nth(1).is_some() {
+                self.prefetch(&edge_ids)?;
+                for (h, id) in edges.iter_mut().zip(&edge_ids) {
+                    if h.is_none() {
+                        *h = self.graph.handle_by_id(*id);
+                    }
+                }
+            }
+            let mut fars: Vec<Option<(AnchorId, Option<Handle>)>> = vec![None; edges.len()];
+            let mut far_missing = 0usize;
+            for (e, far) in edges.iter().zip(fars.iter_mut()) {
+                if let Some(e) = e
+                    && let Some(ends) = self.graph.slot(*e).ends
+                    && let Some(id) = far_end(&ends, nid, op.dir)
+                {
+                    let fh = self.graph.handle_by_id(id);
+                    far_missing += usize::from(fh.is_none());
+                    *far = Some((id, fh));
+                }
+            }
+            if far_missing >= 2 {
+                let far_ids: Vec<AnchorId> = fars.iter().flatten().map(|f| f.0).collect();
+                self.prefetch(&far_ids)?;
+            }
+            for ((eid, eh), resolved) in edge_ids.iter().zip(edges).zip(fars) {
+                let e = match eh {
+                    Some(e) if self.graph.is_live(e) => e,
+                    Some(_) => continue,
+                    None => match self.handle_of(*eid)? {
+                        Some(e) => e,
+                        None => continue,
+                    },
                 };
                 let Some(ends) = self.graph.slot(e).ends else {
                     continue;
@@ -601,7 +636,12 @@ impl Interp<'_> {
                 if !op.conds.is_empty() && !self.conds_hold(&Value::Anchor(e), &op.conds, ctx)? {
                     continue;
                 }
-                let Some(fh) = self.handle_of(far)? else {
+                // An edge loaded only in this loop has its far end found here.
+                let fh = match resolved {
+                    Some((id, Some(fh))) if id == far => self.graph.is_live(fh).then_some(fh),
+                    _ => self.handle_of(far)?,
+                };
+                let Some(fh) = fh else {
                     continue;
                 };
                 if !self.can_read(fh)? || !self.can_read(e)? {
@@ -766,7 +806,8 @@ impl Interp<'_> {
                 let pins = self.anchors_of(&pv)?;
                 pairs.retain(|(_, n)| pins.contains(n));
             }
-            let mut seen_nodes = FxHashMap::default();
+            let mut seen_nodes =
+                FxHashMap::with_capacity_and_hasher(pairs.len(), Default::default());
             let mut nodes = Vec::with_capacity(pairs.len());
             for (_, n) in &pairs {
                 if seen_nodes.insert(*n, ()).is_none() {
@@ -776,7 +817,7 @@ impl Interp<'_> {
             current = nodes;
             last = pairs;
         }
-        let mut seen = FxHashMap::default();
+        let mut seen = FxHashMap::with_capacity_and_hasher(last.len(), Default::default());
         last.retain(|(e, _)| seen.insert(*e, ()).is_none());
         Ok((current, last))
     }
