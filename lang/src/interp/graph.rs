@@ -135,6 +135,10 @@ pub struct Graph {
     /// Id → slot index of every slot (the last one made for an id), read through
     /// `handle_by_id`; slots are indexed at the first lookup after they are made.
     ids: id_index::IdIndex,
+    /// `slots[i].id` for every `i`, densely (a slot's id never changes): what the
+    /// index reads to place a slot and to confirm a match, 16 bytes apart instead of
+    /// a slot's 192, so indexing 100,000 new slots reads them in sequence.
+    slot_ids: Vec<AnchorId>,
     /// Edges appended, for the commit set; not logged when the host keeps no commits
     /// (`log_edge_adds` false, `svc run --no-store`), where `edges_added` says whether
     /// there were any since the last commit.
@@ -196,6 +200,7 @@ impl Default for Graph {
         Graph {
             slots: Slots::default(),
             ids: id_index::IdIndex::default(),
+            slot_ids: Vec::new(),
             edge_adds: Vec::new(),
             log_edge_adds: true,
             edges_added: false,
@@ -235,6 +240,7 @@ impl Graph {
 
     pub fn insert(&mut self, slot: Slot) -> Handle {
         let index = self.slots.len();
+        self.slot_ids.push(slot.id);
         self.slots.push(slot);
         self.handle_at(index)
     }
@@ -243,8 +249,8 @@ impl Graph {
     /// handle of a pinned anchor, else that of its slot.
     #[inline]
     pub fn handle_by_id(&self, id: AnchorId) -> Option<Handle> {
-        let slots = &self.slots;
-        let index = self.ids.get(id, slots.len(), |i| slots[i].id)?;
+        let ids = &self.slot_ids;
+        let index = self.ids.get(id, ids.len(), |i| ids[i])?;
         if !self.pinned_at.is_empty()
             && let Some(&pin) = self.pinned_at.get(&index)
         {
@@ -256,14 +262,14 @@ impl Graph {
     /// Does this run's graph hold anchor `id`?
     #[inline]
     pub fn contains_id(&self, id: AnchorId) -> bool {
-        let slots = &self.slots;
-        self.ids.get(id, slots.len(), |i| slots[i].id).is_some()
+        let ids = &self.slot_ids;
+        self.ids.get(id, ids.len(), |i| ids[i]).is_some()
     }
 
     /// The slots `handle_by_id` finds, one per id held, in no particular order.
     pub fn indexed_slots(&self) -> impl Iterator<Item = &Slot> + '_ {
-        let slots = &self.slots;
-        let indexes = self.ids.indexes(slots.len(), |i| slots[i].id);
+        let ids = &self.slot_ids;
+        let indexes = self.ids.indexes(ids.len(), |i| ids[i]);
         indexes.into_iter().map(|i| &self.slots[i])
     }
 
