@@ -112,6 +112,7 @@ const _: () = assert!(std::mem::size_of::<Frame>() <= 64);
 
 /// The function frame `i` of `st` runs: its own (`Frame::func`), else, above the entry
 /// frame, the callee its `Call` left on the operand stack under it.
+#[inline]
 fn frame_func(st: &Stacks, i: usize) -> Option<&Rc<Function>> {
     let f = st.frames.get(i)?;
     match &f.func {
