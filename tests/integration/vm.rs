@@ -316,6 +316,119 @@ fn limits_end_compiled_walker_abilities_as_on_the_tree_walker() {
     assert_eq!(vm, tree);
 }
 
+/// `return name;`, `return a op b;` (fused, ninth step), calls that charge the
+/// callee's first tick and jumps that charge the tick of the statement they land on.
+const RETURNING: &str = r#"
+glob g = 5;
+
+def fib(n: int) -> int {
+    if n < 2 {
+        return n;
+    }
+    return fib(n - 1) + fib(n - 2);
+}
+
+def maybe(flag: bool) -> int {
+    if flag {
+        x = 7;
+        return x;
+    }
+    return g;
+}
+
+obj Acc {
+    has total: int = 0;
+
+    def plus(k: int) -> int {
+        self.total += k;
+        return self.total + k;
+    }
+}
+
+def run(n: int) -> int {
+    a = Acc();
+    s = 0;
+    while n > 0 {
+        n = n - 1;
+        if n % 3 == 0 {
+            continue;
+        }
+        s = s + a.plus(maybe(n % 2 == 0)) + fib(n % 5);
+    }
+    return s;
+}
+
+with entry {
+    print(run(7));
+    print(fib(7));
+}
+"#;
+
+/// Every operation budget from 1 up to the whole run ends `RETURNING` at the same
+/// point, with the same output and error, on both cores.
+#[test]
+fn every_budget_ends_fused_calls_and_returns_as_on_the_tree_walker() {
+    let mut finished = false;
+    for budget in 1..400 {
+        let b = budget.to_string();
+        let [vm, tree] = both_ways(RETURNING, &["--max-ops", &b]);
+        assert_eq!(vm, tree, "budget {budget}");
+        if vm.2 == Some(0) {
+            assert_eq!(vm.0, "89\n13\n", "budget {budget}");
+            finished = true;
+            break;
+        }
+        assert!(vm.1.contains("operation budget exceeded"), "{}", vm.1);
+    }
+    assert!(finished, "the program needs fewer than 400 operations");
+}
+
+/// A commit that fails part-way (an unstorable field after storable anchors), caught,
+/// then a later commit after the field is fixed (ninth step: the `--no-store` commit
+/// marks slots clean in its one pass and gives them their state back when a check
+/// fails): the same output stored and not, on both cores.
+const RECOMMITTING: &str = r#"
+node Box {
+    has v: any = None;
+}
+
+walker Noop {
+    can start with Root entry {
+        disengage;
+    }
+}
+
+with entry {
+    a = Box(v=1);
+    root ++> a;
+    w = Box(v=print);
+    root ++> w;
+    b = Box(v=2);
+    root ++> b;
+    try {
+        root spawn Noop();
+    } except Exception as e {
+        print("failed:", e);
+    }
+    w.v = 3;
+    a.v = [a.v];
+    root spawn Noop();
+    print("after", len([root -->]), [x.v for x in [root -->]]);
+}
+"#;
+
+#[test]
+fn a_failed_no_store_commit_leaves_the_graph_as_a_failed_stored_commit_does() {
+    let expected = "failed: cannot persist a value of type 'builtin_function_or_method'\n\
+                    after 3 [[1], 3, 2]\n";
+    let stored = run_fresh(RECOMMITTING, &[]);
+    assert_eq!(stored.0, expected, "{stored:?}");
+    assert_eq!(stored.2, Some(0));
+    let [vm, tree] = both_ways(RECOMMITTING, &[]);
+    assert_eq!(vm, stored);
+    assert_eq!(tree, stored);
+}
+
 /// `svc run ARGS... prog.svc` in a fresh directory: (stdout, stderr, exit code).
 fn run_fresh(program: &str, args: &[&str]) -> (String, String, Option<i32>) {
     let dir = TempDir::new("vm");

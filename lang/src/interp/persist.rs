@@ -315,36 +315,25 @@ impl Interp<'_> {
 
     fn commit_as(&mut self, last: bool) -> R<()> {
         let mut set = CommitSet::default();
-        // Nodes created and never connected (other than roots) are not persisted.
-        let persisted = |s: &Slot| -> bool {
-            !(s.class.is_node()
-                && s.state == SlotState::New
-                && s.edges.is_empty()
-                && s.class.kind != ClassKind::Root)
-        };
         // A host that keeps nothing (`svc run --no-store`) gets no changes, but every
         // stored form is still made, so what cannot be persisted fails as it would.
         let kept = self.host.keeps_commits();
-        let mut discarded = false;
-        let n = self.graph.slots.len();
-        for h in 0..n {
-            let (state, keep) = {
-                let s = &self.graph.slots[h];
-                (s.state, persisted(s))
-            };
-            if !matches!(state, SlotState::New | SlotState::Dirty) || !keep {
-                continue;
-            }
-            let h = self.graph.handle_at(h);
-            if kept {
+        if !kept {
+            self.commit_discarded()?;
+        } else {
+            let n = self.graph.slots.len();
+            for h in 0..n {
+                let (state, keep) = {
+                    let s = &self.graph.slots[h];
+                    (s.state, persisted(s))
+                };
+                if !matches!(state, SlotState::New | SlotState::Dirty) || !keep {
+                    continue;
+                }
+                let h = self.graph.handle_at(h);
                 let stored = self.stored_form(h)?;
                 set.upserts.push(stored);
-            } else {
-                self.check_storable(h)?;
-                discarded = true;
             }
-        }
-        if kept {
             let live_new: FxHashMap<crate::host::AnchorId, bool> = self
                 .graph
                 .slots
@@ -371,27 +360,60 @@ impl Interp<'_> {
                 .map_err(Interrupt::Host)?;
                 self.durable_commits += 1;
             }
-        } else {
-            let g = &mut self.graph;
-            discarded |= g.edges_added
-                || !(g.edge_adds.is_empty() && g.edge_removes.is_empty() && g.deletes.is_empty());
-            g.edges_added = false;
-            g.edge_adds.clear();
-            g.edge_removes.clear();
-            g.deletes.clear();
-            // Counted as a commit that stored something, as the host would have.
-            if discarded {
-                self.durable_commits += 1;
-            }
-        }
-        for s in &mut self.graph.slots {
-            if matches!(s.state, SlotState::New | SlotState::Dirty) {
-                s.state = SlotState::Clean;
+            for s in &mut self.graph.slots {
+                if matches!(s.state, SlotState::New | SlotState::Dirty) {
+                    s.state = SlotState::Clean;
+                }
             }
         }
         let callbacks = std::mem::take(&mut self.on_commit);
         for cb in callbacks {
             self.call_value(&cb, vec![], vec![])?;
+        }
+        Ok(())
+    }
+
+    /// The commit of a host that keeps nothing (`svc run --no-store`): every changed
+    /// anchor that would be stored is checked (`check_storable`) and marked clean in
+    /// one pass over the slots (a stored commit makes every stored form before it
+    /// marks any slot). When a check fails, the slots this pass already marked get
+    /// their state back, so the graph is as a failed stored commit leaves it.
+    fn commit_discarded(&mut self) -> R<()> {
+        let mut discarded = false;
+        // (slot index, state before) of each slot marked so far.
+        let mut marked: Vec<(u32, SlotState)> = Vec::new();
+        let n = self.graph.slots.len();
+        for i in 0..n {
+            let s = &mut self.graph.slots[i];
+            let state = s.state;
+            if !matches!(state, SlotState::New | SlotState::Dirty) {
+                continue;
+            }
+            if persisted(s) {
+                if !plain_fields(s) {
+                    let h = self.graph.handle_at(i);
+                    if let Err(e) = self.check_storable(h) {
+                        for &(j, before) in &marked {
+                            self.graph.slots[j as usize].state = before;
+                        }
+                        return Err(e);
+                    }
+                }
+                discarded = true;
+            }
+            marked.push((i as u32, state));
+            self.graph.slots[i].state = SlotState::Clean;
+        }
+        let g = &mut self.graph;
+        discarded |= g.edges_added
+            || !(g.edge_adds.is_empty() && g.edge_removes.is_empty() && g.deletes.is_empty());
+        g.edges_added = false;
+        g.edge_adds.clear();
+        g.edge_removes.clear();
+        g.deletes.clear();
+        // Counted as a commit that stored something, as the host would have.
+        if discarded {
+            self.durable_commits += 1;
         }
         Ok(())
     }
@@ -402,22 +424,7 @@ impl Interp<'_> {
     /// cannot be persisted fails with the same error at the same point.
     fn check_storable(&mut self, h: Handle) -> R<()> {
         self.decode_fields(h)?;
-        let s = self.graph.slot(h);
-        let plain = s.class.fields.iter().zip(&s.fields).all(|(f, v)| {
-            f.is_static
-                || matches!(
-                    v,
-                    Value::None
-                        | Value::Bool(_)
-                        | Value::Int(_)
-                        | Value::BigInt(_)
-                        | Value::Float(_)
-                        | Value::Str(_)
-                        | Value::Anchor(_)
-                        | Value::EnumMember(_)
-                )
-        });
-        if plain {
+        if plain_fields(self.graph.slot(h)) {
             return Ok(());
         }
         self.stored_form(h).map(drop)
@@ -670,4 +677,34 @@ impl Dialect for Store {
             ),
         )
     }
+}
+
+/// Whether a commit stores slot `s` when it changed: nodes created and never connected
+/// (other than roots) are not persisted.
+fn persisted(s: &Slot) -> bool {
+    !(s.class.is_node()
+        && s.state == SlotState::New
+        && s.edges.is_empty()
+        && s.class.kind != ClassKind::Root)
+}
+
+/// Whether slot `s` has its fields decoded and every one is `None`, a bool, a number, a
+/// string, an anchor or an enum member (static fields aside): values whose encoding
+/// cannot fail, so its stored text need not be made to know it can be stored.
+fn plain_fields(s: &Slot) -> bool {
+    s.pending.is_none()
+        && s.class.fields.iter().zip(&s.fields).all(|(f, v)| {
+            f.is_static
+                || matches!(
+                    v,
+                    Value::None
+                        | Value::Bool(_)
+                        | Value::Int(_)
+                        | Value::BigInt(_)
+                        | Value::Float(_)
+                        | Value::Str(_)
+                        | Value::Anchor(_)
+                        | Value::EnumMember(_)
+                )
+        })
 }

@@ -115,7 +115,9 @@ impl Interp<'_> {
                 return Ok(());
             }
         }
-        let mut stack: Vec<Value> = Vec::new();
+        // The locations entered, for their exit pass: handles (every location is an
+        // anchor; anything else would have no exit abilities to run).
+        let mut stack: Vec<Handle> = Vec::new();
         let mut last: Option<Value> = None;
         loop {
             if self.disengaged() {
@@ -129,12 +131,14 @@ impl Interp<'_> {
                     continue;
                 }
                 self.enter(&abilities, &wval, &loc)?;
-                last = Some(loc.clone());
-                stack.push(loc);
+                if let Value::Anchor(h) = &loc {
+                    stack.push(*h);
+                }
+                last = Some(loc);
                 continue;
             }
             match stack.pop() {
-                Some(loc) => self.exit(&abilities, &wval, &loc)?,
+                Some(h) => self.exit(&abilities, &wval, &Value::Anchor(h))?,
                 None => break,
             }
         }

@@ -112,6 +112,7 @@ const _: () = assert!(std::mem::size_of::<Frame>() <= 64);
 
 /// The function frame `i` of `st` runs: its own (`Frame::func`), else, above the entry
 /// frame, the callee its `Call` left on the operand stack under it.
+#[inline]
 fn frame_func(st: &Stacks, i: usize) -> Option<&Rc<Function>> {
     let f = st.frames.get(i)?;
     match &f.func {
@@ -767,7 +768,66 @@ impl Interp<'_> {
                     },
                 }
                 sb = f.slot_base as usize;
-                pc = if $resume { f.pc as usize + 1 } else { 0 };
+                if $resume {
+                    pc = f.pc as usize + 1;
+                } else {
+                    // The callee's first statement charges its tick right here, with
+                    // its span and frame if it fails (what dispatching it would do).
+                    pc = 0;
+                    if let Op::Tick = code.ops[0] {
+                        pc = 1;
+                        tri!(self.vm_tick());
+                    }
+                }
+            }};
+        }
+        // A jump to a statement's start charges that statement's tick in the same
+        // dispatch; a failing tick is reported at the `Tick` itself (`pc - 1`).
+        macro_rules! jump {
+            ($target:expr) => {{
+                pc = $target as usize;
+                if let Op::Tick = code.ops[pc] {
+                    pc += 1;
+                    tri!(self.vm_tick());
+                }
+            }};
+        }
+        // Leave the running frame with the value on top of its operands (`ret`), or
+        // `None`: the caller resumes after its call instruction.
+        macro_rules! return_frame {
+            ($ret:expr) => {{
+                let ret: bool = $ret;
+                let depth = st.frames.len();
+                let bases = match st.frames.last() {
+                    Some(f) if depth > 1 => (
+                        f.slot_base as usize,
+                        f.stack_base as usize,
+                        f.iter_base as usize,
+                        f.func.is_none(),
+                    ),
+                    _ => return Ok(if ret { st.pop() } else { Value::None }),
+                };
+                let (slot_base, stack_base, iter_base, callee_below) = bases;
+                // Dropped in this order: the frame (a method and `self`), its
+                // slots, the callee and its operands, its iterators.
+                st.frames.truncate(depth - 1);
+                st.slots.truncate(slot_base);
+                // The value returned is usually the frame's only operand: already
+                // where the caller's call instruction leaves its result (a method
+                // call), or right above it, over the callee (`Call`).
+                let first = stack_base + usize::from(callee_below);
+                if ret && st.stack.len() == first + 1 {
+                    if callee_below {
+                        st.stack.settle_top(stack_base);
+                    }
+                } else {
+                    let v = if ret { st.pop() } else { Value::None };
+                    st.stack.truncate(stack_base);
+                    st.stack.push(v);
+                }
+                st.iters.truncate(iter_base);
+                self.depth -= 1;
+                enter_top!(true);
             }};
         }
         loop {
@@ -931,29 +991,35 @@ impl Interp<'_> {
                         }
                     };
                     if !r {
-                        pc = target as usize;
+                        jump!(target);
                     }
                 }
                 Op::CompareJump(o, target) => {
-                    let b = st.pop();
-                    let a = st.pop();
-                    let r = match int_compare(o, &a, &b) {
-                        Some(r) => r,
-                        None => tri!(self.compare(o, &a, &b)),
+                    // The operands are dropped before the jump's tick (a generator
+                    // dropped here is closed by the tick, as before).
+                    let r = {
+                        let b = st.pop();
+                        let a = st.pop();
+                        match int_compare(o, &a, &b) {
+                            Some(r) => r,
+                            None => tri!(self.compare(o, &a, &b)),
+                        }
                     };
                     if !r {
-                        pc = target as usize;
+                        jump!(target);
                     }
                 }
                 Op::CompareConstJump(o, k, target) => {
-                    let a = st.pop();
-                    let b = &code.consts[k as usize];
-                    let r = match int_compare(o, &a, b) {
-                        Some(r) => r,
-                        None => tri!(self.compare(o, &a, b)),
+                    let r = {
+                        let a = st.pop();
+                        let b = &code.consts[k as usize];
+                        match int_compare(o, &a, b) {
+                            Some(r) => r,
+                            None => tri!(self.compare(o, &a, b)),
+                        }
                     };
                     if !r {
-                        pc = target as usize;
+                        jump!(target);
                     }
                 }
                 Op::CompareChain(o, target) => {
@@ -967,13 +1033,15 @@ impl Interp<'_> {
                     }
                 }
                 Op::JumpIfFalse(target) => {
-                    let v = st.pop();
-                    let t = match v {
-                        Value::Bool(b) => b,
-                        _ => tri!(self.truthy(&v)),
+                    let t = {
+                        let v = st.pop();
+                        match v {
+                            Value::Bool(b) => b,
+                            _ => tri!(self.truthy(&v)),
+                        }
                     };
                     if !t {
-                        pc = target as usize;
+                        jump!(target);
                     }
                 }
                 Op::JumpIfFalseOrPop(target) | Op::JumpIfTrueOrPop(target) => {
@@ -985,7 +1053,7 @@ impl Interp<'_> {
                         st.stack.pop();
                     }
                 }
-                Op::Jump(target) => pc = target as usize,
+                Op::Jump(target) => jump!(target),
                 Op::GetAttr(i, site) => {
                     let o = st.pop();
                     if let Value::Instance(inst) = &o
@@ -1221,39 +1289,30 @@ impl Interp<'_> {
                     let v = tri!(self.call_method_value(&recv, &name, args, kw));
                     st.stack.push(v);
                 }
-                Op::Return | Op::ReturnNone => {
-                    let ret = matches!(op, Op::Return);
-                    let depth = st.frames.len();
-                    let bases = match st.frames.last() {
-                        Some(f) if depth > 1 => (
-                            f.slot_base as usize,
-                            f.stack_base as usize,
-                            f.iter_base as usize,
-                            f.func.is_none(),
-                        ),
-                        _ => return Ok(if ret { st.pop() } else { Value::None }),
-                    };
-                    let (slot_base, stack_base, iter_base, callee_below) = bases;
-                    // Dropped in this order: the frame (a method and `self`), its
-                    // slots, the callee and its operands, its iterators.
-                    st.frames.truncate(depth - 1);
-                    st.slots.truncate(slot_base);
-                    // The value returned is usually the frame's only operand: already
-                    // where the caller's call instruction leaves its result (a method
-                    // call), or right above it, over the callee (`Call`).
-                    let first = stack_base + usize::from(callee_below);
-                    if ret && st.stack.len() == first + 1 {
-                        if callee_below {
-                            st.stack.settle_top(stack_base);
-                        }
-                    } else {
-                        let v = if ret { st.pop() } else { Value::None };
-                        st.stack.truncate(stack_base);
-                        st.stack.push(v);
+                Op::Return => return_frame!(true),
+                Op::ReturnNone => return_frame!(false),
+                Op::TickReturnLocal(s) => {
+                    tri!(self.vm_tick());
+                    if let Some(v) = &st.slots[sb + s as usize] {
+                        st.stack.push_clone(v);
+                        return_frame!(true);
                     }
-                    st.iters.truncate(iter_base);
-                    self.depth -= 1;
-                    enter_top!(true);
+                    // Unbound: the `LoadLocal` right after reads the closure chain.
+                }
+                Op::ReturnBinary(o) => {
+                    if let [.., Value::Int(x), Value::Int(y)] = &mut st.stack[..]
+                        && let Some(r) = int_binary(o, *x, *y)
+                    {
+                        *x = r;
+                        st.stack.pop_scalar();
+                        return_frame!(true);
+                        continue;
+                    }
+                    // Exactly `Binary`; the `Return` right after runs next.
+                    let b = st.pop();
+                    let a = st.pop();
+                    let r = tri!(self.binary_op(o, &a, &b));
+                    st.stack.push(r);
                 }
                 Op::GetIter(comprehension, reserve) => {
                     let v = st.pop();

@@ -127,6 +127,21 @@ pub(super) fn lower_module(body: &[ast::Stmt]) -> Option<Code> {
     Some(l.finish())
 }
 
+/// The peephole pass over finished code: `Tick, LoadLocal(s), Return` starts with
+/// `TickReturnLocal(s)` and `Binary(o), Return` with `ReturnBinary(o)`. Only the first
+/// instruction of each run is replaced: the rest stays where it was, so a jump into it,
+/// a span looked up by index and the fused instruction's own fallback (an unbound
+/// slot, operands that are not two small ints) find the plain instructions.
+fn fuse_returns(ops: &mut [Op]) {
+    for i in 0..ops.len() {
+        match ops[i..] {
+            [Op::Tick, Op::LoadLocal(s), Op::Return, ..] => ops[i] = Op::TickReturnLocal(s),
+            [Op::Binary(o), Op::Return, ..] => ops[i] = Op::ReturnBinary(o),
+            _ => {}
+        }
+    }
+}
+
 /// Whether running `s` on its own could end in a flow other than normal completion
 /// (a `return`, `skip`, `disengage`, or a `break`/`continue` not inside one of its
 /// own loops; a `break` inside a `switch` case ends the switch).
@@ -201,7 +216,8 @@ impl Lower {
         }
     }
 
-    fn finish(self) -> Code {
+    fn finish(mut self) -> Code {
+        fuse_returns(&mut self.ops);
         Code {
             ops: self.ops,
             spans: self.spans,

@@ -118,6 +118,16 @@ pub(crate) enum Op {
     CallMethodKw(u32, u32, u32),
     Return,
     ReturnNone,
+    /// `return name;` of a bound slot: the statement's `Tick`, then `LoadLocal(s)`
+    /// and `Return`, which stay right after it (the lowering's peephole pass only
+    /// replaces the `Tick`). The tick is charged here (its error at the `Tick`'s
+    /// span); a bound slot is then returned in the same dispatch, an unbound one goes
+    /// on at the `LoadLocal`, which reads the closure chain as always: (slot).
+    TickReturnLocal(u32),
+    /// `return a op b;`: a `Binary(o)` right before a `Return` (which stays after
+    /// it). Two small ints whose result fits are computed and returned in one
+    /// dispatch; anything else is exactly `Binary`, and the `Return` runs next.
+    ReturnBinary(BinOp),
     /// Pop an iterable, push a loop iterator (ranges lazily, generators step by step,
     /// anything else materialised as `for` does); with the flag, a comprehension's
     /// (generators materialised too, as `comprehend` does).

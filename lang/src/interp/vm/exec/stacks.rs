@@ -125,7 +125,7 @@ impl OpStack {
 
     /// Drop the entries from `n` up, first to last (as `Vec::truncate`).
     pub(super) fn truncate(&mut self, n: usize) {
-        for v in self.buf.iter_mut().take(self.len).skip(n) {
+        for v in self.buf[n.min(self.len)..self.len].iter_mut() {
             if !is_scalar(v) {
                 *v = Value::None;
             }
@@ -258,7 +258,7 @@ impl SlotStack {
     /// Drop the slots from `n` up, first to last (as `Vec::truncate`).
     #[inline(always)]
     pub(super) fn truncate(&mut self, n: usize) {
-        for s in self.buf.iter_mut().take(self.len).skip(n) {
+        for s in self.buf[n.min(self.len)..self.len].iter_mut() {
             if s.as_ref().is_some_and(|v| !is_scalar(v)) {
                 *s = None;
             }
@@ -363,7 +363,7 @@ impl FrameStack {
     /// Drop the frames from `n` up (their functions and `self`), first to last.
     #[inline(always)]
     pub(super) fn truncate(&mut self, n: usize) {
-        for f in self.buf.iter_mut().take(self.len).skip(n) {
+        for f in self.buf[n.min(self.len)..self.len].iter_mut() {
             f.func = None;
             f.this = None;
         }
