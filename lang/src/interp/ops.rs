@@ -2075,41 +2075,10 @@ impl Interp<'_> {
         if step == 0 {
             return Err(self.err("ValueError", "slice step cannot be zero"));
         }
-        let len = b.borrow().len() as i64;
-        if step == 1 {
-            let norm = |x: Option<i64>, d: i64| -> i64 {
-                match x {
-                    None => d,
-                    Some(i) if i < 0 => (i + len).max(0),
-                    Some(i) => i.min(len),
-                }
-            };
-            let lo_ = norm(lo, 0) as usize;
-            let hi_ = (norm(hi, len) as usize).max(lo_);
-            self.check_str_len(
-                (len as usize)
-                    .saturating_sub(hi_ - lo_)
-                    .saturating_add(items.len()),
-            )?;
-            b.borrow_mut().splice(lo_..hi_, items);
-            return Ok(());
-        }
-        let idx = pyfmt::slice_indices(len, lo, hi, step);
-        if idx.len() != items.len() {
-            return Err(self.err(
-                "ValueError",
-                format!(
-                    "attempt to assign bytes of size {} to extended slice of size {}",
-                    items.len(),
-                    idx.len()
-                ),
-            ));
-        }
-        let mut bm = b.borrow_mut();
-        for (i, x) in idx.into_iter().zip(items) {
-            bm[i] = x;
-        }
-        Ok(())
+        // The bytearray loses the slice's bytes and gains `items.len()`.
+        self.assign_slice(b, lo, hi, step, items, "bytes", |it, kept, added| {
+            it.check_str_len(kept.saturating_add(added))
+        })
     }
 
     /// `ba += x` and `ba *= n` change the `bytearray` itself, as CPython's
@@ -2182,7 +2151,27 @@ impl Interp<'_> {
         };
         let items = self.iterate(&v)?;
         let step = step.unwrap_or(1);
-        let len = l.borrow().len() as i64;
+        // The list loses the slice's items and gains `items.len()`.
+        self.assign_slice(l, lo, hi, step, items, "sequence", |it, kept, added| {
+            it.check_growth(kept, added)
+        })
+    }
+
+    /// `target[lo:hi:step] = items` for a list's values or a bytearray's bytes: a plain
+    /// slice (`step` 1) is spliced once `check(kept, added)` allows the new length; an
+    /// extended slice takes exactly as many items as it names (`what` the right side in
+    /// CPython's message).
+    fn assign_slice<T>(
+        &self,
+        target: &RefCell<Vec<T>>,
+        lo: Option<i64>,
+        hi: Option<i64>,
+        step: i64,
+        items: Vec<T>,
+        what: &str,
+        check: impl FnOnce(&Self, usize, usize) -> R<()>,
+    ) -> R<()> {
+        let len = target.borrow().len() as i64;
         if step == 1 {
             let norm = |x: Option<i64>, d: i64| -> i64 {
                 match x {
@@ -2193,9 +2182,8 @@ impl Interp<'_> {
             };
             let a = norm(lo, 0) as usize;
             let b = (norm(hi, len) as usize).max(a);
-            // The list loses `b - a` items and gains `items.len()`.
-            self.check_growth((len as usize).saturating_sub(b - a), items.len())?;
-            l.borrow_mut().splice(a..b, items);
+            check(self, (len as usize).saturating_sub(b - a), items.len())?;
+            target.borrow_mut().splice(a..b, items);
             return Ok(());
         }
         let idx = pyfmt::slice_indices(len, lo, hi, step);
@@ -2203,15 +2191,15 @@ impl Interp<'_> {
             return Err(self.err(
                 "ValueError",
                 format!(
-                    "attempt to assign sequence of size {} to extended slice of size {}",
+                    "attempt to assign {what} of size {} to extended slice of size {}",
                     items.len(),
                     idx.len()
                 ),
             ));
         }
-        let mut lm = l.borrow_mut();
+        let mut target = target.borrow_mut();
         for (i, x) in idx.into_iter().zip(items) {
-            lm[i] = x;
+            target[i] = x;
         }
         Ok(())
     }

@@ -90,13 +90,8 @@ pub(super) fn call_method(
             let c = byte_of(it, &args[1])?;
             it.check_str_len(b.borrow().len().saturating_add(1))?;
             let mut v = b.borrow_mut();
-            let n = i64::try_from(v.len()).unwrap_or(i64::MAX);
-            let i = if i < 0 {
-                i.saturating_add(n).max(0)
-            } else {
-                i.min(n)
-            };
-            v.insert(usize::try_from(i).unwrap_or(0), c);
+            let at = super::collections::insert_position(i, v.len());
+            v.insert(at, c);
             Value::None
         }
         "pop" => {
@@ -110,13 +105,11 @@ pub(super) fn call_method(
                 drop(v);
                 return Err(it.err("IndexError", "pop from empty bytearray"));
             }
-            let n = i64::try_from(v.len()).unwrap_or(i64::MAX);
-            let j = if i < 0 { i.saturating_add(n) } else { i };
-            if j < 0 || j >= n {
+            let Some(j) = super::collections::pop_position(i, v.len()) else {
                 drop(v);
                 return Err(it.err("IndexError", "pop index out of range"));
-            }
-            Value::Int(i64::from(v.remove(usize::try_from(j).unwrap_or(0))))
+            };
+            Value::Int(i64::from(v.remove(j)))
         }
         "remove" => {
             let x = one(it, "bytearray.remove", args, &kwargs)?;

@@ -220,13 +220,8 @@ pub(super) fn list_method(
             let i = index_of(it, &a.next().unwrap_or(Value::None))?;
             let x = a.next().unwrap_or(Value::None);
             let mut b = l.borrow_mut();
-            let n = i64::try_from(b.len()).unwrap_or(i64::MAX);
-            let i = if i < 0 {
-                (i.saturating_add(n)).max(0)
-            } else {
-                i.min(n)
-            };
-            b.insert(usize::try_from(i).unwrap_or(0), x);
+            let at = insert_position(i, b.len());
+            b.insert(at, x);
             Value::None
         }
         "pop" => {
@@ -240,16 +235,14 @@ pub(super) fn list_method(
                 drop(b);
                 return Err(it.err("IndexError", "pop from empty list"));
             }
-            let n = i64::try_from(b.len()).unwrap_or(i64::MAX);
-            let j = if i < 0 { i.saturating_add(n) } else { i };
-            if j < 0 || j >= n {
+            let Some(j) = pop_position(i, b.len()) else {
                 drop(b);
                 return Err(it.err("IndexError", "pop index out of range"));
-            }
-            if j == n - 1 {
+            };
+            if j + 1 == b.len() {
                 b.pop().unwrap_or(Value::None)
             } else {
-                b.remove(usize::try_from(j).unwrap_or(0))
+                b.remove(j)
             }
         }
         "remove" => {
@@ -762,4 +755,24 @@ pub(super) fn range_method(
         _ => return Ok(None),
     };
     Ok(Some(v))
+}
+
+/// Where `insert(i, x)` puts `x` in a sequence of `len` items: a negative `i` counts from
+/// the end, and both ends clamp, as CPython's list and bytearray do.
+pub(crate) fn insert_position(i: i64, len: usize) -> usize {
+    let n = i64::try_from(len).unwrap_or(i64::MAX);
+    let at = if i < 0 {
+        i.saturating_add(n).max(0)
+    } else {
+        i.min(n)
+    };
+    usize::try_from(at).unwrap_or(0)
+}
+
+/// The item `pop(i)` takes from a sequence of `len` items (a negative `i` counts from the
+/// end); `None` is CPython's "pop index out of range".
+pub(crate) fn pop_position(i: i64, len: usize) -> Option<usize> {
+    let n = i64::try_from(len).unwrap_or(i64::MAX);
+    let j = if i < 0 { i.saturating_add(n) } else { i };
+    usize::try_from(j).ok().filter(|&j| j < len)
 }
