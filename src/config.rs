@@ -105,6 +105,9 @@ pub struct LimitsConfig {
     /// Whether an endpoint that committed in its recent runs may run inline too (false:
     /// writers go to the run pool, where concurrent commits share group commits).
     pub inline_writers: bool,
+    /// Anchors (loaded or committed) past which one call retires its run worker for a
+    /// fresh thread, handing the heap the call grew back to the system (4096; 0 = never).
+    pub worker_retire_anchors: usize,
 }
 
 impl Default for LimitsConfig {
@@ -119,6 +122,7 @@ impl Default for LimitsConfig {
             max_replays: 8,
             inline_run_max_us: 1_000,
             inline_writers: false,
+            worker_retire_anchors: actors::runtime::DEFAULT_RETIRE_ANCHORS,
         }
     }
 }
@@ -1151,6 +1155,9 @@ impl Config {
                         l.inline_run_max_us = u64::from(at.int_in(value, 0, 1_000_000)?)
                     }
                     "inline_writers" => l.inline_writers = at.boolean(value)?,
+                    "worker_retire_anchors" => {
+                        l.worker_retire_anchors = at.int_in(value, 0, 100_000_000)? as usize
+                    }
                     _ => at.warn_unknown(),
                 }
             }
@@ -2584,6 +2591,7 @@ run_queue_capacity = 3
 max_replays = 0
 inline_run_max_us = 0
 inline_writers = true
+worker_retire_anchors = 0
 "#,
         );
         let c = load(&dir, None, &[]).expect("config loads");
@@ -2609,6 +2617,7 @@ inline_writers = true
                 max_replays: 0,
                 inline_run_max_us: 0,
                 inline_writers: true,
+                worker_retire_anchors: 0,
             }
         );
         let c = load(

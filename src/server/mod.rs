@@ -359,6 +359,7 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
         l2: settings.l2.clone().ok(),
         inline_run_max_us: settings.limits.inline_run_max_us,
         inline_writers: settings.limits.inline_writers,
+        retire_anchors: settings.limits.worker_retire_anchors,
     };
     match &settings.l2 {
         Ok(l2) => tracing::info!(

@@ -74,7 +74,7 @@ pub use lang::serve::{
 pub use messages::{RunInput, RunReply, StoreHealth};
 pub use run::{RunAddr, RunId, RunMsg};
 pub use supervisor::StoreSupervisor;
-pub use worker::RunWorker;
+pub use worker::{DEFAULT_RETIRE_ANCHORS, RunWorker};
 
 use crate::tier::{AnchorStore, StoreTarget};
 use actix::{Addr, Arbiter, Supervisor, System};
@@ -143,6 +143,9 @@ pub struct RuntimeConfig {
     /// Whether an endpoint whose recent runs committed may run inline (default false:
     /// writers go to the pool, where their commits can share a group commit).
     pub inline_writers: bool,
+    /// Anchors (loaded or committed) past which one call retires its run worker for a
+    /// fresh thread (`worker::DEFAULT_RETIRE_ANCHORS`, 4,096); 0 = never.
+    pub retire_anchors: usize,
 }
 
 /// What a successful commit changed, for the invalidation tier.
@@ -184,6 +187,7 @@ impl RuntimeConfig {
             l2: None,
             inline_run_max_us: 1_000,
             inline_writers: false,
+            retire_anchors: worker::DEFAULT_RETIRE_ANCHORS,
         }
     }
 }
@@ -366,6 +370,7 @@ impl Runtime {
             inline_runs: AtomicU64::new(0),
             inline_handoffs: AtomicU64::new(0),
             loads: AtomicU64::new(0),
+            retire_anchors: config.retire_anchors,
         });
         let inner = Inner {
             store_path: config.store_path.clone(),

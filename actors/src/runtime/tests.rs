@@ -453,6 +453,48 @@ def count() -> int { return len([root -->]); }
     });
 }
 
+/// `retire_anchors` is the bound (`[scale.limits] worker_retire_anchors`): a lower one
+/// makes a smaller call a bulk call, and 0 keeps every worker however large its calls.
+#[test]
+fn the_retire_bound_is_configurable_and_zero_never_retires() {
+    let dir = TempDir::new("retire-bound");
+    dir.write(
+        "main.svc",
+        r#"
+node Item { has n: int = 0; }
+def add(n: int) -> int { for i in range(n) { root ++> Item(n=i); } return n; }
+"#,
+    );
+    in_system(async {
+        let mut config = dir.config(1);
+        config.retire_anchors = 50;
+        let (rt, _) = Runtime::start(config).expect("start");
+        function(&rt, "add", json!({"n": 20})).await.expect("small");
+        assert_eq!(rt.app_loads(), 1);
+        function(&rt, "add", json!({"n": 60})).await.expect("bulk");
+        function(&rt, "add", json!({"n": 1})).await.expect("after");
+        assert_eq!(rt.app_loads(), 2, "60 anchors are past a bound of 50");
+    });
+    let dir = TempDir::new("retire-never");
+    dir.write(
+        "main.svc",
+        r#"
+node Item { has n: int = 0; }
+def add(n: int) -> int { for i in range(n) { root ++> Item(n=i); } return n; }
+"#,
+    );
+    in_system(async {
+        let mut config = dir.config(1);
+        config.retire_anchors = 0;
+        let (rt, _) = Runtime::start(config).expect("start");
+        function(&rt, "add", json!({"n": 5000}))
+            .await
+            .expect("bulk");
+        function(&rt, "add", json!({"n": 1})).await.expect("after");
+        assert_eq!(rt.app_loads(), 1, "0 never retires a worker");
+    });
+}
+
 #[test]
 fn a_panicking_call_does_not_stop_the_worker() {
     let dir = TempDir::new("panic");

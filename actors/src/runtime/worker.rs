@@ -58,6 +58,8 @@ pub(crate) struct PoolShared {
     /// Programs loaded from the published sources by this pool's hosts (workers and
     /// inline hosts load on their first call, not at start).
     pub(crate) loads: AtomicU64,
+    /// Anchors past which a call retires its worker (`DEFAULT_RETIRE_ANCHORS`; 0 = never).
+    pub(crate) retire_anchors: usize,
 }
 
 /// Replays after which a call claims the anchors it lost races on. Pure optimistic
@@ -66,14 +68,15 @@ pub(crate) struct PoolShared {
 /// wait for it, while calls touching anything else run on undisturbed.
 const ESCALATE_AFTER: u32 = 2;
 
-/// Anchors (loaded or committed) past which one call is a bulk call and its worker
-/// retires after answering it (`RunWorker::retiring`): the thread
-/// ends and a fresh one takes its place. A bulk call leaves its thread's allocator heap
-/// spread over the pages it grew to, and every later call on that thread paid for it
-/// (benches/load/README.md, "Siblings"); a thread's end hands those pages back, and the
-/// fresh worker loads the app and opens its connection on its first call, which costs
-/// about what a few hundred anchors do.
-const RETIRE_ANCHORS: usize = 4096;
+/// Default of `RuntimeConfig::retire_anchors` (`[scale.limits] worker_retire_anchors`):
+/// anchors (loaded or committed) past which one call is a bulk call and its worker
+/// retires after answering it (`RunWorker::retiring`): the thread ends and a fresh one
+/// takes its place. A bulk call leaves its thread's allocator heap spread over the pages
+/// it grew to; a thread's end hands those pages back (after 100,000 siblings added by ten
+/// calls: 81 MB resident instead of 184–203, benches/load/README.md, "Siblings"), and
+/// the fresh worker loads the app and opens its connection on its first call, which
+/// costs about what a few hundred anchors do.
+pub const DEFAULT_RETIRE_ANCHORS: usize = 4096;
 
 /// The program a worker runs and the source generation it was loaded from.
 struct WorkerApp {
@@ -94,7 +97,7 @@ pub struct RunWorker {
     known_roots: HashSet<AnchorId>,
     /// The last call's run committed something (its endpoint writes: `inline.rs`).
     last_wrote: bool,
-    /// A call of this worker was a bulk call (`RETIRE_ANCHORS`): the pool replaces it.
+    /// A call of this worker was a bulk call (`PoolShared::retire_anchors`): the pool replaces it.
     bulk: bool,
 }
 
@@ -143,7 +146,7 @@ impl RunWorker {
         Ok(self.store.insert(store))
     }
 
-    /// Whether this worker ran a bulk call (`RETIRE_ANCHORS`) and should end, for a fresh
+    /// Whether this worker ran a bulk call (`PoolShared::retire_anchors`) and should end, for a fresh
     /// worker in a fresh thread to take its place.
     pub(crate) fn retiring(&self) -> bool {
         self.bulk
@@ -346,7 +349,8 @@ impl RunWorker {
                 result = Err(failed);
             }
             self.last_wrote = host.wrote;
-            self.bulk |= host.anchors > RETIRE_ANCHORS;
+            let retire = self.shared.retire_anchors;
+            self.bulk |= retire > 0 && host.anchors > retire;
             if host.store_failed {
                 let text = match &result {
                     Err(CallError::Host(m)) => m.clone(),
