@@ -35,6 +35,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+mod wal_index;
+
 /// Version of the on-disk layout written by this build.
 pub const FORMAT_VERSION: i64 = 1;
 
@@ -229,6 +231,11 @@ pub struct SqliteStore {
     recycled: u64,
     /// A group this connection led failed as a whole (`take_group_failure`).
     group_failure: Option<String>,
+    /// The WAL-index header as of the cache's last agreement with the store: an
+    /// unchanged header spares an attempt its `meta.commit_seq` read (`wal_index`).
+    wal: wal_index::WalIndexWatch,
+    /// Attempts that read `meta.commit_seq` (the full check; the unit tests read it).
+    seq_checks: u64,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -313,6 +320,8 @@ impl SqliteStore {
             bulk_rows: 0,
             recycled: 0,
             group_failure: None,
+            wal: Default::default(),
+            seq_checks: 0,
         };
         store.reload_aliases()?;
         Ok(store)
@@ -511,12 +520,19 @@ impl SqliteStore {
         match fresh {
             Ok(conn) => {
                 self.conn = conn;
+                self.wal.reset();
                 self.recycled += 1;
             }
             Err(e) => tracing::warn!(
                 "could not replace a store connection after a bulk call (keeping it): {e}"
             ),
         }
+    }
+
+    /// Attempts that made the full check of `meta.commit_seq` (the others found the
+    /// WAL-index header unchanged, `wal_index`).
+    pub fn seq_checks(&self) -> u64 {
+        self.seq_checks
     }
 
     /// Connections this store replaced after bulk attempts (`recycle`).
@@ -531,14 +547,20 @@ impl SqliteStore {
         };
         let shared = std::sync::Arc::clone(shared);
         if !self.validated {
-            let seq = read_seq(&self.conn)?;
-            if seq != shared.known_seq() {
-                let _writer = shared.writer();
+            // Read before the full check, remembered only after it (`wal_index`).
+            let header = self.wal.read();
+            if !self.wal.unchanged(header.as_ref()) {
+                self.seq_checks += 1;
                 let seq = read_seq(&self.conn)?;
                 if seq != shared.known_seq() {
-                    shared.clear();
-                    shared.set_known_seq(seq);
+                    let _writer = shared.writer();
+                    let seq = read_seq(&self.conn)?;
+                    if seq != shared.known_seq() {
+                        shared.clear();
+                        shared.set_known_seq(seq);
+                    }
                 }
+                self.wal.settle(&self.path, header);
             }
             self.validated = true;
         }
@@ -2143,6 +2165,61 @@ mod tests {
         );
         let stats = shared.stats();
         assert!(stats.hits > 0 && stats.clears > 0, "{stats:?}");
+    }
+
+    /// Attempts on a store nobody writes skip the `meta.commit_seq` read once the
+    /// WAL-index header is known quiet; a commit by another connection (another process)
+    /// changes the header, and the next attempt checks, clears and reads it fresh.
+    #[test]
+    fn a_quiet_wal_index_spares_the_check_and_a_write_elsewhere_is_still_seen() {
+        use crate::l1::{EmbeddedShared, EmbeddedTuning};
+        use std::sync::Arc;
+        let dir = TempDir::new("walindex");
+        let shared = Arc::new(EmbeddedShared::new(EmbeddedTuning::default()));
+        let mut store = SqliteStore::open(dir.db()).expect("open");
+        store.set_shared(Arc::clone(&shared)).expect("attach");
+        let root = store.root_id();
+        let n = node(0x5, root, "mine");
+        store
+            .commit(&CommitSet {
+                upserts: vec![n.clone()],
+                edge_adds: vec![(root, 0x5)],
+                ..CommitSet::default()
+            })
+            .expect("c");
+        let mut version = 0;
+        for _ in 0..5 {
+            store.begin_attempt();
+            let (got, v) = store.load_versioned(n.id).expect("load").expect("node");
+            assert_eq!(got, n);
+            version = v;
+            store.end_attempt();
+        }
+        // The first attempt opens the WAL-index, the second finds its header quiet.
+        assert_eq!(store.seq_checks(), 2, "three attempts skipped the read");
+        let mut plain = SqliteStore::open(dir.db()).expect("open");
+        let mut theirs = n.clone();
+        theirs.fields = set_name(&theirs.fields, "theirs");
+        plain
+            .commit(&CommitSet {
+                upserts: vec![theirs.clone()],
+                ..CommitSet::default()
+            })
+            .expect("c");
+        store.begin_attempt();
+        assert_eq!(
+            store.load_versioned(n.id).expect("load"),
+            Some((theirs, version + 1)),
+            "the other connection's write is read, not the cached row"
+        );
+        store.end_attempt();
+        assert_eq!(store.seq_checks(), 3);
+        assert!(shared.stats().clears > 0);
+        // Quiet again: the header after their commit is remembered.
+        store.begin_attempt();
+        store.load_versioned(n.id).expect("load");
+        store.end_attempt();
+        assert_eq!(store.seq_checks(), 3);
     }
 
     /// A commit keeps cached entries current but adds none: nodes a call creates are
