@@ -50,6 +50,7 @@ usage: ws-load --url-base ws://127.0.0.1:PORT [options]
   --connect-batch N         handshakes in flight while connecting (default 200)
   --python-echo RT/S        the Python original's echo round trips/s (default 558)
   --python-broadcast N/S    the Python original's broadcast deliveries/s (default 8100)
+  --label NAME              the server's name in the table's title (default svc)
 ";
 
 struct Config {
@@ -67,6 +68,7 @@ struct Config {
     connect_batch: usize,
     python_echo: f64,
     python_broadcast: f64,
+    label: String,
 }
 
 fn parse_args() -> Result<Config, String> {
@@ -85,6 +87,7 @@ fn parse_args() -> Result<Config, String> {
         connect_batch: 200,
         python_echo: 558.0,
         python_broadcast: 8100.0,
+        label: "svc".into(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -122,6 +125,7 @@ fn parse_args() -> Result<Config, String> {
             "--warmup" => cfg.warmup = secs(&value)?,
             "--connect-batch" => cfg.connect_batch = num(&value)?.max(1),
             "--python-echo" => cfg.python_echo = value.parse().map_err(|_| bad("a number"))?,
+            "--label" => cfg.label = value,
             "--python-broadcast" => {
                 cfg.python_broadcast = value.parse().map_err(|_| bad("a number"))?
             }
@@ -904,7 +908,8 @@ async fn main() -> ExitCode {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!();
     println!(
-        "svc WebSocket load ({cores} cores shared by client and server; {} s measured after {} s warm-up per run)",
+        "{} WebSocket load ({cores} cores shared by client and server; {} s measured after {} s warm-up per run)",
+        cfg.label,
         cfg.duration.as_secs_f64(),
         cfg.warmup.as_secs_f64()
     );
