@@ -323,6 +323,9 @@ pub struct Class {
     /// Kept apart from `kind` because a `class` deriving from an exception is stored with
     /// the `obj` kind.
     pub python_class: bool,
+    /// The archetype this one is declared inside (`obj Outer { obj Inner {} }`), for
+    /// the dotted `__qualname__` a dataclass `repr` shows (`Outer.Inner(x=1)`).
+    pub outer: RefCell<Option<std::rc::Weak<Class>>>,
 }
 
 impl Class {
@@ -355,7 +358,24 @@ impl Class {
             file: 0,
             is_async: false,
             python_class: false,
+            outer: Default::default(),
         }
+    }
+
+    /// Python's `__qualname__`: the names of the enclosing archetypes, outermost first,
+    /// then this one's, joined by dots.
+    pub fn qualname(&self) -> Rc<str> {
+        let mut outer = self.outer.borrow().as_ref().and_then(|w| w.upgrade());
+        if outer.is_none() {
+            return self.name.clone();
+        }
+        let mut parts = vec![self.name.clone()];
+        while let Some(c) = outer {
+            parts.push(c.name.clone());
+            outer = c.outer.borrow().as_ref().and_then(|w| w.upgrade());
+        }
+        parts.reverse();
+        Rc::from(parts.join("."))
     }
 }
 
