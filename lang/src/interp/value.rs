@@ -283,6 +283,11 @@ impl StoredNames {
     }
 }
 
+/// The ambient base type of every node (`Class::is_sub`).
+pub const OSP_NODE_BASE: &str = "Node";
+/// The ambient base type of every edge (`Class::is_sub`).
+pub const OSP_EDGE_BASE: &str = "Edge";
+
 pub struct Class {
     pub name: Rc<str>,
     pub kind: ClassKind,
@@ -431,7 +436,23 @@ impl Class {
 
     /// `self` is `other` or a subclass of it.
     pub fn is_sub(&self, other: &Class) -> bool {
-        self.mro.iter().any(|c| c.id == other.id) || self.id == other.id
+        self.mro.iter().any(|c| c.id == other.id)
+            || self.id == other.id
+            || (other.kind == ClassKind::Builtin && self.is_sub_of_osp_base(other))
+    }
+
+    /// Jac's ambient base types `Node` and `Edge`: every node (root included) is a
+    /// `Node`, every edge (untyped ones included) an `Edge`, so `with Node entry`, a
+    /// `[?:Edge]` filter and `isinstance(x, Node)` match them all.
+    fn is_sub_of_osp_base(&self, base: &Class) -> bool {
+        if base.module.as_ref() != "builtins" {
+            return false;
+        }
+        match &*base.name {
+            OSP_NODE_BASE => self.arch_kind() == Some(ArchKind::Node),
+            OSP_EDGE_BASE => self.arch_kind() == Some(ArchKind::Edge),
+            _ => false,
+        }
     }
 
     /// An exception class whose `repr` is its fields' (`AppError(code=404)`), as the
