@@ -416,7 +416,10 @@ impl<'a> Cx<'a, '_> {
                         t.span,
                     ),
                     Found::Builtin
-                        if !matches!(&**n, "Root" | "GenericEdge" | "any" | "object") =>
+                        if !matches!(
+                            &**n,
+                            "Root" | "GenericEdge" | "Node" | "Edge" | "any" | "object"
+                        ) =>
                     {
                         self.warning(
                             Code::W2004,

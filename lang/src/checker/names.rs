@@ -156,6 +156,8 @@ const EXCEPTIONS: &[&str] = &[
 const AMBIENT_NAMES: &[&str] = &[
     "Root",
     "GenericEdge",
+    "Node",
+    "Edge",
     "AccessLevel",
     "APIProtocol",
     "ScheduleTrigger",
@@ -396,7 +398,13 @@ pub(super) fn is_builtin_type(name: &str) -> bool {
         || EXCEPTIONS.contains(&name)
         || matches!(
             name,
-            "Root" | "GenericEdge" | "AccessLevel" | "APIProtocol" | "ScheduleTrigger"
+            "Root"
+                | "GenericEdge"
+                | "Node"
+                | "Edge"
+                | "AccessLevel"
+                | "APIProtocol"
+                | "ScheduleTrigger"
         )
 }
 

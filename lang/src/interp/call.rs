@@ -41,6 +41,15 @@ impl Interp<'_> {
                 self.call_method_value(recv, name, args, kwargs)
             }
             Value::Class(c) => self.construct(c, args, kwargs),
+            // `root()` is the older spelling of `root`: jaclang 0.16.7 and the newest
+            // Jac both still accept it, and it is the root itself.
+            Value::Anchor(h)
+                if args.is_empty()
+                    && kwargs.is_empty()
+                    && self.graph.slot(*h).class.kind == ClassKind::Root =>
+            {
+                Ok(f.clone())
+            }
             other => {
                 // An object whose class defines `__call__`.
                 if dunder::is_object(other)

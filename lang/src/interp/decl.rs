@@ -116,6 +116,7 @@ impl Interp<'_> {
             file: ctx.file,
             is_async: a.is_async,
             python_class: a.kind == ArchKind::Class,
+            outer: Default::default(),
         });
         // Inherited abilities first, in slot order.
         let mut abilities: Vec<Rc<AbilityDef>> = Vec::new();
@@ -167,6 +168,7 @@ impl Interp<'_> {
                 }
                 Member::Archetype(inner) => {
                     let c = self.declare_archetype(inner, ctx, module)?;
+                    *c.outer.borrow_mut() = Some(Rc::downgrade(&class));
                     class
                         .statics
                         .borrow_mut()
@@ -174,6 +176,7 @@ impl Interp<'_> {
                 }
                 Member::Enum(e) => {
                     let c = self.declare_enum(e, ctx, module)?;
+                    *c.outer.borrow_mut() = Some(Rc::downgrade(&class));
                     class
                         .statics
                         .borrow_mut()
@@ -230,6 +233,7 @@ impl Interp<'_> {
             file: ctx.file,
             is_async: false,
             python_class: false,
+            outer: Default::default(),
         });
         let members: Vec<(&ast::Name, Option<&ast::Expr>)> = e
             .members

@@ -221,7 +221,7 @@ impl Interp<'_> {
                 } else if c.module.as_ref() == "builtins" {
                     let _ = write!(out, "<class '{}'>", c.name);
                 } else {
-                    let _ = write!(out, "<class '{}.{}'>", c.module, c.name);
+                    let _ = write!(out, "<class '{}.{}'>", c.module, c.qualname());
                 }
             }
             Value::EnumMember(m) if let Some(t) = super::stdlib::flag_text(m) => out.push_str(&t),
@@ -318,7 +318,7 @@ impl Interp<'_> {
         out: &mut String,
         depth: usize,
     ) -> R<()> {
-        out.push_str(&class.name);
+        out.push_str(&class.qualname());
         out.push('(');
         let mut first = true;
         for (f, v) in class.fields.iter().zip(fields.iter()) {

@@ -1448,8 +1448,11 @@ impl Interp<'_> {
                 }
             }
             Value::Class(c) => {
-                if name == "__name__" || name == "__qualname__" {
+                if name == "__name__" {
                     return Ok(Value::Str(c.name.clone().into()));
+                }
+                if name == "__qualname__" {
+                    return Ok(Value::Str(c.qualname().into()));
                 }
                 if name == "__module__" {
                     return Ok(Value::Str(c.module.clone().into()));

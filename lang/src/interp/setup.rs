@@ -109,6 +109,10 @@ impl Interp<'_> {
         Rc::make_mut(&mut self.classes).insert(root.name.clone(), root);
         let ge = self.new_builtin_class("GenericEdge", ClassKind::GenericEdge, None);
         Rc::make_mut(&mut self.classes).insert(ge.name.clone(), ge);
+        // `Node` and `Edge`: the ambient bases every node and edge matches
+        // (`Class::is_sub`); builtin types, so they are not archetypes of their own.
+        self.new_builtin_class(value::OSP_NODE_BASE, ClassKind::Builtin, None);
+        self.new_builtin_class(value::OSP_EDGE_BASE, ClassKind::Builtin, None);
         self.install_enum(
             "AccessLevel",
             &[

@@ -283,6 +283,11 @@ impl StoredNames {
     }
 }
 
+/// The ambient base type of every node (`Class::is_sub`).
+pub const OSP_NODE_BASE: &str = "Node";
+/// The ambient base type of every edge (`Class::is_sub`).
+pub const OSP_EDGE_BASE: &str = "Edge";
+
 pub struct Class {
     pub name: Rc<str>,
     pub kind: ClassKind,
@@ -323,6 +328,9 @@ pub struct Class {
     /// Kept apart from `kind` because a `class` deriving from an exception is stored with
     /// the `obj` kind.
     pub python_class: bool,
+    /// The archetype this one is declared inside (`obj Outer { obj Inner {} }`), for
+    /// the dotted `__qualname__` a dataclass `repr` shows (`Outer.Inner(x=1)`).
+    pub outer: RefCell<Option<std::rc::Weak<Class>>>,
 }
 
 impl Class {
@@ -355,7 +363,24 @@ impl Class {
             file: 0,
             is_async: false,
             python_class: false,
+            outer: Default::default(),
         }
+    }
+
+    /// Python's `__qualname__`: the names of the enclosing archetypes, outermost first,
+    /// then this one's, joined by dots.
+    pub fn qualname(&self) -> Rc<str> {
+        let mut outer = self.outer.borrow().as_ref().and_then(|w| w.upgrade());
+        if outer.is_none() {
+            return self.name.clone();
+        }
+        let mut parts = vec![self.name.clone()];
+        while let Some(c) = outer {
+            parts.push(c.name.clone());
+            outer = c.outer.borrow().as_ref().and_then(|w| w.upgrade());
+        }
+        parts.reverse();
+        Rc::from(parts.join("."))
     }
 }
 
@@ -411,7 +436,23 @@ impl Class {
 
     /// `self` is `other` or a subclass of it.
     pub fn is_sub(&self, other: &Class) -> bool {
-        self.mro.iter().any(|c| c.id == other.id) || self.id == other.id
+        self.mro.iter().any(|c| c.id == other.id)
+            || self.id == other.id
+            || (other.kind == ClassKind::Builtin && self.is_sub_of_osp_base(other))
+    }
+
+    /// Jac's ambient base types `Node` and `Edge`: every node (root included) is a
+    /// `Node`, every edge (untyped ones included) an `Edge`, so `with Node entry`, a
+    /// `[?:Edge]` filter and `isinstance(x, Node)` match them all.
+    fn is_sub_of_osp_base(&self, base: &Class) -> bool {
+        if base.module.as_ref() != "builtins" {
+            return false;
+        }
+        match &*base.name {
+            OSP_NODE_BASE => self.arch_kind() == Some(ArchKind::Node),
+            OSP_EDGE_BASE => self.arch_kind() == Some(ArchKind::Edge),
+            _ => false,
+        }
     }
 
     /// An exception class whose `repr` is its fields' (`AppError(code=404)`), as the
