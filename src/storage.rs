@@ -186,7 +186,7 @@ pub fn download_value(bytes: Vec<u8>, path: &str) -> Answer {
     match String::from_utf8(bytes) {
         Ok(text) => Ok(Json::String(text)),
         Err(_) => Err(Raise::value(format!(
-            "'{path}' is not UTF-8 text: download it to a destination instead (svc has no bytes type)"
+            "'{path}' is not UTF-8 text: download it to a destination instead"
         ))),
     }
 }

@@ -245,7 +245,7 @@ with entry {
     );
     assert_eq!(
         out,
-        "'bin' is not UTF-8 text: download it to a destination instead (svc has no bytes type)\nNone 2\n"
+        "'bin' is not UTF-8 text: download it to a destination instead\nNone 2\n"
     );
     assert_eq!(
         std::fs::read(dir.path().join("storage/copy.bin")).ok(),
