@@ -290,6 +290,9 @@ pub struct Graph {
     pinned_at: FxHashMap<usize, Handle>,
     /// What a stale handle (from an earlier run) reads: a deleted placeholder.
     dead: Box<Slot>,
+    /// (id, slot index) of each root `ensure_root` found or made, so evaluating `root`
+    /// again needs no id lookup (which would index every slot made since the last one).
+    root_slots: Vec<(AnchorId, usize)>,
 }
 
 thread_local! {
@@ -342,6 +345,7 @@ impl Default for Graph {
             pinned: FxHashMap::default(),
             pinned_at: FxHashMap::default(),
             dead: stale_slot(),
+            root_slots: Vec::new(),
         }
     }
 }
@@ -398,6 +402,24 @@ impl Graph {
             return Some(pin);
         }
         Some(self.handle_at(index))
+    }
+
+    /// The handle of root `id` as `ensure_root` last found or made it (what
+    /// `handle_by_id` gives for it: a slot never changes its id), if any.
+    fn root_hint(&self, id: AnchorId) -> Option<Handle> {
+        let &(_, index) = self.root_slots.iter().find(|(r, _)| *r == id)?;
+        self.handle_of_index(index)
+    }
+
+    /// Remember root `id`'s slot (that of handle `h`).
+    fn note_root(&mut self, id: AnchorId, h: Handle) {
+        let Some(index) = self.index(h) else {
+            return;
+        };
+        match self.root_slots.iter_mut().find(|(r, _)| *r == id) {
+            Some(entry) => entry.1 = index,
+            None => self.root_slots.push((id, index)),
+        }
     }
 
     /// The ids of node `h`'s edges, in order.
@@ -604,13 +626,19 @@ impl Interp<'_> {
     }
 
     fn ensure_root(&mut self, id: AnchorId) -> R<Handle> {
+        if let Some(h) = self.graph.root_hint(id)
+            && self.graph.is_live(h)
+        {
+            return Ok(h);
+        }
         if let Some(h) = self.handle_of(id)? {
+            self.graph.note_root(id, h);
             return Ok(h);
         }
         let class = self
             .builtin_class("Root")
             .ok_or_else(|| super::Interrupt::Limit("Root class missing".into()))?;
-        Ok(self.graph.insert(Slot {
+        let h = self.graph.insert(Slot {
             id,
             class,
             fields: Vec::new(),
@@ -621,7 +649,9 @@ impl Interp<'_> {
             owner: id,
             access: AccessPolicy::default(),
             state: SlotState::New,
-        }))
+        });
+        self.graph.note_root(id, h);
+        Ok(h)
     }
 
     /// Connect `src` to `dst` with a new edge (of `edge` class, or `GenericEdge`).
