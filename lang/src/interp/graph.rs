@@ -28,18 +28,149 @@ pub struct Slot {
     /// The stored `has` fields (JSON object text) of a loaded anchor, decoded into
     /// `fields` on first use (`Interp::decode_fields`). Loading an anchor therefore never
     /// loads what its fields refer to: a chain of a million stored references costs one
-    /// row per hop actually taken, and no native recursion.
-    pub pending: Option<Box<str>>,
-    /// Nodes: edge ids in creation order (complete only when `edges_loaded`).
-    pub edges: Vec<AnchorId>,
+    /// row per hop actually taken, and no native recursion. Boxed once more so the
+    /// option is one pointer: it pays for the edge list's kind (`EdgeList`) and a slot
+    /// stays 192 bytes.
+    #[allow(clippy::box_collection)] // one word instead of two on every slot
+    pub pending: Option<Box<String>>,
+    /// Nodes: edges in creation order (complete only when `edges_loaded`).
+    pub edges: EdgeList,
     /// False while a loaded node's edge list is still in the store: appends are logged
     /// without reading it; a traversal loads it first (`Interp::ensure_edges`).
     pub edges_loaded: bool,
     /// Edges: the two ends.
-    pub ends: Option<EdgeEnds>,
+    pub ends: Option<SlotEnds>,
     pub owner: AnchorId,
     pub access: AccessPolicy,
     pub state: SlotState,
+}
+
+/// A node's edges, in creation order: the edges' slot indexes while every edge of the
+/// list is a slot of this graph that `connect` appended (a node made by this run), else
+/// their ids (a list loaded from the store, appends to it, or an index beyond `u32`).
+/// A slot never changes its id and no second slot is made for an id already held, so
+/// an index names the same anchor its id would: a hop over a list of indexes needs no
+/// id lookup, and an entry is 4 bytes instead of 16.
+pub enum EdgeList {
+    Slots(Vec<u32>),
+    Ids(Vec<AnchorId>),
+}
+
+impl Default for EdgeList {
+    fn default() -> EdgeList {
+        EdgeList::Slots(Vec::new())
+    }
+}
+
+impl EdgeList {
+    pub fn len(&self) -> usize {
+        match self {
+            EdgeList::Slots(v) => v.len(),
+            EdgeList::Ids(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The edges' ids, in order (`slot_ids` = `Graph::slot_ids`).
+    fn ids(&self, slot_ids: &[AnchorId]) -> Vec<AnchorId> {
+        match self {
+            EdgeList::Slots(v) => v
+                .iter()
+                .filter_map(|&i| slot_ids.get(i as usize).copied())
+                .collect(),
+            EdgeList::Ids(v) => v.clone(),
+        }
+    }
+
+    /// The list's ids, in order.
+    fn into_ids(self, slot_ids: &[AnchorId]) -> Vec<AnchorId> {
+        match self {
+            EdgeList::Slots(_) => self.ids(slot_ids),
+            EdgeList::Ids(v) => v,
+        }
+    }
+
+    /// Append edge `id` at slot `index` (an index when the list is one of indexes and
+    /// the index fits, else the id: the list becomes one of ids).
+    fn push(&mut self, id: AnchorId, index: usize, slot_ids: &[AnchorId]) {
+        let at = u32::try_from(index).ok().filter(|&i| i != NO_SLOT);
+        match (self, at) {
+            (EdgeList::Slots(v), Some(i)) => {
+                // Room for one edge first (most nodes have one: an item under its hub),
+                // not the four a first push reserves; a second edge grows it as before.
+                if v.capacity() == 0 {
+                    v.reserve_exact(1);
+                }
+                v.push(i);
+            }
+            (EdgeList::Ids(v), _) => v.push(id),
+            (list @ EdgeList::Slots(_), None) => {
+                let mut ids = std::mem::take(list).into_ids(slot_ids);
+                ids.push(id);
+                *list = EdgeList::Ids(ids);
+            }
+        }
+    }
+
+    /// Remove the first entry of edge `id`.
+    fn remove(&mut self, id: AnchorId, slot_ids: &[AnchorId]) {
+        match self {
+            EdgeList::Slots(v) => {
+                if let Some(pos) = v
+                    .iter()
+                    .position(|&i| slot_ids.get(i as usize) == Some(&id))
+                {
+                    v.remove(pos);
+                }
+            }
+            EdgeList::Ids(v) => {
+                if let Some(pos) = v.iter().position(|x| *x == id) {
+                    v.remove(pos);
+                }
+            }
+        }
+    }
+}
+
+/// No slot index known for an end (`SlotEnds`).
+const NO_SLOT: u32 = u32::MAX;
+
+/// An edge's two ends in the arena: their ids ([`EdgeEnds`], what is stored) and,
+/// when `connect` made the edge, the ends' slot indexes, so a hop reaches the far node
+/// without an id lookup ([`NO_SLOT`] for an edge loaded from the store). In the
+/// padding of the ids' layout: a slot is no larger.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotEnds {
+    pub source: AnchorId,
+    pub target: AnchorId,
+    source_slot: u32,
+    target_slot: u32,
+    pub undirected: bool,
+}
+
+impl SlotEnds {
+    /// The ends of a loaded edge (slots not known).
+    pub fn stored(ends: EdgeEnds) -> SlotEnds {
+        SlotEnds {
+            source: ends.source,
+            target: ends.target,
+            source_slot: NO_SLOT,
+            target_slot: NO_SLOT,
+            undirected: ends.undirected,
+        }
+    }
+
+    /// The ids, as stored.
+    pub fn ids(&self) -> EdgeEnds {
+        EdgeEnds {
+            source: self.source,
+            target: self.target,
+            undirected: self.undirected,
+        }
+    }
 }
 
 /// The arena's slots in chunks that never move: chunk 0 holds the first
@@ -159,6 +290,9 @@ pub struct Graph {
     pinned_at: FxHashMap<usize, Handle>,
     /// What a stale handle (from an earlier run) reads: a deleted placeholder.
     dead: Box<Slot>,
+    /// (id, slot index) of each root `ensure_root` found or made, so evaluating `root`
+    /// again needs no id lookup (which would index every slot made since the last one).
+    root_slots: Vec<(AnchorId, usize)>,
 }
 
 thread_local! {
@@ -186,7 +320,7 @@ fn stale_slot() -> Box<Slot> {
         class: stale_class(),
         fields: Vec::new(),
         pending: None,
-        edges: Vec::new(),
+        edges: EdgeList::default(),
         edges_loaded: true,
         ends: None,
         owner: 0,
@@ -211,6 +345,7 @@ impl Default for Graph {
             pinned: FxHashMap::default(),
             pinned_at: FxHashMap::default(),
             dead: stale_slot(),
+            root_slots: Vec::new(),
         }
     }
 }
@@ -229,7 +364,7 @@ impl Graph {
             class,
             fields,
             pending: None,
-            edges: Vec::new(),
+            edges: EdgeList::default(),
             edges_loaded: true,
             ends: None,
             owner,
@@ -251,12 +386,70 @@ impl Graph {
     pub fn handle_by_id(&self, id: AnchorId) -> Option<Handle> {
         let ids = &self.slot_ids;
         let index = self.ids.get(id, ids.len(), |i| ids[i])?;
+        self.handle_of_index(index)
+    }
+
+    /// The handle `handle_by_id` gives for the id of `slots[index]`: the pinned handle
+    /// of a pinned slot, else the slot's own; `None` past the arena's end.
+    #[inline]
+    fn handle_of_index(&self, index: usize) -> Option<Handle> {
+        if index >= self.slots.len() {
+            return None;
+        }
         if !self.pinned_at.is_empty()
             && let Some(&pin) = self.pinned_at.get(&index)
         {
             return Some(pin);
         }
         Some(self.handle_at(index))
+    }
+
+    /// The handle of root `id` as `ensure_root` last found or made it (what
+    /// `handle_by_id` gives for it: a slot never changes its id), if any.
+    fn root_hint(&self, id: AnchorId) -> Option<Handle> {
+        let &(_, index) = self.root_slots.iter().find(|(r, _)| *r == id)?;
+        self.handle_of_index(index)
+    }
+
+    /// Remember root `id`'s slot (that of handle `h`).
+    fn note_root(&mut self, id: AnchorId, h: Handle) {
+        let Some(index) = self.index(h) else {
+            return;
+        };
+        match self.root_slots.iter_mut().find(|(r, _)| *r == id) {
+            Some(entry) => entry.1 = index,
+            None => self.root_slots.push((id, index)),
+        }
+    }
+
+    /// The ids of node `h`'s edges, in order.
+    pub fn edge_ids(&self, h: Handle) -> Vec<AnchorId> {
+        self.slot(h).edges.ids(&self.slot_ids)
+    }
+
+    /// Node `h`'s edges, in order, as handles where the list has them (a list of slot
+    /// indexes: `ids` is then empty) or as the graph's `handle_by_id` of each id (`ids`
+    /// holds them, `None` where the graph holds no such anchor).
+    fn edge_handles(&self, h: Handle) -> (Vec<AnchorId>, Vec<Option<Handle>>) {
+        match &self.slot(h).edges {
+            EdgeList::Slots(v) => (
+                Vec::new(),
+                v.iter()
+                    .map(|&i| self.handle_of_index(i as usize))
+                    .collect(),
+            ),
+            EdgeList::Ids(ids) => (
+                ids.clone(),
+                ids.iter().map(|id| self.handle_by_id(*id)).collect(),
+            ),
+        }
+    }
+
+    /// Remove edge `eid` from node `h`'s edge list (its first entry).
+    fn remove_edge_entry(&mut self, h: Handle, eid: AnchorId) {
+        if let Some(i) = self.index(h) {
+            self.slots[i].edges.remove(eid, &self.slot_ids);
+        }
     }
 
     /// Does this run's graph hold anchor `id`?
@@ -324,16 +517,20 @@ impl Graph {
         }
     }
 
-    /// Log `edge` as appended to node `h`: O(1) whatever the node's degree. If the
+    /// Log edge `e` as appended to node `h`: O(1) whatever the node's degree. If the
     /// node's stored list is not loaded yet, `edges` holds just the pending appends.
-    pub fn append_edge(&mut self, h: Handle, edge: AnchorId) {
-        let slot = self.slot_mut(h);
-        // Room for one edge first (most nodes have one: an item under its hub), not
-        // the four a first push reserves; a second edge grows it as before.
-        if slot.edges.capacity() == 0 {
-            slot.edges.reserve_exact(1);
-        }
-        slot.edges.push(edge);
+    pub fn append_edge(&mut self, h: Handle, e: Handle) {
+        let at = self.index(e).unwrap_or(usize::MAX);
+        let edge = self.slot(e).id;
+        let slot = match self.index(h) {
+            Some(i) => &mut self.slots[i],
+            // Writes through a stale handle land here and are never committed.
+            None => {
+                self.dead.state = SlotState::Deleted;
+                &mut self.dead
+            }
+        };
+        slot.edges.push(edge, at, &self.slot_ids);
         let node = slot.id;
         if self.log_edge_adds {
             self.edge_adds.push((node, edge));
@@ -347,19 +544,27 @@ impl Graph {
     }
 }
 
-/// How a hop moves from a node along one edge.
-fn far_end(ends: &EdgeEnds, from: AnchorId, dir: EdgeDir) -> Option<AnchorId> {
+/// How a hop moves from a node along one edge: the far end's id and its slot index
+/// (`NO_SLOT` when not known).
+fn far_end(ends: &SlotEnds, from: AnchorId, dir: EdgeDir) -> Option<(AnchorId, u32)> {
     let out = ends.source == from;
     let inn = ends.target == from;
+    let source = (ends.source, ends.source_slot);
+    let target = (ends.target, ends.target_slot);
     match dir {
-        EdgeDir::Out if out => Some(ends.target),
-        EdgeDir::Out if ends.undirected && inn => Some(ends.source),
-        EdgeDir::In if inn => Some(ends.source),
-        EdgeDir::In if ends.undirected && out => Some(ends.target),
-        EdgeDir::Any if out => Some(ends.target),
-        EdgeDir::Any if inn => Some(ends.source),
+        EdgeDir::Out if out => Some(target),
+        EdgeDir::Out if ends.undirected && inn => Some(source),
+        EdgeDir::In if inn => Some(source),
+        EdgeDir::In if ends.undirected && out => Some(target),
+        EdgeDir::Any if out => Some(target),
+        EdgeDir::Any if inn => Some(source),
         _ => None,
     }
+}
+
+/// A slot index as `SlotEnds` keeps it (`NO_SLOT` when none or beyond `u32`).
+fn slot_u32(index: Option<usize>) -> u32 {
+    index.and_then(|i| u32::try_from(i).ok()).unwrap_or(NO_SLOT)
 }
 
 impl Interp<'_> {
@@ -401,10 +606,10 @@ impl Interp<'_> {
                 .handle_by_id(*e)
                 .is_none_or(|eh| self.graph.is_live(eh))
         });
+        let pending = std::mem::take(&mut self.graph.slot_mut(h).edges);
+        stored.extend(pending.into_ids(&self.graph.slot_ids));
         let slot = self.graph.slot_mut(h);
-        let pending = std::mem::take(&mut slot.edges);
-        slot.edges = stored;
-        slot.edges.extend(pending);
+        slot.edges = EdgeList::Ids(stored);
         slot.edges_loaded = true;
         Ok(())
     }
@@ -421,24 +626,32 @@ impl Interp<'_> {
     }
 
     fn ensure_root(&mut self, id: AnchorId) -> R<Handle> {
+        if let Some(h) = self.graph.root_hint(id)
+            && self.graph.is_live(h)
+        {
+            return Ok(h);
+        }
         if let Some(h) = self.handle_of(id)? {
+            self.graph.note_root(id, h);
             return Ok(h);
         }
         let class = self
             .builtin_class("Root")
             .ok_or_else(|| super::Interrupt::Limit("Root class missing".into()))?;
-        Ok(self.graph.insert(Slot {
+        let h = self.graph.insert(Slot {
             id,
             class,
             fields: Vec::new(),
             pending: None,
-            edges: Vec::new(),
+            edges: EdgeList::default(),
             edges_loaded: true,
             ends: None,
             owner: id,
             access: AccessPolicy::default(),
             state: SlotState::New,
-        }))
+        });
+        self.graph.note_root(id, h);
+        Ok(h)
     }
 
     /// Connect `src` to `dst` with a new edge (of `edge` class, or `GenericEdge`).
@@ -470,19 +683,17 @@ impl Interp<'_> {
         };
         self.check_connect(src)?;
         self.check_connect(dst)?;
-        let (sid, did, eid) = (
-            self.graph.slot(src).id,
-            self.graph.slot(dst).id,
-            self.graph.slot(e).id,
-        );
-        self.graph.slot_mut(e).ends = Some(EdgeEnds {
+        let (sid, did) = (self.graph.slot(src).id, self.graph.slot(dst).id);
+        self.graph.slot_mut(e).ends = Some(SlotEnds {
             source: sid,
             target: did,
+            source_slot: slot_u32(self.graph.index(src)),
+            target_slot: slot_u32(self.graph.index(dst)),
             undirected,
         });
-        self.graph.append_edge(src, eid);
+        self.graph.append_edge(src, e);
         if did != sid {
-            self.graph.append_edge(dst, eid);
+            self.graph.append_edge(dst, e);
         }
         Ok(e)
     }
@@ -500,10 +711,7 @@ impl Interp<'_> {
         };
         for end in ends_ids {
             if let Some(h) = self.handle_of(end)? {
-                let slot = self.graph.slot_mut(h);
-                if let Some(pos) = slot.edges.iter().position(|x| *x == eid) {
-                    slot.edges.remove(pos);
-                }
+                self.graph.remove_edge_entry(h, eid);
             }
             self.graph.edge_removes.push((end, eid));
         }
@@ -536,7 +744,7 @@ impl Interp<'_> {
                     return self.remove_edge(h);
                 }
                 self.ensure_edges(h)?;
-                let edges = self.graph.slot(h).edges.clone();
+                let edges = self.graph.edge_ids(h);
                 for eid in edges {
                     if let Some(e) = self.handle_of(eid)? {
                         self.remove_edge(e)?;
@@ -585,16 +793,14 @@ impl Interp<'_> {
             self.ensure_edges(n)?;
             let nid = self.graph.slot(n).id;
             self.graph.edges_read.insert(nid, ());
-            let edge_ids = self.graph.slot(n).edges.clone();
-            // Each edge id and each far end is looked up in the graph once (the
-            // prefetches load what it lacks, as before): `None` where it holds no such
-            // anchor, which the loop then asks `handle_of` for, one by one. A handle
-            // found is checked for liveness where it is used, as `handle_of` does
-            // (a slot, once made, stays the one of its id).
-            let mut edges: Vec<Option<Handle>> = edge_ids
-                .iter()
-                .map(|id| self.graph.handle_by_id(*id))
-                .collect();
+            // Each edge and each far end is looked up in the graph once (the prefetches
+            // load what it lacks, as before): `None` where it holds no such anchor,
+            // which the loop then asks `handle_of` for, one by one. A handle found is
+            // checked for liveness where it is used, as `handle_of` does (a slot, once
+            // made, stays the one of its id). A list of slot indexes (a node made by
+            // this run) and the ends' slot indexes `connect` kept give the handles
+            // without an id lookup; `edge_ids` is then empty (every edge has a handle).
+            let (edge_ids, mut edges) = self.graph.edge_handles(n);
             if edges.iter().filter(|h| h.is_none()).nth(1).is_some() {
                 self.prefetch(&edge_ids)?;
                 for (h, id) in edges.iter_mut().zip(&edge_ids) {
@@ -608,9 +814,13 @@ impl Interp<'_> {
             for (e, far) in edges.iter().zip(fars.iter_mut()) {
                 if let Some(e) = e
                     && let Some(ends) = self.graph.slot(*e).ends
-                    && let Some(id) = far_end(&ends, nid, op.dir)
+                    && let Some((id, at)) = far_end(&ends, nid, op.dir)
                 {
-                    let fh = self.graph.handle_by_id(id);
+                    let fh = if at == NO_SLOT {
+                        self.graph.handle_by_id(id)
+                    } else {
+                        self.graph.handle_of_index(at as usize)
+                    };
                     far_missing += usize::from(fh.is_none());
                     *far = Some((id, fh));
                 }
@@ -619,19 +829,22 @@ impl Interp<'_> {
                 let far_ids: Vec<AnchorId> = fars.iter().flatten().map(|f| f.0).collect();
                 self.prefetch(&far_ids)?;
             }
-            for ((eid, eh), resolved) in edge_ids.iter().zip(edges).zip(fars) {
+            for (k, (eh, resolved)) in edges.into_iter().zip(fars).enumerate() {
                 let e = match eh {
                     Some(e) if self.graph.is_live(e) => e,
                     Some(_) => continue,
-                    None => match self.handle_of(*eid)? {
-                        Some(e) => e,
+                    None => match edge_ids.get(k) {
+                        Some(eid) => match self.handle_of(*eid)? {
+                            Some(e) => e,
+                            None => continue,
+                        },
                         None => continue,
                     },
                 };
                 let Some(ends) = self.graph.slot(e).ends else {
                     continue;
                 };
-                let Some(far) = far_end(&ends, nid, op.dir) else {
+                let Some((far, _)) = far_end(&ends, nid, op.dir) else {
                     continue;
                 };
                 if let Some(t) = edge_type
@@ -944,7 +1157,42 @@ fn anchor_handles(items: &[Value]) -> Vec<Handle> {
 
 #[cfg(test)]
 mod tests {
-    use super::{FIRST_CHUNK, Slots, stale_slot};
+    use super::{EdgeList, FIRST_CHUNK, Slots, stale_slot};
+
+    #[test]
+    fn slot_ends_and_edge_lists_make_a_slot_no_larger() {
+        // The ends' slot indexes sit in the padding of the ids; the edge list's kind
+        // takes the 8 bytes `pending` gave up.
+        assert_eq!(std::mem::size_of::<EdgeList>(), 32);
+        assert_eq!(
+            std::mem::size_of::<Option<super::SlotEnds>>(),
+            std::mem::size_of::<Option<crate::host::EdgeEnds>>()
+        );
+        assert!(std::mem::size_of::<super::Slot>() <= 192);
+    }
+
+    #[test]
+    fn edge_lists_keep_slot_indexes_until_an_entry_must_be_an_id() {
+        let ids: Vec<u128> = (100..110).collect();
+        let mut list = EdgeList::default();
+        list.push(100, 0, &ids);
+        list.push(103, 3, &ids);
+        list.push(105, 5, &ids);
+        assert!(matches!(list, EdgeList::Slots(_)));
+        assert_eq!(list.ids(&ids), vec![100, 103, 105]);
+        list.remove(103, &ids);
+        assert!(matches!(list, EdgeList::Slots(_)));
+        assert_eq!(list.ids(&ids), vec![100, 105]);
+        // An index that cannot be kept (beyond `u32`, or unknown) turns the list into
+        // one of ids, in the same order.
+        list.push(999, usize::MAX, &ids);
+        assert!(matches!(list, EdgeList::Ids(_)));
+        assert_eq!(list.ids(&ids), vec![100, 105, 999]);
+        list.push(107, 7, &ids);
+        list.remove(100, &ids);
+        assert_eq!(list.len(), 3);
+        assert_eq!(list.into_ids(&ids), vec![105, 999, 107]);
+    }
 
     #[test]
     fn slots_keep_order_and_index_across_chunks() {

@@ -2,7 +2,7 @@
 //! a run's changes.
 
 use super::encode::{Dialect, Key, Part, Shape, TextOut, identity};
-use super::graph::{Slot, SlotState};
+use super::graph::{EdgeList, Slot, SlotEnds, SlotState};
 use super::value::*;
 use super::{Interp, Interrupt, R};
 use crate::host::{AnchorKind, CommitSet, StoredAnchor, format_id, parse_id};
@@ -54,10 +54,10 @@ impl Interp<'_> {
             id: stored.id,
             class,
             fields: Vec::new(),
-            pending: Some(stored.fields.into_boxed_str()),
+            pending: Some(Box::new(stored.fields)),
             edges_loaded: stored.edges.is_some(),
-            edges: stored.edges.unwrap_or_default(),
-            ends: stored.ends,
+            edges: EdgeList::Ids(stored.edges.unwrap_or_default()),
+            ends: stored.ends.map(SlotEnds::stored),
             owner: stored.owner,
             access: stored.access,
             state: SlotState::Clean,
@@ -99,7 +99,7 @@ impl Interp<'_> {
             if *slot.class.name != *stored.arch_type {
                 continue;
             }
-            slot.pending = Some(stored.fields.into_boxed_str());
+            slot.pending = Some(Box::new(stored.fields));
             slot.access = stored.access;
             slot.owner = stored.owner;
         }
@@ -380,8 +380,10 @@ impl Interp<'_> {
     /// their state back, so the graph is as a failed stored commit leaves it.
     fn commit_discarded(&mut self) -> R<()> {
         let mut discarded = false;
-        // (slot index, state before) of each slot marked so far.
-        let mut marked: Vec<(u32, SlotState)> = Vec::new();
+        // The slots marked so far, as runs of adjacent slots of one state before:
+        // (first index, end index, state). A run that made its anchors one after
+        // another has a run or two, not an entry per slot.
+        let mut marked: Vec<(usize, usize, SlotState)> = Vec::new();
         let n = self.graph.slots.len();
         for i in 0..n {
             let s = &mut self.graph.slots[i];
@@ -393,15 +395,20 @@ impl Interp<'_> {
                 if !plain_fields(s) {
                     let h = self.graph.handle_at(i);
                     if let Err(e) = self.check_storable(h) {
-                        for &(j, before) in &marked {
-                            self.graph.slots[j as usize].state = before;
+                        for &(start, end, before) in &marked {
+                            for j in start..end {
+                                self.graph.slots[j].state = before;
+                            }
                         }
                         return Err(e);
                     }
                 }
                 discarded = true;
             }
-            marked.push((i as u32, state));
+            match marked.last_mut() {
+                Some(run) if run.1 == i && run.2 == state => run.1 = i + 1,
+                _ => marked.push((i, i + 1, state)),
+            }
             self.graph.slots[i].state = SlotState::Clean;
         }
         let g = &mut self.graph;
@@ -438,7 +445,7 @@ impl Interp<'_> {
                 s.class.clone(),
                 s.fields.clone(),
                 s.id,
-                s.ends,
+                s.ends.map(|e| e.ids()),
                 s.owner,
                 s.access.clone(),
             )
