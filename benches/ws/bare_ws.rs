@@ -156,6 +156,8 @@ async fn main() -> std::io::Result<()> {
             .route("/ws/echo", web::get().to(echo))
             .route("/ws/shout", web::get().to(shout))
     })
+    // As `svc start` does: actix-web 4.18 leaves Nagle's algorithm on unless told.
+    .tcp_nodelay(true)
     .workers(workers)
     .bind((host.as_str(), port))?
     .run()

@@ -468,6 +468,10 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
             .default_service(web::to(routes::endpoint))
     })
     .on_connect(peer::on_connect)
+    // Small writes go out at once: actix-web 4.18 leaves Nagle's algorithm on unless
+    // told, and a WebSocket session that writes frame after frame then waits for the
+    // peer's (delayed) ACK before each next one (benches/ws/README.md, "TCP_NODELAY").
+    .tcp_nodelay(true)
     .workers(http_workers())
     .disable_signals()
     .shutdown_timeout(shutdown::SHUTDOWN_TIMEOUT_SECS)
