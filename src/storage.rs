@@ -65,6 +65,19 @@ impl Raise {
 
 pub type Answer = Result<Json, Raise>;
 
+/// What a method call answers the interpreter.
+#[derive(Debug, PartialEq)]
+pub enum Reply {
+    /// A JSON value, sent as `{"value": v}`.
+    Value(Json),
+    /// Raw content (`download` without a destination), sent as `{"bytes": "<base64>"}`
+    /// and read back as a `bytes` value, whatever the content (UTF-8 text or not).
+    Content(Vec<u8>),
+}
+
+/// A method call's answer.
+pub type Replied = Result<Reply, Raise>;
+
 /// The arguments of one method call, by parameter name.
 pub struct Args<'a>(pub &'a Map<String, Json>);
 
@@ -179,16 +192,6 @@ pub fn check_expiry(args: &Args<'_>) -> Result<u64, Raise> {
         )));
     }
     Ok(n.unsigned_abs())
-}
-
-/// The value `download` answers without a destination: the content as text.
-pub fn download_value(bytes: Vec<u8>, path: &str) -> Answer {
-    match String::from_utf8(bytes) {
-        Ok(text) => Ok(Json::String(text)),
-        Err(_) => Err(Raise::value(format!(
-            "'{path}' is not UTF-8 text: download it to a destination instead"
-        ))),
-    }
 }
 
 /// The `storage.*` natives.
@@ -323,7 +326,7 @@ impl StorageNatives {
     }
 
     /// One method call on a `Storage` instance.
-    fn method(&self, method: &str, args: &[Json], call: NativeCall<'_>) -> Answer {
+    fn method(&self, method: &str, args: &[Json], call: NativeCall<'_>) -> Replied {
         let (Some(Json::Object(this)), Some(Json::Object(call_args))) = (args.first(), args.get(1))
         else {
             return Err(Raise::type_error("malformed storage call"));
@@ -373,12 +376,16 @@ impl Natives for StorageNatives {
     ) -> Option<Result<Json, HostError>> {
         let method = name.strip_prefix("storage.")?;
         let answer = if method == "open" {
-            self.open(args)
+            self.open(args).map(Reply::Value)
         } else {
             self.method(method, args, call)
         };
         Some(Ok(match answer {
-            Ok(value) => json!({ "value": value }),
+            Ok(Reply::Value(value)) => json!({ "value": value }),
+            Ok(Reply::Content(bytes)) => {
+                use base64::Engine as _;
+                json!({ "bytes": base64::engine::general_purpose::STANDARD.encode(bytes) })
+            }
             Err(raise) => json!({ "error": { "type": raise.kind, "message": raise.message } }),
         }))
     }

@@ -4,7 +4,7 @@
 //! reader never sees half a file.
 
 use super::paths::{normalize, resolve};
-use super::{Answer, Args, MAX_LIST_FILES, Raise, check_size, download_value, iso_time};
+use super::{Answer, Args, MAX_LIST_FILES, Raise, Replied, Reply, check_size, iso_time};
 use serde_json::{Value as Json, json};
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -17,7 +17,25 @@ pub struct Local<'a> {
 }
 
 /// Dispatch one method.
-pub fn call(s: &Local<'_>, method: &str, args: &Args<'_>) -> Answer {
+pub fn call(s: &Local<'_>, method: &str, args: &Args<'_>) -> Replied {
+    if method == "download" {
+        let source = args.str("source")?;
+        let file = resolve(s.base, source, false)?;
+        let bytes = read_bounded(&file, source, s.max_bytes)?;
+        return match args.opt_str("destination")? {
+            Some(dest) => {
+                let target = resolve(s.base, dest, false)?;
+                s.write(&target, dest, &bytes)?;
+                Ok(Reply::Value(Json::Null))
+            }
+            None => Ok(Reply::Content(bytes)),
+        };
+    }
+    value_method(s, method, args).map(Reply::Value)
+}
+
+/// The methods that answer a JSON value.
+fn value_method(s: &Local<'_>, method: &str, args: &Args<'_>) -> Answer {
     match method {
         "upload" => {
             let source = args
@@ -29,19 +47,6 @@ pub fn call(s: &Local<'_>, method: &str, args: &Args<'_>) -> Answer {
             let target = resolve(s.base, destination, false)?;
             s.write(&target, destination, &bytes)?;
             Ok(Json::String(normalize(destination, false)?))
-        }
-        "download" => {
-            let source = args.str("source")?;
-            let file = resolve(s.base, source, false)?;
-            let bytes = read_bounded(&file, source, s.max_bytes)?;
-            match args.opt_str("destination")? {
-                Some(dest) => {
-                    let target = resolve(s.base, dest, false)?;
-                    s.write(&target, dest, &bytes)?;
-                    Ok(Json::Null)
-                }
-                None => download_value(bytes, source),
-            }
         }
         "delete" => {
             let path = args.str("path")?;

@@ -10,7 +10,7 @@
 //! service whose thread is gone is started again on the next request.
 
 use super::paths::{normalize, segments};
-use super::{Answer, Args, MAX_LIST_FILES, Raise, check_size, download_value};
+use super::{Answer, Args, MAX_LIST_FILES, Raise, Replied, Reply, check_size};
 use crate::config::StorageConfig;
 use actors::natives::NativeCall;
 use futures_util::StreamExt as _;
@@ -37,7 +37,7 @@ struct Request {
     /// The local base path (upload sources and download destinations live there).
     base: PathBuf,
     args: Map<String, Json>,
-    reply: sync_mpsc::SyncSender<Answer>,
+    reply: sync_mpsc::SyncSender<Replied>,
 }
 
 /// The client and settings every task shares.
@@ -115,7 +115,13 @@ impl ObjectService {
     }
 
     /// One method call: queue it and wait for the answer.
-    pub fn call(&self, base: &Path, method: &str, args: &Args<'_>, call: NativeCall<'_>) -> Answer {
+    pub fn call(
+        &self,
+        base: &Path,
+        method: &str,
+        args: &Args<'_>,
+        call: NativeCall<'_>,
+    ) -> Replied {
         let (reply, answer) = sync_mpsc::sync_channel(1);
         let mut request = Request {
             method: method.to_string(),
@@ -223,7 +229,35 @@ impl Bucket {
             .unwrap_or_else(|| text.to_string())
     }
 
-    async fn call(&self, method: &str, base: &Path, args: &Args<'_>) -> Answer {
+    async fn call(&self, method: &str, base: &Path, args: &Args<'_>) -> Replied {
+        if method == "download" {
+            let source = args.str("source")?;
+            let key = self.key(source, false)?;
+            let got = self
+                .store
+                .get(&key)
+                .await
+                .map_err(|e| failure("download", source, e))?;
+            check_size(got.meta.size, self.config.max_object_bytes)?;
+            let bytes = got
+                .bytes()
+                .await
+                .map_err(|e| failure("download", source, e))?
+                .to_vec();
+            return match args.opt_str("destination")? {
+                Some(dest) => {
+                    let target = super::paths::resolve(base, dest, false)?;
+                    write_local(&target, dest, &bytes)?;
+                    Ok(Reply::Value(Json::Null))
+                }
+                None => Ok(Reply::Content(bytes)),
+            };
+        }
+        self.value_method(method, args).await.map(Reply::Value)
+    }
+
+    /// The methods that answer a JSON value.
+    async fn value_method(&self, method: &str, args: &Args<'_>) -> Answer {
         let max = self.config.max_object_bytes;
         match method {
             "upload" => {
@@ -259,29 +293,6 @@ impl Bucket {
                     .await
                     .map_err(|e| failure("upload", destination, e))?;
                 Ok(Json::String(normalize(destination, false)?))
-            }
-            "download" => {
-                let source = args.str("source")?;
-                let key = self.key(source, false)?;
-                let got = self
-                    .store
-                    .get(&key)
-                    .await
-                    .map_err(|e| failure("download", source, e))?;
-                check_size(got.meta.size, max)?;
-                let bytes = got
-                    .bytes()
-                    .await
-                    .map_err(|e| failure("download", source, e))?
-                    .to_vec();
-                match args.opt_str("destination")? {
-                    Some(dest) => {
-                        let target = super::paths::resolve(base, dest, false)?;
-                        write_local(&target, dest, &bytes)?;
-                        Ok(Json::Null)
-                    }
-                    None => download_value(bytes, source),
-                }
             }
             "delete" => {
                 let path = args.str("path")?;

@@ -45,6 +45,7 @@ with entry {
     print("upload64", s.upload({"content": "aGk=", "encoding": "base64"}, "docs/sub/b.txt", {"owner": "ann"}));
     print("exists", s.exists("docs/a.txt"), s.exists("docs"), s.exists("nope.txt"));
     print("download", s.download("docs/a.txt"), s.download("docs/sub/b.txt"));
+    print("decode", s.download("docs/a.txt").decode(), type(s.download("docs/a.txt")).__name__);
     print("list", s.list_files("docs"));
     print("list_rec", s.list_files("docs", recursive=True));
     print("list_root", s.list_files(), s.list_files(prefix="", recursive=True));
@@ -59,6 +60,11 @@ with entry {
     print("left", s.list_files("moved", recursive=True));
     try { s.download("gone.txt"); } except FileNotFoundError as e { print("missing", e); }
     try { s.get_metadata("gone.txt"); } except FileNotFoundError as e { print("missing_meta", e); }
+    every_byte = bytes(range(256));
+    print("binary_up", s.upload({"content": every_byte}, "bin/all.bin"));
+    got = s.download("bin/all.bin");
+    print("binary", got == every_byte, len(got), got[0], got[127], got[128], got[255], got[-2:]);
+    print("binary_size", s.get_metadata("bin/all.bin")["size"]);
 }
 "#;
 
@@ -67,20 +73,24 @@ backend BACKEND
 upload docs/a.txt
 upload64 docs/sub/b.txt
 exists True True False
-download hello hi
+download b'hello' b'hi'
+decode hello bytes
 list ['docs/a.txt']
 list_rec ['docs/a.txt', 'docs/sub/b.txt']
 list_root [] ['docs/a.txt', 'docs/sub/b.txt']
 meta 5 False a.txt ['created', 'is_dir', 'modified', 'name', 'size']
 meta_time 20 - True
-copy True hello False
-move True False hello False
+copy True b'hello' False
+move True False b'hello' False
 to_dest None
 delete True False False
 delete_dir True False
 left ['moved/c.txt']
 missing no such file in storage: 'gone.txt'
 missing_meta no such file in storage: 'gone.txt'
+binary_up bin/all.bin
+binary True 256 0 127 128 255 b'\\xfe\\xff'
+binary_size 256
 ";
 
 #[test]
@@ -98,6 +108,10 @@ fn local_backend_every_method() {
     assert_eq!(
         std::fs::read_to_string(base.join("out/a-copy.txt")).ok(),
         Some("hello".to_string())
+    );
+    assert_eq!(
+        std::fs::read(base.join("bin/all.bin")).ok(),
+        Some((0..=255).collect::<Vec<u8>>())
     );
 }
 
@@ -124,8 +138,8 @@ fn upload_from_a_local_path_of_the_machine() {
     let code = r#"
 with entry {
     s = store();
-    print(s.upload("src.txt", "dst.txt"), s.download("dst.txt"));
-    print(s.upload("ABS", "in/abs.txt"), s.download("in/abs.txt"));
+    print(s.upload("src.txt", "dst.txt"), s.download("dst.txt").decode());
+    print(s.upload("ABS", "in/abs.txt"), s.download("in/abs.txt").decode());
     try { s.upload("missing.txt", "x.txt"); } except FileNotFoundError as e { print("missing"); }
     try { s.upload(42, "x.txt"); } except TypeError as e { print("type", e); }
 }
@@ -209,7 +223,7 @@ fn object_sizes_are_bounded() {
         r#"
 with entry {
     s = store();
-    print(s.upload({"content": "0123456789"}, "ten.txt"));
+    print(s.upload({"content": "0123456789"}, "ten.txt"), s.download("ten.txt"));
     try { s.upload({"content": "0123456789A"}, "eleven.txt"); } except ValueError as e { print(e); }
     try { s.download("big.txt"); } except ValueError as e { print(e); }
     try { s.copy("big.txt", "big2.txt"); } except ValueError as e { print("copy refused"); }
@@ -220,7 +234,7 @@ with entry {
     );
     assert_eq!(
         out,
-        "ten.txt\n\
+        "ten.txt b'0123456789'\n\
          object of 11 bytes is over the limit of 10 bytes ([storage] max_object_bytes)\n\
          object of 11 bytes is over the limit of 10 bytes ([storage] max_object_bytes)\n\
          copy refused\n\
@@ -229,27 +243,61 @@ with entry {
 }
 
 #[test]
-fn download_of_binary_content_needs_a_destination() {
+fn download_without_a_destination_is_the_exact_bytes() {
     let dir = TempDir::new("storage-binary");
     let out = run_ok(
         dir.path(),
         r#"
 with entry {
     s = store();
-    s.upload({"content": "//8=", "encoding": "base64"}, "bin");
-    try { s.download("bin"); } except ValueError as e { print(e); }
+    s.upload({"content": "//8A", "encoding": "base64"}, "bin");
+    b = s.download("bin");
+    print(type(b).__name__, b, len(b), b[0], b[1], b[2], b == b"\xff\xff\x00");
+    try { b.decode(); } except UnicodeDecodeError as e { print("not text"); }
     print(s.download("bin", "copy.bin"), s.get_metadata("copy.bin")["size"]);
+    s.upload({"content": "h\u00e9llo \u2713"}, "utf8.txt");
+    t = s.download("utf8.txt");
+    print(len(t), t.decode(), t.decode() == "h\u00e9llo \u2713");
+    # A str content is the text itself, even when it reads as base64 or as a bytes repr.
+    s.upload({"content": "aGk="}, "plain.txt");
+    s.upload({"content": "b'x'"}, "repr.txt");
+    print(s.download("plain.txt"), s.download("repr.txt"), s.download("repr.txt").decode());
+    s.upload({"content": b""}, "empty");
+    print(s.download("empty"), len(s.download("empty")));
+    # A downloaded value goes back up unchanged.
+    s.upload({"filename": "again.bin", "content": s.download("bin")}, "again.bin");
+    print(s.download("again.bin") == b);
+    try { s.upload({"content": b"aGk=", "encoding": "base64"}, "x"); } except ValueError as e { print(e); }
+    try { s.upload(b"raw", "x"); } except TypeError as e { print(e); }
+    print(s.exists("x"));
 }
 "#,
         &[],
     );
     assert_eq!(
         out,
-        "'bin' is not UTF-8 text: download it to a destination instead\nNone 2\n"
+        "bytes b'\\xff\\xff\\x00' 3 255 255 0 True\n\
+         not text\n\
+         None 3\n\
+         10 h\u{e9}llo \u{2713} True\n\
+         b'aGk=' b\"b'x'\" b'x'\n\
+         b'' 0\n\
+         True\n\
+         upload: a file object whose 'content' is bytes takes no 'encoding'\n\
+         a 'bytes' cannot be passed to a storage method\n\
+         False\n"
     );
+    let base = dir.path().join("storage");
+    for name in ["bin", "copy.bin", "again.bin"] {
+        assert_eq!(
+            std::fs::read(base.join(name)).ok(),
+            Some(vec![0xff, 0xff, 0x00]),
+            "{name}"
+        );
+    }
     assert_eq!(
-        std::fs::read(dir.path().join("storage/copy.bin")).ok(),
-        Some(vec![0xff, 0xff])
+        std::fs::read(base.join("plain.txt")).ok(),
+        Some(b"aGk=".to_vec())
     );
 }
 
@@ -380,7 +428,16 @@ walker:pub save_file {
     }
 }
 
-def:pub read_file(path: str) -> str {
+def:pub read_file(path: str) -> bytes {
+    return store().download(path);
+}
+
+def:pub read_text(path: str) -> str {
+    return store().download(path).decode();
+}
+
+@restspec(envelope=False)
+def:pub read_raw(path: str) -> bytes {
     return store().download(path);
 }
 
@@ -410,14 +467,26 @@ fn served_calls_use_the_local_backend() {
         resp.json()["data"]["reports"],
         json!(["up/n.txt", ["up/n.txt"]])
     );
+    // A `bytes` result reaches the client as its repr text, in the envelope or raw
+    // (service spec: binary returns are stringified); `.decode()` gives the text.
     assert_eq!(
         result(&post_json(
             s.port,
             "/function/read_file",
             r#"{"path": "up/n.txt"}"#
         )),
+        json!("b'served'")
+    );
+    assert_eq!(
+        result(&post_json(
+            s.port,
+            "/function/read_text",
+            r#"{"path": "up/n.txt"}"#
+        )),
         json!("served")
     );
+    let raw = post_json(s.port, "/function/read_raw", r#"{"path": "up/n.txt"}"#);
+    assert_eq!((raw.status, raw.body.as_str()), (200, "b'served'"));
     let url = result(&post_json(
         s.port,
         "/function/url_of",
@@ -763,6 +832,14 @@ fn served_calls_use_the_object_backend() {
         result(&post_json(
             s.port,
             "/function/read_file",
+            r#"{"path": "n.txt"}"#
+        )),
+        json!("b'in the bucket'")
+    );
+    assert_eq!(
+        result(&post_json(
+            s.port,
+            "/function/read_text",
             r#"{"path": "n.txt"}"#
         )),
         json!("in the bucket")

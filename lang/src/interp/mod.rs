@@ -10,6 +10,7 @@
 //! `Err` side) and `Flow` (break/continue/return/skip/disengage, the `Ok` side).
 
 pub mod annex;
+mod base64;
 mod bounds;
 pub mod builtins;
 mod call;

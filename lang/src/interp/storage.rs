@@ -5,11 +5,14 @@
 //! The interpreter never touches files or the network: `store(...)` asks the host
 //! (`storage.open`) which backend and base path apply (the host resolves the
 //! configuration), and every method call is `Host::call_native("storage.<method>",
-//! [storage, arguments])` with JSON in and out. A host answers `{"value": v}` or
-//! `{"error": {"type": "FileNotFoundError", "message": ...}}`, raised here as that svc
-//! exception. A host without storage (`svc run --no-store`, `svc check`) makes `store()`
-//! a `RuntimeError`.
+//! [storage, arguments])` with JSON in and out. A host answers `{"value": v}`,
+//! `{"bytes": "<base64>"}` (raw content: `download` without a destination, a `bytes`
+//! value here) or `{"error": {"type": "FileNotFoundError", "message": ...}}`, raised
+//! here as that svc exception. The two success forms are distinct keys, so a `str`
+//! value is never read as bytes nor bytes as a `str`. A host without storage (`svc run
+//! --no-store`, `svc check`) makes `store()` a `RuntimeError`.
 
+use super::base64;
 use super::plain_json::{PlainJson, Refusal};
 use super::value::*;
 use super::{Interp, R};
@@ -67,6 +70,14 @@ const METHODS: &[(&str, &[(&str, bool)])] = &[
     ("move", &[("source", true), ("destination", true)]),
     ("get_url", &[("path", true), ("expires_in", false)]),
 ];
+
+/// A host's successful answer to a storage native.
+enum Answer {
+    /// `{"value": v}`: JSON, read as the wire form of arguments is.
+    Value(Json),
+    /// `{"bytes": "<base64>"}`: raw content, a `bytes` value.
+    Bytes(Vec<u8>),
+}
 
 /// Exception types a host may name in an error answer; anything else is `OSError`.
 const RAISABLE: &[&str] = &[
@@ -182,7 +193,7 @@ impl Interp<'_> {
     /// Ask the host for a storage instance (`storage.open`).
     fn open_storage(&mut self, request: Map<String, Json>) -> R<Value> {
         let answer = self.storage_native("storage.open", vec![Json::Object(request)])?;
-        let Json::Object(fields) = answer else {
+        let Answer::Value(Json::Object(fields)) = answer else {
             return Err(self.err("RuntimeError", "store(): the host answered no storage"));
         };
         let class = self
@@ -221,6 +232,11 @@ impl Interp<'_> {
         let mut call = Map::new();
         for (param, value) in bound {
             if let Some(v) = value {
+                let v = if name == "upload" && param == "source" {
+                    self.bytes_content(v)?
+                } else {
+                    v
+                };
                 let j = self.plain_json(&v, &STORAGE_JSON)?;
                 call.insert(param.to_string(), j);
             }
@@ -236,7 +252,38 @@ impl Interp<'_> {
             &format!("storage.{name}"),
             vec![Json::Object(this), Json::Object(call)],
         )?;
-        Ok(self.generic_from_wire(&answer))
+        Ok(match answer {
+            Answer::Value(j) => self.generic_from_wire(&j),
+            Answer::Bytes(b) => Value::Bytes(Rc::from(b)),
+        })
+    }
+
+    /// An upload's file object whose `content` is a `bytes` value, as the host reads a
+    /// binary file object: the content in base64 with `"encoding": "base64"`. Any other
+    /// source is unchanged (a `str` content is the text itself, as before).
+    fn bytes_content(&self, source: Value) -> R<Value> {
+        let Value::Dict(d) = &source else {
+            return Ok(source);
+        };
+        let content = HashKey(Value::Str("content".into()));
+        let encoding = HashKey(Value::Str("encoding".into()));
+        let found = match d.borrow().get(&content) {
+            Some(Value::Bytes(b)) => Some(Rc::clone(b)),
+            _ => None,
+        };
+        let Some(bytes) = found else {
+            return Ok(source);
+        };
+        let mut file = d.borrow().clone();
+        if !matches!(file.get(&encoding), None | Some(Value::None)) {
+            return Err(self.err(
+                "ValueError",
+                "upload: a file object whose 'content' is bytes takes no 'encoding'",
+            ));
+        }
+        file.insert(content, Value::Str(base64::encode(&bytes).into()));
+        file.insert(encoding, Value::Str("base64".into()));
+        Ok(Value::dict(file))
     }
 
     /// Bind arguments to `params` by position and name; returns `(name, value)` pairs.
@@ -288,8 +335,9 @@ impl Interp<'_> {
         Ok(out)
     }
 
-    /// Call a storage native and unwrap its `{"value"}` / `{"error"}` answer.
-    fn storage_native(&mut self, name: &str, args: Vec<Json>) -> R<Json> {
+    /// Call a storage native and unwrap its `{"value"}` / `{"bytes"}` / `{"error"}`
+    /// answer.
+    fn storage_native(&mut self, name: &str, args: Vec<Json>) -> R<Answer> {
         let answer = match self.host.call_native(name, &args) {
             None => {
                 return Err(self.err(
@@ -313,6 +361,13 @@ impl Interp<'_> {
             let msg = e.get("message").and_then(Json::as_str).unwrap_or("");
             return Err(self.err(ty, msg.to_string()));
         }
-        Ok(m.remove("value").unwrap_or(Json::Null))
+        match (m.remove("value"), m.remove("bytes")) {
+            (value, None) => Ok(Answer::Value(value.unwrap_or(Json::Null))),
+            (None, Some(Json::String(text))) => match base64::decode(&text) {
+                Some(bytes) => Ok(Answer::Bytes(bytes)),
+                None => Err(self.err("OSError", "storage: malformed content from the host")),
+            },
+            _ => Err(self.err("OSError", "storage: malformed answer from the host")),
+        }
     }
 }

@@ -408,7 +408,7 @@ const RUNTIME: &[Entry] = &[
         title: "storage or system error",
         explanation: "A `store()` file operation failed (missing file, a path outside the storage root, a full queue). `FileNotFoundError` and `PermissionError` are kinds of it.",
         suggestion: "Check the path (relative to the storage `base_path`), that it exists (`s.exists(path)`), and the storage configuration.",
-        example: "def:pub read(path: str) -> str { return str(store().download(path)); }",
+        example: "def:pub read(path: str) -> str { return store().download(path).decode(); }",
         docs_uri: "svc://docs/config",
         fragments: &["No such file"],
     },
