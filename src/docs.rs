@@ -10,7 +10,6 @@
 
 use actix_web::http::header::{CACHE_CONTROL, ContentType};
 use actix_web::{HttpResponse, web};
-use std::sync::Arc;
 
 /// Version of the vendored `swagger-ui-dist`.
 pub const SWAGGER_UI_VERSION: &str = "5.35.0";
@@ -52,11 +51,30 @@ const ASSETS: &[Asset] = &[
     },
 ];
 
-/// Mount the documentation routes. `openapi` is the serialized document
-/// (`openapi::build(..).to_string()`).
-pub fn configure(cfg: &mut web::ServiceConfig, openapi: Arc<String>) {
-    let title = page_title(&openapi);
-    let spec = web::Bytes::copy_from_slice(openapi.as_bytes());
+/// The documentation responses, rendered once at start and shared by every HTTP worker
+/// (a clone shares the bytes): the serialized document and the two pages.
+#[derive(Clone)]
+pub struct Pages {
+    spec: web::Bytes,
+    swagger: web::Bytes,
+    redoc: web::Bytes,
+}
+
+impl Pages {
+    /// The pages for `openapi` (`openapi::build(..).to_string()`), titled `title` (the
+    /// document's `info.title`).
+    pub fn new(title: &str, openapi: String) -> Pages {
+        Pages {
+            spec: web::Bytes::from(openapi),
+            swagger: web::Bytes::from(swagger_page(title)),
+            redoc: web::Bytes::from(redoc_page(title)),
+        }
+    }
+}
+
+/// Mount the documentation routes.
+pub fn configure(cfg: &mut web::ServiceConfig, pages: &Pages) {
+    let spec = pages.spec.clone();
     cfg.route(
         "/openapi.json",
         web::get().to(move || {
@@ -70,14 +88,12 @@ pub fn configure(cfg: &mut web::ServiceConfig, openapi: Arc<String>) {
         }),
     );
 
-    let swagger = web::Bytes::from(swagger_page(&title));
     for path in ["/docs", "/docs/"] {
-        let page = swagger.clone();
+        let page = pages.swagger.clone();
         cfg.route(path, web::get().to(move || html(page.clone())));
     }
-    let redoc = web::Bytes::from(redoc_page(&title));
     for path in ["/redoc", "/redoc/"] {
-        let page = redoc.clone();
+        let page = pages.redoc.clone();
         cfg.route(path, web::get().to(move || html(page.clone())));
     }
 
@@ -99,18 +115,6 @@ async fn html(page: web::Bytes) -> HttpResponse {
         .content_type(ContentType::html())
         .insert_header((CACHE_CONTROL, PAGE_CACHE))
         .body(page)
-}
-
-/// `info.title` of the document, for the page titles.
-fn page_title(openapi: &str) -> String {
-    serde_json::from_str::<serde_json::Value>(openapi)
-        .ok()
-        .and_then(|doc| {
-            doc.pointer("/info/title")
-                .and_then(|t| t.as_str())
-                .map(str::to_string)
-        })
-        .unwrap_or_else(|| "API".to_string())
 }
 
 fn swagger_page(title: &str) -> String {
@@ -196,9 +200,10 @@ mod tests {
 
     #[actix_web::test]
     async fn serves_document_pages_and_assets() {
-        let app =
-            at::init_service(App::new().configure(|c| configure(c, Arc::new(SPEC.to_string()))))
-                .await;
+        let app = at::init_service(
+            App::new().configure(|c| configure(c, &Pages::new("Todo <app>", SPEC.to_string()))),
+        )
+        .await;
 
         let resp = at::call_service(
             &app,
@@ -267,7 +272,6 @@ mod tests {
                 "no external URLs"
             );
         }
-        assert_eq!(page_title("not json"), "API");
     }
 
     /// Renders `/docs` and `/redoc` in headless Chromium against a real server, offline.
@@ -279,7 +283,8 @@ mod tests {
         let chromium = std::env::var("SVC_CHROMIUM").unwrap_or_else(|_| "chromium".into());
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("test server");
         let port = listener.local_addr().expect("test server").port();
-        let spec = Arc::new(
+        let pages = Pages::new(
+            "Render check",
             serde_json::json!({
                 "openapi": "3.1.0",
                 "info": {"title": "Render check", "version": "1"},
@@ -295,10 +300,9 @@ mod tests {
         std::thread::spawn(move || {
             actix_web::rt::System::new().block_on(async move {
                 let server = HttpServer::new(move || {
-                    let spec = spec.clone();
                     App::new()
                         .wrap(Compress::default())
-                        .configure(move |c| configure(c, spec))
+                        .configure(|c| configure(c, &pages))
                 })
                 .workers(1)
                 .listen(listener)

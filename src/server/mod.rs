@@ -394,7 +394,8 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
     }
     let openapi = settings.docs_enabled.then(|| {
         let header = &settings.identity.webhook.signature_header;
-        Arc::new(openapi_document(&settings.app_name, &table, header).to_string())
+        let doc = openapi_document(&settings.app_name, &table, header).to_string();
+        docs::Pages::new(&settings.app_name, doc)
     });
 
     let (listener, port) = listen::bind(&settings.host, settings.port)
@@ -453,8 +454,8 @@ async fn serve(settings: Settings, dev: bool) -> Result<ExitCode> {
                 }
             })
             .configure(move |cfg| {
-                if let Some(doc) = openapi {
-                    docs::configure(cfg, doc);
+                if let Some(pages) = &openapi {
+                    docs::configure(cfg, pages);
                 }
             })
             .service(
