@@ -580,7 +580,13 @@ impl Interp<'_> {
         let mut raw = [0u8; 16];
         raw[6..].copy_from_slice(&bits);
         let random = u128::from_be_bytes(raw);
-        let millis = (self.host.unix_time_nanos() / 1_000_000).max(0) as u128;
+        let nanos = self.host.unix_time_nanos();
+        // Divided as an `i64` while it fits (until 2262): an `i128` division is a call
+        // into the compiler's runtime, half as costly as reading the clock itself.
+        let millis = match i64::try_from(nanos) {
+            Ok(n) => (n / 1_000_000).max(0) as u128,
+            Err(_) => (nanos / 1_000_000).max(0) as u128,
+        };
         ((millis & 0xffff_ffff_ffff) << 80) | random
     }
 
