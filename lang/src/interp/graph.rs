@@ -511,11 +511,13 @@ impl Graph {
     }
 
     /// The handle of `slots[index]`.
+    #[inline]
     pub fn handle_at(&self, index: usize) -> Handle {
         self.base + index as Handle
     }
 
     /// Index in `slots` of a handle of this run or a pinned one; `None` = stale.
+    #[inline]
     fn index(&self, h: Handle) -> Option<usize> {
         if h >= self.base {
             let i = (h - self.base) as usize;
@@ -530,6 +532,10 @@ impl Graph {
         self.index(h).is_none()
     }
 
+    // `slot`, `slot_mut` and `is_live` are marked `#[inline]`: they are called from
+    // every module of the interpreter (a handle resolved per field read, hop and
+    // visit), most of them in other codegen units than this one.
+    #[inline]
     pub fn slot(&self, h: Handle) -> &Slot {
         match self.index(h) {
             Some(i) => &self.slots[i],
@@ -537,6 +543,7 @@ impl Graph {
         }
     }
 
+    #[inline]
     pub fn slot_mut(&mut self, h: Handle) -> &mut Slot {
         match self.index(h) {
             Some(i) => &mut self.slots[i],
@@ -577,6 +584,7 @@ impl Graph {
         }
     }
 
+    #[inline]
     pub fn is_live(&self, h: Handle) -> bool {
         self.slot(h).state != SlotState::Deleted
     }
