@@ -457,6 +457,8 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
             vm: !args.no_vm,
             ..lang::Limits::default()
         },
+        // `run` returns to `main`, which exits.
+        exit_after: true,
     };
     let outcome = if args.no_store {
         let mut host = lang::host::MemoryHost::new();

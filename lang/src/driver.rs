@@ -11,6 +11,12 @@ pub use crate::limits::{DEFAULT_MAX_COLLECTION_ITEMS, DEFAULT_MAX_STRING_BYTES, 
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
     pub limits: Limits,
+    /// The caller exits the process right after the run (`svc run`): the graph's
+    /// memory is left to the operating system instead of being freed slot by slot
+    /// (dropping a value runs no program code and does no I/O, so nothing a program
+    /// can observe changes; a run that made 200,000 anchors spent about 5% of its time
+    /// freeing them and having the allocator return the pages).
+    pub exit_after: bool,
 }
 
 /// The result of `check_file`.
@@ -99,10 +105,14 @@ fn run_checked(
     let result = it
         .run_main(path, &checked.module, fid)
         .and_then(|()| it.commit());
-    match result {
+    let outcome = match result {
         Ok(()) => RunOutcome { error: None },
         Err(e) => RunOutcome {
             error: Some(it.render_error(e)),
         },
+    };
+    if options.exit_after {
+        std::mem::forget(std::mem::take(&mut it.graph));
     }
+    outcome
 }

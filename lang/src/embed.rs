@@ -104,6 +104,7 @@ pub fn run_snippet(
             &mut h,
             &crate::RunOptions {
                 limits: limits.clone(),
+                ..crate::RunOptions::default()
             },
         );
         return finish(

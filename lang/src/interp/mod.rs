@@ -181,8 +181,10 @@ pub struct Interp<'h> {
     frame_pool: Vec<ScopeRef>,
     /// Set by `await` just before it calls an `async` function: run the body now.
     run_async: bool,
-    /// The compiled core's stacks, kept for the next entry (`vm/exec.rs`).
-    vm_stacks: Vec<vm::Stacks>,
+    /// The compiled core's stacks, kept for the next entry (`vm/exec.rs`); boxed, so
+    /// taking a set from the pool and handing it back moves a pointer, not the set.
+    #[allow(clippy::vec_box)] // a set is moved in and out of the pool at every entry
+    vm_stacks: Vec<Box<vm::Stacks>>,
     /// The program's scratch, where `keep_scratch` leaves `frame_pool` and `vm_stacks`.
     scratch: Rc<std::cell::RefCell<RunScratch>>,
 }
@@ -235,7 +237,8 @@ pub struct Program {
 #[derive(Default)]
 struct RunScratch {
     frames: Vec<ScopeRef>,
-    stacks: Vec<vm::Stacks>,
+    #[allow(clippy::vec_box)] // as `Interp::vm_stacks`, which it is handed to
+    stacks: Vec<Box<vm::Stacks>>,
 }
 
 /// Finished frames kept for reuse by the next calls (`Interp::frame_scope`).
@@ -413,7 +416,7 @@ impl<'h> Interp<'h> {
         let Ok(mut scratch) = self.scratch.try_borrow_mut() else {
             return;
         };
-        self.vm_stacks.retain(vm::Stacks::worth_keeping);
+        self.vm_stacks.retain(|s| s.worth_keeping());
         scratch.stacks = std::mem::take(&mut self.vm_stacks);
         scratch.frames = std::mem::take(&mut self.frame_pool);
     }

@@ -56,10 +56,10 @@ impl Interp<'_> {
             fields: Vec::new(),
             pending: Some(Box::new(stored.fields)),
             edges_loaded: stored.edges.is_some(),
-            edges: EdgeList::Ids(stored.edges.unwrap_or_default()),
+            edges: EdgeList::Ids(Box::new(stored.edges.unwrap_or_default())),
             ends: stored.ends.map(SlotEnds::stored),
             owner: stored.owner,
-            access: stored.access,
+            access: stored.access.into(),
             state: SlotState::Clean,
         });
         Ok(Some(h))
@@ -100,7 +100,7 @@ impl Interp<'_> {
                 continue;
             }
             slot.pending = Some(Box::new(stored.fields));
-            slot.access = stored.access;
+            slot.access = stored.access.into();
             slot.owner = stored.owner;
         }
         Ok(())
@@ -447,7 +447,7 @@ impl Interp<'_> {
                 s.id,
                 s.ends.map(|e| e.ids()),
                 s.owner,
-                s.access.clone(),
+                crate::host::AccessPolicy::clone(&s.access),
             )
         };
         let mut out = TextOut::compact(16 + 24 * fields.len());

@@ -1093,7 +1093,7 @@ mod tests {
                 .borrow()
                 .stacks
                 .iter()
-                .all(crate::interp::vm::Stacks::worth_keeping)
+                .all(|s| s.worth_keeping())
         );
         assert_eq!(
             call(&mut host, "add", json!({"a": 1, "b": 1})),

@@ -16,7 +16,10 @@ pub(crate) fn run_program(src: &str, limits: crate::driver::Limits) -> String {
             Path::new("builtins_test.svc"),
             src,
             &mut host,
-            &RunOptions { limits },
+            &RunOptions {
+                limits,
+                ..RunOptions::default()
+            },
         );
         match out.error {
             None => host.stdout,

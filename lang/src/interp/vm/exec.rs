@@ -467,7 +467,7 @@ impl Interp<'_> {
     /// `ctx` itself.
     fn vm_enter_entry(
         &mut self,
-        mut st: Stacks,
+        mut st: Box<Stacks>,
         code: Rc<Code>,
         func: Option<Rc<Function>>,
         ctx: &Ctx,
@@ -483,7 +483,7 @@ impl Interp<'_> {
     }
 
     /// Run the frame pushed on `st`, then return the stacks to the pool.
-    fn vm_finish(&mut self, mut st: Stacks, ctx: Option<&Ctx>) -> R<Value> {
+    fn vm_finish(&mut self, mut st: Box<Stacks>, ctx: Option<&Ctx>) -> R<Value> {
         let r = self.vm_loop(&mut st, ctx);
         st.frames.truncate(0);
         st.stack.truncate(0);
