@@ -75,16 +75,18 @@ def functions(path):
             called = obs.get(i)
         else:
             owner = cur if kind == "fn" else called
-            if owner == svc:
-                out.append(fns.get(i))
+            if owner == svc and fns.get(i):
+                # callgrind marks recursion levels with a quote (`f'2`).
+                out.append(re.sub(r"'\d+$", "", fns[i]))
     return out
 dumps = sorted(glob.glob(f"{work}/cg.*"), key=lambda p: (not p.endswith(".1"), p))
 seen = set()
 for path in dumps:
-    for name in functions(path):
-        # callgrind marks recursion levels with a quote (`f'2`); it also lists code
-        # without a symbol by address (`0x...`) and pseudo-functions (`(below main)`).
-        name = re.sub(r"'\d+$", "", name or "")
+    # Sorted within a phase: callgrind's order varies from run to run, and sorted
+    # names keep a crate's functions together and a refreshed list's diff small.
+    for name in sorted(set(functions(path))):
+        # Code without a symbol is listed by address (`0x...`), and there are
+        # pseudo-functions (`(below main)`).
         if not re.match(r"^[A-Za-z_$.][\w$.]*$", name):
             continue
         if name not in seen:
