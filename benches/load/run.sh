@@ -358,6 +358,14 @@ awk -v ours="$START_MEDIAN" -v lo="$PY_START_MS_LOW" -v hi="$PY_START_MS_HIGH" -
 awk -v kb="$RSS_MEDIAN_KB" -v bench="$BENCH_IDLE_RSS_KB" -v py="$PY_IDLE_RSS_MB" \
     'BEGIN { printf "idle RSS right after /healthz: %.1f MB (median of launches; %.1f MB for the benchmarked instance)   Python %d MB  (%.0fx smaller)\n", kb / 1024, bench / 1024, py, py * 1024 / kb }'
 echo "RSS after the load runs: $((LOADED_RSS_KB / 1024)) MB; walk_chain still reports $ITEMS"
+# The idle figure depends on the link-time symbol order (link/README.md): say how much of
+# the list this binary still has; a stale list maps more of the executable.
+ORDER="$HERE/../../link/symbol-order.txt"
+if [[ -f "$ORDER" ]] && command -v nm >/dev/null; then
+    found=$(nm "$SVC" 2>/dev/null | awk 'NR == FNR { have[$NF] = 1; next } ($1 in have) { n++ } END { print n + 0 }' - "$ORDER")
+    echo "link order: $found of $(wc -l < "$ORDER") listed functions are in this binary" \
+         "(far fewer: run link/refresh.sh and rebuild)"
+fi
 [[ -n "$SIB_ROW" ]] && echo "siblings: $SIB_ROW"
 if [[ "$BCRYPT" != 0 ]]; then
 echo
