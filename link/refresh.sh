@@ -55,7 +55,7 @@ wait "$PID" 2>/dev/null || true
 
 # Phase 1's dump is the file with the suffix .1; the rest is in the final dump.
 python3 - "$SVC" "$WORK" > link/symbol-order.txt <<'EOF'
-import glob, re, sys
+import glob, re, subprocess, sys
 svc, work = sys.argv[1], sys.argv[2]
 def functions(path):
     """Functions of the svc object in a callgrind dump, in order of appearance."""
@@ -80,6 +80,11 @@ def functions(path):
                 out.append(re.sub(r"'\d+$", "", fns[i]))
     return out
 dumps = sorted(glob.glob(f"{work}/cg.*"), key=lambda p: (not p.endswith(".1"), p))
+# Only the binary's own symbols (callgrind also credits it with some of libc's), so that
+# every name of a fresh list is in the build it was made from, and a missing one means
+# the list is stale (benches/load/run.sh counts them).
+nm = subprocess.run(["nm", svc], capture_output=True, text=True, check=True).stdout
+have = {line.split()[-1] for line in nm.splitlines() if line.strip()}
 seen = set()
 for path in dumps:
     # Sorted within a phase: callgrind's order varies from run to run, and sorted
@@ -89,7 +94,7 @@ for path in dumps:
         # pseudo-functions (`(below main)`).
         if not re.match(r"^[A-Za-z_$.][\w$.]*$", name):
             continue
-        if name not in seen:
+        if name not in seen and name in have:
             seen.add(name)
             print(name)
 EOF

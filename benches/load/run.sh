@@ -364,7 +364,8 @@ ORDER="$HERE/../../link/symbol-order.txt"
 if [[ -f "$ORDER" ]] && command -v nm >/dev/null; then
     found=$(nm "$SVC" 2>/dev/null | awk 'NR == FNR { have[$NF] = 1; next } ($1 in have) { n++ } END { print n + 0 }' - "$ORDER")
     echo "link order: $found of $(wc -l < "$ORDER") listed functions are in this binary" \
-         "(far fewer: run link/refresh.sh and rebuild)"
+         "(a fresh list has all; each missing one is hot code outside the ordered block:" \
+         "run link/refresh.sh and rebuild)"
 fi
 [[ -n "$SIB_ROW" ]] && echo "siblings: $SIB_ROW"
 if [[ "$BCRYPT" != 0 ]]; then
