@@ -58,8 +58,8 @@ python3 - "$SVC" "$WORK" > link/symbol-order.txt <<'EOF'
 import glob, re, subprocess, sys
 svc, work = sys.argv[1], sys.argv[2]
 def functions(path):
-    """Functions of the svc object in a callgrind dump, in order of appearance."""
-    obs, fns, out = {}, {}, []
+    """Names of the functions of the svc object that a callgrind dump lists."""
+    obs, fns, out = {}, {}, set()
     cur = called = None
     for line in open(path, errors="replace"):
         m = re.match(r"^(c?ob|c?fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
@@ -77,10 +77,11 @@ def functions(path):
             owner = cur if kind == "fn" else called
             if owner == svc and fns.get(i):
                 # callgrind marks recursion levels with a quote (`f'2`).
-                out.append(re.sub(r"'\d+$", "", fns[i]))
+                out.add(re.sub(r"'\d+$", "", fns[i]))
     return out
 dumps = sorted(glob.glob(f"{work}/cg.*"), key=lambda p: (not p.endswith(".1"), p))
-# Only the binary's own symbols (callgrind also credits it with some of libc's), so that
+# Only the binary's own symbols: callgrind also credits it with some of libc's, with
+# code it has no symbol for (`0x...`) and with pseudo-functions (`(below main)`). So
 # every name of a fresh list is in the build it was made from, and a missing one means
 # the list is stale (benches/load/run.sh counts them).
 nm = subprocess.run(["nm", svc], capture_output=True, text=True, check=True).stdout
@@ -89,13 +90,8 @@ seen = set()
 for path in dumps:
     # Sorted within a phase: callgrind's order varies from run to run, and sorted
     # names keep a crate's functions together and a refreshed list's diff small.
-    for name in sorted(set(functions(path))):
-        # Code without a symbol is listed by address (`0x...`), and there are
-        # pseudo-functions (`(below main)`).
-        if not re.match(r"^[A-Za-z_$.][\w$.]*$", name):
-            continue
-        if name not in seen and name in have:
-            seen.add(name)
-            print(name)
+    for name in sorted((functions(path) & have) - seen):
+        seen.add(name)
+        print(name)
 EOF
 echo "link/symbol-order.txt: $(wc -l < link/symbol-order.txt) functions"
