@@ -478,6 +478,18 @@ impl<'h> Interp<'h> {
         }))
     }
 
+    /// Like [`Self::err`], with the exception's `args` given (CPython's
+    /// `OverflowError(34, 'Numerical result out of range')` has two).
+    pub fn err_args(&self, exc_type: &str, args: Vec<Value>) -> Interrupt {
+        let e = self.err(exc_type, "");
+        if let Interrupt::Exc(p) = &e
+            && let Value::Instance(i) = &p.value
+        {
+            i.set_extra(Rc::from("args"), Value::tuple(args));
+        }
+        e
+    }
+
     /// Make an exception instance of `class` with `args`.
     pub fn make_exception(&self, class: Rc<Class>, args: Vec<Value>) -> Value {
         let fields = class.fields.iter().map(|_| Value::None).collect::<Vec<_>>();

@@ -456,7 +456,10 @@ impl Interp<'_> {
                     return Err(self.err("ValueError", "math domain error"));
                 }
                 if r.is_infinite() && x.is_finite() && y.is_finite() {
-                    return Err(self.err("OverflowError", "(34, 'Numerical result out of range')"));
+                    return Err(self.err_args(
+                        "OverflowError",
+                        vec![Value::Int(34), Value::str("Numerical result out of range")],
+                    ));
                 }
                 r
             }
