@@ -12,7 +12,8 @@
 //!
 //! Limits (reported when the generator function is called): `yield` only as a statement
 //! (`yield v;`, `yield from it;`) or as the right side of an assignment
-//! (`x = yield v;`); a `yield` inside `match`, `switch` or a typed context block is not
+//! (`x = yield v;`); a `yield` inside `switch` or a typed context block (or in a `match`
+//! subject or guard) is not
 //! lowered. A `try` holding `yield` is lowered with its handlers and `finally`; leaving
 //! it by `return`/`break`/`continue` runs the `finally` blocks on the way out through an
 //! exit [`Plan`].
@@ -111,6 +112,20 @@ enum Op {
     },
     JumpIfNot(ast::Expr, usize),
     Jump(usize),
+    /// Evaluate a `match` subject once into a slot.
+    MatchStart {
+        subject: ast::Expr,
+        slot: usize,
+    },
+    /// One `case` of a lowered `match`: when the subject fits the pattern (binding its
+    /// captures) and the guard holds, go on into the case's ops, else jump to `miss`
+    /// (the next case, or past the `match`).
+    MatchCase {
+        slot: usize,
+        pattern: ast::Expr,
+        guard: Option<ast::Expr>,
+        miss: usize,
+    },
     ForStart {
         iter: ast::Expr,
         slot: usize,
@@ -284,6 +299,8 @@ enum GenIter {
     Gen(Rc<Generator>),
     /// A lazy `map`/`filter`/`zip`/`enumerate`, stepped once per item.
     Lazy(Value),
+    /// The subject of a lowered `match` (read by its cases, never iterated).
+    Subject(Value),
 }
 
 /// One step of a generator.
@@ -512,7 +529,7 @@ impl Compiler {
     fn set_target(&mut self, at: usize, to: usize, is_break: bool) {
         match &mut self.ops[at] {
             Op::Jump(t) | Op::JumpIfNot(_, t) | Op::TryEnter(t) => *t = to,
-            Op::ExceptTest { miss, .. } => *miss = to,
+            Op::ExceptTest { miss, .. } | Op::MatchCase { miss, .. } => *miss = to,
             Op::ForNext { done, .. } => *done = to,
             Op::Stmt { exits, .. } | Op::Except { exits, .. } => {
                 if is_break {
@@ -922,9 +939,39 @@ impl Compiler {
                 }
                 Ok(())
             }
-            StmtKind::Match { .. } | StmtKind::Switch { .. } => {
-                unsupported("inside `match`/`switch`")
+            StmtKind::Match { subject, cases } => {
+                if expr_has_yield(subject)
+                    || cases
+                        .iter()
+                        .any(|c| c.guard.as_ref().is_some_and(expr_has_yield))
+                {
+                    return unsupported("in a `match` subject or guard");
+                }
+                let slot = self.slot();
+                self.push(Op::MatchStart {
+                    subject: subject.clone(),
+                    slot,
+                });
+                let mut ends = Vec::new();
+                for c in cases {
+                    let test = self.push(Op::MatchCase {
+                        slot,
+                        pattern: c.pattern.clone(),
+                        guard: c.guard.clone(),
+                        miss: usize::MAX,
+                    });
+                    self.block(&c.body)?;
+                    ends.push(self.push(Op::Jump(usize::MAX)));
+                    let next = self.ops.len();
+                    self.set_target(test, next, true);
+                }
+                let end = self.ops.len();
+                for e in ends {
+                    self.set_target(e, end, true);
+                }
+                Ok(())
             }
+            StmtKind::Switch { .. } => unsupported("inside `switch`"),
             _ => unsupported("in this statement"),
         }
     }
@@ -1358,6 +1405,33 @@ impl Interp<'_> {
                     self.poll()?;
                     *pc = *to;
                 }
+                Op::MatchStart { subject, slot } => {
+                    let v = self.eval(subject, ctx)?;
+                    slots[*slot] = Some(GenIter::Subject(v));
+                    *pc += 1;
+                }
+                Op::MatchCase {
+                    slot,
+                    pattern,
+                    guard,
+                    miss,
+                } => {
+                    let v = match &slots[*slot] {
+                        Some(GenIter::Subject(v)) => v.clone(),
+                        _ => Value::None,
+                    };
+                    let mut fits = self.match_pattern(pattern, &v, ctx)?;
+                    if fits && let Some(g) = guard {
+                        let gv = self.eval(g, ctx)?;
+                        fits = self.truthy(&gv)?;
+                    }
+                    if fits {
+                        slots[*slot] = None;
+                        *pc += 1;
+                    } else {
+                        *pc = *miss;
+                    }
+                }
                 Op::ForNext { slot, target, done } => {
                     let step = match &mut slots[*slot] {
                         Some(it) => self.gen_iter_next(it, Value::None)?,
@@ -1542,6 +1616,7 @@ impl Interp<'_> {
                 Some(v) => GenStep::Yielded(v),
                 None => GenStep::Returned(Value::None),
             },
+            GenIter::Subject(_) => GenStep::Returned(Value::None),
         })
     }
 
