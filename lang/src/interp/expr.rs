@@ -270,6 +270,9 @@ impl Interp<'_> {
                     }
                 }
             }
+            E::Yield { .. } if !self.yield_feed.is_empty() => {
+                Ok(self.yield_feed.pop().unwrap_or(Value::None))
+            }
             E::Yield { .. } => Err(self.err(
                 "SyntaxError",
                 "`yield` is only supported as a statement or the right side of an assignment \

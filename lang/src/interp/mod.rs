@@ -162,6 +162,9 @@ pub struct Interp<'h> {
     pub on_commit: Vec<Value>,
     /// Objects and anchors being printed (cycle detection in `repr`).
     repr_path: Vec<usize>,
+    /// What the `yield`s nested in the statement a generator runs now were sent, last
+    /// first (`generator.rs`, `Op::FedStmt`): evaluating such a `yield` takes the next.
+    pub(crate) yield_feed: Vec<Value>,
     /// Anchors one `repr` has printed (each is expanded once).
     repr_seen: FxHashMap<usize, ()>,
     /// Bytes of wire output produced so far (`Limits::max_response_bytes`).
@@ -394,6 +397,7 @@ impl<'h> Interp<'h> {
             main_module: p.main_module,
             on_commit: Vec::new(),
             repr_path: Vec::new(),
+            yield_feed: Vec::new(),
             repr_seen: FxHashMap::default(),
             wire_spent: 0,
             compare_depth: 0,
