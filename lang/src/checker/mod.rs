@@ -25,7 +25,7 @@
 //! | E2028 | error    | edge endpoint that is not a node type |
 //! | E2030 | error    | `m.name` or `import from m { name }` where `m` is a built-in stdlib module without `name` |
 //! | E2029 | error    | `yield` outside a function (module level, entry block, lambda) |
-//! | E2031 | error    | `yield` nested inside a larger expression |
+//! | E2031 | error    | `yield` in a condition, loop header or other statement part (not an expression statement, assignment or `return`) |
 //! | E2032 | error    | `await` outside an `async def` / `async can` |
 //! | E2033 | error    | `yield` in an `async` function (async generators are not supported) |
 //! | E2034 | error    | attribute that an instance of a local archetype certainly lacks |
@@ -196,6 +196,10 @@ struct Cx<'a, 'h> {
     /// Attribute reads that no declaration provides, reported at the end of the module
     /// unless something assigns that attribute (`attrs.rs`).
     attrs: attrs::Pending<'a>,
+    /// While positive, the statement being walked is one whose nested `yield`s a
+    /// generator runs (an expression statement, assignment, augmented assignment or
+    /// `return`): no E2031.
+    nested_yield: u32,
 }
 
 impl<'a, 'h> Cx<'a, 'h> {
@@ -216,6 +220,7 @@ impl<'a, 'h> Cx<'a, 'h> {
             type_params: HashSet::new(),
             globs: HashSet::new(),
             attrs: attrs::Pending::default(),
+            nested_yield: 0,
         }
     }
 

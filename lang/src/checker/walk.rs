@@ -13,6 +13,78 @@ use crate::span::Span;
 use std::collections::HashSet;
 
 impl<'a> Cx<'a, '_> {
+    /// The statement kinds `stmt` walks itself (the rest go to `walk_stmt`).
+    fn stmt_kind(&mut self, s: &'a Stmt) {
+        match &s.kind {
+            StmtKind::Expr(e) => self.yield_or_expr(e),
+            StmtKind::Assign { targets, ty, value } => {
+                for t in targets {
+                    self.target(t);
+                }
+                if let Some(t) = ty {
+                    self.annotation(t);
+                }
+                self.yield_or_expr(value);
+                if let Some(t) = ty
+                    && targets.len() == 1
+                {
+                    self.type_check(t, value);
+                }
+            }
+            StmtKind::AugAssign { target, value, .. } => {
+                match &target.kind {
+                    ExprKind::Attr { obj, name, .. } => {
+                        self.attr_assigned(name);
+                        self.expr(obj);
+                    }
+                    _ => self.expr(target),
+                }
+                self.expr(value);
+            }
+            StmtKind::Return(value) => {
+                if matches!(self.ctx.kind, CtxKind::Module | CtxKind::ClassBody) {
+                    self.error(
+                        Code::E2006,
+                        "`return` outside of a function",
+                        keyword(s.span, "return"),
+                    );
+                }
+                if let Some(v) = value {
+                    self.expr(v);
+                    if let Some(t) = self.ctx.ret {
+                        self.type_check(t, v);
+                    }
+                }
+            }
+            StmtKind::Break | StmtKind::Continue => {
+                if self.ctx.loops == 0 {
+                    let word = if matches!(s.kind, StmtKind::Break) {
+                        "break"
+                    } else {
+                        "continue"
+                    };
+                    self.error(
+                        Code::E2007,
+                        format!("`{word}` outside of a loop"),
+                        keyword(s.span, word),
+                    );
+                }
+            }
+            StmtKind::Skip => self.walker_stmt("skip", s.span),
+            StmtKind::Disengage => self.walker_stmt("disengage", s.span),
+            StmtKind::Visit { .. } => {
+                self.walker_stmt("visit", s.span);
+                walk_stmt(self, s);
+            }
+            // The type of a typed context block is a value the block runs with.
+            StmtKind::TypedContext { ty, body } => {
+                self.expr(ty);
+                self.block(body, false);
+            }
+            _ => walk_stmt(self, s),
+        }
+    }
+
     /// Second pass over an item (module level or nested in a block).
     pub(super) fn declaration(&mut self, item: &'a Item) {
         match item {
@@ -270,74 +342,16 @@ impl<'a> Visitor<'a> for Cx<'a, '_> {
     }
 
     fn stmt(&mut self, s: &'a Stmt) {
-        match &s.kind {
-            StmtKind::Expr(e) => self.yield_or_expr(e),
-            StmtKind::Assign { targets, ty, value } => {
-                for t in targets {
-                    self.target(t);
-                }
-                if let Some(t) = ty {
-                    self.annotation(t);
-                }
-                self.yield_or_expr(value);
-                if let Some(t) = ty
-                    && targets.len() == 1
-                {
-                    self.type_check(t, value);
-                }
-            }
-            StmtKind::AugAssign { target, value, .. } => {
-                match &target.kind {
-                    ExprKind::Attr { obj, name, .. } => {
-                        self.attr_assigned(name);
-                        self.expr(obj);
-                    }
-                    _ => self.expr(target),
-                }
-                self.expr(value);
-            }
-            StmtKind::Return(value) => {
-                if matches!(self.ctx.kind, CtxKind::Module | CtxKind::ClassBody) {
-                    self.error(
-                        Code::E2006,
-                        "`return` outside of a function",
-                        keyword(s.span, "return"),
-                    );
-                }
-                if let Some(v) = value {
-                    self.expr(v);
-                    if let Some(t) = self.ctx.ret {
-                        self.type_check(t, v);
-                    }
-                }
-            }
-            StmtKind::Break | StmtKind::Continue => {
-                if self.ctx.loops == 0 {
-                    let word = if matches!(s.kind, StmtKind::Break) {
-                        "break"
-                    } else {
-                        "continue"
-                    };
-                    self.error(
-                        Code::E2007,
-                        format!("`{word}` outside of a loop"),
-                        keyword(s.span, word),
-                    );
-                }
-            }
-            StmtKind::Skip => self.walker_stmt("skip", s.span),
-            StmtKind::Disengage => self.walker_stmt("disengage", s.span),
-            StmtKind::Visit { .. } => {
-                self.walker_stmt("visit", s.span);
-                walk_stmt(self, s);
-            }
-            // The type of a typed context block is a value the block runs with.
-            StmtKind::TypedContext { ty, body } => {
-                self.expr(ty);
-                self.block(body, false);
-            }
-            _ => walk_stmt(self, s),
-        }
+        let fed = matches!(
+            s.kind,
+            StmtKind::Expr(_)
+                | StmtKind::Assign { .. }
+                | StmtKind::AugAssign { .. }
+                | StmtKind::Return(_)
+        );
+        self.nested_yield += u32::from(fed);
+        self.stmt_kind(s);
+        self.nested_yield -= u32::from(fed);
     }
 
     fn item(&mut self, item: &'a Item) {
@@ -407,11 +421,13 @@ impl<'a> Visitor<'a> for Cx<'a, '_> {
 
     fn expr(&mut self, e: &'a Expr) {
         match &e.kind {
+            ExprKind::Yield { .. } if self.nested_yield > 0 => self.yield_or_expr(e),
             ExprKind::Yield { .. } => {
                 self.error(
                     Code::E2031,
-                    "`yield` inside an expression: write it as a statement (`yield v;`) or as \
-                     the right side of an assignment (`x = yield v;`)",
+                    "`yield` here (a condition, a loop header or another statement's part): svc \
+                     runs `yield` in an expression statement, an assignment or a `return`; \
+                     assign it first (`v = yield x;`)",
                     keyword(e.span, "yield"),
                 );
                 self.yield_or_expr(e);

@@ -106,10 +106,11 @@ diagnostic_codes! {
         "`yield` makes the function it is in a generator; it is not allowed at module level, \
          in an entry block or in a lambda.",
         "with entry { yield 1; }";
-    E2031: true, "`yield` inside an expression",
-        "svc runs `yield` as a statement (`yield v;`, `yield from it;`) or as the right side \
-         of an assignment (`x = yield v;`); nested in a larger expression it is refused.",
-        "def g { print(yield 1); }";
+    E2031: true, "`yield` in a condition or loop header",
+        "svc runs `yield` in an expression statement, an assignment or a `return` (nested \
+         in their expressions too: `print(yield 1);`); in an `if`/`while` condition, a `for` \
+         header or another statement's part it is refused: assign it first (`v = yield x;`).",
+        "def g { if (yield 1) { print(1); } }";
     E2032: true, "`await` outside of an async function",
         "`await` runs a coroutine to its end; it is allowed only in an `async def` or \
          `async can` body. From synchronous code (a `with entry` block, a plain `def`) run \

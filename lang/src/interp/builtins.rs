@@ -14,6 +14,7 @@ mod construct;
 mod dir;
 mod functions;
 mod numeric;
+pub(crate) use numeric::{number_hash, py_id};
 mod sort;
 mod strings;
 

@@ -77,7 +77,15 @@ impl Interp<'_> {
     ) -> R<Value> {
         // `super.init(msg)` of a class deriving from a builtin exception: the
         // exception's `args`, as `Exception.__init__` sets them.
-        if base.kind == ClassKind::Exception {
+        // A `class` deriving from one (with no `init` and no `obj` in its line, whose
+        // generated `init` it would inherit) has `Exception.__init__` too.
+        let exception_init = base.kind == ClassKind::Exception
+            || (base.is_exception()
+                && std::iter::once(&**base)
+                    .chain(base.mro.iter().map(|b| &**b))
+                    .filter(|b| matches!(b.kind, ClassKind::Arch(_)))
+                    .all(|b| b.python_class));
+        if exception_init {
             if !kwargs.is_empty() {
                 return Err(self.err(
                     "TypeError",

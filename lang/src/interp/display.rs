@@ -51,6 +51,16 @@ impl Interp<'_> {
                 }
                 self.repr(v)
             }
+            Value::Anchor(h) => {
+                let class = self.graph.slot(*h).class.clone();
+                if let Some(f) = class.find_method("__str__")
+                    && self.can_read(*h)?
+                {
+                    let r = self.call_function(&f, Some(v.clone()), vec![], vec![], None)?;
+                    return self.to_str(&r);
+                }
+                self.repr(v)
+            }
             _ => self.repr(v),
         }
     }
@@ -264,7 +274,7 @@ impl Interp<'_> {
                     }
                     return Ok(());
                 }
-                if let Some(f) = i.class.find_method("__repr__") {
+                if let Some(f) = i.class.user_repr() {
                     let r = self.call_function(&f, Some(v.clone()), vec![], vec![], None)?;
                     out.push_str(&self.to_str(&r)?);
                     return Ok(());
@@ -291,6 +301,11 @@ impl Interp<'_> {
                 // A node the caller may not read prints without its fields.
                 if !self.can_read(h)? {
                     let _ = write!(out, "{}(<no access>)", class.name);
+                    return Ok(());
+                }
+                if let Some(f) = class.user_repr() {
+                    let r = self.call_function(&f, Some(v.clone()), vec![], vec![], None)?;
+                    out.push_str(&self.to_str(&r)?);
                     return Ok(());
                 }
                 // A node printed already by this repr (a cycle, or shared structure)

@@ -76,7 +76,10 @@ impl Interp<'_> {
             E::List(items) => Ok(Value::list(self.eval_items(items, ctx)?)),
             E::Tuple(items) => Ok(Value::tuple(self.eval_items(items, ctx)?)),
             E::Set(items) => {
-                let vals = self.eval_items(items, ctx)?;
+                let mut vals = self.eval_items(items, ctx)?;
+                if items.len() > 2 && items.iter().all(is_number_literal) {
+                    marshal_order(&mut vals);
+                }
                 let mut set = Set::default();
                 for v in vals {
                     let k = self.new_set_key(&set, &v)?;
@@ -266,6 +269,9 @@ impl Interp<'_> {
                         ))
                     }
                 }
+            }
+            E::Yield { .. } if !self.yield_feed.is_empty() => {
+                Ok(self.yield_feed.pop().unwrap_or(Value::None))
             }
             E::Yield { .. } => Err(self.err(
                 "SyntaxError",
@@ -1195,4 +1201,41 @@ pub(crate) fn special_name(sp: ast::SpecialRef) -> &'static str {
         S::Root => "root",
         S::Visitor => "visitor",
     }
+}
+
+/// A number literal, possibly negated: what CPython folds into a constant.
+fn is_number_literal(e: &ast::Expr) -> bool {
+    match &e.kind {
+        E::Int(_) | E::Float(_) => true,
+        E::Unary {
+            op: ast::UnaryOp::Neg | ast::UnaryOp::Pos,
+            operand,
+        } => matches!(operand.kind, E::Int(_) | E::Float(_)),
+        _ => false,
+    }
+}
+
+/// CPython compiles a set display of three or more constants to a `frozenset`
+/// constant, which the cached bytecode jaclang runs stores with its items sorted by
+/// their `marshal` bytes; the set is filled from that. Reorder `vals` (the numbers of
+/// such a display) the same way, so the set's table order (`ops::set_items`) is the
+/// one CPython builds. Values other than `i32`-sized ints and floats leave it as is.
+fn marshal_order(vals: &mut [Value]) {
+    let key = |v: &Value| -> Option<Vec<u8>> {
+        match v {
+            Value::Int(i) => {
+                let i = i32::try_from(*i).ok()?;
+                Some([&[0xe9u8][..], &i.to_le_bytes()].concat())
+            }
+            Value::Float(f) => Some([&[0xe7u8][..], &f.to_le_bytes()].concat()),
+            _ => None,
+        }
+    };
+    let Some(keys) = vals.iter().map(key).collect::<Option<Vec<_>>>() else {
+        return;
+    };
+    let mut order: Vec<usize> = (0..vals.len()).collect();
+    order.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
+    let sorted: Vec<Value> = order.iter().map(|&i| vals[i].clone()).collect();
+    vals.clone_from_slice(&sorted);
 }

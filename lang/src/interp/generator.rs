@@ -12,7 +12,8 @@
 //!
 //! Limits (reported when the generator function is called): `yield` only as a statement
 //! (`yield v;`, `yield from it;`) or as the right side of an assignment
-//! (`x = yield v;`); a `yield` inside `match`, `switch` or a typed context block is not
+//! (`x = yield v;`); a `yield` inside `switch` or a typed context block (or in a `match`
+//! subject or guard) is not
 //! lowered. A `try` holding `yield` is lowered with its handlers and `finally`; leaving
 //! it by `return`/`break`/`continue` runs the `finally` blocks on the way out through an
 //! exit [`Plan`].
@@ -111,6 +112,30 @@ enum Op {
     },
     JumpIfNot(ast::Expr, usize),
     Jump(usize),
+    /// Bind the value passed to `send()` (None for `next()`) to a slot, for a `yield`
+    /// nested in a larger expression.
+    ReceiveSlot(usize),
+    /// A statement whose expressions hold `yield`s, each already run (`Yield` +
+    /// `ReceiveSlot`, in evaluation order): runs it with the values they received.
+    FedStmt {
+        stmt: ast::Stmt,
+        slots: Vec<usize>,
+        exits: Exits,
+    },
+    /// Evaluate a `match` subject once into a slot.
+    MatchStart {
+        subject: ast::Expr,
+        slot: usize,
+    },
+    /// One `case` of a lowered `match`: when the subject fits the pattern (binding its
+    /// captures) and the guard holds, go on into the case's ops, else jump to `miss`
+    /// (the next case, or past the `match`).
+    MatchCase {
+        slot: usize,
+        pattern: ast::Expr,
+        guard: Option<ast::Expr>,
+        miss: usize,
+    },
     ForStart {
         iter: ast::Expr,
         slot: usize,
@@ -284,6 +309,8 @@ enum GenIter {
     Gen(Rc<Generator>),
     /// A lazy `map`/`filter`/`zip`/`enumerate`, stepped once per item.
     Lazy(Value),
+    /// The subject of a lowered `match` (read by its cases, never iterated).
+    Subject(Value),
 }
 
 /// One step of a generator.
@@ -512,9 +539,9 @@ impl Compiler {
     fn set_target(&mut self, at: usize, to: usize, is_break: bool) {
         match &mut self.ops[at] {
             Op::Jump(t) | Op::JumpIfNot(_, t) | Op::TryEnter(t) => *t = to,
-            Op::ExceptTest { miss, .. } => *miss = to,
+            Op::ExceptTest { miss, .. } | Op::MatchCase { miss, .. } => *miss = to,
             Op::ForNext { done, .. } => *done = to,
-            Op::Stmt { exits, .. } | Op::Except { exits, .. } => {
+            Op::Stmt { exits, .. } | Op::FedStmt { exits, .. } | Op::Except { exits, .. } => {
                 if is_break {
                     exits.brk = Some(Exit::Pc(to));
                 } else {
@@ -690,6 +717,56 @@ impl Compiler {
         }
     }
 
+    /// A statement with `yield`s nested in its expressions: each `yield` (none inside
+    /// another's value, none a `yield from`) runs first, in evaluation order, its sent
+    /// value kept in a slot; then the statement runs, each `yield` in it evaluating to
+    /// what it was sent. The rest of the statement is evaluated after the last `yield`
+    /// resumes (CPython evaluates what precedes a `yield` before suspending).
+    fn fed_stmt(&mut self, s: &ast::Stmt) -> CResult {
+        let mut found: Vec<(Option<ast::Expr>, bool)> = Vec::new();
+        fn collect(e: &ast::Expr, out: &mut Vec<(Option<ast::Expr>, bool)>) {
+            if let ast::ExprKind::Yield { value, from } = &e.kind {
+                out.push((value.as_deref().cloned(), *from));
+                return;
+            }
+            crate::ast::visit::children(e, &mut |c| collect(c, out));
+        }
+        match &s.kind {
+            StmtKind::Expr(e) | StmtKind::Return(Some(e)) => collect(e, &mut found),
+            StmtKind::Assign { value, .. } | StmtKind::AugAssign { value, .. } => {
+                collect(value, &mut found)
+            }
+            _ => {}
+        }
+        if found
+            .iter()
+            .any(|(v, from)| *from || v.as_ref().is_some_and(expr_has_yield))
+        {
+            return Err((
+                s.span,
+                format!("`yield` inside an expression: {UNSUPPORTED}"),
+            ));
+        }
+        let mut slots = Vec::with_capacity(found.len());
+        for (value, _) in found {
+            let slot = self.slot();
+            self.push(Op::Yield(value));
+            self.push(Op::ReceiveSlot(slot));
+            slots.push(slot);
+        }
+        let i = self.push(Op::FedStmt {
+            stmt: s.clone(),
+            slots,
+            exits: Exits::default(),
+        });
+        let leaves = leaves_block(std::slice::from_ref(s), false);
+        let exits = self.exits_here(i, leaves);
+        if let Some(Op::FedStmt { exits: e, .. }) = self.ops.get_mut(i) {
+            *e = exits;
+        }
+        Ok(())
+    }
+
     fn stmt(&mut self, s: &ast::Stmt) -> CResult {
         if !stmt_has_yield(s) {
             let in_loop = !self.loops.is_empty();
@@ -726,7 +803,7 @@ impl Compiler {
                     self.yield_op(value.as_deref(), *from, &[]);
                     Ok(())
                 }
-                _ => unsupported("inside an expression"),
+                _ => self.fed_stmt(s),
             },
             StmtKind::Assign { targets, value, .. } => match &value.kind {
                 ast::ExprKind::Yield { value, from }
@@ -736,8 +813,11 @@ impl Compiler {
                     self.yield_op(value.as_deref(), *from, targets);
                     Ok(())
                 }
+                _ if !targets.iter().any(expr_has_yield) => self.fed_stmt(s),
                 _ => unsupported("inside an expression"),
             },
+            StmtKind::AugAssign { target, .. } if !expr_has_yield(target) => self.fed_stmt(s),
+            StmtKind::Return(Some(_)) => self.fed_stmt(s),
             StmtKind::If {
                 cond,
                 body,
@@ -922,9 +1002,39 @@ impl Compiler {
                 }
                 Ok(())
             }
-            StmtKind::Match { .. } | StmtKind::Switch { .. } => {
-                unsupported("inside `match`/`switch`")
+            StmtKind::Match { subject, cases } => {
+                if expr_has_yield(subject)
+                    || cases
+                        .iter()
+                        .any(|c| c.guard.as_ref().is_some_and(expr_has_yield))
+                {
+                    return unsupported("in a `match` subject or guard");
+                }
+                let slot = self.slot();
+                self.push(Op::MatchStart {
+                    subject: subject.clone(),
+                    slot,
+                });
+                let mut ends = Vec::new();
+                for c in cases {
+                    let test = self.push(Op::MatchCase {
+                        slot,
+                        pattern: c.pattern.clone(),
+                        guard: c.guard.clone(),
+                        miss: usize::MAX,
+                    });
+                    self.block(&c.body)?;
+                    ends.push(self.push(Op::Jump(usize::MAX)));
+                    let next = self.ops.len();
+                    self.set_target(test, next, true);
+                }
+                let end = self.ops.len();
+                for e in ends {
+                    self.set_target(e, end, true);
+                }
+                Ok(())
             }
+            StmtKind::Switch { .. } => unsupported("inside `switch`"),
             _ => unsupported("in this statement"),
         }
     }
@@ -1358,6 +1468,56 @@ impl Interp<'_> {
                     self.poll()?;
                     *pc = *to;
                 }
+                Op::ReceiveSlot(slot) => {
+                    let v = sent.take().unwrap_or(Value::None);
+                    slots[*slot] = Some(GenIter::Subject(v));
+                    *pc += 1;
+                }
+                Op::FedStmt {
+                    stmt,
+                    slots: fed,
+                    exits,
+                } => {
+                    let feed: Vec<Value> = fed
+                        .iter()
+                        .rev()
+                        .map(|s| match slots[*s].take() {
+                            Some(GenIter::Subject(v)) => v,
+                            _ => Value::None,
+                        })
+                        .collect();
+                    let saved = std::mem::replace(&mut self.yield_feed, feed);
+                    let flow = self.exec_stmt(stmt, ctx);
+                    self.yield_feed = saved;
+                    return Ok(self.gen_flow(code, frame, flow?, exits));
+                }
+                Op::MatchStart { subject, slot } => {
+                    let v = self.eval(subject, ctx)?;
+                    slots[*slot] = Some(GenIter::Subject(v));
+                    *pc += 1;
+                }
+                Op::MatchCase {
+                    slot,
+                    pattern,
+                    guard,
+                    miss,
+                } => {
+                    let v = match &slots[*slot] {
+                        Some(GenIter::Subject(v)) => v.clone(),
+                        _ => Value::None,
+                    };
+                    let mut fits = self.match_pattern(pattern, &v, ctx)?;
+                    if fits && let Some(g) = guard {
+                        let gv = self.eval(g, ctx)?;
+                        fits = self.truthy(&gv)?;
+                    }
+                    if fits {
+                        slots[*slot] = None;
+                        *pc += 1;
+                    } else {
+                        *pc = *miss;
+                    }
+                }
                 Op::ForNext { slot, target, done } => {
                     let step = match &mut slots[*slot] {
                         Some(it) => self.gen_iter_next(it, Value::None)?,
@@ -1542,6 +1702,7 @@ impl Interp<'_> {
                 Some(v) => GenStep::Yielded(v),
                 None => GenStep::Returned(Value::None),
             },
+            GenIter::Subject(_) => GenStep::Returned(Value::None),
         })
     }
 

@@ -162,6 +162,9 @@ pub struct Interp<'h> {
     pub on_commit: Vec<Value>,
     /// Objects and anchors being printed (cycle detection in `repr`).
     repr_path: Vec<usize>,
+    /// What the `yield`s nested in the statement a generator runs now were sent, last
+    /// first (`generator.rs`, `Op::FedStmt`): evaluating such a `yield` takes the next.
+    pub(crate) yield_feed: Vec<Value>,
     /// Anchors one `repr` has printed (each is expanded once).
     repr_seen: FxHashMap<usize, ()>,
     /// Bytes of wire output produced so far (`Limits::max_response_bytes`).
@@ -394,6 +397,7 @@ impl<'h> Interp<'h> {
             main_module: p.main_module,
             on_commit: Vec::new(),
             repr_path: Vec::new(),
+            yield_feed: Vec::new(),
             repr_seen: FxHashMap::default(),
             wire_spent: 0,
             compare_depth: 0,
@@ -476,6 +480,18 @@ impl<'h> Interp<'h> {
             trace: Vec::new(),
             origin: None,
         }))
+    }
+
+    /// Like [`Self::err`], with the exception's `args` given (CPython's
+    /// `OverflowError(34, 'Numerical result out of range')` has two).
+    pub fn err_args(&self, exc_type: &str, args: Vec<Value>) -> Interrupt {
+        let e = self.err(exc_type, "");
+        if let Interrupt::Exc(p) = &e
+            && let Value::Instance(i) = &p.value
+        {
+            i.set_extra(Rc::from("args"), Value::tuple(args));
+        }
+        e
     }
 
     /// Make an exception instance of `class` with `args`.

@@ -456,7 +456,10 @@ impl Interp<'_> {
                     return Err(self.err("ValueError", "math domain error"));
                 }
                 if r.is_infinite() && x.is_finite() && y.is_finite() {
-                    return Err(self.err("OverflowError", "(34, 'Numerical result out of range')"));
+                    return Err(self.err_args(
+                        "OverflowError",
+                        vec![Value::Int(34), Value::str("Numerical result out of range")],
+                    ));
                 }
                 r
             }
@@ -2303,13 +2306,74 @@ pub fn is_same(a: &Value, b: &Value) -> bool {
 use super::builtins;
 
 /// Items of a set in iteration order. Sets keep insertion order, except that a set of
-/// ints iterates in ascending order, as CPython's hash table does for small ints.
+/// numbers iterates in the order of CPython's hash table, which depends only on the
+/// numbers' hashes and the order they went in (`cpython_set_order`).
 pub fn set_items(s: &Set) -> Vec<Value> {
-    let mut items: Vec<Value> = s.iter().map(|k| k.0.clone()).collect();
-    if items.iter().all(|v| matches!(v, Value::Int(_))) {
-        items.sort_by_key(|v| if let Value::Int(i) = v { *i } else { 0 });
+    let items: Vec<Value> = s.iter().map(|k| k.0.clone()).collect();
+    if items.len() < 2 {
+        return items;
     }
-    items
+    let hashes: Option<Vec<u64>> = items
+        .iter()
+        .map(|v| builtins::number_hash(v).map(|h| h as u64))
+        .collect();
+    match hashes {
+        Some(hashes) => cpython_set_order(&hashes)
+            .into_iter()
+            .map(|i| items[i].clone())
+            .collect(),
+        None => items,
+    }
+}
+
+/// The slot order of CPython's set table (`Objects/setobject.c`) after adding
+/// entries with these hashes in turn to an empty set: probe 10 adjacent slots when
+/// they fit, then jump by `i * 5 + 1 + perturb`; grow to 4x the size used once the
+/// table is 3/5 full, reinserting in slot order. Returns indexes into `hashes`.
+/// (Deletions are not replayed: a set that lost items iterates as if built from what
+/// is left.)
+fn cpython_set_order(hashes: &[u64]) -> Vec<usize> {
+    const LINEAR_PROBES: usize = 9;
+    fn insert(table: &mut [Option<usize>], idx: usize, hash: u64) {
+        let mask = table.len() - 1;
+        let mut perturb = hash;
+        let mut i = (hash as usize) & mask;
+        loop {
+            let probes = if i + LINEAR_PROBES <= mask {
+                LINEAR_PROBES
+            } else {
+                0
+            };
+            if let Some(free) = table[i..=i + probes].iter_mut().find(|s| s.is_none()) {
+                *free = Some(idx);
+                return;
+            }
+            perturb >>= 5;
+            i = i
+                .wrapping_mul(5)
+                .wrapping_add(1)
+                .wrapping_add(perturb as usize)
+                & mask;
+        }
+    }
+    let mut table: Vec<Option<usize>> = vec![None; 8];
+    for (idx, &h) in hashes.iter().enumerate() {
+        insert(&mut table, idx, h);
+        let used = idx + 1;
+        let mask = table.len() - 1;
+        if used * 5 >= mask * 3 {
+            let min_used = if used > 50_000 { used * 2 } else { used * 4 };
+            let mut size = 8;
+            while size <= min_used {
+                size <<= 1;
+            }
+            let old = std::mem::replace(&mut table, vec![None; size]);
+            for e in old.into_iter().flatten() {
+                insert(&mut table, e, hashes[e]);
+            }
+        }
+    }
+    table.into_iter().flatten().collect()
 }
 
 /// A class attribute read through an instance: a function there (what a method

@@ -136,9 +136,25 @@ impl Interp<'_> {
             edge_limit: limit(edge_limit),
             node_limit: limit(node_limit),
             format: match format {
-                Some(Value::Str(s)) => s.to_string(),
+                Some(Value::Str(s)) => s.to_lowercase(),
                 _ => "dot".to_string(),
             },
+        };
+        // jaclang's `format="json"` ignores every other argument: the whole graph
+        // reachable from the root along outgoing edges, the root first.
+        let q = if q.format == "json" {
+            GraphQuery {
+                start: self.root_handle()?,
+                depth: -1,
+                outgoing_only: true,
+                skip_types: Vec::new(),
+                bfs: false,
+                edge_limit: MAX_LIMIT,
+                node_limit: MAX_LIMIT,
+                format: q.format,
+            }
+        } else {
+            q
         };
         let text = self.printgraph(&q)?;
         Ok(Value::str(&text))
@@ -280,33 +296,35 @@ impl Interp<'_> {
         let mut out = String::new();
         match q.format.as_str() {
             "json" => {
-                let ns: Vec<_> = nodes
-                    .iter()
-                    .zip(&node_labels)
-                    .map(|(&n, label)| {
-                        serde_json::json!({
-                            "id": crate::host::format_id(self.graph.slot(n).id),
-                            "label": label,
-                        })
-                    })
-                    .collect();
-                let es: Vec<_> = edges
-                    .iter()
-                    .zip(&edge_labels)
-                    .map(|(&(_, s, t), label)| {
-                        let mut e = serde_json::json!({
-                            "from": crate::host::format_id(self.graph.slot(s).id),
-                            "to": crate::host::format_id(self.graph.slot(t).id),
-                        });
-                        if !label.is_empty() {
-                            e["label"] = serde_json::Value::from(label.as_str());
-                        }
-                        e
-                    })
-                    .collect();
-                return Ok(
-                    serde_json::json!({"version": "1.0", "nodes": ns, "edges": es}).to_string(),
-                );
+                // `json.dumps` of jaclang's record: `id` is the node's `id()`, `from`
+                // and `to` are its text, the root is labelled `root`.
+                let key = |k: &str| HashKey(Value::str(k));
+                let mut ns = Vec::with_capacity(nodes.len());
+                for (i, (&n, label)) in nodes.iter().zip(&node_labels).enumerate() {
+                    let mut d = Dict::default();
+                    d.insert(key("id"), Value::Int(builtins::py_id(&Value::Anchor(n))));
+                    let label = if i == 0 { "root" } else { label.as_str() };
+                    d.insert(key("label"), Value::str(label));
+                    ns.push(Value::dict(d));
+                }
+                let mut es = Vec::with_capacity(edges.len());
+                for (&(_, s, t), label) in edges.iter().zip(&edge_labels) {
+                    let mut d = Dict::default();
+                    for (k, h) in [("from", s), ("to", t)] {
+                        let id = builtins::py_id(&Value::Anchor(h));
+                        d.insert(key(k), Value::str(&id.to_string()));
+                    }
+                    if !label.is_empty() {
+                        d.insert(key("label"), Value::str(label));
+                    }
+                    es.push(Value::dict(d));
+                }
+                let mut record = Dict::default();
+                record.insert(key("version"), Value::str("1.0"));
+                record.insert(key("nodes"), Value::list(ns));
+                record.insert(key("edges"), Value::list(es));
+                let text = self.call_stdlib("json.dumps", vec![Value::dict(record)], vec![])?;
+                return self.to_str(&text);
             }
             "mermaid" => {
                 out.push_str("flowchart LR\n");

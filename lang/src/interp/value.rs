@@ -508,6 +508,24 @@ impl Class {
         None
     }
 
+    /// The user's `__repr__` an instance of this class prints with. jaclang makes each
+    /// `obj`/`node`/`edge`/`walker` a dataclass, and every class deriving from one
+    /// (a `class` too); a dataclass generates a `__repr__` of its own fields unless its
+    /// body defines one. So an inherited `__repr__` counts only when no such class lies
+    /// between it and this class (in a line of plain `class`es it is inherited as in
+    /// Python).
+    pub fn user_repr(&self) -> Option<Rc<Function>> {
+        for c in std::iter::once(self).chain(self.mro.iter().map(|c| &**c)) {
+            if let Some(f) = c.methods.borrow().get("__repr__") {
+                return Some(f.clone());
+            }
+            if matches!(c.kind, ClassKind::Arch(_)) && c.has_record_repr() {
+                return None;
+            }
+        }
+        None
+    }
+
     pub fn find_static(&self, name: &str) -> Option<Value> {
         if let Some(v) = self.statics.borrow().get(name) {
             return Some(v.clone());

@@ -414,6 +414,18 @@ fn hash_float(v: f64) -> i64 {
     fix_hash((x as i64).wrapping_mul(sign))
 }
 
+/// CPython's hash of a number (`bool`, `int`, a float other than NaN); `None` for
+/// any other value.
+pub(crate) fn number_hash(v: &Value) -> Option<i64> {
+    match v {
+        Value::Bool(b) => Some(i64::from(*b)),
+        Value::Int(i) => Some(hash_int(*i)),
+        Value::BigInt(b) => Some(hash_bigint(b)),
+        Value::Float(f) if !f.is_nan() => Some(hash_float(*f)),
+        _ => None,
+    }
+}
+
 /// Python `hash(v)`: CPython's values for numbers and tuples; strings hash
 /// deterministically (CPython randomises them per process).
 pub(super) fn py_hash(it: &mut Interp, v: &Value) -> R<i64> {
@@ -523,7 +535,7 @@ pub(super) fn py_hash(it: &mut Interp, v: &Value) -> R<i64> {
 }
 
 /// `id(v)`: the identity of reference values, a stable number for the others.
-pub(super) fn py_id(v: &Value) -> i64 {
+pub(crate) fn py_id(v: &Value) -> i64 {
     match identity(v) {
         Some(p) => p as i64,
         None => {
