@@ -239,6 +239,7 @@ impl Interp<'_> {
 /// `inst` (the value `o`): from the site's cache when the class is the one seen last,
 /// else looked up by name and remembered. `None` when the name is no declared field
 /// (or the class is a stdlib type, whose attributes are read-only): the general path.
+#[inline(always)]
 fn cached_field(code: &Code, name: u32, site: u32, o: &Value, inst: &Instance) -> Option<usize> {
     let cache = &code.attr_cache[site as usize];
     if let Some((class, slot)) = &*cache.borrow()
@@ -246,6 +247,19 @@ fn cached_field(code: &Code, name: u32, site: u32, o: &Value, inst: &Instance) -
     {
         return Some(*slot);
     }
+    cached_field_miss(code, name, site, o, inst)
+}
+
+/// `cached_field` when the site has not seen this class last.
+#[inline(never)]
+fn cached_field_miss(
+    code: &Code,
+    name: u32,
+    site: u32,
+    o: &Value,
+    inst: &Instance,
+) -> Option<usize> {
+    let cache = &code.attr_cache[site as usize];
     if Interp::stdlib_key(o).is_some() {
         return None;
     }
@@ -399,7 +413,7 @@ fn store_name(scope: &ScopeRef, name: &Rc<str>, hint: &Cell<u32>, v: Value) {
         match s.vars.position_hinted(hint, name) {
             Some(i) => match s.vars.at_mut(i) {
                 Some(slot) => {
-                    *slot = v;
+                    stacks::assign(slot, v);
                     return;
                 }
                 None => v,
@@ -412,14 +426,17 @@ fn store_name(scope: &ScopeRef, name: &Rc<str>, hint: &Cell<u32>, v: Value) {
 
 impl Stacks {
     fn pop(&mut self) -> Value {
-        self.stack.pop().unwrap_or(Value::None)
+        match self.stack.pop() {
+            Some(v) => v,
+            None => Value::None,
+        }
     }
 
     /// `StoreLocal`: the slot if bound, else an enclosing binding of the name, else
     /// the slot (the tree-walker's `scope_set` over a frame whose bindings are slots).
     fn store(&mut self, idx: usize, name: &str, closure: &ScopeRef, v: Value) {
         if self.slots[idx].is_some() {
-            self.slots[idx] = Some(v);
+            stacks::assign_slot(&mut self.slots[idx], v);
             return;
         }
         if let Err(v) = scope_rebind_enclosing(closure, name, v) {
@@ -660,6 +677,24 @@ impl Interp<'_> {
         self.tick()
     }
 
+    /// Two units of the operation budget at once when neither is due for anything
+    /// (`vm_tick`'s common case twice: no budget reached, neither count a multiple of
+    /// 1,024, no dropped generator waiting): a call's own tick and its callee's first
+    /// statement's. `false` (nothing charged) otherwise: the caller charges them one by
+    /// one, each where it belongs.
+    #[inline(always)]
+    fn vm_tick2(&mut self) -> bool {
+        let next = self.ops + 2;
+        if next & 1023 >= 2
+            && self.limits.max_ops.is_none_or(|max| next <= max)
+            && !super::super::generator::has_abandoned()
+        {
+            self.ops = next;
+            return true;
+        }
+        false
+    }
+
     /// Call compiled `code` from the instruction at `at` of the running frame (whose
     /// current scope is `scope`): `n` arguments on top of the operand stack, the callee
     /// under them. `method` is the resolved method when the value under the arguments
@@ -669,7 +704,9 @@ impl Interp<'_> {
     /// count; `frame_func` finds it there). The depth check and
     /// the tick come first, where `call_plain` has them; on success the callee's frame
     /// is on top, the arguments moved into its first slots (nothing cloned, no
-    /// allocation once the stacks have grown).
+    /// allocation once the stacks have grown). `true` when the callee's first
+    /// statement's tick was charged with the call's (`vm_tick2`), so entering the frame
+    /// skips that `Tick`.
     fn vm_enter(
         &mut self,
         st: &mut Stacks,
@@ -678,11 +715,14 @@ impl Interp<'_> {
         n: usize,
         at: usize,
         scope: &ScopeRef,
-    ) -> R<()> {
+    ) -> R<bool> {
         if self.depth >= self.limits.max_depth {
             return Err(self.err("RecursionError", "maximum recursion depth exceeded"));
         }
-        self.vm_tick()?;
+        let first_ticked = matches!(code.ops.first(), Some(Op::Tick)) && self.vm_tick2();
+        if !first_ticked {
+            self.vm_tick()?;
+        }
         let entry = st.frames.len() == 1;
         if let Some(fr) = st.frames.last_mut() {
             fr.pc = at as u32;
@@ -717,7 +757,7 @@ impl Interp<'_> {
             f.this = stack.pop();
         }
         self.depth += 1;
-        Ok(())
+        Ok(first_ticked)
     }
 
     /// The execution loop; `mctx` is the module context when the entry frame is module
@@ -744,32 +784,41 @@ impl Interp<'_> {
                 }
             };
         }
-        // Enter a frame just pushed / resume the caller after a return.
+        // Enter a frame just pushed (`ticked`: its first statement's tick already
+        // charged by `vm_enter`) / resume the caller after a return.
         macro_rules! enter_top {
-            ($resume:expr) => {{
+            ($resume:expr, $ticked:expr) => {{
                 let Some(top) = st.frames.len().checked_sub(1) else {
                     return Ok(Value::None);
                 };
                 let f = &st.frames[top];
-                // A recursive call or its return keeps the same code and scope: no
-                // reference counts move.
+                // A recursive call or its return keeps the same code, and so the same
+                // scope: a code object is lowered for one function (`vm_code`) and
+                // module code is only ever the entry frame, never a callee. No
+                // reference counts move, nothing is looked up.
                 if !Rc::ptr_eq(&code, &f.code) {
                     code = f.code.clone();
-                }
-                match frame_func(st, top) {
-                    Some(func) => {
-                        if !Rc::ptr_eq(&scope, &func.closure) {
-                            scope = func.closure.clone();
+                    match frame_func(st, top) {
+                        Some(func) => {
+                            if !Rc::ptr_eq(&scope, &func.closure) {
+                                scope = func.closure.clone();
+                            }
                         }
+                        None => match &st.module_scope {
+                            Some(s) => {
+                                if !Rc::ptr_eq(&scope, s) {
+                                    scope = s.clone();
+                                }
+                            }
+                            None => return Ok(Value::None),
+                        },
                     }
-                    None => match &st.module_scope {
-                        Some(s) => scope = s.clone(),
-                        None => return Ok(Value::None),
-                    },
                 }
                 sb = f.slot_base as usize;
                 if $resume {
                     pc = f.pc as usize + 1;
+                } else if $ticked {
+                    pc = 1;
                 } else {
                     // The callee's first statement charges its tick right here, with
                     // its span and frame if it fails (what dispatching it would do).
@@ -810,7 +859,7 @@ impl Interp<'_> {
                 let (slot_base, stack_base, iter_base, callee_below) = bases;
                 // Dropped in this order: the frame (a method and `self`), its
                 // slots, the callee and its operands, its iterators.
-                st.frames.truncate(depth - 1);
+                st.frames.pop_top();
                 st.slots.truncate(slot_base);
                 // The value returned is usually the frame's only operand: already
                 // where the caller's call instruction leaves its result (a method
@@ -827,7 +876,7 @@ impl Interp<'_> {
                 }
                 st.iters.truncate(iter_base);
                 self.depth -= 1;
-                enter_top!(true);
+                enter_top!(true, false);
             }};
         }
         loop {
@@ -859,7 +908,7 @@ impl Interp<'_> {
                 }
                 Op::DefineLocal(s) => {
                     let v = st.pop();
-                    st.slots[sb + s as usize] = Some(v);
+                    stacks::assign_slot(&mut st.slots[sb + s as usize], v);
                 }
                 Op::LoadGlobal(i) => {
                     let name = &code.names[i as usize];
@@ -887,7 +936,11 @@ impl Interp<'_> {
                         && let Some(slot) = cached_field(&code, i, site, o, inst)
                         && let Some(f) = inst.fields.borrow_mut().get_mut(slot)
                     {
-                        *f = st.stack.pop().unwrap_or(Value::None);
+                        let v = match st.stack.pop() {
+                            Some(v) => v,
+                            None => Value::None,
+                        };
+                        stacks::assign(f, v);
                         pc += 1;
                         continue;
                     }
@@ -1102,6 +1155,15 @@ impl Interp<'_> {
                     tri!(self.set_item(&o, i, v));
                 }
                 Op::AugBinary(o, extend) => {
+                    // Two small ints: `Binary`'s fast path (no in-place case applies
+                    // to ints), the result written over `cur`.
+                    if let [.., Value::Int(x), Value::Int(y)] = &mut st.stack[..]
+                        && let Some(r) = int_binary(o, *x, *y)
+                    {
+                        *x = r;
+                        st.stack.pop_scalar();
+                        continue;
+                    }
                     let rhs = st.pop();
                     let cur = st.pop();
                     if tri!(self.bytearray_inplace(o, &cur, &rhs)) {
@@ -1122,9 +1184,22 @@ impl Interp<'_> {
                     st.stack.push(v);
                 }
                 Op::AugLocal(s, o) => {
+                    let idx = sb + s as usize;
+                    // Two small ints: no in-place case applies; stored as below.
+                    if let [.., Value::Int(x), Value::Int(y)] = &st.stack[..]
+                        && let Some(r) = int_binary(o, *x, *y)
+                    {
+                        st.stack.pop_scalar();
+                        st.stack.pop_scalar();
+                        if let Some(Value::Int(x)) = &mut st.slots[idx] {
+                            *x = r;
+                        } else {
+                            st.store(idx, &code.local_names[s as usize], &scope, Value::Int(r));
+                        }
+                        continue;
+                    }
                     let rhs = st.pop();
                     let mut cur = st.pop();
-                    let idx = sb + s as usize;
                     let add = o == BinOp::Add;
                     if tri!(self.bytearray_inplace(o, &cur, &rhs)) {
                         continue;
@@ -1186,13 +1261,15 @@ impl Interp<'_> {
                 Op::Call(n) => {
                     let n = n as usize;
                     let base = st.stack.len() - n;
+                    // Compiled code exists only for a plain signature (`vm_code`), so
+                    // with the count checked this is `plain_shape`.
                     let compiled = match &st.stack[base - 1] {
-                        Value::Func(f) if plain_shape(f, n) => self.vm_code_of(f),
+                        Value::Func(f) if f.params.len() == n => self.vm_code_of(f),
                         _ => None,
                     };
                     if let Some(c) = compiled {
-                        tri!(self.vm_enter(st, None, c, n, pc - 1, &scope));
-                        enter_top!(false);
+                        let ticked = tri!(self.vm_enter(st, None, c, n, pc - 1, &scope));
+                        enter_top!(false, ticked);
                         continue;
                     }
                     let args: Vec<Value> = st.stack.drain_from(base);
@@ -1257,12 +1334,18 @@ impl Interp<'_> {
                         }
                     };
                     match method {
+                        // Compiled code exists only for a plain signature (`vm_code`):
+                        // with the count checked, this is the `plain_shape` case.
+                        Some(f)
+                            if !f.is_static
+                                && f.params.len() == n
+                                && let Some(c) = self.vm_code_of(&f) =>
+                        {
+                            let ticked = tri!(self.vm_enter(st, Some(f), c, n, pc - 1, &scope));
+                            enter_top!(false, ticked);
+                            continue;
+                        }
                         Some(f) if !f.is_static && plain_shape(&f, n) => {
-                            if let Some(c) = self.vm_code_of(&f) {
-                                tri!(self.vm_enter(st, Some(f), c, n, pc - 1, &scope));
-                                enter_top!(false);
-                                continue;
-                            }
                             let args: Vec<Value> = st.stack.drain_from(base);
                             let recv = st.pop();
                             let v =
@@ -1364,7 +1447,7 @@ impl Interp<'_> {
                                 *next = i.saturating_add(1);
                                 tri!(self.poll());
                                 st.slots.set_int(s0, i);
-                                st.slots[s1] = Some(v);
+                                stacks::assign_slot(&mut st.slots[s1], v);
                                 continue;
                             }
                             None => None,
@@ -1430,7 +1513,7 @@ impl Interp<'_> {
                     }
                 },
                 Op::ForIterLocal(exit, s) => match tri!(self.vm_for_next(&mut st.iters)) {
-                    Some(v) => st.slots[sb + s as usize] = Some(v),
+                    Some(v) => stacks::assign_slot(&mut st.slots[sb + s as usize], v),
                     None => {
                         st.iters.pop();
                         pc = exit as usize;
@@ -1449,9 +1532,18 @@ impl Interp<'_> {
                     scope_define(&scope, code.names[i as usize].clone(), v);
                 }
                 Op::AugName(i, o) => {
+                    let name = &code.names[i as usize];
+                    // Two small ints: no in-place case applies; stored as below.
+                    if let [.., Value::Int(x), Value::Int(y)] = &st.stack[..]
+                        && let Some(r) = int_binary(o, *x, *y)
+                    {
+                        st.stack.pop_scalar();
+                        st.stack.pop_scalar();
+                        store_name(&scope, name, &code.name_hints[i as usize], Value::Int(r));
+                        continue;
+                    }
                     let rhs = st.pop();
                     let cur = st.pop();
-                    let name = &code.names[i as usize];
                     let add = o == BinOp::Add;
                     if tri!(self.bytearray_inplace(o, &cur, &rhs)) {
                         continue;

@@ -32,6 +32,34 @@ fn is_scalar(v: &Value) -> bool {
     )
 }
 
+/// `*dst = v`, except that an old scalar (`None`, `Bool`, `Int`, `Float`: nothing to
+/// release) is forgotten rather than dropped: the assignment would call the out-of-line
+/// drop of `Value` for it (which in the method-call loop was a tenth of the work).
+#[inline(always)]
+pub(super) fn assign(dst: &mut Value, v: Value) {
+    assign_drop(std::mem::replace(dst, v));
+}
+
+/// `assign` for a slot.
+#[inline(always)]
+pub(super) fn assign_slot(dst: &mut Option<Value>, v: Value) {
+    if let Some(old) = dst.replace(v) {
+        assign_drop(old);
+    }
+}
+
+/// Drop `old`, forgetting it when it is a scalar (see `assign`); a function or an
+/// object (what calls release most) drops its reference inline.
+#[inline(always)]
+pub(super) fn assign_drop(old: Value) {
+    match old {
+        Value::Func(f) => drop(f),
+        Value::Instance(i) => drop(i),
+        old if is_scalar(&old) => std::mem::forget(old),
+        old => drop(old),
+    }
+}
+
 /// The operand stack (see the module doc for its invariant).
 #[derive(Default)]
 pub(super) struct OpStack {
@@ -71,7 +99,7 @@ impl OpStack {
 
     #[inline(always)]
     pub(super) fn push(&mut self, v: Value) {
-        *self.slot() = v;
+        assign(self.slot(), v);
     }
 
     /// Push an int, written in place.
@@ -81,7 +109,7 @@ impl OpStack {
         if let Value::Int(x) = dst {
             *x = i;
         } else {
-            *dst = Value::Int(i);
+            assign(dst, Value::Int(i));
         }
     }
 
@@ -116,9 +144,10 @@ impl OpStack {
         debug_assert_eq!(self.len, to + 2);
         let from = to + 1;
         if let Value::Int(i) = self.buf[from] {
-            self.buf[to] = Value::Int(i);
+            assign(&mut self.buf[to], Value::Int(i));
         } else {
-            self.buf[to] = std::mem::replace(&mut self.buf[from], Value::None);
+            let v = std::mem::replace(&mut self.buf[from], Value::None);
+            assign(&mut self.buf[to], v);
         }
         self.len = from;
     }
@@ -186,9 +215,9 @@ pub(super) fn clone_into(dst: &mut Value, v: &Value) {
                 *dst = Value::Int(*i);
             }
         }
-        Value::Func(f) => *dst = Value::Func(f.clone()),
-        Value::Instance(i) => *dst = Value::Instance(i.clone()),
-        other => *dst = other.clone(),
+        Value::Func(f) => assign(dst, Value::Func(f.clone())),
+        Value::Instance(i) => assign(dst, Value::Instance(i.clone())),
+        other => assign(dst, other.clone()),
     }
 }
 
@@ -272,7 +301,7 @@ impl SlotStack {
         let dst = &mut self.buf[i];
         match (src, &mut *dst) {
             (Value::Int(v), Some(Value::Int(x))) => *x = *v,
-            (src, dst) => *dst = Some(std::mem::replace(src, Value::None)),
+            (src, dst) => assign_slot(dst, std::mem::replace(src, Value::None)),
         }
     }
 
@@ -283,7 +312,7 @@ impl SlotStack {
         if let Some(Value::Int(x)) = dst {
             *x = v;
         } else {
-            *dst = Some(Value::Int(v));
+            assign_slot(dst, Value::Int(v));
         }
     }
 }
@@ -358,6 +387,20 @@ impl FrameStack {
             iter_base: 0,
             this: None,
         });
+    }
+
+    /// Drop the top frame (its function and `self`): a return.
+    #[inline(always)]
+    pub(super) fn pop_top(&mut self) {
+        debug_assert!(self.len > 0);
+        self.len -= 1;
+        let f = &mut self.buf[self.len];
+        if let Some(func) = f.func.take() {
+            drop(func);
+        }
+        if let Some(this) = f.this.take() {
+            assign_drop(this);
+        }
     }
 
     /// Drop the frames from `n` up (their functions and `self`), first to last.
