@@ -1125,6 +1125,28 @@ impl<'a> Parser<'a> {
                 self.arch_impls.push((start, members));
                 Vec::new()
             }
+            T::LBrace
+                if target.len() == 1
+                    && matches!(kind, ImplKind::Signature(None) | ImplKind::Bases(_))
+                    && target[0].name.starts_with(|c: char| c.is_ascii_uppercase())
+                    && self.looks_like_method_body() =>
+            {
+                // `impl Person { def greet { ... } }`: methods only. Taken as members
+                // when every entry parses as one; otherwise a statement block.
+                let (pos, ndiags, last_err) = (self.pos, self.diags.len(), self.last_err);
+                let members = self.members();
+                let clean = self.diags.len() == ndiags
+                    && !members.iter().any(|m| matches!(m, Member::Stmt(_)));
+                if clean {
+                    self.arch_impls.push((start, members));
+                    Vec::new()
+                } else {
+                    self.pos = pos;
+                    self.diags.truncate(ndiags);
+                    self.last_err = last_err;
+                    self.block()
+                }
+            }
             T::LBrace => {
                 if matches!(kind, ImplKind::Signature(None)) && self.looks_like_enum_body() {
                     self.enum_impl_body()
@@ -1195,6 +1217,18 @@ impl<'a> Parser<'a> {
             i += 1;
         }
         self.tok_at(i).kind == T::KwHas
+    }
+
+    /// At `{`: the body starts with a method (`def`, `can`, `static def`, `override`).
+    fn looks_like_method_body(&self) -> bool {
+        let mut i = self.pos + 1;
+        while self.tok_at(i).kind == T::Semi {
+            i += 1;
+        }
+        matches!(
+            self.tok_at(i).kind,
+            T::KwDef | T::KwCan | T::KwStatic | T::KwOverride
+        )
     }
 
     /// Move the members of each `impl Name { has ... }` into the archetype `Name` declared
