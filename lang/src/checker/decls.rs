@@ -533,12 +533,32 @@ impl<'a> Cx<'a, '_> {
             match first_decl {
                 Some(Decl::Def(ab)) => decl = Some(ab),
                 Some(Decl::Enum) => {
-                    // `impl Color { RED = 1, GREEN }`: only the values are code.
+                    // `impl Color { RED = 1, GREEN }`: only the values are code; a value
+                    // may name the members (`B = A * 2`, as in a Python enum body).
+                    let names: HashSet<&'a str> = imp
+                        .body
+                        .iter()
+                        .filter_map(|s| match &s.kind {
+                            StmtKind::Assign { targets, .. } if targets.len() == 1 => {
+                                match &targets[0].kind {
+                                    ExprKind::Name(n) => Some(&**n),
+                                    _ => None,
+                                }
+                            }
+                            StmtKind::Expr(Expr {
+                                kind: ExprKind::Name(n),
+                                ..
+                            }) => Some(&**n),
+                            _ => None,
+                        })
+                        .collect();
+                    self.push_scope(ScopeKind::Class, names);
                     for s in &imp.body {
                         if let StmtKind::Assign { value, .. } = &s.kind {
                             self.expr(value);
                         }
                     }
+                    self.pop_scope();
                     return;
                 }
                 _ => known = false,

@@ -219,11 +219,24 @@ impl Interp<'_> {
                 _ => None,
             })
             .unwrap_or(1);
+        // As in a Python enum body, a value may name the members before it (bound to
+        // their plain values while the body runs: `B = A * 2`).
+        let body_ctx = {
+            let scope = crate::interp::value::Scope::new_ref(Some(ctx.scope.clone()));
+            for m in class.members.borrow().iter() {
+                scope_define(&scope, m.name.clone(), m.value.clone());
+            }
+            Ctx {
+                scope,
+                ..ctx.clone()
+            }
+        };
         for (name, value) in members {
             let v = match value {
-                Some(x) => self.eval(x, ctx)?,
+                Some(x) => self.eval(x, &body_ctx)?,
                 None => Value::Int(auto),
             };
+            scope_define(&body_ctx.scope, name.name.clone(), v.clone());
             if let Value::Int(i) = v {
                 auto = i.saturating_add(1);
             }

@@ -1074,8 +1074,19 @@ impl Interp<'_> {
             }
             if let Some(pin) = &hop.pin {
                 let pv = self.eval(pin, ctx)?;
-                let pins = self.anchors_of(&pv)?;
-                pairs.retain(|(_, n)| pins.contains(n));
+                if let Value::Class(_) = &pv {
+                    // `[x --> Item]`: a node type at the end keeps the nodes of that type.
+                    let mut kept = Vec::with_capacity(pairs.len());
+                    for (e, n) in pairs {
+                        if self.isinstance(&Value::Anchor(n), &pv)? {
+                            kept.push((e, n));
+                        }
+                    }
+                    pairs = kept;
+                } else {
+                    let pins = self.anchors_of(&pv)?;
+                    pairs.retain(|(_, n)| pins.contains(n));
+                }
             }
             let mut seen_nodes =
                 FxHashMap::with_capacity_and_hasher(pairs.len(), Default::default());

@@ -68,6 +68,13 @@ impl Interp<'_> {
         let scope = Scope::new_module(self.builtins.clone());
         let name = Self::module_name(path);
         self.set_shown_module(file, shown.clone());
+        // Python's `__name__`: `__main__` for the program run, else the module's name
+        // (`if __name__ == '__main__' { ... }` guards a script's main code).
+        scope_define(
+            &scope,
+            Rc::from("__name__"),
+            Value::Str(shown.clone().into()),
+        );
         let m = Rc::new(ModuleObj {
             name: name.clone(),
             scope: scope.clone(),

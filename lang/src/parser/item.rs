@@ -77,6 +77,7 @@ impl<'a> Parser<'a> {
                 self.bump();
             }
         }
+        self.merge_arch_impls(&mut items);
         Module {
             doc,
             items,
@@ -1114,6 +1115,38 @@ impl<'a> Parser<'a> {
             _ => ImplKind::Signature(None),
         };
         let body = match self.peek() {
+            T::LBrace
+                if target.len() == 1
+                    && matches!(kind, ImplKind::Signature(None) | ImplKind::Bases(_))
+                    && self.looks_like_arch_body() =>
+            {
+                // `impl Vehicle { has name: str = "Car"; }`: the body of `obj Vehicle;`.
+                let members = self.members();
+                self.arch_impls.push((start, members));
+                Vec::new()
+            }
+            T::LBrace
+                if target.len() == 1
+                    && matches!(kind, ImplKind::Signature(None) | ImplKind::Bases(_))
+                    && target[0].name.starts_with(|c: char| c.is_ascii_uppercase())
+                    && self.looks_like_method_body() =>
+            {
+                // `impl Person { def greet { ... } }`: methods only. Taken as members
+                // when every entry parses as one; otherwise a statement block.
+                let (pos, ndiags, last_err) = (self.pos, self.diags.len(), self.last_err);
+                let members = self.members();
+                let clean = self.diags.len() == ndiags
+                    && !members.iter().any(|m| matches!(m, Member::Stmt(_)));
+                if clean {
+                    self.arch_impls.push((start, members));
+                    Vec::new()
+                } else {
+                    self.pos = pos;
+                    self.diags.truncate(ndiags);
+                    self.last_err = last_err;
+                    self.block()
+                }
+            }
             T::LBrace => {
                 if matches!(kind, ImplKind::Signature(None)) && self.looks_like_enum_body() {
                     self.enum_impl_body()
@@ -1171,6 +1204,76 @@ impl<'a> Parser<'a> {
             .last()
             .and_then(|n| n.name.chars().next())
             .is_some_and(|c| c.is_uppercase())
+    }
+
+    /// At `{`: the body starts with a `has` (or `static has`) declaration, so it lists
+    /// archetype members rather than statements.
+    fn looks_like_arch_body(&self) -> bool {
+        let mut i = self.pos + 1;
+        while self.tok_at(i).kind == T::Semi {
+            i += 1;
+        }
+        if self.tok_at(i).kind == T::KwStatic {
+            i += 1;
+        }
+        self.tok_at(i).kind == T::KwHas
+    }
+
+    /// At `{`: the body starts with a method (`def`, `can`, `static def`, `override`).
+    fn looks_like_method_body(&self) -> bool {
+        let mut i = self.pos + 1;
+        while self.tok_at(i).kind == T::Semi {
+            i += 1;
+        }
+        matches!(
+            self.tok_at(i).kind,
+            T::KwDef | T::KwCan | T::KwStatic | T::KwOverride
+        )
+    }
+
+    /// Move the members of each `impl Name { has ... }` into the archetype `Name` declared
+    /// in this file (with the impl's bases); an impl whose archetype is elsewhere is an
+    /// error, since only a module's own archetypes can take a body this way.
+    fn merge_arch_impls(&mut self, items: &mut Vec<Item>) {
+        if self.arch_impls.is_empty() {
+            return;
+        }
+        let pending = std::mem::take(&mut self.arch_impls);
+        for (start, members) in pending {
+            let Some(pos) = items
+                .iter()
+                .position(|it| matches!(it, Item::Impl(imp) if imp.span.start == start))
+            else {
+                continue;
+            };
+            let Item::Impl(imp) = items.remove(pos) else {
+                continue;
+            };
+            let name = &imp.target[0].name;
+            let arch = items.iter_mut().find_map(|it| match it {
+                Item::Archetype(a) if a.name.name == *name => Some(a),
+                _ => None,
+            });
+            match arch {
+                Some(a) => {
+                    a.members.extend(members);
+                    a.has_body = true;
+                    if let ImplKind::Bases(b) = imp.kind {
+                        a.bases.extend(b);
+                    }
+                }
+                None => {
+                    self.error(
+                        Code::E0001,
+                        format!(
+                            "`impl {name} {{ has ... }}` gives the body of an archetype, \
+                             but no `obj`/`node`/`edge`/`walker` `{name}` is declared in this file"
+                        ),
+                        imp.target[0].span,
+                    );
+                }
+            }
+        }
     }
 
     /// `impl Color { RED = 1, GREEN = 2 }`: a body of comma-separated enum members.
