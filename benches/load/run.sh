@@ -64,7 +64,12 @@ command -v curl >/dev/null || die "curl not found; install it with: sudo apt-get
 # ---------------------------------------------------------------- build
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
     echo "== building svc and bare_server (release, CARGO_TARGET_DIR=$TARGET_DIR)"
-    (cd "$REPO" && CARGO_TARGET_DIR="$TARGET_DIR" cargo build --release --bin svc --example bare_server)
+    # Two builds, not one: building the example with the binary unifies the
+    # dev-dependencies' features into the shared crates, which renames their symbols, so
+    # that svc would not be the binary `cargo build --release` gives a user, nor the one
+    # link/symbol-order.txt was made from (link/README.md).
+    (cd "$REPO" && CARGO_TARGET_DIR="$TARGET_DIR" cargo build --release --example bare_server)
+    (cd "$REPO" && CARGO_TARGET_DIR="$TARGET_DIR" cargo build --release --bin svc)
 fi
 [[ -x "$SVC" ]] || die "missing $SVC"
 [[ -x "$BARE" ]] || die "missing $BARE"
