@@ -171,6 +171,15 @@ fn envelope_shape_and_calls() {
         )),
         json!("ABAB")
     );
+    // Every parameter given, in another order than declared: bound by name.
+    assert_eq!(
+        result(&post_json(
+            p,
+            "/function/shout",
+            r#"{"loud": false, "times": 3, "word": "ab"}"#
+        )),
+        json!("ababab")
+    );
     // Walkers: data = {result: the walker, reports}.
     let resp = post_json(p, "/walker/add_note", r#"{"text": "hello"}"#);
     let v = resp.json();

@@ -718,9 +718,29 @@ impl Interp<'_> {
             &ctx,
             Some(&|k| format!("unknown parameter: function '{name}' has no parameter '{k}'")),
         )?;
+        // Every parameter plain and given: pass them positionally, in declaration order
+        // (the same binding; it takes the call's fast path instead of matching names).
+        let order: Option<Vec<usize>> = (kwargs.len() == func.params.len()
+            && func.params.iter().all(|p| p.kind == ast::ParamKind::Normal))
+        .then(|| {
+            func.params
+                .iter()
+                .map(|p| kwargs.iter().position(|(n, _)| *n == p.name))
+                .collect()
+        })
+        .flatten();
+        let (args, kwargs) = match order {
+            Some(order) => {
+                let mut slots: Vec<Option<Value>> =
+                    kwargs.into_iter().map(|(_, v)| Some(v)).collect();
+                let args = order.iter().filter_map(|&i| slots[i].take()).collect();
+                (args, Vec::new())
+            }
+            None => (Vec::new(), kwargs),
+        };
         self.serving = true;
         let r = self
-            .call_function(&func, None, vec![], kwargs, None)
+            .call_function(&func, None, args, kwargs, None)
             .and_then(|v| {
                 self.commit_last()?;
                 Ok(v)
