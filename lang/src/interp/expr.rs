@@ -874,7 +874,8 @@ impl Interp<'_> {
             | Value::BigInt(_)
             | Value::Float(_)
             | Value::Bool(_)
-            | Value::Range(..) => {
+            | Value::Range(..)
+            | Value::View(_) => {
                 if dunder::has_value_dunder(recv, name) {
                     return self.object_method(recv, name, args, kwargs);
                 }

@@ -18,6 +18,7 @@ mod complex;
 mod coroutine;
 mod decl;
 mod decl_later;
+mod dictview;
 mod display;
 mod dunder;
 mod encode;

@@ -161,6 +161,11 @@ impl Interp<'_> {
         {
             return r;
         }
+        if (matches!(a, Value::View(_)) || matches!(b, Value::View(_)))
+            && let Some(r) = self.view_binop(op, a, b)
+        {
+            return r;
+        }
         match op {
             BinOp::Add => match (a, b) {
                 (Value::Str(x), Value::Str(y)) => {
@@ -755,6 +760,11 @@ impl Interp<'_> {
         {
             return r;
         }
+        if (matches!(a, Value::View(_)) || matches!(b, Value::View(_)))
+            && let Some(r) = self.view_compare(op, a, b)
+        {
+            return r;
+        }
         match op {
             CmpOp::Eq => self.py_eq(a, b),
             CmpOp::NotEq => Ok(!self.py_eq(a, b)?),
@@ -818,6 +828,7 @@ impl Interp<'_> {
                 let k = self.dict_key(d, item)?;
                 Ok(d.borrow().contains_key(&k))
             }
+            Value::View(v) => self.view_contains(v, item),
             Value::Set(s) | Value::FrozenSet(s) => {
                 let k = self.set_key(s, item)?;
                 Ok(s.borrow().contains(&k))
@@ -967,6 +978,9 @@ impl Interp<'_> {
             (Value::Float(_), other) | (other, Value::Float(_)) if is_intlike(other) => {
                 int_float_order(a, b) == Some(Some(std::cmp::Ordering::Equal))
             }
+            (Value::View(_), _) | (_, Value::View(_)) => {
+                return self.view_compare(CmpOp::Eq, a, b).unwrap_or(Ok(false));
+            }
             (Value::Instance(x), Value::Instance(y)) => match self.stdlib_eq(a, b) {
                 Some(e) => e,
                 None => Rc::ptr_eq(x, y),
@@ -1077,6 +1091,7 @@ impl Interp<'_> {
             Value::List(l) => !l.borrow().is_empty(),
             Value::Tuple(t) => !t.is_empty(),
             Value::Dict(d) => !d.borrow().is_empty(),
+            Value::View(v) => v.len() > 0,
             Value::Set(s) | Value::FrozenSet(s) => !s.borrow().is_empty(),
             Value::Range(a, b, s) => range_len(*a, *b, *s) > 0,
             Value::Instance(_) | Value::Anchor(_) => match self.stdlib_truthy(v) {
@@ -1097,7 +1112,11 @@ impl Interp<'_> {
 
     pub fn hash_key(&mut self, v: &Value) -> R<HashKey> {
         match v {
-            Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::ByteArray(_) => Err(self.err(
+            Value::List(_)
+            | Value::Dict(_)
+            | Value::Set(_)
+            | Value::ByteArray(_)
+            | Value::View(_) => Err(self.err(
                 "TypeError",
                 format!("unhashable type: '{}'", self.type_name_of(v)),
             )),
@@ -1235,6 +1254,7 @@ impl Interp<'_> {
             Value::Iter(it) => it.borrow_mut().by_ref().collect(),
             Value::Generator(g) => self.gen_collect(g)?,
             Value::Lazy(l) => self.lazy_collect(l)?,
+            Value::View(v) => v.items(),
             Value::Class(c) if c.kind == ClassKind::Enum => c
                 .members
                 .borrow()
@@ -1292,6 +1312,7 @@ impl Interp<'_> {
             Value::Generator(_) => "generator",
             Value::Coroutine(_) => "coroutine",
             Value::Lazy(l) => l.kind.name(),
+            Value::View(v) => v.type_name(),
             Value::Builtin(n) if &**n == NOT_IMPLEMENTED => "NotImplementedType",
             _ => "function",
         };

@@ -104,7 +104,11 @@ impl Dialect for Wire {
             }
             Value::List(l) => return Ok(Shape::list(l)),
             Value::Tuple(t) => return Ok(Shape::tuple(t)),
-            Value::Set(_) | Value::FrozenSet(_) | Value::Iter(_) | Value::Lazy(_) => {
+            Value::Set(_)
+            | Value::FrozenSet(_)
+            | Value::Iter(_)
+            | Value::Lazy(_)
+            | Value::View(_) => {
                 let items = it.iterate(v)?;
                 return Ok(Shape::Values { id: None, items });
             }

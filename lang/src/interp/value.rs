@@ -142,6 +142,8 @@ pub enum Value {
     Coroutine(Rc<super::coroutine::Coroutine>),
     /// A lazy `map`, `filter`, `zip` or `enumerate` object (`interp/lazy.rs`).
     Lazy(Rc<super::lazy::Lazy>),
+    /// A dict view: `d.keys()`, `d.values()`, `d.items()` (`interp/dictview.rs`).
+    View(Rc<super::dictview::DictView>),
 }
 
 impl fmt::Debug for Value {
@@ -217,6 +219,7 @@ impl Value {
             Value::Generator(_) => "generator",
             Value::Coroutine(_) => "coroutine",
             Value::Lazy(l) => l.kind.name(),
+            Value::View(v) => v.type_name(),
         }
     }
 
@@ -1077,6 +1080,7 @@ pub fn identity(v: &Value) -> Option<usize> {
         Value::Generator(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Coroutine(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Lazy(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::View(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Anchor(h) => *h as usize,
         _ => return None,
     })
