@@ -43,7 +43,12 @@ impl Interp<'_> {
     /// origin unless an inner expression already did.
     #[inline]
     pub fn eval(&mut self, e: &ast::Expr, ctx: &Ctx) -> R<Value> {
-        match self.eval_inner(e, ctx) {
+        let r = if self.replay.is_none() {
+            self.eval_inner(e, ctx)
+        } else {
+            self.eval_replay(e, ctx)
+        };
+        match r {
             Err(Interrupt::Exc(mut err)) => {
                 if err.origin.is_none() {
                     err.origin = Some((ctx.file, e.span));
@@ -54,7 +59,7 @@ impl Interp<'_> {
         }
     }
 
-    fn eval_inner(&mut self, e: &ast::Expr, ctx: &Ctx) -> R<Value> {
+    pub(crate) fn eval_inner(&mut self, e: &ast::Expr, ctx: &Ctx) -> R<Value> {
         match &e.kind {
             E::None => Ok(Value::None),
             E::Bool(b) => Ok(Value::Bool(*b)),
@@ -269,9 +274,6 @@ impl Interp<'_> {
                         ))
                     }
                 }
-            }
-            E::Yield { .. } if !self.yield_feed.is_empty() => {
-                Ok(self.yield_feed.pop().unwrap_or(Value::None))
             }
             E::Yield { .. } => Err(self.err(
                 "SyntaxError",

@@ -567,6 +567,7 @@ impl Interp<'_> {
             Interrupt::Limit(m) if m == super::CANCELLED => CallError::Cancelled,
             Interrupt::Limit(m) => CallError::Limit(m),
             Interrupt::Host(h) => CallError::from_host(h, self.durable_commits > 0),
+            Interrupt::Suspend(_) => CallError::Limit("`yield` outside its generator".into()),
             Interrupt::Exc(err) => {
                 let class = self.class_of(&err.value);
                 let msg = self.to_str(&err.value).unwrap_or_default();
