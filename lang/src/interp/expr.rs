@@ -90,6 +90,9 @@ impl Interp<'_> {
                     let k = self.new_set_key(&set, &v)?;
                     set.insert(k);
                 }
+                if items.len() > 2 && items.iter().all(is_number_literal) {
+                    super::ops::order_const_display(&mut set);
+                }
                 Ok(Value::Set(Rc::new(std::cell::RefCell::new(set))))
             }
             E::Dict(items) => {
