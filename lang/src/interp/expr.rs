@@ -43,12 +43,26 @@ impl Interp<'_> {
     /// origin unless an inner expression already did.
     #[inline]
     pub fn eval(&mut self, e: &ast::Expr, ctx: &Ctx) -> R<Value> {
-        let r = if self.replay.is_none() {
-            self.eval_inner(e, ctx)
-        } else {
-            self.eval_replay(e, ctx)
-        };
-        match r {
+        if self.replay.is_some() {
+            return self.eval_replayed(e, ctx);
+        }
+        match self.eval_inner(e, ctx) {
+            Err(Interrupt::Exc(mut err)) => {
+                if err.origin.is_none() {
+                    err.origin = Some((ctx.file, e.span));
+                }
+                Err(Interrupt::Exc(err))
+            }
+            other => other,
+        }
+    }
+
+    /// [`Self::eval`] while a generator runs a statement with nested `yield`s
+    /// (`generator.rs`, `Replay`): kept out of line, off the hot path.
+    #[cold]
+    #[inline(never)]
+    fn eval_replayed(&mut self, e: &ast::Expr, ctx: &Ctx) -> R<Value> {
+        match self.eval_replay(e, ctx) {
             Err(Interrupt::Exc(mut err)) => {
                 if err.origin.is_none() {
                     err.origin = Some((ctx.file, e.span));
