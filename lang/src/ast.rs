@@ -4,6 +4,7 @@
 //! recovery skipped tokens). The checker and interpreter read the same tree.
 
 pub mod binds;
+pub mod impls;
 pub mod visit;
 
 use crate::span::Span;
@@ -264,6 +265,11 @@ pub struct ImplBlock {
     pub target: Vec<Name>,
     pub kind: ImplKind,
     pub body: Vec<Stmt>,
+    /// The body read as archetype members (`impl Vehicle { has ...; def ...; }`): the
+    /// body of an archetype declared elsewhere, merged into it by
+    /// `ast::impls::merge_arch_impls`. A body of methods only is read both ways (here
+    /// and as `body`); the merge keeps one.
+    pub members: Option<Vec<Member>>,
     pub span: Span,
 }
 

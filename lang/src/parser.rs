@@ -76,9 +76,6 @@ pub(crate) struct Parser<'a> {
     /// While a `with` item's manager is parsed: the token index of the item's `as` that
     /// names the target (the last `as` outside brackets), which is not a cast.
     with_as: Option<usize>,
-    /// Archetype bodies given by `impl Name { has ...; ... }` (keyed by the impl's span
-    /// start), merged into the archetype declared in the same file when the module ends.
-    arch_impls: Vec<(u32, Vec<crate::ast::Member>)>,
 }
 
 impl<'a> Parser<'a> {
@@ -108,7 +105,6 @@ impl<'a> Parser<'a> {
             names: HashMap::new(),
             in_class: false,
             type_params: Vec::new(),
-            arch_impls: Vec::new(),
             with_as: None,
         }
     }

@@ -39,6 +39,29 @@ fn annex_files_in_every_layout_give_the_bodies() {
 }
 
 #[test]
+fn an_annex_gives_the_body_of_a_bodiless_archetype() {
+    let dir = TempDir::new("annex_arch_body");
+    dir.write(
+        "veh.svc",
+        "obj Vehicle;\nnode Garage;\nwith entry {\n    v = Vehicle();\n    print(v, v.describe());\n    g = Garage(slots=3);\n    print(g, g.free());\n}\n",
+    );
+    dir.write(
+        "veh.impl.svc",
+        "impl Vehicle {\n    has name: str = \"Car\", wheels: int = 4;\n    def describe -> str { return f\"{self.name} on {self.wheels} wheels\"; }\n}\nimpl Garage {\n    has slots: int = 1;\n    def free -> int { return self.slots - 1; }\n}\n",
+    );
+    // jaclang 0.16.7 prints the same.
+    let out = svc_in(dir.path(), &["run", "--no-store", "veh.svc"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "Vehicle(name='Car', wheels=4) Car on 4 wheels\nGarage(slots=3) 2\n"
+    );
+    // The checker reads the main file only: a bodiless archetype's members are open.
+    let checked = svc_in(dir.path(), &["check", "veh.svc"]);
+    assert!(checked.status.success(), "{}", stdout(&checked));
+}
+
+#[test]
 fn an_annex_of_another_module_is_not_loaded() {
     let dir = TempDir::new("annex_other");
     dir.write("shop.svc", SHOP);

@@ -103,3 +103,29 @@ fn datetime_values_in_node_fields_survive_the_store() {
          [datetime.date(2021, 3, 4), {'k': datetime.timedelta(0)}] 2024-05-05 07:08:14.000017 XST\n"
     );
 }
+
+#[test]
+fn datetime_time_values_in_node_fields_survive_the_store() {
+    let dir = TempDir::new("stdlib-stored-time");
+    dir.write(
+        "main.svc",
+        "import from datetime { time, timezone, timedelta }\n\
+         node N { has t: any = None, u: any = None; }\n\
+         with entry {\n\
+             ns = [root -->];\n\
+             if ns { print(repr(ns[0].t), repr(ns[0].u)); }\n\
+             else { root ++> N(t=time(1, 2, 3, 4, fold=1), \
+         u=time(5, tzinfo=timezone(timedelta(hours=-3), \"X\"))); print(\"stored\"); }\n\
+         }\n",
+    );
+    let first = svc_in(dir.path(), &["run", "main.svc"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert_eq!(stdout(&first), "stored\n");
+    let second = svc_in(dir.path(), &["run", "main.svc"]);
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert_eq!(
+        stdout(&second),
+        "datetime.time(1, 2, 3, 4, fold=1) datetime.time(5, 0, tzinfo=datetime.timezone(\
+         datetime.timedelta(days=-1, seconds=75600), 'X'))\n"
+    );
+}

@@ -140,7 +140,8 @@ impl<'a> Cx<'a, '_> {
     /// Every member of `a` is known: local bases only, no member-adding decorators,
     /// not a `class`.
     fn members_known(&self, a: &'a Archetype, depth: u32) -> bool {
-        if depth > 32 || a.kind == ArchKind::Class {
+        // A bodiless archetype may take its body from an annex file (`calls.rs`).
+        if depth > 32 || a.kind == ArchKind::Class || !a.has_body {
             return false;
         }
         if !a.decorators.iter().all(calls::harmless_decorator) {

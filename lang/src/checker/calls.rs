@@ -56,7 +56,9 @@ pub(super) fn harmless_decorator(d: &Expr) -> bool {
 
 impl<'a> Cx<'a, '_> {
     fn fields_into(&self, a: &'a Archetype, depth: u32, out: &mut Fields<'a>) -> bool {
-        if depth > MAX_BASE_DEPTH || a.kind == ArchKind::Class {
+        // A bodiless archetype (`obj Vehicle;`) may take its body from an annex file's
+        // `impl Vehicle { has ... }`, which the checker does not read.
+        if depth > MAX_BASE_DEPTH || a.kind == ArchKind::Class || !a.has_body {
             return false;
         }
         if !a.decorators.iter().all(harmless_decorator) {

@@ -498,6 +498,22 @@ impl<'a> Cx<'a, '_> {
         };
         let quiet = self.is_lenient() || owner.is_some();
         let mut known = true;
+        if imp.members.is_some() && rest.is_empty() {
+            // `impl Name { has ... }` whose archetype no body of the module declares
+            // (the parser merged every other): only an annex file may give it.
+            if !quiet {
+                self.error(
+                    Code::E2013,
+                    format!(
+                        "`impl {} {{ has ... }}` gives the body of an archetype, but no \
+                         archetype `{}` is declared in this module",
+                        first.name, first.name
+                    ),
+                    first.span,
+                );
+            }
+            return;
+        }
         let mut decl: Option<&'a Ability> = None;
         let mut arch: Option<&'a Archetype> = None;
         let first_decl = match self.lookup(&first.name) {

@@ -92,12 +92,13 @@ impl Interp<'_> {
     /// (`ctx`), after the module's own declarations, and run their globs.
     pub(super) fn load_impl_annexes(
         &mut self,
-        path: &Path,
+        annexes: Vec<Annex>,
         ctx: &Ctx,
+        path: &Path,
         name: &Rc<str>,
         shown: &Rc<str>,
     ) -> R<()> {
-        for annex in self.parse_annexes(path, IMPL_SUFFIX)? {
+        for annex in annexes {
             self.set_shown_module(annex.file, shown.clone());
             let actx = Ctx {
                 file: annex.file,
@@ -114,4 +115,37 @@ impl Interp<'_> {
         }
         Ok(())
     }
+}
+
+/// The module's items with the archetype bodies its annexes give (`impl Vehicle { has
+/// ...; }` in `vehicle.impl.svc` for `obj Vehicle;` in `vehicle.svc`) merged in, taken
+/// out of the annexes; `None` when no annex gives one. (The merged members keep the
+/// annex's spans, read against the module's file when an error is shown.)
+pub(super) fn merge_annex_arch_impls(items: &[Item], annexes: &mut [Annex]) -> Option<Vec<Item>> {
+    let gives = |a: &Annex| {
+        a.module
+            .items
+            .iter()
+            .any(|it| matches!(it, Item::Impl(imp) if imp.members.is_some()))
+    };
+    if !annexes.iter().any(gives) {
+        return None;
+    }
+    let mut merged = items.to_vec();
+    for annex in annexes.iter_mut() {
+        let (pending, rest): (Vec<Item>, Vec<Item>) = std::mem::take(&mut annex.module.items)
+            .into_iter()
+            .partition(|it| matches!(it, Item::Impl(imp) if imp.members.is_some()));
+        annex.module.items = rest;
+        let pending = pending
+            .into_iter()
+            .filter_map(|it| match it {
+                Item::Impl(imp) => Some(imp),
+                _ => None,
+            })
+            .collect();
+        let left = crate::ast::impls::merge_into(&mut merged, pending);
+        annex.module.items.extend(left.into_iter().map(Item::Impl));
+    }
+    Some(merged)
 }

@@ -8,7 +8,7 @@
 mod args;
 pub(crate) mod bytearray;
 pub(crate) mod bytes;
-mod collections;
+pub(crate) mod collections;
 pub(crate) use collections::range_len;
 mod construct;
 mod dir;
@@ -109,6 +109,7 @@ pub fn call_method(
         }
         Value::List(l) => collections::list_method(it, l, name, args, kwargs),
         Value::Dict(d) => collections::dict_method(it, d, name, args, kwargs),
+        Value::View(v) => crate::interp::dictview::view_method(it, v, name, args),
         Value::Set(s) => collections::set_method(it, s, name, args, kwargs),
         Value::FrozenSet(s) => collections::frozenset_method(it, recv, s, name, args, kwargs),
         Value::Tuple(t) => collections::tuple_method(it, t, name, args, kwargs),
@@ -195,6 +196,7 @@ pub fn has_method(recv: &Value, name: &str) -> bool {
         Value::Slice(_) => &["indices"],
         Value::List(_) => collections::LIST_METHODS,
         Value::Dict(_) => collections::DICT_METHODS,
+        Value::View(v) if v.set_like() => &["isdisjoint"],
         Value::Set(_) => collections::SET_METHODS,
         Value::FrozenSet(_) => collections::FROZENSET_METHODS,
         Value::Tuple(_) => collections::TUPLE_METHODS,

@@ -254,6 +254,24 @@ impl Interp<'_> {
             Value::Lazy(l) => {
                 let _ = write!(out, "<{} object>", l.kind.name());
             }
+            Value::View(view) => {
+                out.push_str(view.type_name());
+                out.push_str("([");
+                for (i, x) in view.items().iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    // A view inside its own dict prints as `...`, as in CPython.
+                    if let Value::View(inner) = x
+                        && std::rc::Rc::ptr_eq(inner, view)
+                    {
+                        out.push_str("...");
+                        continue;
+                    }
+                    self.write_repr(x, out, depth + 1)?;
+                }
+                out.push_str("])");
+            }
             Value::Instance(i) if is_traceback(i) => {
                 let _ = write!(out, "<traceback object at 0x{:012x}>", i.id);
             }

@@ -43,6 +43,9 @@ impl Interp<'_> {
     /// origin unless an inner expression already did.
     #[inline]
     pub fn eval(&mut self, e: &ast::Expr, ctx: &Ctx) -> R<Value> {
+        if self.replay.is_some() {
+            return self.eval_replayed(e, ctx);
+        }
         match self.eval_inner(e, ctx) {
             Err(Interrupt::Exc(mut err)) => {
                 if err.origin.is_none() {
@@ -54,7 +57,23 @@ impl Interp<'_> {
         }
     }
 
-    fn eval_inner(&mut self, e: &ast::Expr, ctx: &Ctx) -> R<Value> {
+    /// [`Self::eval`] while a generator runs a statement with nested `yield`s
+    /// (`generator.rs`, `Replay`): kept out of line, off the hot path.
+    #[cold]
+    #[inline(never)]
+    fn eval_replayed(&mut self, e: &ast::Expr, ctx: &Ctx) -> R<Value> {
+        match self.eval_replay(e, ctx) {
+            Err(Interrupt::Exc(mut err)) => {
+                if err.origin.is_none() {
+                    err.origin = Some((ctx.file, e.span));
+                }
+                Err(Interrupt::Exc(err))
+            }
+            other => other,
+        }
+    }
+
+    pub(crate) fn eval_inner(&mut self, e: &ast::Expr, ctx: &Ctx) -> R<Value> {
         match &e.kind {
             E::None => Ok(Value::None),
             E::Bool(b) => Ok(Value::Bool(*b)),
@@ -84,6 +103,9 @@ impl Interp<'_> {
                 for v in vals {
                     let k = self.new_set_key(&set, &v)?;
                     set.insert(k);
+                }
+                if items.len() > 2 && items.iter().all(is_number_literal) {
+                    super::ops::order_const_display(&mut set);
                 }
                 Ok(Value::Set(Rc::new(std::cell::RefCell::new(set))))
             }
@@ -269,9 +291,6 @@ impl Interp<'_> {
                         ))
                     }
                 }
-            }
-            E::Yield { .. } if !self.yield_feed.is_empty() => {
-                Ok(self.yield_feed.pop().unwrap_or(Value::None))
             }
             E::Yield { .. } => Err(self.err(
                 "SyntaxError",
@@ -874,7 +893,8 @@ impl Interp<'_> {
             | Value::BigInt(_)
             | Value::Float(_)
             | Value::Bool(_)
-            | Value::Range(..) => {
+            | Value::Range(..)
+            | Value::View(_) => {
                 if dunder::has_value_dunder(recv, name) {
                     return self.object_method(recv, name, args, kwargs);
                 }

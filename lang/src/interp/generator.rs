@@ -112,14 +112,12 @@ enum Op {
     },
     JumpIfNot(ast::Expr, usize),
     Jump(usize),
-    /// Bind the value passed to `send()` (None for `next()`) to a slot, for a `yield`
-    /// nested in a larger expression.
-    ReceiveSlot(usize),
-    /// A statement whose expressions hold `yield`s, each already run (`Yield` +
-    /// `ReceiveSlot`, in evaluation order): runs it with the values they received.
-    FedStmt {
+    /// A statement whose expressions hold `yield`s (`print("a", (yield 1))`): run
+    /// with `Interp::replay` on, so each nested `yield` suspends the generator from
+    /// inside the evaluation, and each resume runs the statement again with the values
+    /// of the expressions already evaluated replayed, not recomputed (see [`Replay`]).
+    ReplayStmt {
         stmt: ast::Stmt,
-        slots: Vec<usize>,
         exits: Exits,
     },
     /// Evaluate a `match` subject once into a slot.
@@ -282,6 +280,109 @@ struct Frame {
     handled: Vec<Value>,
     /// The exception being dispatched to `except` or carried through `finally`.
     exc: Option<Box<PyErr>>,
+    /// The values of the statement suspended at a nested `yield` (`Op::ReplayStmt`).
+    replay: Option<Box<Replay>>,
+}
+
+/// What one expression of a replayed statement came to, and the count of expressions
+/// started once it was done (where the next one in evaluation order is numbered).
+enum Entry {
+    Done(Value, usize),
+    /// The `yield` the generator is suspended at: it takes the value sent.
+    Pending(usize),
+    /// A `yield from` passing its delegate's items through.
+    Delegating(GenIter, usize),
+}
+
+/// The record of a statement with nested `yield`s (`Op::ReplayStmt`). Each expression
+/// the statement evaluates, at the statement's own call depth, is numbered in the order
+/// it starts; its value is kept when it is done. When a `yield` suspends the generator,
+/// the statement is left half-evaluated; the resume evaluates it again from the start,
+/// and an expression done before gives its kept value without running (so a call that
+/// preceded the `yield` is not repeated), the suspended `yield` gives the value sent,
+/// and evaluation goes on from there. Control flow inside the statement depends only on
+/// those values, so the numbering repeats.
+pub(crate) struct Replay {
+    log: Vec<Option<Entry>>,
+    next: usize,
+    /// The call depth of the statement: expressions of functions it calls are theirs.
+    depth: usize,
+    /// What the resume sent, for the suspended `yield`.
+    sent: Option<Value>,
+}
+
+impl Interp<'_> {
+    /// `eval` while a statement with nested `yield`s runs (`Interp::replay` is set).
+    pub(crate) fn eval_replay(&mut self, e: &ast::Expr, ctx: &Ctx) -> R<Value> {
+        let Some(r) = self.replay.as_mut() else {
+            return self.eval_inner(e, ctx);
+        };
+        if r.depth != self.depth {
+            return self.eval_inner(e, ctx);
+        }
+        let i = r.next;
+        r.next += 1;
+        if r.log.len() <= i {
+            r.log.resize_with(i + 1, || None);
+        }
+        match r.log[i].take() {
+            Some(Entry::Done(v, end)) => {
+                r.next = end;
+                r.log[i] = Some(Entry::Done(v.clone(), end));
+                return Ok(v);
+            }
+            Some(Entry::Pending(end)) => {
+                r.next = end;
+                let v = r.sent.take().unwrap_or(Value::None);
+                r.log[i] = Some(Entry::Done(v.clone(), end));
+                return Ok(v);
+            }
+            Some(Entry::Delegating(it, end)) => {
+                r.next = end;
+                let sent = r.sent.take().unwrap_or(Value::None);
+                return self.replay_delegate(i, it, sent, end);
+            }
+            None => {}
+        }
+        if let ast::ExprKind::Yield { value, from } = &e.kind {
+            let v = match value {
+                Some(x) => self.eval(x, ctx)?,
+                None => Value::None,
+            };
+            let end = self.replay.as_ref().map_or(0, |r| r.next);
+            if *from {
+                let it = self.gen_iter(v)?;
+                return self.replay_delegate(i, it, Value::None, end);
+            }
+            if let Some(r) = self.replay.as_mut() {
+                r.log[i] = Some(Entry::Pending(end));
+            }
+            return Err(Interrupt::Suspend(v));
+        }
+        let v = self.eval_inner(e, ctx)?;
+        if let Some(r) = self.replay.as_mut() {
+            let end = r.next;
+            r.log[i] = Some(Entry::Done(v.clone(), end));
+        }
+        Ok(v)
+    }
+
+    /// One step of the delegate of a nested `yield from` (entry `i`): suspend with its
+    /// item, or, once it returns, that value is the expression's.
+    fn replay_delegate(&mut self, i: usize, mut it: GenIter, sent: Value, end: usize) -> R<Value> {
+        let step = self.gen_iter_next(&mut it, sent)?;
+        let entry = match &step {
+            GenStep::Yielded(_) => Entry::Delegating(it, end),
+            GenStep::Returned(v) => Entry::Done(v.clone(), end),
+        };
+        if let Some(r) = self.replay.as_mut() {
+            r.log[i] = Some(entry);
+        }
+        match step {
+            GenStep::Yielded(v) => Err(Interrupt::Suspend(v)),
+            GenStep::Returned(v) => Ok(v),
+        }
+    }
 }
 
 /// An open `try` region: the op an exception jumps to, and how many lowered handlers
@@ -541,7 +642,7 @@ impl Compiler {
             Op::Jump(t) | Op::JumpIfNot(_, t) | Op::TryEnter(t) => *t = to,
             Op::ExceptTest { miss, .. } | Op::MatchCase { miss, .. } => *miss = to,
             Op::ForNext { done, .. } => *done = to,
-            Op::Stmt { exits, .. } | Op::FedStmt { exits, .. } | Op::Except { exits, .. } => {
+            Op::Stmt { exits, .. } | Op::ReplayStmt { exits, .. } | Op::Except { exits, .. } => {
                 if is_break {
                     exits.brk = Some(Exit::Pc(to));
                 } else {
@@ -717,51 +818,16 @@ impl Compiler {
         }
     }
 
-    /// A statement with `yield`s nested in its expressions: each `yield` (none inside
-    /// another's value, none a `yield from`) runs first, in evaluation order, its sent
-    /// value kept in a slot; then the statement runs, each `yield` in it evaluating to
-    /// what it was sent. The rest of the statement is evaluated after the last `yield`
-    /// resumes (CPython evaluates what precedes a `yield` before suspending).
+    /// A statement with `yield`s nested in its expressions (`Op::ReplayStmt`): what
+    /// precedes each `yield` in evaluation order runs before it suspends, as in CPython.
     fn fed_stmt(&mut self, s: &ast::Stmt) -> CResult {
-        let mut found: Vec<(Option<ast::Expr>, bool)> = Vec::new();
-        fn collect(e: &ast::Expr, out: &mut Vec<(Option<ast::Expr>, bool)>) {
-            if let ast::ExprKind::Yield { value, from } = &e.kind {
-                out.push((value.as_deref().cloned(), *from));
-                return;
-            }
-            crate::ast::visit::children(e, &mut |c| collect(c, out));
-        }
-        match &s.kind {
-            StmtKind::Expr(e) | StmtKind::Return(Some(e)) => collect(e, &mut found),
-            StmtKind::Assign { value, .. } | StmtKind::AugAssign { value, .. } => {
-                collect(value, &mut found)
-            }
-            _ => {}
-        }
-        if found
-            .iter()
-            .any(|(v, from)| *from || v.as_ref().is_some_and(expr_has_yield))
-        {
-            return Err((
-                s.span,
-                format!("`yield` inside an expression: {UNSUPPORTED}"),
-            ));
-        }
-        let mut slots = Vec::with_capacity(found.len());
-        for (value, _) in found {
-            let slot = self.slot();
-            self.push(Op::Yield(value));
-            self.push(Op::ReceiveSlot(slot));
-            slots.push(slot);
-        }
-        let i = self.push(Op::FedStmt {
+        let i = self.push(Op::ReplayStmt {
             stmt: s.clone(),
-            slots,
             exits: Exits::default(),
         });
         let leaves = leaves_block(std::slice::from_ref(s), false);
         let exits = self.exits_here(i, leaves);
-        if let Some(Op::FedStmt { exits: e, .. }) = self.ops.get_mut(i) {
+        if let Some(Op::ReplayStmt { exits: e, .. }) = self.ops.get_mut(i) {
             *e = exits;
         }
         Ok(())
@@ -1251,6 +1317,8 @@ impl Interp<'_> {
                         frame.pending.truncate(r.pending);
                     }
                     frame.exc = Some(e);
+                    // The statement suspended at a nested `yield` is left for good.
+                    frame.replay = None;
                     self.depth += 1;
                     let r = self.gen_run(&g.code, &ctx, &mut frame, Value::None);
                     self.depth -= 1;
@@ -1468,28 +1536,30 @@ impl Interp<'_> {
                     self.poll()?;
                     *pc = *to;
                 }
-                Op::ReceiveSlot(slot) => {
-                    let v = sent.take().unwrap_or(Value::None);
-                    slots[*slot] = Some(GenIter::Subject(v));
-                    *pc += 1;
-                }
-                Op::FedStmt {
-                    stmt,
-                    slots: fed,
-                    exits,
-                } => {
-                    let feed: Vec<Value> = fed
-                        .iter()
-                        .rev()
-                        .map(|s| match slots[*s].take() {
-                            Some(GenIter::Subject(v)) => v,
-                            _ => Value::None,
+                Op::ReplayStmt { stmt, exits } => {
+                    let replay = frame.replay.take().unwrap_or_else(|| {
+                        Box::new(Replay {
+                            log: Vec::new(),
+                            next: 0,
+                            depth: 0,
+                            sent: None,
                         })
-                        .collect();
-                    let saved = std::mem::replace(&mut self.yield_feed, feed);
+                    });
+                    let mut replay = replay;
+                    replay.next = 0;
+                    replay.depth = self.depth;
+                    replay.sent = sent.take();
+                    let outer = self.replay.replace(replay);
                     let flow = self.exec_stmt(stmt, ctx);
-                    self.yield_feed = saved;
-                    return Ok(self.gen_flow(code, frame, flow?, exits));
+                    let mine = std::mem::replace(&mut self.replay, outer);
+                    return match flow {
+                        Err(Interrupt::Suspend(v)) => {
+                            frame.replay = mine;
+                            Ok(Some(GenStep::Yielded(v)))
+                        }
+                        Ok(flow) => Ok(self.gen_flow(code, frame, flow, exits)),
+                        Err(e) => Err(e),
+                    };
                 }
                 Op::MatchStart { subject, slot } => {
                     let v = self.eval(subject, ctx)?;

@@ -18,6 +18,7 @@ mod complex;
 mod coroutine;
 mod decl;
 mod decl_later;
+mod dictview;
 mod display;
 mod dunder;
 mod encode;
@@ -85,6 +86,9 @@ pub enum Interrupt {
     Limit(String),
     /// The host failed (storage error, write conflict): not catchable.
     Host(HostError),
+    /// A `yield` nested in the statement a generator is running suspends it with this
+    /// value (`generator.rs`, `Op::ReplayStmt`); never leaves the generator.
+    Suspend(Value),
 }
 
 pub type R<T> = Result<T, Interrupt>;
@@ -162,9 +166,9 @@ pub struct Interp<'h> {
     pub on_commit: Vec<Value>,
     /// Objects and anchors being printed (cycle detection in `repr`).
     repr_path: Vec<usize>,
-    /// What the `yield`s nested in the statement a generator runs now were sent, last
-    /// first (`generator.rs`, `Op::FedStmt`): evaluating such a `yield` takes the next.
-    pub(crate) yield_feed: Vec<Value>,
+    /// The statement with nested `yield`s a generator is running (`generator.rs`,
+    /// `Op::ReplayStmt`): `eval` records and replays its expressions' values.
+    pub(crate) replay: Option<Box<generator::Replay>>,
     /// Anchors one `repr` has printed (each is expanded once).
     repr_seen: FxHashMap<usize, ()>,
     /// Bytes of wire output produced so far (`Limits::max_response_bytes`).
@@ -397,7 +401,7 @@ impl<'h> Interp<'h> {
             main_module: p.main_module,
             on_commit: Vec::new(),
             repr_path: Vec::new(),
-            yield_feed: Vec::new(),
+            replay: None,
             repr_seen: FxHashMap::default(),
             wire_spent: 0,
             compare_depth: 0,
@@ -597,6 +601,7 @@ impl Interp<'_> {
         match e {
             Interrupt::Limit(m) => format!("{glyph}Error: {m}\n"),
             Interrupt::Host(h) => format!("{glyph}Error: {h}\n"),
+            Interrupt::Suspend(_) => format!("{glyph}Error: `yield` outside its generator\n"),
             Interrupt::Exc(err) => {
                 let mut err = *err;
                 if let Some((file, span)) = err.origin.take() {

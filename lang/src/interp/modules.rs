@@ -83,9 +83,13 @@ impl Interp<'_> {
             Rc::make_mut(&mut self.modules).insert(canon, m.clone());
         }
         let ctx = Ctx::module(scope.clone(), file);
-        // Pass 1: imports and declarations (classes, functions, impls).
-        self.declare_items(&module.items, &ctx, path, &name, false)?;
-        self.load_impl_annexes(path, &ctx, &name, &shown)?;
+        // Pass 1: imports and declarations (classes, functions, impls), the module's
+        // own first, with the archetype bodies its annexes give merged in.
+        let mut annexes = self.parse_annexes(path, super::annex::IMPL_SUFFIX)?;
+        let merged = super::annex::merge_annex_arch_impls(&module.items, &mut annexes);
+        let items = merged.as_deref().unwrap_or(&module.items);
+        self.declare_items(items, &ctx, path, &name, false)?;
+        self.load_impl_annexes(annexes, &ctx, path, &name, &shown)?;
         // Pass 2: globs, decorators and entry blocks in file order (a decorator may
         // read a glob declared above it, as Python runs a module top to bottom).
         for item in &module.items {

@@ -161,6 +161,11 @@ impl Interp<'_> {
         {
             return r;
         }
+        if (matches!(a, Value::View(_)) || matches!(b, Value::View(_)))
+            && let Some(r) = self.view_binop(op, a, b)
+        {
+            return r;
+        }
         match op {
             BinOp::Add => match (a, b) {
                 (Value::Str(x), Value::Str(y)) => {
@@ -755,6 +760,11 @@ impl Interp<'_> {
         {
             return r;
         }
+        if (matches!(a, Value::View(_)) || matches!(b, Value::View(_)))
+            && let Some(r) = self.view_compare(op, a, b)
+        {
+            return r;
+        }
         match op {
             CmpOp::Eq => self.py_eq(a, b),
             CmpOp::NotEq => Ok(!self.py_eq(a, b)?),
@@ -818,6 +828,7 @@ impl Interp<'_> {
                 let k = self.dict_key(d, item)?;
                 Ok(d.borrow().contains_key(&k))
             }
+            Value::View(v) => self.view_contains(v, item),
             Value::Set(s) | Value::FrozenSet(s) => {
                 let k = self.set_key(s, item)?;
                 Ok(s.borrow().contains(&k))
@@ -967,6 +978,9 @@ impl Interp<'_> {
             (Value::Float(_), other) | (other, Value::Float(_)) if is_intlike(other) => {
                 int_float_order(a, b) == Some(Some(std::cmp::Ordering::Equal))
             }
+            (Value::View(_), _) | (_, Value::View(_)) => {
+                return self.view_compare(CmpOp::Eq, a, b).unwrap_or(Ok(false));
+            }
             (Value::Instance(x), Value::Instance(y)) => match self.stdlib_eq(a, b) {
                 Some(e) => e,
                 None => Rc::ptr_eq(x, y),
@@ -1077,6 +1091,7 @@ impl Interp<'_> {
             Value::List(l) => !l.borrow().is_empty(),
             Value::Tuple(t) => !t.is_empty(),
             Value::Dict(d) => !d.borrow().is_empty(),
+            Value::View(v) => v.len() > 0,
             Value::Set(s) | Value::FrozenSet(s) => !s.borrow().is_empty(),
             Value::Range(a, b, s) => range_len(*a, *b, *s) > 0,
             Value::Instance(_) | Value::Anchor(_) => match self.stdlib_truthy(v) {
@@ -1097,7 +1112,11 @@ impl Interp<'_> {
 
     pub fn hash_key(&mut self, v: &Value) -> R<HashKey> {
         match v {
-            Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::ByteArray(_) => Err(self.err(
+            Value::List(_)
+            | Value::Dict(_)
+            | Value::Set(_)
+            | Value::ByteArray(_)
+            | Value::View(_) => Err(self.err(
                 "TypeError",
                 format!("unhashable type: '{}'", self.type_name_of(v)),
             )),
@@ -1235,6 +1254,7 @@ impl Interp<'_> {
             Value::Iter(it) => it.borrow_mut().by_ref().collect(),
             Value::Generator(g) => self.gen_collect(g)?,
             Value::Lazy(l) => self.lazy_collect(l)?,
+            Value::View(v) => v.items(),
             Value::Class(c) if c.kind == ClassKind::Enum => c
                 .members
                 .borrow()
@@ -1292,6 +1312,7 @@ impl Interp<'_> {
             Value::Generator(_) => "generator",
             Value::Coroutine(_) => "coroutine",
             Value::Lazy(l) => l.kind.name(),
+            Value::View(v) => v.type_name(),
             Value::Builtin(n) if &**n == NOT_IMPLEMENTED => "NotImplementedType",
             _ => "function",
         };
@@ -2307,58 +2328,97 @@ use super::builtins;
 
 /// Items of a set in iteration order. Sets keep insertion order, except that a set of
 /// numbers iterates in the order of CPython's hash table, which depends only on the
-/// numbers' hashes and the order they went in (`cpython_set_order`).
+/// numbers' hashes and the order they went in (`cpython_set_order`); the order is
+/// computed once and cached on the set until it changes.
 pub fn set_items(s: &Set) -> Vec<Value> {
-    let items: Vec<Value> = s.iter().map(|k| k.0.clone()).collect();
-    if items.len() < 2 {
-        return items;
+    if s.len() < 2 {
+        return s.iter().map(|k| k.0.clone()).collect();
     }
-    let hashes: Option<Vec<u64>> = items
-        .iter()
-        .map(|v| builtins::number_hash(v).map(|h| h as u64))
-        .collect();
-    match hashes {
-        Some(hashes) => cpython_set_order(&hashes)
-            .into_iter()
-            .map(|i| items[i].clone())
+    let order = s.order_with(|| {
+        let hashes: Option<Vec<u64>> = s
+            .iter()
+            .map(|k| builtins::number_hash(&k.0).map(|h| h as u64))
+            .collect();
+        hashes.map(|h| Rc::from(cpython_set_order(&h).0))
+    });
+    match order {
+        Some(order) => order
+            .iter()
+            .filter_map(|&i| s.get_index(i).map(|k| k.0.clone()))
             .collect(),
-        None => items,
+        None => s.iter().map(|k| k.0.clone()).collect(),
+    }
+}
+
+/// The iteration order of a set display of constant numbers, whose items `s` holds in
+/// the order CPython's `frozenset` constant was filled (`expr.rs::marshal_order`):
+/// `BUILD_SET 0` then `SET_UPDATE` of that frozenset, which (from five items on) sizes
+/// the new table for twice the items and, when that size is not the frozenset's,
+/// reinserts the items in the frozenset's order (`set_merge`). Cached on `s`.
+pub fn order_const_display(s: &mut Set) {
+    let n = s.len();
+    if n < 5 {
+        return;
+    }
+    let Some(hashes) = s
+        .iter()
+        .map(|k| builtins::number_hash(&k.0).map(|h| h as u64))
+        .collect::<Option<Vec<u64>>>()
+    else {
+        return;
+    };
+    let (frozen, frozen_size) = cpython_set_order(&hashes);
+    let mut size = 8;
+    while size <= n * 2 {
+        size <<= 1;
+    }
+    let order = if size == frozen_size {
+        frozen
+    } else {
+        let mut table: Vec<Option<usize>> = vec![None; size];
+        for &i in &frozen {
+            set_table_insert(&mut table, i, hashes[i]);
+        }
+        table.into_iter().flatten().collect()
+    };
+    s.set_order(Rc::from(order));
+}
+
+/// Put entry `idx` with this hash into CPython's set table (`set_insert_clean`): probe
+/// 10 adjacent slots when they fit, then jump by `i * 5 + 1 + perturb`.
+fn set_table_insert(table: &mut [Option<usize>], idx: usize, hash: u64) {
+    const LINEAR_PROBES: usize = 9;
+    let mask = table.len() - 1;
+    let mut perturb = hash;
+    let mut i = (hash as usize) & mask;
+    loop {
+        let probes = if i + LINEAR_PROBES <= mask {
+            LINEAR_PROBES
+        } else {
+            0
+        };
+        if let Some(free) = table[i..=i + probes].iter_mut().find(|s| s.is_none()) {
+            *free = Some(idx);
+            return;
+        }
+        perturb >>= 5;
+        i = i
+            .wrapping_mul(5)
+            .wrapping_add(1)
+            .wrapping_add(perturb as usize)
+            & mask;
     }
 }
 
 /// The slot order of CPython's set table (`Objects/setobject.c`) after adding
-/// entries with these hashes in turn to an empty set: probe 10 adjacent slots when
-/// they fit, then jump by `i * 5 + 1 + perturb`; grow to 4x the size used once the
-/// table is 3/5 full, reinserting in slot order. Returns indexes into `hashes`.
-/// (Deletions are not replayed: a set that lost items iterates as if built from what
-/// is left.)
-fn cpython_set_order(hashes: &[u64]) -> Vec<usize> {
-    const LINEAR_PROBES: usize = 9;
-    fn insert(table: &mut [Option<usize>], idx: usize, hash: u64) {
-        let mask = table.len() - 1;
-        let mut perturb = hash;
-        let mut i = (hash as usize) & mask;
-        loop {
-            let probes = if i + LINEAR_PROBES <= mask {
-                LINEAR_PROBES
-            } else {
-                0
-            };
-            if let Some(free) = table[i..=i + probes].iter_mut().find(|s| s.is_none()) {
-                *free = Some(idx);
-                return;
-            }
-            perturb >>= 5;
-            i = i
-                .wrapping_mul(5)
-                .wrapping_add(1)
-                .wrapping_add(perturb as usize)
-                & mask;
-        }
-    }
+/// entries with these hashes in turn to an empty set, growing to 4x the size used once
+/// the table is 3/5 full (reinserting in slot order), and the table's final size.
+/// Returns indexes into `hashes`. (Deletions are not replayed: a set that lost items
+/// iterates as if built from what is left.)
+fn cpython_set_order(hashes: &[u64]) -> (Vec<usize>, usize) {
     let mut table: Vec<Option<usize>> = vec![None; 8];
     for (idx, &h) in hashes.iter().enumerate() {
-        insert(&mut table, idx, h);
+        set_table_insert(&mut table, idx, h);
         let used = idx + 1;
         let mask = table.len() - 1;
         if used * 5 >= mask * 3 {
@@ -2369,11 +2429,12 @@ fn cpython_set_order(hashes: &[u64]) -> Vec<usize> {
             }
             let old = std::mem::replace(&mut table, vec![None; size]);
             for e in old.into_iter().flatten() {
-                insert(&mut table, e, hashes[e]);
+                set_table_insert(&mut table, e, hashes[e]);
             }
         }
     }
-    table.into_iter().flatten().collect()
+    let size = table.len();
+    (table.into_iter().flatten().collect(), size)
 }
 
 /// A class attribute read through an instance: a function there (what a method

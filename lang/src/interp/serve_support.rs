@@ -104,7 +104,11 @@ impl Dialect for Wire {
             }
             Value::List(l) => return Ok(Shape::list(l)),
             Value::Tuple(t) => return Ok(Shape::tuple(t)),
-            Value::Set(_) | Value::FrozenSet(_) | Value::Iter(_) | Value::Lazy(_) => {
+            Value::Set(_)
+            | Value::FrozenSet(_)
+            | Value::Iter(_)
+            | Value::Lazy(_)
+            | Value::View(_) => {
                 let items = it.iterate(v)?;
                 return Ok(Shape::Values { id: None, items });
             }
@@ -563,6 +567,7 @@ impl Interp<'_> {
             Interrupt::Limit(m) if m == super::CANCELLED => CallError::Cancelled,
             Interrupt::Limit(m) => CallError::Limit(m),
             Interrupt::Host(h) => CallError::from_host(h, self.durable_commits > 0),
+            Interrupt::Suspend(_) => CallError::Limit("`yield` outside its generator".into()),
             Interrupt::Exc(err) => {
                 let class = self.class_of(&err.value);
                 let msg = self.to_str(&err.value).unwrap_or_default();

@@ -54,7 +54,16 @@ impl Interp<'_> {
         // The types of the lazy iterators (`type(m).__name__`), whose names stay the
         // builtin functions that make them, and of `NotImplemented`: classes known to
         // `class_of` only.
-        for t in ["map", "filter", "zip", "enumerate", "NotImplementedType"] {
+        for t in [
+            "map",
+            "filter",
+            "zip",
+            "enumerate",
+            "NotImplementedType",
+            "dict_keys",
+            "dict_values",
+            "dict_items",
+        ] {
             let object: Vec<Rc<Class>> = self
                 .builtin_classes
                 .get("object")

@@ -78,8 +78,57 @@ pub type FxHashMap<K, V> = HashMap<K, V, FxBuild>;
 
 /// Python dict: insertion-ordered.
 pub type Dict = IndexMap<HashKey, Value, FxBuild>;
-/// Python set (svc keeps insertion order).
-pub type Set = IndexSet<HashKey, FxBuild>;
+/// Python set: the items in insertion order (it derefs to the `IndexSet`), and the
+/// iteration order of a set of numbers once computed (`ops::set_items`), cached until
+/// the set is next changed: every mutable access (`DerefMut`) clears it.
+#[derive(Clone, Default, Debug)]
+pub struct Set {
+    items: IndexSet<HashKey, FxBuild>,
+    /// Indexes into `items` in iteration order; `Some(None)`: insertion order.
+    order: std::cell::OnceCell<Option<Rc<[usize]>>>,
+}
+
+impl Set {
+    pub fn with_capacity_and_hasher(n: usize, hasher: FxBuild) -> Set {
+        Set {
+            items: IndexSet::with_capacity_and_hasher(n, hasher),
+            order: Default::default(),
+        }
+    }
+
+    /// The cached iteration order, computed by `f` when there is none.
+    pub fn order_with(&self, f: impl FnOnce() -> Option<Rc<[usize]>>) -> Option<Rc<[usize]>> {
+        self.order.get_or_init(f).clone()
+    }
+
+    /// Set the iteration order (a set display CPython builds through a `frozenset`).
+    pub fn set_order(&mut self, order: Rc<[usize]>) {
+        self.order = std::cell::OnceCell::from(Some(order));
+    }
+}
+
+impl std::ops::Deref for Set {
+    type Target = IndexSet<HashKey, FxBuild>;
+    fn deref(&self) -> &Self::Target {
+        &self.items
+    }
+}
+
+impl std::ops::DerefMut for Set {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        self.order.take();
+        &mut self.items
+    }
+}
+
+impl FromIterator<HashKey> for Set {
+    fn from_iter<I: IntoIterator<Item = HashKey>>(iter: I) -> Set {
+        Set {
+            items: iter.into_iter().collect(),
+            order: Default::default(),
+        }
+    }
+}
 
 /// Handle of a node or edge in the graph arena. Each run numbers its handles from its
 /// own base (`Graph::base`), so a handle kept past its run (in a module global) is
@@ -142,6 +191,8 @@ pub enum Value {
     Coroutine(Rc<super::coroutine::Coroutine>),
     /// A lazy `map`, `filter`, `zip` or `enumerate` object (`interp/lazy.rs`).
     Lazy(Rc<super::lazy::Lazy>),
+    /// A dict view: `d.keys()`, `d.values()`, `d.items()` (`interp/dictview.rs`).
+    View(Rc<super::dictview::DictView>),
 }
 
 impl fmt::Debug for Value {
@@ -217,6 +268,7 @@ impl Value {
             Value::Generator(_) => "generator",
             Value::Coroutine(_) => "coroutine",
             Value::Lazy(l) => l.kind.name(),
+            Value::View(v) => v.type_name(),
         }
     }
 
@@ -1077,6 +1129,7 @@ pub fn identity(v: &Value) -> Option<usize> {
         Value::Generator(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Coroutine(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Lazy(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::View(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Anchor(h) => *h as usize,
         _ => return None,
     })

@@ -118,6 +118,7 @@ pub const DATETIME: &[&str] = &[
     "date",
     "timedelta",
     "timezone",
+    "time",
     "MINYEAR",
     "MAXYEAR",
 ];

@@ -77,7 +77,10 @@ impl<'a> Parser<'a> {
                 self.bump();
             }
         }
-        self.merge_arch_impls(&mut items);
+        // What finds no archetype here stays an `impl` (an annex file's, for its main
+        // module; otherwise the checker and the interpreter report it).
+        let left = crate::ast::impls::merge_arch_impls(&mut items);
+        items.extend(left.into_iter().map(Item::Impl));
         Module {
             doc,
             items,
@@ -1114,6 +1117,7 @@ impl<'a> Parser<'a> {
             T::LParen | T::Arrow => ImplKind::Signature(Some(self.signature())),
             _ => ImplKind::Signature(None),
         };
+        let mut arch_members = None;
         let body = match self.peek() {
             T::LBrace
                 if target.len() == 1
@@ -1121,31 +1125,29 @@ impl<'a> Parser<'a> {
                     && self.looks_like_arch_body() =>
             {
                 // `impl Vehicle { has name: str = "Car"; }`: the body of `obj Vehicle;`.
-                let members = self.members();
-                self.arch_impls.push((start, members));
+                arch_members = Some(self.members());
                 Vec::new()
             }
             T::LBrace
                 if target.len() == 1
                     && matches!(kind, ImplKind::Signature(None) | ImplKind::Bases(_))
-                    && target[0].name.starts_with(|c: char| c.is_ascii_uppercase())
                     && self.looks_like_method_body() =>
             {
-                // `impl Person { def greet { ... } }`: methods only. Taken as members
-                // when every entry parses as one; otherwise a statement block.
+                // `impl Person { def greet { ... } }`: methods only, the body of an
+                // archetype or of a function (`impl helper { def inner { } }`), which
+                // `merge_arch_impls` decides by the archetypes the module declares. Read
+                // as members when every entry parses as one, and as statements.
                 let (pos, ndiags, last_err) = (self.pos, self.diags.len(), self.last_err);
                 let members = self.members();
                 let clean = self.diags.len() == ndiags
                     && !members.iter().any(|m| matches!(m, Member::Stmt(_)));
+                self.pos = pos;
+                self.diags.truncate(ndiags);
+                self.last_err = last_err;
                 if clean {
-                    self.arch_impls.push((start, members));
-                    Vec::new()
-                } else {
-                    self.pos = pos;
-                    self.diags.truncate(ndiags);
-                    self.last_err = last_err;
-                    self.block()
+                    arch_members = Some(members);
                 }
+                self.block()
             }
             T::LBrace => {
                 if matches!(kind, ImplKind::Signature(None)) && self.looks_like_enum_body() {
@@ -1169,6 +1171,7 @@ impl<'a> Parser<'a> {
             target,
             kind,
             body,
+            members: arch_members,
             span: self.sp(start),
         }
     }
@@ -1229,51 +1232,6 @@ impl<'a> Parser<'a> {
             self.tok_at(i).kind,
             T::KwDef | T::KwCan | T::KwStatic | T::KwOverride
         )
-    }
-
-    /// Move the members of each `impl Name { has ... }` into the archetype `Name` declared
-    /// in this file (with the impl's bases); an impl whose archetype is elsewhere is an
-    /// error, since only a module's own archetypes can take a body this way.
-    fn merge_arch_impls(&mut self, items: &mut Vec<Item>) {
-        if self.arch_impls.is_empty() {
-            return;
-        }
-        let pending = std::mem::take(&mut self.arch_impls);
-        for (start, members) in pending {
-            let Some(pos) = items
-                .iter()
-                .position(|it| matches!(it, Item::Impl(imp) if imp.span.start == start))
-            else {
-                continue;
-            };
-            let Item::Impl(imp) = items.remove(pos) else {
-                continue;
-            };
-            let name = &imp.target[0].name;
-            let arch = items.iter_mut().find_map(|it| match it {
-                Item::Archetype(a) if a.name.name == *name => Some(a),
-                _ => None,
-            });
-            match arch {
-                Some(a) => {
-                    a.members.extend(members);
-                    a.has_body = true;
-                    if let ImplKind::Bases(b) = imp.kind {
-                        a.bases.extend(b);
-                    }
-                }
-                None => {
-                    self.error(
-                        Code::E0001,
-                        format!(
-                            "`impl {name} {{ has ... }}` gives the body of an archetype, \
-                             but no `obj`/`node`/`edge`/`walker` `{name}` is declared in this file"
-                        ),
-                        imp.target[0].span,
-                    );
-                }
-            }
-        }
     }
 
     /// `impl Color { RED = 1, GREEN = 2 }`: a body of comma-separated enum members.

@@ -4,6 +4,7 @@ use super::args::{
     Kwargs, bind, eq, index_of, is_scalar, no_kwargs, one, opt_index, range_args, scalar_eq,
 };
 use super::{functions, sort};
+use crate::interp::dictview::{DictView, ViewKind};
 use crate::interp::value::{Dict, FxBuild, HashKey, Set, Value};
 use crate::interp::{Interp, Interrupt};
 use std::cell::RefCell;
@@ -402,20 +403,15 @@ pub(super) fn dict_method(
         }
         "keys" => {
             no_args(it, "dict.keys", &args, &kwargs)?;
-            Value::list(d.borrow().keys().map(|k| k.0.clone()).collect())
+            DictView::make(d, ViewKind::Keys)
         }
         "values" => {
             no_args(it, "dict.values", &args, &kwargs)?;
-            Value::list(d.borrow().values().cloned().collect())
+            DictView::make(d, ViewKind::Values)
         }
         "items" => {
             no_args(it, "dict.items", &args, &kwargs)?;
-            Value::list(
-                d.borrow()
-                    .iter()
-                    .map(|(k, v)| Value::tuple(vec![k.0.clone(), v.clone()]))
-                    .collect(),
-            )
+            DictView::make(d, ViewKind::Items)
         }
         "update" => {
             if args.len() > 1 {
@@ -509,7 +505,7 @@ fn no_args(it: &Interp, fname: &str, args: &[Value], kwargs: &Kwargs) -> R<()> {
 }
 
 /// The items of `v` as set keys.
-pub(super) fn set_of(it: &mut Interp, v: &Value) -> R<Set> {
+pub(crate) fn set_of(it: &mut Interp, v: &Value) -> R<Set> {
     match v {
         Value::Set(s) | Value::FrozenSet(s) => Ok(s.borrow().clone()),
         Value::Dict(d) => Ok(d.borrow().keys().cloned().collect()),

@@ -312,6 +312,7 @@ pub(super) fn len(it: &mut Interp, v: &Value) -> R<Value> {
         Value::List(l) => l.borrow().len(),
         Value::Tuple(t) => t.len(),
         Value::Dict(d) => d.borrow().len(),
+        Value::View(v) => v.len(),
         Value::Set(s) | Value::FrozenSet(s) => s.borrow().len(),
         Value::Range(a, b, c) => collections::range_len(*a, *b, *c),
         // `len(Color)`: how many members the enum has.
@@ -674,6 +675,11 @@ fn reversed(it: &mut Interp, v: &Value) -> R<Value> {
             .map(|c| Value::Str(PyStr::from(c.encode_utf8(&mut [0; 4]) as &str)))
             .collect(),
         Value::Dict(d) => d.borrow().keys().rev().map(|k| k.0.clone()).collect(),
+        Value::View(v) => {
+            let mut items = v.items();
+            items.reverse();
+            items
+        }
         Value::Range(..) | Value::Bytes(_) | Value::ByteArray(_) => {
             let mut items = it.iterate(v)?;
             items.reverse();

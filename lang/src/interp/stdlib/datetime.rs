@@ -1,4 +1,4 @@
-//! `datetime`: `datetime`, `date`, `timedelta` and `timezone` (fixed offsets, `utc`) with
+//! `datetime`: `datetime`, `date`, `time`, `timedelta` and `timezone` (fixed offsets, `utc`) with
 //! hand-written proleptic-Gregorian arithmetic. svc has no time-zone database: local
 //! time is UTC (`now()`, `fromtimestamp()` and `timestamp()` of a naive datetime).
 
@@ -29,7 +29,19 @@ pub const DATETIME_METHODS: &[&str] = &[
     "astimezone",
     "utcoffset",
     "tzname",
+    "dst",
+    "time",
+    "timetz",
 ];
+pub const TIME_METHODS: &[&str] = &[
+    "isoformat",
+    "strftime",
+    "replace",
+    "utcoffset",
+    "tzname",
+    "dst",
+];
+pub const TIME_CLASS_FNS: &[&str] = &["fromisoformat"];
 pub const DATETIME_CLASS_FNS: &[&str] = &[
     "now",
     "utcnow",
@@ -39,6 +51,7 @@ pub const DATETIME_CLASS_FNS: &[&str] = &[
     "fromisoformat",
     "strptime",
     "fromordinal",
+    "combine",
 ];
 pub const DATE_CLASS_FNS: &[&str] = &["today", "fromtimestamp", "fromisoformat", "fromordinal"];
 
@@ -210,6 +223,28 @@ impl Interp<'_> {
             ("datetime.date", "max") => Some(self.stdlib_instance(
                 "datetime.date",
                 vec![Value::Int(9999), Value::Int(12), Value::Int(31)],
+            )),
+            ("datetime.time", "min") => Some(self.stdlib_instance(
+                "datetime.time",
+                vec![
+                    Value::Int(0),
+                    Value::Int(0),
+                    Value::Int(0),
+                    Value::Int(0),
+                    Value::None,
+                    Value::Int(0),
+                ],
+            )),
+            ("datetime.time", "max") => Some(self.stdlib_instance(
+                "datetime.time",
+                vec![
+                    Value::Int(23),
+                    Value::Int(59),
+                    Value::Int(59),
+                    Value::Int(999_999),
+                    Value::None,
+                    Value::Int(0),
+                ],
             )),
             ("datetime.datetime", "min") => {
                 let f = [1, 1, 1, 0, 0, 0, 0].map(Value::Int);
@@ -530,6 +565,31 @@ impl Interp<'_> {
                 fields.extend([tz, Value::Int(fold)]);
                 Ok(self.stdlib_instance("datetime.datetime", fields))
             }
+            "datetime.time" => {
+                let a = self.stdlib_args_as(
+                    super::ArgStyle::Keywords("function"),
+                    &["hour", "minute", "second", "microsecond", "tzinfo", "fold"],
+                    0,
+                    5,
+                    args,
+                    kwargs,
+                )?;
+                let fold = match a.get(5) {
+                    Some(f) => self.fold_arg(f)?,
+                    None => 0,
+                };
+                let mut v = [0i64; 4];
+                for (i, slot) in v.iter_mut().enumerate() {
+                    if let Some(x) = a.get(i) {
+                        *slot = self.int_arg(x)?;
+                    }
+                }
+                self.validate_time(v[0], v[1], v[2], v[3])?;
+                let tz = self.tz_arg(a.get(4))?;
+                let mut fields: Vec<Value> = v.iter().map(|x| Value::Int(*x)).collect();
+                fields.extend([tz, Value::Int(fold)]);
+                Ok(self.stdlib_instance("datetime.time", fields))
+            }
             "datetime.timezone" => {
                 let a = self.stdlib_args("timezone", &["offset", "name"], 1, 2, args, kwargs)?;
                 let off = a.get(0).cloned().unwrap_or(Value::None);
@@ -629,6 +689,27 @@ impl Interp<'_> {
                 self.dt_from_unix(unix_us, tz)
             }
             "strptime" if !is_date => self.strptime_args(args, kwargs),
+            "combine" => self.datetime_combine(args, kwargs),
+            "fromisoformat" if class == "time" => {
+                let a = self.stdlib_args(name, &["time_string"], 1, 1, args, kwargs)?;
+                let s = match a.get(0) {
+                    Some(Value::Str(s)) => s.to_rc(),
+                    Some(_) => {
+                        return Err(self.err("TypeError", "fromisoformat: argument must be str"));
+                    }
+                    None => Rc::from(""),
+                };
+                // The clock part of a datetime on any day, a leading `T` allowed.
+                let clock = s.strip_prefix('T').unwrap_or(&s);
+                if clock.is_empty() {
+                    return Err(self.err(
+                        "ValueError",
+                        format!("Invalid isoformat string: {}", crate::pyfmt::str_repr(&s)),
+                    ));
+                }
+                let dt = self.parse_iso_as(&format!("2000-01-01T{clock}"), false, &s)?;
+                Ok(self.time_of(&dt, true))
+            }
             "fromordinal" => {
                 let a = self.stdlib_args(name, &["n"], 1, 1, args, kwargs)?;
                 let n = match a.get(0) {
@@ -675,10 +756,18 @@ impl Interp<'_> {
     }
 
     fn parse_iso(&mut self, s: &str, is_date: bool) -> R<Value> {
+        self.parse_iso_as(s, is_date, s)
+    }
+
+    /// [`Self::parse_iso`], naming `shown` in its "Invalid isoformat string" error.
+    fn parse_iso_as(&mut self, s: &str, is_date: bool, shown: &str) -> R<Value> {
         let bad = |it: &Self| {
             it.err(
                 "ValueError",
-                format!("Invalid isoformat string: {}", crate::pyfmt::str_repr(s)),
+                format!(
+                    "Invalid isoformat string: {}",
+                    crate::pyfmt::str_repr(shown)
+                ),
             )
         };
         let num = |t: &str| -> Option<i64> {
@@ -820,6 +909,7 @@ impl Interp<'_> {
             "datetime.timedelta" => TIMEDELTA_METHODS,
             "datetime.date" => DATE_METHODS,
             "datetime.datetime" => DATETIME_METHODS,
+            "datetime.time" => TIME_METHODS,
             _ => &["utcoffset", "tzname"],
         };
         if !known.contains(&name) {
@@ -829,6 +919,9 @@ impl Interp<'_> {
             ));
         }
         let is_dt = key == "datetime.datetime";
+        if key == "datetime.time" {
+            return self.time_method(recv, name, args, kwargs);
+        }
         match (key, name) {
             ("datetime.timedelta", "total_seconds") => {
                 self.stdlib_args(name, &[], 0, 0, args, kwargs)?;
@@ -979,6 +1072,15 @@ impl Interp<'_> {
                 let days = self.date_days(recv);
                 self.make_date(days)
             }
+            (_, "time") | (_, "timetz") => {
+                self.stdlib_args(name, &[], 0, 0, args, kwargs)?;
+                Ok(self.time_of(recv, name == "timetz"))
+            }
+            (_, "dst") => {
+                // svc's time zones are fixed offsets (`timezone`), whose `dst()` is None.
+                self.stdlib_args(name, &[], 0, 0, args, kwargs)?;
+                Ok(Value::None)
+            }
             (_, "utcoffset") | (_, "tzname") => {
                 self.stdlib_args(name, &[], 0, 0, args, kwargs)?;
                 let tz = self.field(recv, "tzinfo");
@@ -1041,6 +1143,15 @@ impl Interp<'_> {
     }
 
     fn strftime(&mut self, v: &Value, f: &str) -> R<String> {
+        if Self::stdlib_key(v) == Some("datetime.time") {
+            // A time formats as a datetime on 1900-01-01, as CPython's `time.strftime`.
+            let mut fields = vec![Value::Int(1900), Value::Int(1), Value::Int(1)];
+            for n in ["hour", "minute", "second", "microsecond", "tzinfo", "fold"] {
+                fields.push(self.field(v, n));
+            }
+            let dt = self.stdlib_instance("datetime.datetime", fields);
+            return self.strftime(&dt, f);
+        }
         let is_dt = Self::stdlib_key(v) == Some("datetime.datetime");
         let g = |n| {
             if is_dt || matches!(n, "year" | "month" | "day") {
@@ -1196,6 +1307,7 @@ impl Interp<'_> {
                 ))
             }
             Some("datetime.datetime") => self.iso(v, " ", "auto"),
+            Some("datetime.time") => self.time_iso(v, "auto"),
             Some("datetime.timezone") => {
                 if let Value::Str(s) = self.field(v, "_name") {
                     return Ok(s.to_string());
@@ -1263,6 +1375,33 @@ impl Interp<'_> {
                 out.push(')');
                 Ok(out)
             }
+            Some("datetime.time") => {
+                let (h, mi, s, us, fold) = (
+                    g("hour"),
+                    g("minute"),
+                    g("second"),
+                    g("microsecond"),
+                    g("fold"),
+                );
+                let mut out = format!("datetime.time({h}, {mi}");
+                if s != 0 || us != 0 {
+                    out.push_str(&format!(", {s}"));
+                }
+                if us != 0 {
+                    out.push_str(&format!(", {us}"));
+                }
+                // `time` shows `tzinfo` before `fold` (a `datetime` the other way round).
+                let tz = self.field(v, "tzinfo");
+                if !tz.is_none() {
+                    out.push_str(", tzinfo=");
+                    out.push_str(&self.datetime_repr(&tz)?);
+                }
+                if fold != 0 {
+                    out.push_str(", fold=1");
+                }
+                out.push(')');
+                Ok(out)
+            }
             Some("datetime.timezone") => {
                 let off = self.field(v, "_offset");
                 let name = self.field(v, "_name");
@@ -1278,6 +1417,199 @@ impl Interp<'_> {
                 Ok(out)
             }
             _ => Ok(String::new()),
+        }
+    }
+
+    // ----- time -----
+
+    /// The `time` of a datetime, with its `tzinfo` when `with_tz` (`timetz()`).
+    fn time_of(&mut self, dt: &Value, with_tz: bool) -> Value {
+        let mut fields: Vec<Value> = ["hour", "minute", "second", "microsecond"]
+            .iter()
+            .map(|n| self.field(dt, n))
+            .collect();
+        fields.push(if with_tz {
+            self.field(dt, "tzinfo")
+        } else {
+            Value::None
+        });
+        fields.push(self.field(dt, "fold"));
+        self.stdlib_instance("datetime.time", fields)
+    }
+
+    /// `datetime.combine(date, time, tzinfo=time.tzinfo)`.
+    fn datetime_combine(&mut self, args: Vec<Value>, kwargs: Vec<(Rc<str>, Value)>) -> R<Value> {
+        let a = self.stdlib_args_as(
+            super::ArgStyle::Keywords("combine"),
+            &["date", "time", "tzinfo"],
+            2,
+            3,
+            args,
+            kwargs,
+        )?;
+        let (d, t) = (a.get(0).cloned(), a.get(1).cloned());
+        let (d, t) = (d.unwrap_or(Value::None), t.unwrap_or(Value::None));
+        if !matches!(
+            Self::stdlib_key(&d),
+            Some("datetime.date" | "datetime.datetime")
+        ) || !matches!(d, Value::Instance(_))
+        {
+            return Err(self.err(
+                "TypeError",
+                format!(
+                    "combine() argument 1 must be datetime.date, not {}",
+                    self.type_name_of(&d)
+                ),
+            ));
+        }
+        if Self::stdlib_key(&t) != Some("datetime.time") || !matches!(t, Value::Instance(_)) {
+            return Err(self.err(
+                "TypeError",
+                format!(
+                    "combine() argument 2 must be datetime.time, not {}",
+                    self.type_name_of(&t)
+                ),
+            ));
+        }
+        let tz = match a.get(2) {
+            Some(v) => self.tz_arg(Some(v))?,
+            None => self.field(&t, "tzinfo"),
+        };
+        let mut fields: Vec<Value> = ["year", "month", "day"]
+            .iter()
+            .map(|n| self.field(&d, n))
+            .collect();
+        for n in ["hour", "minute", "second", "microsecond"] {
+            fields.push(self.field(&t, n));
+        }
+        fields.extend([tz, self.field(&t, "fold")]);
+        Ok(self.stdlib_instance("datetime.datetime", fields))
+    }
+
+    /// Microseconds since midnight of a time and its UTC offset, if aware.
+    fn time_us(&self, v: &Value) -> (i128, Option<i128>) {
+        let f = |n| i128::from(int_of(&self.field(v, n)));
+        let us =
+            (f("hour") * 3600 + f("minute") * 60 + f("second")) * US_PER_SEC + f("microsecond");
+        let tz = self.field(v, "tzinfo");
+        let offset = (!tz.is_none()).then(|| self.td_us(&self.field(&tz, "_offset")));
+        (us, offset)
+    }
+
+    /// Order of two times (naive with naive, aware with aware, by their UTC time).
+    pub(super) fn time_cmp(&mut self, a: &Value, b: &Value) -> R<Ordering> {
+        match (self.time_us(a), self.time_us(b)) {
+            ((x, None), (y, None)) => Ok(x.cmp(&y)),
+            ((x, Some(p)), (y, Some(q))) => Ok((x - p).cmp(&(y - q))),
+            _ => Err(self.err(
+                "TypeError",
+                "can't compare offset-naive and offset-aware times",
+            )),
+        }
+    }
+
+    /// `t.isoformat(timespec)` of a time.
+    fn time_iso(&mut self, v: &Value, spec: &str) -> R<String> {
+        let g = |n| int_of(&self.field(v, n));
+        let (h, mi, s, us) = (g("hour"), g("minute"), g("second"), g("microsecond"));
+        let mut out = match spec {
+            "auto" if us != 0 => format!("{h:02}:{mi:02}:{s:02}.{us:06}"),
+            "auto" | "seconds" => format!("{h:02}:{mi:02}:{s:02}"),
+            "hours" => format!("{h:02}"),
+            "minutes" => format!("{h:02}:{mi:02}"),
+            "milliseconds" => format!("{h:02}:{mi:02}:{s:02}.{:03}", us / 1000),
+            "microseconds" => format!("{h:02}:{mi:02}:{s:02}.{us:06}"),
+            _ => return Err(self.err("ValueError", "Unknown timespec value")),
+        };
+        let tz = self.field(v, "tzinfo");
+        if !tz.is_none() {
+            out.push_str(&fmt_offset(self.td_us(&self.field(&tz, "_offset")), true));
+        }
+        Ok(out)
+    }
+
+    /// Methods of a `time` (`name` is one of [`TIME_METHODS`]).
+    fn time_method(
+        &mut self,
+        recv: &Value,
+        name: &str,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        match name {
+            "isoformat" => {
+                let a = self.stdlib_args_as(
+                    super::ArgStyle::Keywords(name),
+                    &["timespec"],
+                    0,
+                    1,
+                    args,
+                    kwargs,
+                )?;
+                let spec = match a.get(0) {
+                    Some(v) => self.str_arg("isoformat", v)?.to_string(),
+                    None => "auto".to_string(),
+                };
+                self.time_iso(recv, &spec).map(|s| Value::str(&s))
+            }
+            "replace" => {
+                const NAMES: &[&str] =
+                    &["hour", "minute", "second", "microsecond", "tzinfo", "fold"];
+                let a = self.stdlib_args_as(
+                    super::ArgStyle::Keywords(name),
+                    NAMES,
+                    0,
+                    5,
+                    args,
+                    kwargs,
+                )?;
+                let mut fields: Vec<Value> = NAMES.iter().map(|n| self.field(recv, n)).collect();
+                for (i, slot) in fields.iter_mut().enumerate() {
+                    if let Some(v) = a.get(i) {
+                        *slot = match i {
+                            4 => self.tz_arg(Some(v))?,
+                            5 => Value::Int(self.fold_arg(v)?),
+                            _ => Value::Int(self.int_arg(v)?),
+                        };
+                    }
+                }
+                let n: Vec<i64> = fields.iter().take(4).map(int_of).collect();
+                self.validate_time(n[0], n[1], n[2], n[3])?;
+                Ok(self.stdlib_instance("datetime.time", fields))
+            }
+            "utcoffset" | "tzname" | "dst" => {
+                self.stdlib_args(name, &[], 0, 0, args, kwargs)?;
+                let tz = self.field(recv, "tzinfo");
+                if tz.is_none() || name == "dst" {
+                    return Ok(Value::None);
+                }
+                if name == "utcoffset" {
+                    return Ok(self.field(&tz, "_offset"));
+                }
+                self.datetime_str(&tz).map(|s| Value::str(&s))
+            }
+            // `strftime`.
+            _ => {
+                let a = self.stdlib_args_as(
+                    super::ArgStyle::Keywords(name),
+                    &["format"],
+                    1,
+                    1,
+                    args,
+                    kwargs,
+                )?;
+                let f = match a.get(0) {
+                    Some(Value::Str(s)) => s.to_rc(),
+                    other => {
+                        let t = other.map(|v| self.type_name_of(v)).unwrap_or_default();
+                        return Err(self.err(
+                            "TypeError",
+                            format!("strftime() argument 1 must be str, not {t}"),
+                        ));
+                    }
+                };
+                self.strftime(recv, &f).map(|s| Value::str(&s))
+            }
         }
     }
 

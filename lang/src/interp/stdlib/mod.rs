@@ -66,9 +66,9 @@ pub fn is_flag_class(c: &Class) -> bool {
 }
 
 /// How many leading fields of a by-value stdlib instance make its identity as a dict
-/// key: all but a `datetime`'s `fold`, which CPython leaves out of `==` and `hash`.
+/// key: all but the `fold` of a `datetime` or `time`, which CPython leaves out of `==` and `hash`.
 pub fn identity_fields(c: &Class) -> usize {
-    if &*c.stored.name == "datetime.datetime" {
+    if matches!(&*c.stored.name, "datetime.datetime" | "datetime.time") {
         c.fields.len() - 1
     } else {
         c.fields.len()
@@ -116,6 +116,14 @@ const CLASSES: &[ClassSpec] = &[
             // Last: not part of the value (`identity_fields`).
             "fold",
         ],
+        exception_base: None,
+    },
+    ClassSpec {
+        key: "datetime.time",
+        module: "datetime",
+        name: "time",
+        // `fold` last: not part of the value (`identity_fields`).
+        fields: &["hour", "minute", "second", "microsecond", "tzinfo", "fold"],
         exception_base: None,
     },
     ClassSpec {
@@ -418,9 +426,8 @@ impl Interp<'_> {
     ) -> R<Value> {
         let key = c.stored.name.to_string();
         match key.as_str() {
-            "datetime.timedelta" | "datetime.date" | "datetime.datetime" | "datetime.timezone" => {
-                self.datetime_construct(&key, args, kwargs)
-            }
+            "datetime.timedelta" | "datetime.date" | "datetime.datetime" | "datetime.time"
+            | "datetime.timezone" => self.datetime_construct(&key, args, kwargs),
             "uuid.UUID" => self.uuid_construct(args, kwargs),
             _ => Err(self.err(
                 "TypeError",
@@ -460,6 +467,7 @@ impl Interp<'_> {
             "datetime.timedelta" => datetime::TIMEDELTA_METHODS,
             "datetime.date" => datetime::DATE_METHODS,
             "datetime.datetime" => datetime::DATETIME_METHODS,
+            "datetime.time" => datetime::TIME_METHODS,
             "datetime.timezone" => &["utcoffset", "tzname"],
             "uuid.UUID" => &[],
             "re.Pattern" => re::PATTERN_METHODS,
@@ -474,6 +482,7 @@ impl Interp<'_> {
                 let statics: &[&str] = match key {
                     "datetime.datetime" => datetime::DATETIME_CLASS_FNS,
                     "datetime.date" => datetime::DATE_CLASS_FNS,
+                    "datetime.time" => datetime::TIME_CLASS_FNS,
                     _ => &[],
                 };
                 statics
@@ -497,7 +506,9 @@ impl Interp<'_> {
             return Some(self.to_str(v));
         }
         Some(match key {
-            "datetime.date" | "datetime.datetime" => self.datetime_strftime(v, spec),
+            "datetime.date" | "datetime.datetime" | "datetime.time" => {
+                self.datetime_strftime(v, spec)
+            }
             _ => {
                 let shown = if key.starts_with("datetime.") || key.starts_with("re.") {
                     key
@@ -575,6 +586,12 @@ impl Interp<'_> {
                     .is_ok_and(|o| o == std::cmp::Ordering::Equal),
             );
         }
+        if ka == Some("datetime.time") {
+            return Some(
+                self.time_cmp(a, b)
+                    .is_ok_and(|o| o == std::cmp::Ordering::Equal),
+            );
+        }
         let (Value::Instance(x), Value::Instance(y)) = (a, b) else {
             return Some(false);
         };
@@ -611,6 +628,7 @@ impl Interp<'_> {
             "datetime.datetime" => self
                 .datetime_cmp(a, b)
                 .map(|o| o == std::cmp::Ordering::Less),
+            "datetime.time" => self.time_cmp(a, b).map(|o| o == std::cmp::Ordering::Less),
             "datetime.date" | "datetime.timedelta" => {
                 let x = self.datetime_key(a);
                 let y = self.datetime_key(b);
@@ -716,18 +734,22 @@ impl Interp<'_> {
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> R<Args> {
         if args.len() > positional {
-            // A clinic function with keyword-only parameters (`isclose`, `prod`) counts
-            // every argument first, then the positional ones.
-            if let (ArgStyle::Clinic(f), true) = (style, params.len() > positional) {
+            // A clinic function with keyword-only parameters (`isclose`, `prod`), or a
+            // C function parsing keywords with them (`time(...)`), counts every
+            // argument first, then the positional ones.
+            if matches!(style, ArgStyle::Clinic(_) | ArgStyle::Keywords(_))
+                && params.len() > positional
+            {
+                let f = style.callee();
                 let given = args.len() + kwargs.len();
                 let msg = if given > params.len() {
                     format!(
-                        "{f}() takes at most {} arguments ({given} given)",
+                        "{f} takes at most {} arguments ({given} given)",
                         params.len()
                     )
                 } else {
                     format!(
-                        "{f}() takes {} {positional} positional argument{} ({} given)",
+                        "{f} takes {} {positional} positional argument{} ({} given)",
                         if required < positional {
                             "at most"
                         } else {

@@ -1,4 +1,4 @@
-//! The stored form of the by-value stdlib instances (`datetime`, `date`, `timedelta`,
+//! The stored form of the by-value stdlib instances (`datetime`, `date`, `time`, `timedelta`,
 //! `timezone`, `UUID`) inside node, edge and object fields: a one-key tagged JSON object
 //! holding the text a person reads (`{"__datetime__": "2024-05-06T07:08:09+02:00"}`), so
 //! the value comes back as the same type after a round trip through the store.
@@ -11,6 +11,7 @@ use serde_json::{Map, Value as J};
 /// The tags, one per stored type.
 const DATETIME: &str = "__datetime__";
 const DATE: &str = "__date__";
+const TIME: &str = "__time__";
 const TIMEDELTA: &str = "__timedelta__";
 const TIMEZONE: &str = "__timezone__";
 const UUID: &str = "__uuid__";
@@ -63,6 +64,16 @@ impl Interp<'_> {
                     m.insert("fold".into(), J::from(fold));
                 }
             }
+            "datetime.time" => {
+                let iso = self.datetime_method(&key, v, "isoformat", Vec::new(), Vec::new())?;
+                m.insert(TIME.into(), J::String(self.to_str(&iso)?));
+                if let Some(name) = fields.get(4).and_then(tz_name) {
+                    m.insert("tzname".into(), J::String(name));
+                }
+                if let Some(fold) = fields.get(5).and_then(int).filter(|f| *f != 0) {
+                    m.insert("fold".into(), J::from(fold));
+                }
+            }
             "datetime.date" => {
                 let iso = self.datetime_method(&key, v, "isoformat", Vec::new(), Vec::new())?;
                 m.insert(DATE.into(), J::String(self.to_str(&iso)?));
@@ -96,6 +107,8 @@ impl Interp<'_> {
     pub(crate) fn stdlib_from_stored(&mut self, m: &Map<String, J>) -> R<Option<Value>> {
         let made = if let Some(J::String(s)) = m.get(DATETIME) {
             self.stored_datetime(s, m)
+        } else if let Some(J::String(s)) = m.get(TIME) {
+            self.stored_time(s, m)
         } else if let Some(J::String(s)) = m.get(DATE) {
             self.call_datetime_fn("date.fromisoformat", vec![Value::str(s)], Vec::new())
         } else if let Some(parts) = m.get(TIMEDELTA) {
@@ -163,5 +176,33 @@ impl Interp<'_> {
             kwargs.push((std::rc::Rc::from("fold"), Value::Int(fold)));
         }
         self.datetime_construct("datetime.datetime", fields, kwargs)
+    }
+
+    /// `time.fromisoformat(s)`, then the stored time zone name and `fold`.
+    fn stored_time(&mut self, s: &str, m: &Map<String, J>) -> R<Value> {
+        let v = self.call_datetime_fn("time.fromisoformat", vec![Value::str(s)], Vec::new())?;
+        let name = m.get("tzname").and_then(J::as_str);
+        let fold = m.get("fold").and_then(J::as_i64).unwrap_or(0);
+        let Value::Instance(inst) = &v else {
+            return Ok(v);
+        };
+        let mut fields = inst.fields.borrow().clone();
+        if fields.len() != 6 || (name.is_none() && fold == 0) {
+            return Ok(v);
+        }
+        if let (Some(name), Value::Instance(tz)) = (name, &fields[4]) {
+            let off = tz.fields.borrow().first().cloned().unwrap_or(Value::None);
+            fields[4] = self.datetime_construct(
+                "datetime.timezone",
+                vec![off, Value::str(name)],
+                Vec::new(),
+            )?;
+        }
+        fields.truncate(5);
+        let mut kwargs = Vec::new();
+        if fold != 0 {
+            kwargs.push((std::rc::Rc::from("fold"), Value::Int(fold)));
+        }
+        self.datetime_construct("datetime.time", fields, kwargs)
     }
 }
