@@ -704,7 +704,8 @@ impl Interp<'_> {
     /// is on top, the arguments moved into its first slots (nothing cloned, no
     /// allocation once the stacks have grown). `true` when the callee's first
     /// statement's tick was charged with the call's (`vm_tick2`), so entering the frame
-    /// skips that `Tick`.
+    /// skips that `Tick`. With `arg` (`CallLocalBinaryConst`, `n` 0: the callee on top)
+    /// that int is bound to the callee's one parameter slot instead.
     ///
     /// Inline into `Call` (a function, `method` `None`), out of line for methods
     /// (`vm_enter_method`).
@@ -715,6 +716,7 @@ impl Interp<'_> {
         method: Option<Rc<Function>>,
         code: Rc<Code>,
         n: usize,
+        arg: Option<i64>,
         at: usize,
         scope: &ScopeRef,
     ) -> R<bool> {
@@ -741,11 +743,21 @@ impl Interp<'_> {
             ..
         } = st;
         let base = stack.len() - n;
-        let slot_base = slots.open_frame(n, code.local_names.len());
-        for (i, v) in stack.above_mut(base).iter_mut().enumerate() {
-            slots.bind_arg(slot_base + i, v);
-        }
-        stack.set_len_moved(base);
+        let slot_base = match arg {
+            Some(v) => {
+                let slot_base = slots.open_frame(1, code.local_names.len());
+                slots.set_int(slot_base, v);
+                slot_base
+            }
+            None => {
+                let slot_base = slots.open_frame(n, code.local_names.len());
+                for (i, v) in stack.above_mut(base).iter_mut().enumerate() {
+                    slots.bind_arg(slot_base + i, v);
+                }
+                stack.set_len_moved(base);
+                slot_base
+            }
+        };
         // The frame's fields are written into its entry (`FrameStack`), then a
         // method and its `self` are moved in; a function stays on the stack.
         let f = frames.push(
@@ -773,7 +785,7 @@ impl Interp<'_> {
         at: usize,
         scope: &ScopeRef,
     ) -> R<bool> {
-        self.vm_enter(st, Some(method), code, n, at, scope)
+        self.vm_enter(st, Some(method), code, n, None, at, scope)
     }
 
     #[cold]
@@ -1066,11 +1078,16 @@ impl Interp<'_> {
                             Some(Value::Func(f)) if f.params.len() == 1 => self.vm_code_of(f),
                             _ => None,
                         };
-                        st.stack.push_int(r);
-                        if let Some(c) = compiled {
-                            pc += 1;
-                            let ticked = tri!(self.vm_enter(st, None, c, 1, pc - 1, &scope));
-                            enter_top!(false, ticked);
+                        match compiled {
+                            // The result goes straight into the callee's parameter
+                            // slot (nothing on the operand stack to move).
+                            Some(c) => {
+                                pc += 1;
+                                let ticked =
+                                    tri!(self.vm_enter(st, None, c, 0, Some(r), pc - 1, &scope));
+                                enter_top!(false, ticked);
+                            }
+                            None => st.stack.push_int(r),
                         }
                         continue;
                     }
@@ -1312,7 +1329,7 @@ impl Interp<'_> {
                         _ => None,
                     };
                     if let Some(c) = compiled {
-                        let ticked = tri!(self.vm_enter(st, None, c, n, pc - 1, &scope));
+                        let ticked = tri!(self.vm_enter(st, None, c, n, None, pc - 1, &scope));
                         enter_top!(false, ticked);
                         continue;
                     }

@@ -79,7 +79,8 @@ pub(crate) enum Op {
     /// after it; the lowering's peephole pass only replaces the first instruction).
     /// When the slot and the constant are small ints whose result fits and the callee
     /// `f` under it is a function with compiled code and one parameter, the result is
-    /// its argument and the call is made in the same dispatch, as that `Call(1)` (its
+    /// bound to its parameter slot and the call made in the same dispatch, as that
+    /// `Call(1)` (its
     /// index, span and tick); anything else is exactly `LocalBinaryConst`, and the
     /// `Call(1)` runs next: (slot, operator, constant).
     CallLocalBinaryConst(u32, BinOp, u32),
