@@ -834,6 +834,20 @@ impl Vars {
         Some(i)
     }
 
+    /// The value bound to `name`, found from its position `hint` as
+    /// `position_hinted` finds it (one bounds check on a hit).
+    #[inline]
+    pub fn get_hinted(&self, hint: &std::cell::Cell<u32>, name: &Rc<str>) -> Option<&Value> {
+        if let Some((k, v)) = self.slots.get(hint.get() as usize)
+            && Rc::ptr_eq(k, name)
+        {
+            return Some(v);
+        }
+        let i = self.position(name)?;
+        hint.set(u32::try_from(i).unwrap_or(u32::MAX));
+        self.slots.get(i).map(|(_, v)| v)
+    }
+
     /// The value at position `i` (from `position_hinted`).
     #[inline]
     pub fn at(&self, i: usize) -> Option<&Value> {

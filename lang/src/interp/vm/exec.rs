@@ -375,9 +375,7 @@ fn int_compare(o: CmpOp, a: &Value, b: &Value) -> Option<bool> {
 #[inline]
 fn push_global(scope: &ScopeRef, name: &Rc<str>, hint: &Cell<u32>, stack: &mut OpStack) -> bool {
     let s = scope.borrow();
-    if let Some(i) = s.vars.position_hinted(hint, name)
-        && let Some(v) = s.vars.at(i)
-    {
+    if let Some(v) = s.vars.get_hinted(hint, name) {
         stack.push_clone(v);
         return true;
     }
@@ -637,7 +635,7 @@ impl Interp<'_> {
         sb: usize,
         s: u32,
     ) -> R<Value> {
-        match &st.slots[sb + s as usize] {
+        match st.slots.at(sb + s as usize) {
             Some(v) => Ok(dup(v)),
             None => {
                 let name = &code.local_names[s as usize];
@@ -706,18 +704,24 @@ impl Interp<'_> {
     /// is on top, the arguments moved into its first slots (nothing cloned, no
     /// allocation once the stacks have grown). `true` when the callee's first
     /// statement's tick was charged with the call's (`vm_tick2`), so entering the frame
-    /// skips that `Tick`.
+    /// skips that `Tick`. With `arg` (`CallLocalBinaryConst`, `n` 0: the callee on top)
+    /// that int is bound to the callee's one parameter slot instead.
+    ///
+    /// Inline into `Call` (a function, `method` `None`), out of line for methods
+    /// (`vm_enter_method`).
+    #[inline(always)]
     fn vm_enter(
         &mut self,
         st: &mut Stacks,
         method: Option<Rc<Function>>,
         code: Rc<Code>,
         n: usize,
+        arg: Option<i64>,
         at: usize,
         scope: &ScopeRef,
     ) -> R<bool> {
         if self.depth >= self.limits.max_depth {
-            return Err(self.err("RecursionError", "maximum recursion depth exceeded"));
+            return Err(self.vm_depth_error());
         }
         let first_ticked = matches!(code.ops.first(), Some(Op::Tick)) && self.vm_tick2();
         if !first_ticked {
@@ -739,11 +743,21 @@ impl Interp<'_> {
             ..
         } = st;
         let base = stack.len() - n;
-        let slot_base = slots.open_frame(n, code.local_names.len());
-        for (i, v) in stack.above_mut(base).iter_mut().enumerate() {
-            slots.bind_arg(slot_base + i, v);
-        }
-        stack.set_len_moved(base);
+        let slot_base = match arg {
+            Some(v) => {
+                let slot_base = slots.open_frame(1, code.local_names.len());
+                slots.set_int(slot_base, v);
+                slot_base
+            }
+            None => {
+                let slot_base = slots.open_frame(n, code.local_names.len());
+                for (i, v) in stack.above_mut(base).iter_mut().enumerate() {
+                    slots.bind_arg(slot_base + i, v);
+                }
+                stack.set_len_moved(base);
+                slot_base
+            }
+        };
         // The frame's fields are written into its entry (`FrameStack`), then a
         // method and its `self` are moved in; a function stays on the stack.
         let f = frames.push(
@@ -758,6 +772,26 @@ impl Interp<'_> {
         }
         self.depth += 1;
         Ok(first_ticked)
+    }
+
+    /// `vm_enter` for a method call (`method` its resolved method).
+    #[inline(never)]
+    fn vm_enter_method(
+        &mut self,
+        st: &mut Stacks,
+        method: Rc<Function>,
+        code: Rc<Code>,
+        n: usize,
+        at: usize,
+        scope: &ScopeRef,
+    ) -> R<bool> {
+        self.vm_enter(st, Some(method), code, n, None, at, scope)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn vm_depth_error(&self) -> Interrupt {
+        self.err("RecursionError", "maximum recursion depth exceeded")
     }
 
     /// The execution loop; `mctx` is the module context when the entry frame is module
@@ -788,17 +822,16 @@ impl Interp<'_> {
         // charged by `vm_enter`) / resume the caller after a return.
         macro_rules! enter_top {
             ($resume:expr, $ticked:expr) => {{
-                let Some(top) = st.frames.len().checked_sub(1) else {
+                let Some(f) = st.frames.top() else {
                     return Ok(Value::None);
                 };
-                let f = &st.frames[top];
                 // A recursive call or its return keeps the same code, and so the same
                 // scope: a code object is lowered for one function (`vm_code`) and
                 // module code is only ever the entry frame, never a callee. No
                 // reference counts move, nothing is looked up.
                 if !Rc::ptr_eq(&code, &f.code) {
                     code = f.code.clone();
-                    match frame_func(st, top) {
+                    match frame_func(st, st.frames.len() - 1) {
                         Some(func) => {
                             if !Rc::ptr_eq(&scope, &func.closure) {
                                 scope = func.closure.clone();
@@ -847,7 +880,7 @@ impl Interp<'_> {
             ($ret:expr) => {{
                 let ret: bool = $ret;
                 let depth = st.frames.len();
-                let bases = match st.frames.last() {
+                let bases = match st.frames.top() {
                     Some(f) if depth > 1 => (
                         f.slot_base as usize,
                         f.stack_base as usize,
@@ -887,7 +920,7 @@ impl Interp<'_> {
                 Op::Poll => tri!(self.poll()),
                 Op::Const(i) => st.stack.push_clone(&code.consts[i as usize]),
                 Op::LoadLocal(s) => {
-                    let v = match &st.slots[sb + s as usize] {
+                    let v = match st.slots.at(sb + s as usize) {
                         Some(v) => {
                             st.stack.push_clone(v);
                             continue;
@@ -988,8 +1021,8 @@ impl Interp<'_> {
                     // Small ints in the loop (what `binary_op` does first, without the
                     // call), the result written over the left operand; an overflow or
                     // a zero divisor goes the general way.
-                    if let [.., Value::Int(x), Value::Int(y)] = &mut st.stack[..]
-                        && let Some(r) = int_binary(o, *x, *y)
+                    if let Some((x, y)) = st.stack.int_pair()
+                        && let Some(r) = int_binary(o, *x, y)
                     {
                         *x = r;
                         st.stack.pop_scalar();
@@ -1023,7 +1056,7 @@ impl Interp<'_> {
                 }
                 Op::LocalBinaryConst(s, o, k) => {
                     let b = &code.consts[k as usize];
-                    if let Some(Value::Int(x)) = &st.slots[sb + s as usize]
+                    if let Some(Value::Int(x)) = st.slots.at(sb + s as usize)
                         && let Value::Int(y) = b
                         && let Some(r) = int_binary(o, *x, *y)
                     {
@@ -1034,9 +1067,37 @@ impl Interp<'_> {
                     let r = tri!(self.binary_op(o, &a, b));
                     st.stack.push(r);
                 }
+                Op::CallLocalBinaryConst(s, o, k) => {
+                    let b = &code.consts[k as usize];
+                    if let Some(Value::Int(x)) = st.slots.at(sb + s as usize)
+                        && let Value::Int(y) = b
+                        && let Some(r) = int_binary(o, *x, *y)
+                    {
+                        // The callee is on top; `Call(1)` is the next instruction.
+                        let compiled = match st.stack.last() {
+                            Some(Value::Func(f)) if f.params.len() == 1 => self.vm_code_of(f),
+                            _ => None,
+                        };
+                        match compiled {
+                            // The result goes straight into the callee's parameter
+                            // slot (nothing on the operand stack to move).
+                            Some(c) => {
+                                pc += 1;
+                                let ticked =
+                                    tri!(self.vm_enter(st, None, c, 0, Some(r), pc - 1, &scope));
+                                enter_top!(false, ticked);
+                            }
+                            None => st.stack.push_int(r),
+                        }
+                        continue;
+                    }
+                    let a = tri!(self.vm_load_local(st, &code, &scope, sb, s));
+                    let r = tri!(self.binary_op(o, &a, b));
+                    st.stack.push(r);
+                }
                 Op::LocalCompareConstJump(s, o, k, target) => {
                     let b = &code.consts[k as usize];
-                    let r = match &st.slots[sb + s as usize] {
+                    let r = match st.slots.at(sb + s as usize) {
                         Some(a) if let Some(r) = int_compare(o, a, b) => r,
                         _ => {
                             let a = tri!(self.vm_load_local(st, &code, &scope, sb, s));
@@ -1157,8 +1218,8 @@ impl Interp<'_> {
                 Op::AugBinary(o, extend) => {
                     // Two small ints: `Binary`'s fast path (no in-place case applies
                     // to ints), the result written over `cur`.
-                    if let [.., Value::Int(x), Value::Int(y)] = &mut st.stack[..]
-                        && let Some(r) = int_binary(o, *x, *y)
+                    if let Some((x, y)) = st.stack.int_pair()
+                        && let Some(r) = int_binary(o, *x, y)
                     {
                         *x = r;
                         st.stack.pop_scalar();
@@ -1263,12 +1324,12 @@ impl Interp<'_> {
                     let base = st.stack.len() - n;
                     // Compiled code exists only for a plain signature (`vm_code`), so
                     // with the count checked this is `plain_shape`.
-                    let compiled = match &st.stack[base - 1] {
+                    let compiled = match st.stack.at(base - 1) {
                         Value::Func(f) if f.params.len() == n => self.vm_code_of(f),
                         _ => None,
                     };
                     if let Some(c) = compiled {
-                        let ticked = tri!(self.vm_enter(st, None, c, n, pc - 1, &scope));
+                        let ticked = tri!(self.vm_enter(st, None, c, n, None, pc - 1, &scope));
                         enter_top!(false, ticked);
                         continue;
                     }
@@ -1341,7 +1402,7 @@ impl Interp<'_> {
                                 && f.params.len() == n
                                 && let Some(c) = self.vm_code_of(&f) =>
                         {
-                            let ticked = tri!(self.vm_enter(st, Some(f), c, n, pc - 1, &scope));
+                            let ticked = tri!(self.vm_enter_method(st, f, c, n, pc - 1, &scope));
                             enter_top!(false, ticked);
                             continue;
                         }
@@ -1376,15 +1437,15 @@ impl Interp<'_> {
                 Op::ReturnNone => return_frame!(false),
                 Op::TickReturnLocal(s) => {
                     tri!(self.vm_tick());
-                    if let Some(v) = &st.slots[sb + s as usize] {
+                    if let Some(v) = st.slots.at(sb + s as usize) {
                         st.stack.push_clone(v);
                         return_frame!(true);
                     }
                     // Unbound: the `LoadLocal` right after reads the closure chain.
                 }
                 Op::ReturnBinary(o) => {
-                    if let [.., Value::Int(x), Value::Int(y)] = &mut st.stack[..]
-                        && let Some(r) = int_binary(o, *x, *y)
+                    if let Some((x, y)) = st.stack.int_pair()
+                        && let Some(r) = int_binary(o, *x, y)
                     {
                         *x = r;
                         st.stack.pop_scalar();

@@ -128,7 +128,8 @@ pub(super) fn lower_module(body: &[ast::Stmt]) -> Option<Code> {
 }
 
 /// The peephole pass over finished code: `Tick, LoadLocal(s), Return` starts with
-/// `TickReturnLocal(s)` and `Binary(o), Return` with `ReturnBinary(o)`. Only the first
+/// `TickReturnLocal(s)`, `Binary(o), Return` with `ReturnBinary(o)` and
+/// `LocalBinaryConst(s, o, k), Call(1)` with `CallLocalBinaryConst(s, o, k)`. Only the first
 /// instruction of each run is replaced: the rest stays where it was, so a jump into it,
 /// a span looked up by index and the fused instruction's own fallback (an unbound
 /// slot, operands that are not two small ints) find the plain instructions.
@@ -137,6 +138,9 @@ fn fuse_returns(ops: &mut [Op]) {
         match ops[i..] {
             [Op::Tick, Op::LoadLocal(s), Op::Return, ..] => ops[i] = Op::TickReturnLocal(s),
             [Op::Binary(o), Op::Return, ..] => ops[i] = Op::ReturnBinary(o),
+            [Op::LocalBinaryConst(s, o, k), Op::Call(1), ..] => {
+                ops[i] = Op::CallLocalBinaryConst(s, o, k);
+            }
             _ => {}
         }
     }

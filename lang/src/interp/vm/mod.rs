@@ -75,6 +75,15 @@ pub(crate) enum Op {
     /// `BinaryConst` on parameter slot `s` (always bound, so the read cannot fail):
     /// (slot, operator, constant).
     LocalBinaryConst(u32, BinOp, u32),
+    /// `f(s op k)`: a `LocalBinaryConst(s, op, k)` right before a `Call(1)` (which stays
+    /// after it; the lowering's peephole pass only replaces the first instruction).
+    /// When the slot and the constant are small ints whose result fits and the callee
+    /// `f` under it is a function with compiled code and one parameter, the result is
+    /// bound to its parameter slot and the call made in the same dispatch, as that
+    /// `Call(1)` (its
+    /// index, span and tick); anything else is exactly `LocalBinaryConst`, and the
+    /// `Call(1)` runs next: (slot, operator, constant).
+    CallLocalBinaryConst(u32, BinOp, u32),
     /// `CompareConstJump` on parameter slot `s`: (slot, operator, constant, target).
     LocalCompareConstJump(u32, CmpOp, u32, u32),
     /// A link of a comparison chain `a < b < c`: [a, b] → [b] if true, else jump

@@ -128,6 +128,24 @@ impl OpStack {
         Some(std::mem::replace(&mut self.buf[self.len], Value::None))
     }
 
+    /// Entry `i`, below the top: one bounds check (against the buffer) instead of the
+    /// two of indexing through `Deref`.
+    #[inline(always)]
+    pub(super) fn at(&self, i: usize) -> &Value {
+        debug_assert!(i < self.len);
+        &self.buf[i]
+    }
+
+    /// The two top entries when both are ints: the left one to write the result of
+    /// an operation into, and the right one's value (`None` for anything else).
+    #[inline(always)]
+    pub(super) fn int_pair(&mut self) -> Option<(&mut i64, i64)> {
+        match self.buf.get_mut(self.len.wrapping_sub(2)..self.len) {
+            Some([Value::Int(x), Value::Int(y)]) => Some((x, *y)),
+            _ => None,
+        }
+    }
+
     /// Drop the top entry, known to hold a scalar (left where it is).
     #[inline(always)]
     pub(super) fn pop_scalar(&mut self) {
@@ -295,6 +313,14 @@ impl SlotStack {
         self.len = self.len.min(n);
     }
 
+    /// Slot `i` of the open frames: one bounds check (against the buffer) instead of
+    /// the two of indexing through `Deref`.
+    #[inline(always)]
+    pub(super) fn at(&self, i: usize) -> &Option<Value> {
+        debug_assert!(i < self.len);
+        &self.buf[i]
+    }
+
     /// Move argument `src` into slot `i` (left `None`, or with a scalar copied).
     #[inline(always)]
     pub(super) fn bind_arg(&mut self, i: usize, src: &mut Value) {
@@ -387,6 +413,13 @@ impl FrameStack {
             iter_base: 0,
             this: None,
         });
+    }
+
+    /// The running frame: one bounds check (against the buffer) instead of the two of
+    /// `last` through `Deref`.
+    #[inline(always)]
+    pub(super) fn top(&self) -> Option<&Frame> {
+        self.buf.get(self.len.wrapping_sub(1))
     }
 
     /// Drop the top frame (its function and `self`): a return.

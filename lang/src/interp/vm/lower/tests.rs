@@ -330,3 +330,29 @@ fn self_attribute_stores_are_a_fused_load_before_their_set_attr() {
             .any(|op| matches!(op, Op::SelfAttr(..) | Op::SelfSetAttr(..)))
     );
 }
+
+#[test]
+fn a_one_argument_call_of_a_parameter_op_a_literal_is_fused_before_its_call() {
+    let code = lowered(
+        "def f(n: int) -> int {\n    return g(n - 1) + g(n) + h(n - 1, 2) + g(n * 2 + 1);\n}\n",
+    )
+    .remove(0)
+    .1
+    .expect("lowered");
+    let count = |f: fn(&Op) -> bool| code.ops.iter().filter(|op| f(op)).count();
+    // Only `g(n - 1)`: the plain `Call(1)` stays right after the fused instruction.
+    assert_eq!(
+        count(|op| matches!(op, Op::CallLocalBinaryConst(0, ast::BinOp::Sub, _))),
+        1
+    );
+    let at = code
+        .ops
+        .iter()
+        .position(|op| matches!(op, Op::CallLocalBinaryConst(..)));
+    let Some(at) = at else {
+        panic!("not fused: {:?}", code.ops);
+    };
+    assert!(matches!(code.ops[at + 1], Op::Call(1)));
+    // `h(n - 1, 2)` keeps its `LocalBinaryConst`; `n * 2 + 1` is not one operation.
+    assert_eq!(count(|op| matches!(op, Op::LocalBinaryConst(..))), 2);
+}
