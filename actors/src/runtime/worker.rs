@@ -235,6 +235,9 @@ impl RunWorker {
         if req.name == super::tests::PANIC_PROBE {
             panic!("panic probe");
         }
+        // The store first: a worker that has not loaded the app yet opens it to load, and
+        // a database that does not answer then is retryable (503), not a failed load.
+        self.store().map_err(CallError::Unavailable)?;
         self.refresh_app().map_err(CallError::Host)?;
         let shared_root = self.shared.shared_root;
         let user_root = req.caller.root.unwrap_or(shared_root);
