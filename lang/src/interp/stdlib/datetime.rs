@@ -987,27 +987,7 @@ impl Interp<'_> {
                 };
                 self.iso(recv, &sep, &spec).map(|s| Value::str(&s))
             }
-            (_, "strftime") => {
-                let a = self.stdlib_args_as(
-                    super::ArgStyle::Keywords(name),
-                    &["format"],
-                    1,
-                    1,
-                    args,
-                    kwargs,
-                )?;
-                let f = match a.get(0) {
-                    Some(Value::Str(s)) => s.to_rc(),
-                    other => {
-                        let t = other.map(|v| self.type_name_of(v)).unwrap_or_default();
-                        return Err(self.err(
-                            "TypeError",
-                            format!("strftime() argument 1 must be str, not {t}"),
-                        ));
-                    }
-                };
-                self.strftime(recv, &f).map(|s| Value::str(&s))
-            }
+            (_, "strftime") => self.strftime_method(recv, name, args, kwargs),
             (_, "replace") => {
                 let names: &[&str] = if is_dt {
                     &[
@@ -1112,30 +1092,39 @@ impl Interp<'_> {
 
     fn iso(&mut self, v: &Value, sep: &str, spec: &str) -> R<String> {
         let g = |n| int_of(&self.field(v, n));
-        let (y, mo, d, h, mi, s, us) = (
-            g("year"),
-            g("month"),
-            g("day"),
-            g("hour"),
-            g("minute"),
-            g("second"),
-            g("microsecond"),
-        );
-        let time = match spec {
-            "auto" if us != 0 => format!("{h:02}:{mi:02}:{s:02}.{us:06}"),
-            "auto" | "seconds" => format!("{h:02}:{mi:02}:{s:02}"),
-            "hours" => format!("{h:02}"),
-            "minutes" => format!("{h:02}:{mi:02}"),
-            "milliseconds" => format!("{h:02}:{mi:02}:{s:02}.{:03}", us / 1000),
-            "microseconds" => format!("{h:02}:{mi:02}:{s:02}.{us:06}"),
-            _ => return Err(self.err("ValueError", "Unknown timespec value")),
+        let (y, mo, d) = (g("year"), g("month"), g("day"));
+        // The time part and offset are a time's (`time_iso` reads the same fields).
+        let time = self.time_iso(v, spec)?;
+        Ok(format!("{y:04}-{mo:02}-{d:02}{sep}{time}"))
+    }
+
+    /// The `strftime(format)` method of a date, datetime or time.
+    fn strftime_method(
+        &mut self,
+        recv: &Value,
+        name: &str,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        let a = self.stdlib_args_as(
+            super::ArgStyle::Keywords(name),
+            &["format"],
+            1,
+            1,
+            args,
+            kwargs,
+        )?;
+        let f = match a.get(0) {
+            Some(Value::Str(s)) => s.to_rc(),
+            other => {
+                let t = other.map(|v| self.type_name_of(v)).unwrap_or_default();
+                return Err(self.err(
+                    "TypeError",
+                    format!("strftime() argument 1 must be str, not {t}"),
+                ));
+            }
         };
-        let mut out = format!("{y:04}-{mo:02}-{d:02}{sep}{time}");
-        let tz = self.field(v, "tzinfo");
-        if !tz.is_none() {
-            out.push_str(&fmt_offset(self.td_us(&self.field(&tz, "_offset")), true));
-        }
-        Ok(out)
+        self.strftime(recv, &f).map(|s| Value::str(&s))
     }
 
     pub(super) fn datetime_strftime(&mut self, v: &Value, f: &str) -> R<String> {
@@ -1589,27 +1578,7 @@ impl Interp<'_> {
                 self.datetime_str(&tz).map(|s| Value::str(&s))
             }
             // `strftime`.
-            _ => {
-                let a = self.stdlib_args_as(
-                    super::ArgStyle::Keywords(name),
-                    &["format"],
-                    1,
-                    1,
-                    args,
-                    kwargs,
-                )?;
-                let f = match a.get(0) {
-                    Some(Value::Str(s)) => s.to_rc(),
-                    other => {
-                        let t = other.map(|v| self.type_name_of(v)).unwrap_or_default();
-                        return Err(self.err(
-                            "TypeError",
-                            format!("strftime() argument 1 must be str, not {t}"),
-                        ));
-                    }
-                };
-                self.strftime(recv, &f).map(|s| Value::str(&s))
-            }
+            _ => self.strftime_method(recv, name, args, kwargs),
         }
     }
 
