@@ -46,15 +46,7 @@ impl Interp<'_> {
         if self.replay.is_some() {
             return self.eval_replayed(e, ctx);
         }
-        match self.eval_inner(e, ctx) {
-            Err(Interrupt::Exc(mut err)) => {
-                if err.origin.is_none() {
-                    err.origin = Some((ctx.file, e.span));
-                }
-                Err(Interrupt::Exc(err))
-            }
-            other => other,
-        }
+        super::at_origin(self.eval_inner(e, ctx), ctx.file, e.span)
     }
 
     /// [`Self::eval`] while a generator runs a statement with nested `yield`s
@@ -62,15 +54,7 @@ impl Interp<'_> {
     #[cold]
     #[inline(never)]
     fn eval_replayed(&mut self, e: &ast::Expr, ctx: &Ctx) -> R<Value> {
-        match self.eval_replay(e, ctx) {
-            Err(Interrupt::Exc(mut err)) => {
-                if err.origin.is_none() {
-                    err.origin = Some((ctx.file, e.span));
-                }
-                Err(Interrupt::Exc(err))
-            }
-            other => other,
-        }
+        super::at_origin(self.eval_replay(e, ctx), ctx.file, e.span)
     }
 
     pub(crate) fn eval_inner(&mut self, e: &ast::Expr, ctx: &Ctx) -> R<Value> {

@@ -93,6 +93,21 @@ pub enum Interrupt {
 
 pub type R<T> = Result<T, Interrupt>;
 
+/// `r` with an exception that has no origin yet placed at `span` of `file` (where the
+/// expression or statement that raised it stands).
+#[inline(always)]
+pub(crate) fn at_origin<T>(r: R<T>, file: u32, span: Span) -> R<T> {
+    match r {
+        Err(Interrupt::Exc(mut err)) => {
+            if err.origin.is_none() {
+                err.origin = Some((file, span));
+            }
+            Err(Interrupt::Exc(err))
+        }
+        other => other,
+    }
+}
+
 /// Non-error control flow of statements.
 #[derive(Debug)]
 pub enum Flow {

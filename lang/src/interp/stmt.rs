@@ -38,16 +38,7 @@ impl Interp<'_> {
 
     pub(super) fn exec_stmt(&mut self, s: &ast::Stmt, ctx: &Ctx) -> R<Flow> {
         self.tick()?;
-        let r = self.exec_stmt_inner(s, ctx);
-        match r {
-            Err(Interrupt::Exc(mut e)) => {
-                if e.origin.is_none() {
-                    e.origin = Some((ctx.file, s.span));
-                }
-                Err(Interrupt::Exc(e))
-            }
-            other => other,
-        }
+        super::at_origin(self.exec_stmt_inner(s, ctx), ctx.file, s.span)
     }
 
     pub(super) fn exec_stmt_inner(&mut self, s: &ast::Stmt, ctx: &Ctx) -> R<Flow> {
