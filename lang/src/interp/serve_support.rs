@@ -725,23 +725,15 @@ impl Interp<'_> {
         )?;
         // Every parameter plain and given: pass them positionally, in declaration order
         // (the same binding; it takes the call's fast path instead of matching names).
-        let order: Option<Vec<usize>> = (kwargs.len() == func.params.len()
-            && func.params.iter().all(|p| p.kind == ast::ParamKind::Normal))
-        .then(|| {
-            func.params
-                .iter()
-                .map(|p| kwargs.iter().position(|(n, _)| *n == p.name))
-                .collect()
-        })
-        .flatten();
-        let (args, kwargs) = match order {
-            Some(order) => {
-                let mut slots: Vec<Option<Value>> =
-                    kwargs.into_iter().map(|(_, v)| Some(v)).collect();
-                let args = order.iter().filter_map(|&i| slots[i].take()).collect();
-                (args, Vec::new())
-            }
-            None => (Vec::new(), kwargs),
+        // `coerce_args` gave each parameter at most once, by its own name.
+        let (args, kwargs) = if kwargs.len() == func.params.len()
+            && func.params.iter().all(|p| p.kind == ast::ParamKind::Normal)
+        {
+            let mut kwargs = kwargs;
+            kwargs.sort_by_key(|(n, _)| func.params.iter().position(|p| p.name == *n));
+            (kwargs.into_iter().map(|(_, v)| v).collect(), Vec::new())
+        } else {
+            (Vec::new(), kwargs)
         };
         self.serving = true;
         let r = self
