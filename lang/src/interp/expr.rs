@@ -958,7 +958,7 @@ impl Interp<'_> {
         match name {
             "jid" => match arg0 {
                 Some(Value::Anchor(h)) => {
-                    Ok(Value::str(&crate::host::format_id(self.graph.slot(h).id)))
+                    Ok(Value::str(&crate::host::format_id(self.graph.id_of(h))))
                 }
                 Some(Value::Instance(i)) => Ok(Value::str(&crate::host::format_id(
                     super::instance_id(i.id),
@@ -997,7 +997,7 @@ impl Interp<'_> {
                 };
                 // grant(node, user_root_or_id): open to one user.
                 let user = match args.get(1) {
-                    Some(Value::Anchor(u)) => Some(self.graph.slot(*u).id),
+                    Some(Value::Anchor(u)) => Some(self.graph.id_of(*u)),
                     Some(Value::Str(s)) => crate::host::parse_id(s),
                     _ => None,
                 };
@@ -1035,7 +1035,7 @@ impl Interp<'_> {
                     }
                     _ => {
                         let root = match args.get(1) {
-                            Some(Value::Anchor(u)) => Some(self.graph.slot(*u).id),
+                            Some(Value::Anchor(u)) => Some(self.graph.id_of(*u)),
                             Some(Value::Str(s)) => crate::host::parse_id(s),
                             _ => None,
                         };
@@ -1133,6 +1133,15 @@ impl Interp<'_> {
     ) -> R<Value> {
         let lefts = self.anchors_of(&a)?;
         let rights = self.anchors_of(&b)?;
+        // Only nodes have edges: an edge as an end is jaclang's TypeError (it then
+        // tries the operand as a list of nodes).
+        for &h in lefts.iter().chain(&rights) {
+            let class = &self.graph.slot(h).class;
+            if class.is_edge() {
+                let msg = format!("'{}' object is not iterable", class.name);
+                return Err(self.err("TypeError", msg));
+            }
+        }
         for &l in &lefts {
             for &r in &rights {
                 let edge = match &op.edge {
@@ -1174,9 +1183,9 @@ impl Interp<'_> {
         for (e, n) in pairs {
             if rights.contains(&n) && self.graph.is_live(e) {
                 // Detaching changes both ends' edge lists: CONNECT on each, as attaching.
-                let ends = self.graph.slot(e).ends;
+                let ends = self.graph.slot(e).ends();
                 if let Some(ends) = ends {
-                    for end in [ends.source, ends.target] {
+                    for end in [ends.source(), ends.target()] {
                         if let Some(eh) = self.handle_of(end)? {
                             self.check_connect(eh)?;
                         }

@@ -20,29 +20,91 @@ pub enum SlotState {
     Deleted,
 }
 
-/// One node or edge in memory.
+/// One node or edge in memory. Its id is not here but in `Graph::slot_ids` (by the
+/// same index: a slot never changes its id) and its owner is an index into
+/// `Graph::owners`, so a slot holds no 16-byte-aligned field: 96 bytes (160 before,
+/// 192 before that), which is most of an anchor's memory.
 pub struct Slot {
-    pub id: AnchorId,
     pub class: Rc<Class>,
-    pub fields: Vec<Value>,
+    /// One per field of the class (a slice: its length never changes).
+    pub fields: Box<[Value]>,
     /// The stored `has` fields (JSON object text) of a loaded anchor, decoded into
     /// `fields` on first use (`Interp::decode_fields`). Loading an anchor therefore never
     /// loads what its fields refer to: a chain of a million stored references costs one
     /// row per hop actually taken, and no native recursion. Boxed once more so the
-    /// option is one pointer: it pays for the edge list's kind (`EdgeList`) and a slot
-    /// stays 192 bytes.
+    /// option is one pointer.
     #[allow(clippy::box_collection)] // one word instead of two on every slot
     pub pending: Option<Box<String>>,
-    /// Nodes: edges in creation order (complete only when `edges_loaded`).
-    pub edges: EdgeList,
-    /// False while a loaded node's edge list is still in the store: appends are logged
-    /// without reading it; a traversal loads it first (`Interp::ensure_edges`).
-    pub edges_loaded: bool,
-    /// Edges: the two ends.
-    pub ends: Option<SlotEnds>,
-    pub owner: AnchorId,
+    /// A node's edge list, or an edge's ends.
+    pub links: Links,
+    /// Index of the owner's id in `Graph::owners` (read through `Graph::owner_of`).
+    owner: u32,
     pub access: SlotAccess,
     pub state: SlotState,
+}
+
+/// What a slot links: a node its edges, an edge its two ends. One or the other, in
+/// the same bytes (the kind in the niche of the ends' `undirected` flag).
+pub enum Links {
+    /// A node's edges (also an edge's until `connect` gives it its ends: none).
+    Node {
+        /// Edges in creation order (complete only when `loaded`).
+        edges: EdgeList,
+        /// False while a loaded node's edge list is still in the store: appends are
+        /// logged without reading it; a traversal loads it first
+        /// (`Interp::ensure_edges`).
+        loaded: bool,
+    },
+    /// An edge's ends.
+    Edge(SlotEnds),
+}
+
+/// The edge list of a slot that has none (an edge's).
+static NO_EDGES: EdgeList = EdgeList::Slots(Vec::new());
+
+impl Slot {
+    /// A slot of `class` with `fields`, no edges and no policy of its own, in `state`
+    /// (`Graph::insert` gives it its id and owner).
+    pub fn new(class: Rc<Class>, fields: Vec<Value>, state: SlotState) -> Slot {
+        Slot {
+            class,
+            fields: fields.into_boxed_slice(),
+            pending: None,
+            links: Links::Node {
+                edges: EdgeList::default(),
+                loaded: true,
+            },
+            owner: 0,
+            access: SlotAccess::default(),
+            state,
+        }
+    }
+
+    /// An edge's ends, once `connect` (or the store) gave them.
+    #[inline]
+    pub fn ends(&self) -> Option<SlotEnds> {
+        match &self.links {
+            Links::Edge(ends) => Some(*ends),
+            Links::Node { .. } => None,
+        }
+    }
+
+    /// A node's edges (empty for an edge).
+    #[inline]
+    pub fn edges(&self) -> &EdgeList {
+        match &self.links {
+            Links::Node { edges, .. } => edges,
+            Links::Edge(_) => &NO_EDGES,
+        }
+    }
+
+    /// Is the edge list complete in memory (always, for an edge)?
+    fn edges_loaded(&self) -> bool {
+        match &self.links {
+            Links::Node { loaded, .. } => *loaded,
+            Links::Edge(_) => true,
+        }
+    }
 }
 
 /// A slot's access policy, out of line: most anchors keep the default (no grants), so
@@ -178,34 +240,60 @@ const NO_SLOT: u32 = u32::MAX;
 
 /// An edge's two ends in the arena: their ids ([`EdgeEnds`], what is stored) and,
 /// when `connect` made the edge, the ends' slot indexes, so a hop reaches the far node
-/// without an id lookup ([`NO_SLOT`] for an edge loaded from the store). In the
-/// padding of the ids' layout: a slot is no larger.
+/// without an id lookup ([`NO_SLOT`] for an edge loaded from the store). The ids are
+/// kept as two 8-byte halves, so a slot needs no 16-byte alignment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SlotEnds {
-    pub source: AnchorId,
-    pub target: AnchorId,
+    source: SplitId,
+    target: SplitId,
     source_slot: u32,
     target_slot: u32,
     pub undirected: bool,
+}
+
+/// An anchor id as its two 64-bit halves (8-byte aligned where a `u128` is 16).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SplitId(u64, u64);
+
+impl SplitId {
+    #[inline]
+    fn new(id: AnchorId) -> SplitId {
+        SplitId((id >> 64) as u64, id as u64)
+    }
+
+    #[inline]
+    fn get(self) -> AnchorId {
+        (u128::from(self.0) << 64) | u128::from(self.1)
+    }
 }
 
 impl SlotEnds {
     /// The ends of a loaded edge (slots not known).
     pub fn stored(ends: EdgeEnds) -> SlotEnds {
         SlotEnds {
-            source: ends.source,
-            target: ends.target,
+            source: SplitId::new(ends.source),
+            target: SplitId::new(ends.target),
             source_slot: NO_SLOT,
             target_slot: NO_SLOT,
             undirected: ends.undirected,
         }
     }
 
+    #[inline]
+    pub fn source(&self) -> AnchorId {
+        self.source.get()
+    }
+
+    #[inline]
+    pub fn target(&self) -> AnchorId {
+        self.target.get()
+    }
+
     /// The ids, as stored.
     pub fn ids(&self) -> EdgeEnds {
         EdgeEnds {
-            source: self.source,
-            target: self.target,
+            source: self.source(),
+            target: self.target(),
             undirected: self.undirected,
         }
     }
@@ -304,10 +392,14 @@ pub struct Graph {
     /// Id → slot index of every slot (the last one made for an id), read through
     /// `handle_by_id`; slots are indexed at the first lookup after they are made.
     ids: id_index::IdIndex,
-    /// `slots[i].id` for every `i`, densely (a slot's id never changes): what the
-    /// index reads to place a slot and to confirm a match, 16 bytes apart instead of
-    /// a slot's 192, so indexing 100,000 new slots reads them in sequence.
+    /// The id of `slots[i]` for every `i` (a slot never changes its id; `id_of`): what
+    /// the index reads to place a slot and to confirm a match, 16 bytes apart, so
+    /// indexing 100,000 new slots reads them in sequence.
     slot_ids: Vec<AnchorId>,
+    /// The distinct owners of the slots (a slot keeps an index here: most of a run's
+    /// anchors share one or two owners), and the last one interned.
+    owners: Vec<AnchorId>,
+    owner_index: FxHashMap<AnchorId, u32>,
     /// Edges appended, for the commit set; not logged when the host keeps no commits
     /// (`log_edge_adds` false, `svc run --no-store`), where `edges_added` says whether
     /// there were any since the last commit.
@@ -353,18 +445,7 @@ fn make_stale_class() -> Rc<Class> {
 }
 
 fn stale_slot() -> Box<Slot> {
-    Box::new(Slot {
-        id: 0,
-        class: stale_class(),
-        fields: Vec::new(),
-        pending: None,
-        edges: EdgeList::default(),
-        edges_loaded: true,
-        ends: None,
-        owner: 0,
-        access: SlotAccess::default(),
-        state: SlotState::Deleted,
-    })
+    Box::new(Slot::new(stale_class(), Vec::new(), SlotState::Deleted))
 }
 
 impl Default for Graph {
@@ -384,6 +465,8 @@ impl Default for Graph {
             pinned_at: FxHashMap::default(),
             dead: stale_slot(),
             root_slots: Vec::new(),
+            owners: Vec::new(),
+            owner_index: FxHashMap::default(),
         }
     }
 }
@@ -397,25 +480,57 @@ impl Graph {
         fields: Vec<Value>,
         owner: AnchorId,
     ) -> Handle {
-        self.insert(Slot {
-            id,
-            class,
-            fields,
-            pending: None,
-            edges: EdgeList::default(),
-            edges_loaded: true,
-            ends: None,
-            owner,
-            access: SlotAccess::default(),
-            state: SlotState::New,
-        })
+        self.insert(id, owner, Slot::new(class, fields, SlotState::New))
     }
 
-    pub fn insert(&mut self, slot: Slot) -> Handle {
+    /// Put `slot` into the arena as anchor `id` owned by root `owner`.
+    pub fn insert(&mut self, id: AnchorId, owner: AnchorId, mut slot: Slot) -> Handle {
+        slot.owner = self.intern_owner(owner);
         let index = self.slots.len();
-        self.slot_ids.push(slot.id);
+        self.slot_ids.push(id);
         self.slots.push(slot);
         self.handle_at(index)
+    }
+
+    /// The index of `owner` in `owners`, added at its first use (the last owner
+    /// interned is checked first: a run's new anchors are nearly all its user's).
+    fn intern_owner(&mut self, owner: AnchorId) -> u32 {
+        if self.owners.last() == Some(&owner) {
+            return (self.owners.len() - 1) as u32;
+        }
+        if let Some(&i) = self.owner_index.get(&owner) {
+            return i;
+        }
+        let i = self.owners.len() as u32;
+        self.owners.push(owner);
+        self.owner_index.insert(owner, i);
+        i
+    }
+
+    /// The id of anchor `h` (0 for a stale handle, as its placeholder).
+    #[inline]
+    pub fn id_of(&self, h: Handle) -> AnchorId {
+        match self.index(h) {
+            Some(i) => self.slot_ids[i],
+            None => 0,
+        }
+    }
+
+    /// The root that owns anchor `h` (0 for a stale handle).
+    #[inline]
+    pub fn owner_of(&self, h: Handle) -> AnchorId {
+        match self.index(h) {
+            Some(i) => self.owners[self.slots[i].owner as usize],
+            None => 0,
+        }
+    }
+
+    /// Make root `owner` the owner of anchor `h` (a reload found another).
+    pub fn set_owner(&mut self, h: Handle, owner: AnchorId) {
+        let ix = self.intern_owner(owner);
+        if let Some(i) = self.index(h) {
+            self.slots[i].owner = ix;
+        }
     }
 
     /// The handle of anchor `id` if this run's graph holds it (live or not): the pinned
@@ -462,14 +577,14 @@ impl Graph {
 
     /// The ids of node `h`'s edges, in order.
     pub fn edge_ids(&self, h: Handle) -> Vec<AnchorId> {
-        self.slot(h).edges.ids(&self.slot_ids)
+        self.slot(h).edges().ids(&self.slot_ids)
     }
 
     /// Node `h`'s edges, in order, as handles where the list has them (a list of slot
     /// indexes: `ids` is then empty) or as the graph's `handle_by_id` of each id (`ids`
     /// holds them, `None` where the graph holds no such anchor).
     fn edge_handles(&self, h: Handle) -> (Vec<AnchorId>, Vec<Option<Handle>>) {
-        match &self.slot(h).edges {
+        match self.slot(h).edges() {
             EdgeList::Slots(v) => (
                 Vec::new(),
                 v.iter()
@@ -485,8 +600,10 @@ impl Graph {
 
     /// Remove edge `eid` from node `h`'s edge list (its first entry).
     fn remove_edge_entry(&mut self, h: Handle, eid: AnchorId) {
-        if let Some(i) = self.index(h) {
-            self.slots[i].edges.remove(eid, &self.slot_ids);
+        if let Some(i) = self.index(h)
+            && let Links::Node { edges, .. } = &mut self.slots[i].links
+        {
+            edges.remove(eid, &self.slot_ids);
         }
     }
 
@@ -497,11 +614,17 @@ impl Graph {
         self.ids.get(id, ids.len(), |i| ids[i]).is_some()
     }
 
-    /// The slots `handle_by_id` finds, one per id held, in no particular order.
-    pub fn indexed_slots(&self) -> impl Iterator<Item = &Slot> + '_ {
+    /// Every slot with its id, in arena order.
+    pub fn slots_with_ids(&self) -> impl Iterator<Item = (AnchorId, &Slot)> + '_ {
+        self.slot_ids.iter().copied().zip(self.slots.iter())
+    }
+
+    /// The slots `handle_by_id` finds with their ids, one per id held, in no
+    /// particular order.
+    pub fn indexed_slots(&self) -> impl Iterator<Item = (AnchorId, &Slot)> + '_ {
         let ids = &self.slot_ids;
         let indexes = self.ids.indexes(ids.len(), |i| ids[i]);
-        indexes.into_iter().map(|i| &self.slots[i])
+        indexes.into_iter().map(|i| (ids[i], &self.slots[i]))
     }
 
     /// Make `pin` (a handle of the program's load run) name `slots[index]`.
@@ -566,7 +689,8 @@ impl Graph {
     /// node's stored list is not loaded yet, `edges` holds just the pending appends.
     pub fn append_edge(&mut self, h: Handle, e: Handle) {
         let at = self.index(e).unwrap_or(usize::MAX);
-        let edge = self.slot(e).id;
+        let edge = self.id_of(e);
+        let node = self.id_of(h);
         let slot = match self.index(h) {
             Some(i) => &mut self.slots[i],
             // Writes through a stale handle land here and are never committed.
@@ -575,8 +699,10 @@ impl Graph {
                 &mut self.dead
             }
         };
-        slot.edges.push(edge, at, &self.slot_ids);
-        let node = slot.id;
+        // Only nodes are connected (`connect_values` refuses an edge as an end).
+        if let Links::Node { edges, .. } = &mut slot.links {
+            edges.push(edge, at, &self.slot_ids);
+        }
         if self.log_edge_adds {
             self.edge_adds.push((node, edge));
         } else {
@@ -593,10 +719,11 @@ impl Graph {
 /// How a hop moves from a node along one edge: the far end's id and its slot index
 /// (`NO_SLOT` when not known).
 fn far_end(ends: &SlotEnds, from: AnchorId, dir: EdgeDir) -> Option<(AnchorId, u32)> {
-    let out = ends.source == from;
-    let inn = ends.target == from;
-    let source = (ends.source, ends.source_slot);
-    let target = (ends.target, ends.target_slot);
+    let (source, target) = (ends.source(), ends.target());
+    let out = source == from;
+    let inn = target == from;
+    let source = (source, ends.source_slot);
+    let target = (target, ends.target_slot);
     match dir {
         EdgeDir::Out if out => Some(target),
         EdgeDir::Out if ends.undirected && inn => Some(source),
@@ -646,10 +773,10 @@ impl Interp<'_> {
 
     /// Make sure node `h`'s edge list is in memory (lazy-loading hosts leave it out).
     pub(crate) fn ensure_edges(&mut self, h: Handle) -> R<()> {
-        if self.graph.slot(h).edges_loaded {
+        if self.graph.slot(h).edges_loaded() {
             return Ok(());
         }
-        let id = self.graph.slot(h).id;
+        let id = self.graph.id_of(h);
         let mut stored = self.host.load_edges(id).map_err(super::Interrupt::Host)?;
         // Edges this run already deleted stay gone; appends made before the load are not
         // committed yet, so they follow the stored ones.
@@ -658,11 +785,15 @@ impl Interp<'_> {
                 .handle_by_id(*e)
                 .is_none_or(|eh| self.graph.is_live(eh))
         });
-        let pending = std::mem::take(&mut self.graph.slot_mut(h).edges);
+        let pending = match &mut self.graph.slot_mut(h).links {
+            Links::Node { edges, .. } => std::mem::take(edges),
+            Links::Edge(_) => return Ok(()),
+        };
         stored.extend(pending.into_ids(&self.graph.slot_ids));
-        let slot = self.graph.slot_mut(h);
-        slot.edges = EdgeList::Ids(Box::new(stored));
-        slot.edges_loaded = true;
+        if let Links::Node { edges, loaded } = &mut self.graph.slot_mut(h).links {
+            *edges = EdgeList::Ids(Box::new(stored));
+            *loaded = true;
+        }
         Ok(())
     }
 
@@ -690,18 +821,9 @@ impl Interp<'_> {
         let class = self
             .builtin_class("Root")
             .ok_or_else(|| super::Interrupt::Limit("Root class missing".into()))?;
-        let h = self.graph.insert(Slot {
-            id,
-            class,
-            fields: Vec::new(),
-            pending: None,
-            edges: EdgeList::default(),
-            edges_loaded: true,
-            ends: None,
-            owner: id,
-            access: SlotAccess::default(),
-            state: SlotState::New,
-        });
+        let h = self
+            .graph
+            .insert(id, id, Slot::new(class, Vec::new(), SlotState::New));
         self.graph.note_root(id, h);
         Ok(h)
     }
@@ -735,14 +857,15 @@ impl Interp<'_> {
         };
         self.check_connect(src)?;
         self.check_connect(dst)?;
-        let (sid, did) = (self.graph.slot(src).id, self.graph.slot(dst).id);
-        self.graph.slot_mut(e).ends = Some(SlotEnds {
-            source: sid,
-            target: did,
+        let (sid, did) = (self.graph.id_of(src), self.graph.id_of(dst));
+        let ends = SlotEnds {
+            source: SplitId::new(sid),
+            target: SplitId::new(did),
             source_slot: slot_u32(self.graph.index(src)),
             target_slot: slot_u32(self.graph.index(dst)),
             undirected,
-        });
+        };
+        self.graph.slot_mut(e).links = Links::Edge(ends);
         self.graph.append_edge(src, e);
         if did != sid {
             self.graph.append_edge(dst, e);
@@ -752,14 +875,15 @@ impl Interp<'_> {
 
     /// Remove one edge from the graph (both ends' edge lists) and delete it.
     pub fn remove_edge(&mut self, e: Handle) -> R<()> {
-        let Some(ends) = self.graph.slot(e).ends else {
+        let Some(ends) = self.graph.slot(e).ends() else {
             return Ok(());
         };
-        let eid = self.graph.slot(e).id;
-        let ends_ids = if ends.source == ends.target {
-            vec![ends.source]
+        let eid = self.graph.id_of(e);
+        let (source, target) = (ends.source(), ends.target());
+        let ends_ids = if source == target {
+            vec![source]
         } else {
-            vec![ends.source, ends.target]
+            vec![source, target]
         };
         for end in ends_ids {
             if let Some(h) = self.handle_of(end)? {
@@ -772,11 +896,11 @@ impl Interp<'_> {
     }
 
     fn mark_deleted(&mut self, h: Handle) {
+        let id = self.graph.id_of(h);
         let s = self.graph.slot_mut(h);
         if s.state != SlotState::Deleted {
             let was_new = s.state == SlotState::New;
             s.state = SlotState::Deleted;
-            let id = s.id;
             if !was_new {
                 self.graph.deletes.push(id);
             }
@@ -843,7 +967,7 @@ impl Interp<'_> {
         let mut out: Vec<(Handle, Handle)> = Vec::new();
         for &n in from {
             self.ensure_edges(n)?;
-            let nid = self.graph.slot(n).id;
+            let nid = self.graph.id_of(n);
             self.graph.edges_read.insert(nid, ());
             // Each edge and each far end is looked up in the graph once (the prefetches
             // load what it lacks, as before): `None` where it holds no such anchor,
@@ -865,7 +989,7 @@ impl Interp<'_> {
             let mut far_missing = 0usize;
             for (e, far) in edges.iter().zip(fars.iter_mut()) {
                 if let Some(e) = e
-                    && let Some(ends) = self.graph.slot(*e).ends
+                    && let Some(ends) = self.graph.slot(*e).ends()
                     && let Some((id, at)) = far_end(&ends, nid, op.dir)
                 {
                     let fh = if at == NO_SLOT {
@@ -893,7 +1017,7 @@ impl Interp<'_> {
                         None => continue,
                     },
                 };
-                let Some(ends) = self.graph.slot(e).ends else {
+                let Some(ends) = self.graph.slot(e).ends() else {
                     continue;
                 };
                 let Some((far, _)) = far_end(&ends, nid, op.dir) else {
@@ -1114,7 +1238,8 @@ impl Interp<'_> {
     fn own_level(&self, h: Handle) -> i8 {
         let s = self.graph.slot(h);
         let me = self.host.user_root();
-        if s.owner == me || s.id == me {
+        let id = self.graph.id_of(h);
+        if self.graph.owner_of(h) == me || id == me {
             return level::WRITE;
         }
         if let Some((_, l)) = s.access.roots.iter().find(|(r, _)| *r == me) {
@@ -1123,7 +1248,7 @@ impl Interp<'_> {
         let shared = self.host.shared_root();
         let mut l = s.access.public.unwrap_or(level::NO_ACCESS);
         // The shared root is floored at CONNECT unless explicitly set (spec rule 16).
-        if s.id == shared && s.access.public.is_none() {
+        if id == shared && s.access.public.is_none() {
             l = level::CONNECT;
         }
         l
@@ -1148,10 +1273,10 @@ impl Interp<'_> {
         if need != level::READ {
             return Ok(false);
         }
-        let Some(ends) = self.graph.slot(h).ends else {
+        let Some(ends) = self.graph.slot(h).ends() else {
             return Ok(false);
         };
-        for end in [ends.source, ends.target] {
+        for end in [ends.source(), ends.target()] {
             match self.handle_of(end)? {
                 Some(e) if self.own_level(e) >= level::READ => {}
                 _ => return Ok(false),
@@ -1177,7 +1302,7 @@ impl Interp<'_> {
             level::CONNECT => "CONNECT",
             _ => "WRITE",
         };
-        let id = crate::host::format_id(self.graph.slot(h).id);
+        let id = crate::host::format_id(self.graph.id_of(h));
         Err(self.err("PermissionError", format!("no {name} access to {id}")))
     }
 
@@ -1224,16 +1349,17 @@ mod tests {
 
     #[test]
     fn slot_ends_and_edge_lists_make_a_slot_no_larger() {
-        // The ends' slot indexes sit in the padding of the ids; the edge list's kind
-        // sits in the niche of a `Vec`'s capacity (its list of ids is boxed), and the
-        // access policy is out of line: a slot is 160 bytes (192 before).
+        // The edge list's kind sits in the niche of a `Vec`'s capacity (its list of
+        // ids is boxed), the access policy is out of line, a node's edges and an
+        // edge's ends share their bytes, and the id and owner live in the graph's
+        // tables, and the fields are a boxed slice: a slot is 96 bytes (160 and 192
+        // before).
         assert_eq!(std::mem::size_of::<EdgeList>(), 24);
         assert_eq!(std::mem::size_of::<super::SlotAccess>(), 8);
-        assert_eq!(
-            std::mem::size_of::<Option<super::SlotEnds>>(),
-            std::mem::size_of::<Option<crate::host::EdgeEnds>>()
-        );
-        assert!(std::mem::size_of::<super::Slot>() <= 160);
+        assert_eq!(std::mem::size_of::<super::SlotEnds>(), 48);
+        assert_eq!(std::mem::size_of::<super::Links>(), 48);
+        assert_eq!(std::mem::align_of::<super::Slot>(), 8);
+        assert!(std::mem::size_of::<super::Slot>() <= 96);
     }
 
     #[test]
@@ -1265,23 +1391,23 @@ mod tests {
         let n = FIRST_CHUNK * 9 + 5;
         for i in 0..n {
             let mut s = *stale_slot();
-            s.id = i as u128;
+            s.owner = i as u32;
             slots.push(s);
         }
         assert_eq!(slots.len(), n);
         // Chunk boundaries: 64, 128, 256, 512 ...
         for i in [0, 63, 64, 65, 127, 128, 255, 256, 511, 512, n - 1] {
-            assert_eq!(slots[i].id, i as u128, "slot {i}");
+            assert_eq!(slots[i].owner, i as u32, "slot {i}");
         }
-        assert!(slots.iter().map(|s| s.id).eq(0..n as u128));
+        assert!(slots.iter().map(|s| s.owner).eq(0..n as u32));
         for s in &mut slots {
-            s.owner = s.id + 1;
+            s.owner += 1;
         }
         slots[100].owner = 0;
-        let owners: Vec<u128> = slots.iter_mut().map(|s| s.owner).collect();
+        let owners: Vec<u32> = slots.iter_mut().map(|s| s.owner).collect();
         assert_eq!(owners[99], 100);
         assert_eq!(owners[100], 0);
-        assert_eq!(owners[n - 1], n as u128);
+        assert_eq!(owners[n - 1], n as u32);
     }
 
     #[test]

@@ -67,9 +67,11 @@ impl super::Interp<'_> {
         let mut seen: FxHashMap<Handle, ()> = FxHashMap::default();
         let mut frontier = Vec::new();
         // An edge as the source: the edge and its readable ends, then on from its target.
-        if let Some(ends) = self.graph.slot(start).ends {
-            let (Some(s), Some(t)) = (self.handle_of(ends.source)?, self.handle_of(ends.target)?)
-            else {
+        if let Some(ends) = self.graph.slot(start).ends() {
+            let (Some(s), Some(t)) = (
+                self.handle_of(ends.source())?,
+                self.handle_of(ends.target())?,
+            ) else {
                 return Ok(None);
             };
             for n in [s, t] {
@@ -155,7 +157,7 @@ impl super::Interp<'_> {
     }
 
     fn anchor_id(&self, h: Handle) -> String {
-        format_id(self.graph.slot(h).id)
+        format_id(self.graph.id_of(h))
     }
 
     fn type_name(&self, h: Handle) -> String {

@@ -329,7 +329,7 @@ impl<'h> Interp<'h> {
             budget -= 1;
             match &v {
                 Value::Anchor(h) if !self.graph.is_stale(*h) => {
-                    out.insert(*h, self.graph.slot(*h).id);
+                    out.insert(*h, self.graph.id_of(*h));
                 }
                 Value::List(l) if seen.insert(Rc::as_ptr(l) as usize, ()).is_none() => {
                     work.extend(l.borrow().iter().cloned());

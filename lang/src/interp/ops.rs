@@ -1374,7 +1374,7 @@ impl Interp<'_> {
             Value::Anchor(h) => {
                 self.readable_fields(*h)?;
                 let slot = self.graph.slot(*h);
-                (slot.class.clone(), slot.fields.clone(), Vec::new())
+                (slot.class.clone(), slot.fields.to_vec(), Vec::new())
             }
             _ => return Ok(None),
         };

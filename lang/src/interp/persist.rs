@@ -2,7 +2,7 @@
 //! a run's changes.
 
 use super::encode::{Dialect, Key, Part, Shape, TextOut, identity};
-use super::graph::{EdgeList, Slot, SlotEnds, SlotState};
+use super::graph::{EdgeList, Links, Slot, SlotEnds, SlotState};
 use super::value::*;
 use super::{Interp, Interrupt, R};
 use crate::host::{AnchorKind, CommitSet, StoredAnchor, format_id, parse_id};
@@ -50,18 +50,17 @@ impl Interp<'_> {
             // The archetype no longer exists in this program: leave it unread.
             return Ok(None);
         };
-        let h = self.graph.insert(Slot {
-            id: stored.id,
-            class,
-            fields: Vec::new(),
-            pending: Some(Box::new(stored.fields)),
-            edges_loaded: stored.edges.is_some(),
-            edges: EdgeList::Ids(Box::new(stored.edges.unwrap_or_default())),
-            ends: stored.ends.map(SlotEnds::stored),
-            owner: stored.owner,
-            access: stored.access.into(),
-            state: SlotState::Clean,
-        });
+        let mut slot = Slot::new(class, Vec::new(), SlotState::Clean);
+        slot.pending = Some(Box::new(stored.fields));
+        slot.links = match stored.ends {
+            Some(ends) => Links::Edge(SlotEnds::stored(ends)),
+            None => Links::Node {
+                loaded: stored.edges.is_some(),
+                edges: EdgeList::Ids(Box::new(stored.edges.unwrap_or_default())),
+            },
+        };
+        slot.access = stored.access.into();
+        let h = self.graph.insert(stored.id, stored.owner, slot);
         Ok(Some(h))
     }
 
@@ -84,8 +83,8 @@ impl Interp<'_> {
             crate::host::Stale::All => self
                 .graph
                 .indexed_slots()
-                .filter(|s| unread(s))
-                .map(|s| s.id)
+                .filter(|(_, s)| unread(s))
+                .map(|(id, _)| id)
                 .collect(),
         };
         for id in ids {
@@ -101,7 +100,7 @@ impl Interp<'_> {
             }
             slot.pending = Some(Box::new(stored.fields));
             slot.access = stored.access.into();
-            slot.owner = stored.owner;
+            self.graph.set_owner(h, stored.owner);
         }
         Ok(())
     }
@@ -116,7 +115,7 @@ impl Interp<'_> {
         let stored_fields = match serde_json::from_str::<Map<String, J>>(&text) {
             Ok(m) => m,
             Err(e) => {
-                let id = format_id(self.graph.slot(h).id);
+                let id = format_id(self.graph.id_of(h));
                 return Err(Interrupt::Host(crate::host::HostError::Store(format!(
                     "stored anchor {id} has unreadable fields: {e}"
                 ))));
@@ -149,7 +148,7 @@ impl Interp<'_> {
             };
             fields.push(v);
         }
-        self.graph.slot_mut(h).fields = fields;
+        self.graph.slot_mut(h).fields = fields.into_boxed_slice();
         Ok(())
     }
 
@@ -336,10 +335,9 @@ impl Interp<'_> {
             }
             let live_new: FxHashMap<crate::host::AnchorId, bool> = self
                 .graph
-                .slots
-                .iter()
-                .filter(|s| s.state != SlotState::Deleted)
-                .map(|s| (s.id, persisted(s)))
+                .slots_with_ids()
+                .filter(|(_, s)| s.state != SlotState::Deleted)
+                .map(|(id, s)| (id, persisted(s)))
                 .collect();
             set.edge_adds = std::mem::take(&mut self.graph.edge_adds)
                 .into_iter()
@@ -439,14 +437,13 @@ impl Interp<'_> {
 
     fn stored_form(&mut self, h: Handle) -> R<StoredAnchor> {
         self.decode_fields(h)?;
-        let (class, fields, id, ends, owner, access) = {
+        let (id, owner) = (self.graph.id_of(h), self.graph.owner_of(h));
+        let (class, fields, ends, access) = {
             let s = self.graph.slot(h);
             (
                 s.class.clone(),
                 s.fields.clone(),
-                s.id,
-                s.ends.map(|e| e.ids()),
-                s.owner,
+                s.ends().map(|e| e.ids()),
                 crate::host::AccessPolicy::clone(&s.access),
             )
         };
@@ -612,7 +609,7 @@ impl Dialect for Store {
                 let _ = write!(
                     out.text,
                     "{{\"__ref__\":\"{}\"}}",
-                    format_id(it.graph.slot(*h).id)
+                    format_id(it.graph.id_of(*h))
                 );
             }
             Value::EnumMember(m) => {
@@ -691,7 +688,7 @@ impl Dialect for Store {
 fn persisted(s: &Slot) -> bool {
     !(s.class.is_node()
         && s.state == SlotState::New
-        && s.edges.is_empty()
+        && s.edges().is_empty()
         && s.class.kind != ClassKind::Root)
 }
 

@@ -173,7 +173,7 @@ impl Interp<'_> {
             conds: vec![],
             span: crate::span::Span::DUMMY,
         };
-        let nid = self.graph.slot(n).id;
+        let nid = self.graph.id_of(n);
         let mut out = Vec::new();
         for (e, m) in self.hop(&[n], &op, None, ctx)? {
             if m == n {
@@ -182,8 +182,8 @@ impl Interp<'_> {
             let incoming = self
                 .graph
                 .slot(e)
-                .ends
-                .is_some_and(|ends| ends.target == nid && ends.source != nid);
+                .ends()
+                .is_some_and(|ends| ends.target() == nid && ends.source() != nid);
             if q.outgoing_only && incoming {
                 continue;
             }

@@ -841,10 +841,7 @@ impl Interp<'_> {
         depth: usize,
         out: &mut TreeOut,
     ) -> R<Shape> {
-        let (class, id) = {
-            let s = self.graph.slot(h);
-            (s.class.clone(), s.id)
-        };
+        let (class, id) = { (self.graph.slot(h).class.clone(), self.graph.id_of(h)) };
         let kind = if class.is_edge() { "edge" } else { "node" };
         let mut m = Map::new();
         if !self.can_read(h)? {

@@ -69,8 +69,8 @@ impl Interp<'_> {
             Value::Anchor(h) => {
                 let h = *h;
                 queue.push_back(Value::Anchor(h));
-                if let Some(ends) = self.graph.slot(h).ends
-                    && let Some(t) = self.handle_of(ends.target)?
+                if let Some(ends) = self.graph.slot(h).ends()
+                    && let Some(t) = self.handle_of(ends.target())?
                 {
                     queue.push_back(Value::Anchor(t));
                 }
@@ -381,8 +381,8 @@ impl Interp<'_> {
             Value::Anchor(h) => {
                 let h = *h;
                 out.push(Value::Anchor(h));
-                if let Some(ends) = self.graph.slot(h).ends
-                    && let Some(t) = self.handle_of(ends.target)?
+                if let Some(ends) = self.graph.slot(h).ends()
+                    && let Some(t) = self.handle_of(ends.target())?
                 {
                     out.push(Value::Anchor(t));
                 }
