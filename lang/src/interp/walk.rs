@@ -9,7 +9,10 @@ use std::rc::Rc;
 
 /// The state of one spawn.
 pub struct Walk {
-    pub queue: VecDeque<Value>,
+    /// The locations still to visit: every location is an anchor (`seed` and
+    /// `locations` queue nothing else), so the queue holds handles, 8 bytes an entry
+    /// instead of a value's 32 (a walk over 100,000 nodes can queue most of them).
+    pub queue: VecDeque<Handle>,
     pub disengaged: bool,
     /// The walker's `reports` list, shared with its `reports` attribute.
     pub reports: Rc<std::cell::RefCell<Vec<Value>>>,
@@ -64,15 +67,15 @@ impl Interp<'_> {
 
     /// Queue seeding: node → [node]; edge → [edge, target]; list → items in order, each
     /// edge followed by its target.
-    fn seed(&mut self, loc: &Value, queue: &mut VecDeque<Value>) -> R<()> {
+    fn seed(&mut self, loc: &Value, queue: &mut VecDeque<Handle>) -> R<()> {
         match loc {
             Value::Anchor(h) => {
                 let h = *h;
-                queue.push_back(Value::Anchor(h));
+                queue.push_back(h);
                 if let Some(ends) = self.graph.slot(h).ends()
                     && let Some(t) = self.handle_of(ends.target())?
                 {
-                    queue.push_back(Value::Anchor(t));
+                    queue.push_back(t);
                 }
                 Ok(())
             }
@@ -105,7 +108,10 @@ impl Interp<'_> {
         let wval = Value::Instance(walker.clone());
         let abilities: Vec<Rc<AbilityDef>> = wclass.abilities.borrow().clone();
         // Untyped walker entry: once, before any location, with here = first location.
-        let first = self.walks.last().and_then(|w| w.queue.front().cloned());
+        let first = self
+            .walks
+            .last()
+            .and_then(|w| w.queue.front().map(|&h| Value::Anchor(h)));
         for ab in abilities
             .iter()
             .filter(|a| a.trigger.is_none() && !a.is_exit)
@@ -124,16 +130,13 @@ impl Interp<'_> {
                 return Ok(());
             }
             let next = self.walks.last_mut().and_then(|w| w.queue.pop_front());
-            if let Some(loc) = next {
-                if let Value::Anchor(h) = &loc
-                    && !self.graph.is_live(*h)
-                {
+            if let Some(h) = next {
+                if !self.graph.is_live(h) {
                     continue;
                 }
+                let loc = Value::Anchor(h);
                 self.enter(&abilities, &wval, &loc)?;
-                if let Value::Anchor(h) = &loc {
-                    stack.push(*h);
-                }
+                stack.push(h);
                 last = Some(loc);
                 continue;
             }
@@ -363,11 +366,17 @@ impl Interp<'_> {
             Some(i) if i < -1 && i + n + 1 >= 0 => Some((i + n + 1) as usize),
             Some(_) => None,
         };
+        // Every item is an anchor (`locations`, and the compiled core's visit, which
+        // builds its items the same way).
+        let handles = items.into_iter().filter_map(|it| match it {
+            Value::Anchor(h) => Some(h),
+            _ => None,
+        });
         match pos {
-            None => walk.queue.extend(items),
+            None => walk.queue.extend(handles),
             Some(p) => {
-                for (k, it) in items.into_iter().enumerate() {
-                    walk.queue.insert(p + k, it);
+                for (k, h) in handles.enumerate() {
+                    walk.queue.insert(p + k, h);
                 }
             }
         }
