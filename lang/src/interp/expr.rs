@@ -830,7 +830,14 @@ impl Interp<'_> {
             Value::Generator(g) => return self.gen_method(g, name, args),
             Value::Super(s) => {
                 let (this, class) = (&s.0, &s.1);
-                for base in class.mro.iter() {
+                // CPython's `super()`: the classes after the defining one in the
+                // receiver's own method resolution order (a diamond's `B` reaches `C`).
+                let owner = self.class_of(this);
+                let after = std::iter::once(&owner)
+                    .chain(owner.mro.iter())
+                    .position(|c| c.id == class.id)
+                    .map_or(&class.mro[..], |i| &owner.mro[i..]);
+                for base in after.iter() {
                     if let Some(f) = base.methods.borrow().get(name).cloned() {
                         return self.call_function(&f, Some(this.clone()), args, kwargs, None);
                     }
