@@ -5,6 +5,7 @@
 
 pub mod binds;
 pub mod impls;
+pub mod locals;
 pub mod visit;
 
 use crate::span::Span;
@@ -123,6 +124,10 @@ pub struct Archetype {
     /// False for the bodiless form `edge E;`.
     pub has_body: bool,
     pub doc: Option<String>,
+    /// Declared in a function body: the qualified name of the function with
+    /// `.<locals>` (`make.<locals>`), the start of the class's `__qualname__`
+    /// (`ast::locals::mark_local_archetypes`).
+    pub locals: Option<std::rc::Rc<str>>,
     pub span: Span,
 }
 

@@ -158,6 +158,8 @@ const AMBIENT_NAMES: &[&str] = &[
     "GenericEdge",
     "Node",
     "Edge",
+    // The enclosing type (`interp::Interp::self_type`), in annotations and as a value.
+    "Self",
     "AccessLevel",
     "APIProtocol",
     "ScheduleTrigger",

@@ -117,6 +117,7 @@ impl Interp<'_> {
             is_async: a.is_async,
             python_class: a.kind == ArchKind::Class,
             outer: Default::default(),
+            locals: a.locals.clone(),
         });
         // Inherited abilities first, in slot order.
         let mut abilities: Vec<Rc<AbilityDef>> = Vec::new();
@@ -234,6 +235,7 @@ impl Interp<'_> {
             is_async: false,
             python_class: false,
             outer: Default::default(),
+            locals: None,
         });
         let members: Vec<(&ast::Name, Option<&ast::Expr>)> = e
             .members

@@ -35,7 +35,31 @@ impl Interp<'_> {
         };
         match parent.and_then(|p| scope_get(&p, name)) {
             Some(v) => Ok(v),
-            None => Err(self.err("NameError", format!("name '{name}' is not defined"))),
+            None => self
+                .self_type(name, ctx.this.as_ref(), ctx.class.as_ref())
+                .ok_or_else(|| self.err("NameError", format!("name '{name}' is not defined"))),
+        }
+    }
+
+    /// `Self` where no binding has that name (both cores ask on a miss only): the
+    /// enclosing type, as jaclang runs it: the receiver's class in an instance method
+    /// (`Self(...)` in a method inherited by `Dog` builds a `Dog`), the class itself in a
+    /// class method, and the declaring class in a static method.
+    pub(crate) fn self_type(
+        &self,
+        name: &str,
+        this: Option<&Value>,
+        owner: Option<&Rc<Class>>,
+    ) -> Option<Value> {
+        if name != "Self" {
+            return None;
+        }
+        match this {
+            Some(Value::Class(c)) => Some(Value::Class(c.clone())),
+            Some(v @ (Value::Instance(_) | Value::Anchor(_))) => {
+                Some(Value::Class(self.class_of(v)))
+            }
+            _ => owner.map(|c| Value::Class(c.clone())),
         }
     }
 
@@ -830,7 +854,14 @@ impl Interp<'_> {
             Value::Generator(g) => return self.gen_method(g, name, args),
             Value::Super(s) => {
                 let (this, class) = (&s.0, &s.1);
-                for base in class.mro.iter() {
+                // CPython's `super()`: the classes after the defining one in the
+                // receiver's own method resolution order (a diamond's `B` reaches `C`).
+                let owner = self.class_of(this);
+                let after = std::iter::once(&owner)
+                    .chain(owner.mro.iter())
+                    .position(|c| c.id == class.id)
+                    .map_or(&class.mro[..], |i| &owner.mro[i..]);
+                for base in after.iter() {
                     if let Some(f) = base.methods.borrow().get(name).cloned() {
                         return self.call_function(&f, Some(this.clone()), args, kwargs, None);
                     }
@@ -841,7 +872,7 @@ impl Interp<'_> {
                     }
                 }
                 if name == "init" || name == "__init__" {
-                    if let Some(base) = class.bases.first().cloned() {
+                    if let Some(base) = after.first().cloned() {
                         return self.generated_init(&base, this, args, kwargs);
                     }
                     return Ok(Value::None);

@@ -1332,6 +1332,21 @@ impl Interp<'_> {
                 }
             }
         };
+        // An exception leaving the body unwinds through the generator's frame, as a
+        // call's does (`call_function`): `at gen() file:3`, then the frame that resumed it.
+        let r = match r {
+            Err(Interrupt::Exc(mut e)) if e.origin.is_some() => {
+                if let Some((file, span)) = e.origin.take() {
+                    e.trace.push(TraceFrame {
+                        func: g.name.clone(),
+                        file,
+                        span,
+                    });
+                }
+                Err(Interrupt::Exc(e))
+            }
+            r => r,
+        };
         let mut st = g.state.borrow_mut();
         match &r {
             Ok(GenStep::Yielded(_)) => {

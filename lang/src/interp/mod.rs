@@ -589,8 +589,44 @@ pub fn instance_id(counter: u64) -> crate::host::AnchorId {
 /// (`driver::INTERPRETER_STACK_BYTES`) even in a debug build.
 pub const MAX_DEPTH_CAP: usize = 10_000;
 
-/// Ancestors of a class with these bases, nearest first, without duplicates.
+/// Ancestors of a class with these bases in method resolution order (the class itself
+/// excluded): CPython's C3 linearization, so with `D(B, C)` over a shared `A` the order is
+/// `B, C, A` and `super` in `B` reaches `C`. Bases with no consistent order (CPython's
+/// `Cannot create a consistent method resolution order`) fall back to the depth-first
+/// order without duplicates.
 fn ancestors(bases: &[Rc<Class>]) -> Vec<Rc<Class>> {
+    let mut seqs: Vec<Vec<Rc<Class>>> = bases
+        .iter()
+        .map(|b| {
+            std::iter::once(b.clone())
+                .chain(b.mro.iter().cloned())
+                .collect()
+        })
+        .collect();
+    seqs.push(bases.to_vec());
+    let mut out: Vec<Rc<Class>> = Vec::new();
+    loop {
+        seqs.retain(|s| !s.is_empty());
+        if seqs.is_empty() {
+            return out;
+        }
+        let head = seqs
+            .iter()
+            .map(|s| &s[0])
+            .find(|h| !seqs.iter().any(|s| s[1..].iter().any(|c| c.id == h.id)));
+        let Some(head) = head.cloned() else {
+            return depth_first_ancestors(bases);
+        };
+        for s in seqs.iter_mut() {
+            if s[0].id == head.id {
+                s.remove(0);
+            }
+        }
+        out.push(head);
+    }
+}
+
+fn depth_first_ancestors(bases: &[Rc<Class>]) -> Vec<Rc<Class>> {
     let mut out: Vec<Rc<Class>> = Vec::new();
     for b in bases {
         for c in std::iter::once(b).chain(b.mro.iter()) {

@@ -383,6 +383,9 @@ pub struct Class {
     /// The archetype this one is declared inside (`obj Outer { obj Inner {} }`), for
     /// the dotted `__qualname__` a dataclass `repr` shows (`Outer.Inner(x=1)`).
     pub outer: RefCell<Option<std::rc::Weak<Class>>>,
+    /// Declared in a function body: the start of the `__qualname__` (`make.<locals>`,
+    /// `ast::Archetype::locals`).
+    pub locals: Option<Rc<str>>,
 }
 
 impl Class {
@@ -416,21 +419,26 @@ impl Class {
             is_async: false,
             python_class: false,
             outer: Default::default(),
+            locals: None,
         }
     }
 
     /// Python's `__qualname__`: the names of the enclosing archetypes, outermost first,
-    /// then this one's, joined by dots.
+    /// then this one's, joined by dots; the outermost's function prefix first when it
+    /// was declared in a function body (`make.<locals>.Local`).
     pub fn qualname(&self) -> Rc<str> {
         let mut outer = self.outer.borrow().as_ref().and_then(|w| w.upgrade());
-        if outer.is_none() {
+        if outer.is_none() && self.locals.is_none() {
             return self.name.clone();
         }
         let mut parts = vec![self.name.clone()];
+        let mut locals = self.locals.clone();
         while let Some(c) = outer {
             parts.push(c.name.clone());
+            locals = c.locals.clone();
             outer = c.outer.borrow().as_ref().and_then(|w| w.upgrade());
         }
+        parts.extend(locals);
         parts.reverse();
         Rc::from(parts.join("."))
     }

@@ -81,6 +81,7 @@ impl<'a> Parser<'a> {
         // module; otherwise the checker and the interpreter report it).
         let left = crate::ast::impls::merge_arch_impls(&mut items);
         items.extend(left.into_iter().map(Item::Impl));
+        crate::ast::locals::mark_local_archetypes(&mut items);
         Module {
             doc,
             items,
@@ -583,6 +584,7 @@ impl<'a> Parser<'a> {
             members,
             has_body,
             doc,
+            locals: None,
             span: self.sp(start),
         }
     }

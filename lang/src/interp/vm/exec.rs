@@ -947,7 +947,14 @@ impl Interp<'_> {
                     let name = &code.names[i as usize];
                     let hint = &code.name_hints[i as usize];
                     if !push_global(&scope, name, hint, &mut st.stack) {
-                        tri!(Err(self.vm_name_error(name)));
+                        let top = st.frames.len().saturating_sub(1);
+                        let owner = frame_func(st, top)
+                            .and_then(|f| f.owner.borrow().as_ref().and_then(|w| w.upgrade()));
+                        let this = st.frames.last().and_then(|f| f.this.as_ref());
+                        match self.self_type(name, this, owner.as_ref()) {
+                            Some(v) => st.stack.push(v),
+                            None => tri!(Err(self.vm_name_error(name))),
+                        }
                     }
                 }
                 Op::SelfAttr(i, site) => {
