@@ -92,7 +92,7 @@ where
     // finds nothing: the read then waits one turn of the connection's task (it wakes
     // itself, so it is polled again whatever the client does) before it arms the timer.
     // Only a body still on its way after that is read under the timeout, counted from
-    // the first poll. A timer per request was about 3% of the function endpoint's
+    // the first poll. A timer per request was about 2% of the function endpoint's
     // instructions (a boxed `Sleep`, registered in and removed from the timer wheel).
     let mut waited = false;
     let early = std::future::poll_fn(|cx| match collect.as_mut().poll(cx) {
