@@ -83,15 +83,35 @@ pub fn success<D: Serialize>(status: StatusCode, data: D) -> HttpResponse {
     }
 }
 
+/// What a call's 200 envelope holds around `result` and `reports`: the bytes `success`
+/// writes for `CallData` (a unit test compares the two).
+const CALL_HEAD: &[u8] = br#"{"ok":true,"type":"response","data":{"result":"#;
+const CALL_REPORTS: &[u8] = br#","reports":"#;
+const CALL_TAIL: &[u8] = br#"},"error":null,"meta":{"extra":{"http_status":200}}}"#;
+
 /// The envelope of a successful walker or function call: `data = {result, reports}`.
+///
+/// Every generated endpoint answers with it, so its fixed keys are written as the bytes
+/// they always are, and only the two values go through the encoder: serializing the
+/// envelope struct escaped and wrote ten constant strings per call (about 5% of the
+/// function endpoint's instructions).
 pub fn call_success(outcome: &CallOutcome) -> HttpResponse {
-    success(
-        StatusCode::OK,
-        CallData {
-            result: &outcome.result,
-            reports: &outcome.reports,
-        },
-    )
+    let mut body = Vec::with_capacity(ENVELOPE_CAPACITY);
+    body.extend_from_slice(CALL_HEAD);
+    let written = serde_json::to_writer(&mut body, &outcome.result).and_then(|()| {
+        body.extend_from_slice(CALL_REPORTS);
+        serde_json::to_writer(&mut body, &outcome.reports)
+    });
+    match written {
+        Ok(()) => {
+            body.extend_from_slice(CALL_TAIL);
+            json_response(StatusCode::OK, body)
+        }
+        Err(e) => failure(&ApiError::new(
+            super::errors::ErrorCode::InternalError,
+            format!("cannot encode the response: {e}"),
+        )),
+    }
 }
 
 /// The failure envelope of `error`.
@@ -218,6 +238,36 @@ mod tests {
             body_text(call_success(&outcome)),
             r#"{"ok":true,"type":"response","data":{"result":3,"reports":["a"]},"error":null,"meta":{"extra":{"http_status":200}}}"#
         );
+    }
+
+    #[test]
+    fn a_call_envelope_is_the_generic_one() {
+        let outcomes = [
+            (json!(42), vec![]),
+            (json!(null), vec![json!({"n": 1}), json!("x\"y")]),
+            (
+                json!({"a": [1, 2.5, "\u{e9}\n"], "b": {"c": true}}),
+                vec![json!([])],
+            ),
+            (json!("text"), vec![]),
+        ];
+        for (result, reports) in outcomes {
+            let outcome = CallOutcome { result, reports };
+            let generic = success(
+                StatusCode::OK,
+                CallData {
+                    result: &outcome.result,
+                    reports: &outcome.reports,
+                },
+            );
+            let fast = call_success(&outcome);
+            assert_eq!(fast.status(), generic.status());
+            assert_eq!(
+                fast.headers().get(CONTENT_TYPE),
+                generic.headers().get(CONTENT_TYPE)
+            );
+            assert_eq!(body_text(fast), body_text(generic));
+        }
     }
 
     #[test]

@@ -103,6 +103,23 @@ impl Pattern {
                 })
     }
 
+    /// Match a raw request path: the same answer as `captures(&split_path(raw))`, without
+    /// collecting the segments (every generated call resolves its path against each
+    /// route until one matches).
+    fn captures_raw(&self, raw: &str) -> Option<Vec<(String, String)>> {
+        let mut segments = raw.split('/').filter(|s| !s.is_empty()).map(decode_segment);
+        let mut out = Vec::new();
+        for pat in &self.segments {
+            let seg = segments.next()?;
+            match pat {
+                Segment::Literal(l) if *l == *seg => {}
+                Segment::Literal(_) => return None,
+                Segment::Param(name) => out.push((name.clone(), seg.into_owned())),
+            }
+        }
+        segments.next().is_none().then_some(out)
+    }
+
     /// Match already-decoded path segments; the captured `{param}` values on success.
     pub fn captures<S: AsRef<str>>(&self, segments: &[S]) -> Option<Vec<(String, String)>> {
         if segments.len() != self.segments.len() {
@@ -323,10 +340,9 @@ impl RouteTable {
 
     /// Resolve a request: its endpoint, or 404 `NOT_FOUND` / 405 `METHOD_NOT_ALLOWED`.
     pub fn resolve(&self, method: &Method, raw_path: &str) -> Result<Matched, ApiError> {
-        let segments = split_path(raw_path);
         let mut path_known = false;
         for g in &self.groups {
-            let Some(path_params) = g.pattern.captures(&segments) else {
+            let Some(path_params) = g.pattern.captures_raw(raw_path) else {
                 continue;
             };
             path_known = true;
@@ -341,7 +357,7 @@ impl RouteTable {
         if path_known {
             Err(ApiError::method_not_allowed(
                 format!("method {method} is not allowed on {raw_path}"),
-                &self.methods_at(&segments),
+                &self.methods_at(&split_path(raw_path)),
             ))
         } else {
             Err(ApiError::new(
@@ -364,14 +380,17 @@ fn kind_name(kind: EndpointKind) -> &'static str {
 pub fn split_path(raw: &str) -> Vec<Cow<'_, str>> {
     raw.split('/')
         .filter(|s| !s.is_empty())
-        .map(|s| {
-            if s.contains('%') {
-                Cow::Owned(params::percent_decode(s, false))
-            } else {
-                Cow::Borrowed(s)
-            }
-        })
+        .map(decode_segment)
         .collect()
+}
+
+/// One raw path segment, percent-decoded; borrowed when it has no `%`.
+fn decode_segment(s: &str) -> Cow<'_, str> {
+    if s.contains('%') {
+        Cow::Owned(params::percent_decode(s, false))
+    } else {
+        Cow::Borrowed(s)
+    }
 }
 
 impl Matched {
@@ -513,6 +532,25 @@ mod tests {
             .map(|e| e.code);
         assert_eq!(e, Some(ErrorCode::NotFound));
         assert!(!t.claims("/"));
+    }
+
+    #[test]
+    fn a_raw_path_matches_as_its_split_segments_do() {
+        let patterns = ["/", "/a", "/a/{x}", "/a/b", "/{x}/{y}", "/a%20b/{x}"];
+        let paths = [
+            "", "/", "//", "/a", "/a/", "//a//", "/a/b", "/a/b/c", "/a/4%202", "/x/y", "/a%20b/c",
+            "/a b/c", "/a/%zz", "a/b",
+        ];
+        for p in patterns {
+            let pattern = Pattern::parse(p);
+            for path in paths {
+                assert_eq!(
+                    pattern.captures_raw(path),
+                    pattern.captures(&split_path(path)),
+                    "{p} against {path}"
+                );
+            }
+        }
     }
 
     #[test]

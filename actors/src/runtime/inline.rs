@@ -91,15 +91,20 @@ impl Stat {
     }
 }
 
+/// Endpoint names (from the app's endpoint table, never from a client) to their stats,
+/// hashed with the interpreter's Fx hasher: every call looks its endpoint up twice
+/// (`quick`, `record`), and SipHash was most of that.
+type StatTable = HashMap<Box<str>, Stat, lang::serve::FxBuild>;
+
 /// Run times per endpoint, shared by every host of the pool.
 #[derive(Default)]
 pub(crate) struct EndpointStats {
     /// Walkers, then functions.
-    by_kind: [RwLock<HashMap<Box<str>, Stat>>; 2],
+    by_kind: [RwLock<StatTable>; 2],
 }
 
 impl EndpointStats {
-    fn table(&self, kind: EndpointKind) -> &RwLock<HashMap<Box<str>, Stat>> {
+    fn table(&self, kind: EndpointKind) -> &RwLock<StatTable> {
         match kind {
             EndpointKind::Walker => &self.by_kind[0],
             EndpointKind::Function => &self.by_kind[1],

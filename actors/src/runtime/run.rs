@@ -139,25 +139,36 @@ impl RunAddr {
 /// Shards of the registry: runs start and end on every HTTP thread at once.
 const SHARDS: usize = 8;
 
+/// One shard: run ids (handed out in sequence, never from a client) to addresses,
+/// hashed with the Fx hasher (a run is inserted and removed on every call). The key is
+/// the id without its shard digits (`RunRegistry::key`): the ids of one shard share
+/// their low bits, which the Fx hash would keep.
+type Shard = Mutex<HashMap<u64, RunAddr, lang::serve::FxBuild>>;
+
 /// The live run actors of the process, by id.
 #[derive(Debug)]
 pub(crate) struct RunRegistry {
     next: AtomicU64,
-    shards: [Mutex<HashMap<u64, RunAddr>>; SHARDS],
+    shards: [Shard; SHARDS],
 }
 
 impl Default for RunRegistry {
     fn default() -> RunRegistry {
         RunRegistry {
             next: AtomicU64::new(1),
-            shards: std::array::from_fn(|_| Mutex::new(HashMap::new())),
+            shards: std::array::from_fn(|_| Mutex::new(HashMap::default())),
         }
     }
 }
 
 impl RunRegistry {
-    fn shard(&self, id: RunId) -> &Mutex<HashMap<u64, RunAddr>> {
+    fn shard(&self, id: RunId) -> &Shard {
         &self.shards[(id.0 as usize) % SHARDS]
+    }
+
+    /// `id`'s key within its shard.
+    fn key(id: RunId) -> u64 {
+        id.0 / SHARDS as u64
     }
 
     /// Create and register a new run actor; it is unregistered when the returned
@@ -168,7 +179,7 @@ impl RunRegistry {
         self.shard(id)
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(id.0, addr.clone());
+            .insert(Self::key(id), addr.clone());
         let registration = Registration {
             registry: Arc::clone(self),
             id,
@@ -180,7 +191,7 @@ impl RunRegistry {
         self.shard(id)
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(&id.0)
+            .get(&Self::key(id))
             .cloned()
     }
 
@@ -224,6 +235,6 @@ impl Drop for Registration {
             .shard(self.id)
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.id.0);
+            .remove(&RunRegistry::key(self.id));
     }
 }
