@@ -213,8 +213,19 @@ impl Interp<'_> {
                     std::rc::Rc::as_ptr(f) as usize
                 );
             }
+            // CPython's `<bound method P.m of P(x=1)>`: the method's qualified name (its
+            // defining class's) and the receiver's repr.
             Value::Bound(b) => {
-                let _ = write!(out, "<bound method {}>", b.1.name);
+                out.push_str("<bound method ");
+                let owner = b.1.owner.borrow().as_ref().and_then(std::rc::Weak::upgrade);
+                if let Some(class) = owner {
+                    out.push_str(&class.qualname());
+                    out.push('.');
+                }
+                out.push_str(&b.1.name);
+                out.push_str(" of ");
+                self.write_repr(&b.0, out, depth + 1)?;
+                out.push('>');
             }
             Value::Builtin(n) if &**n == NOT_IMPLEMENTED => out.push_str(NOT_IMPLEMENTED),
             Value::Builtin(n) => {

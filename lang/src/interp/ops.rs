@@ -1314,6 +1314,8 @@ impl Interp<'_> {
             Value::Lazy(l) => l.kind.name(),
             Value::View(v) => v.type_name(),
             Value::Builtin(n) if &**n == NOT_IMPLEMENTED => "NotImplementedType",
+            Value::Bound(_) => "method",
+            Value::Builtin(_) | Value::BuiltinMethod(_) => "builtin_function_or_method",
             _ => "function",
         };
         self.builtin_classes

@@ -60,6 +60,8 @@ impl Interp<'_> {
             "zip",
             "enumerate",
             "NotImplementedType",
+            "method",
+            "builtin_function_or_method",
             "dict_keys",
             "dict_values",
             "dict_items",
