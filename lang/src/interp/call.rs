@@ -224,14 +224,7 @@ impl Interp<'_> {
             Ok(Flow::Return(v)) => Ok(v),
             Ok(_) => Ok(Value::None),
             Err(Interrupt::Exc(mut e)) => {
-                let span = e.origin.map_or(func.span, |o| o.1);
-                let file = e.origin.map_or(func.file, |o| o.0);
-                e.trace.push(TraceFrame {
-                    func: func.name.clone(),
-                    file,
-                    span,
-                });
-                e.origin = None;
+                e.leave_frame(func.name.clone(), Some((func.file, func.span)));
                 Err(Interrupt::Exc(e))
             }
             Err(other) => Err(other),

@@ -1335,14 +1335,8 @@ impl Interp<'_> {
         // An exception leaving the body unwinds through the generator's frame, as a
         // call's does (`call_function`): `at gen() file:3`, then the frame that resumed it.
         let r = match r {
-            Err(Interrupt::Exc(mut e)) if e.origin.is_some() => {
-                if let Some((file, span)) = e.origin.take() {
-                    e.trace.push(TraceFrame {
-                        func: g.name.clone(),
-                        file,
-                        span,
-                    });
-                }
+            Err(Interrupt::Exc(mut e)) => {
+                e.leave_frame(g.name.clone(), None);
                 Err(Interrupt::Exc(e))
             }
             r => r,

@@ -77,6 +77,17 @@ pub struct PyErr {
     pub origin: Option<(u32, Span)>,
 }
 
+impl PyErr {
+    /// The exception leaves frame `func`: its origin (where it was raised in that
+    /// frame), else `fallback`, becomes the frame's traceback entry; nothing is added
+    /// when neither is known.
+    pub fn leave_frame(&mut self, func: Rc<str>, fallback: Option<(u32, Span)>) {
+        if let Some((file, span)) = self.origin.take().or(fallback) {
+            self.trace.push(TraceFrame { func, file, span });
+        }
+    }
+}
+
 /// Why evaluation stopped early: the `Err` side of every evaluation function.
 #[derive(Debug)]
 pub enum Interrupt {
@@ -655,13 +666,7 @@ impl Interp<'_> {
             Interrupt::Suspend(_) => format!("{glyph}Error: `yield` outside its generator\n"),
             Interrupt::Exc(err) => {
                 let mut err = *err;
-                if let Some((file, span)) = err.origin.take() {
-                    err.trace.push(TraceFrame {
-                        func: Rc::from(outer),
-                        file,
-                        span,
-                    });
-                }
+                err.leave_frame(Rc::from(outer), None);
                 let class = self.class_of(&err.value);
                 let msg = self.to_str(&err.value).unwrap_or_default();
                 let msg = if msg.is_empty() {

@@ -10,7 +10,7 @@ use super::{Code, MethodHit, Op, plain_shape};
 use crate::ast::{BinOp, CmpOp};
 use crate::interp::generator::{GenStep, Generator};
 use crate::interp::value::*;
-use crate::interp::{Ctx, Interp, Interrupt, R, TraceFrame};
+use crate::interp::{Ctx, Interp, Interrupt, R};
 use stacks::{FrameStack, OpStack, SlotStack};
 use std::cell::Cell;
 use std::rc::Rc;
@@ -534,12 +534,7 @@ impl Interp<'_> {
                 if i > 0
                     && let Some(func) = func
                 {
-                    let (file, span) = err.origin.take().unwrap_or((func.file, func.span));
-                    err.trace.push(TraceFrame {
-                        func: func.name.clone(),
-                        file,
-                        span,
-                    });
+                    err.leave_frame(func.name.clone(), Some((func.file, func.span)));
                 }
             }
             if i > 0 {
