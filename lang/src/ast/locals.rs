@@ -7,7 +7,7 @@
 //! a body itself (where archetypes are declared), not inside its `if`s and loops. Entry
 //! blocks are module-level code to Python, so their archetypes have no prefix.
 
-use super::{Archetype, Item, Member, Stmt, StmtKind};
+use super::{Ability, Archetype, Item, Member, Stmt, StmtKind};
 use std::rc::Rc;
 
 /// Record the `<locals>` prefix of every archetype declared in a function body.
@@ -22,11 +22,7 @@ pub fn mark_local_archetypes(items: &mut [Item]) {
 fn item(it: &mut Item, prefix: &str) {
     match it {
         Item::Archetype(a) => arch(a, prefix),
-        Item::Ability(ab) => {
-            if let (Some(n), Some(b)) = (&ab.name, &mut ab.body) {
-                body(b, &format!("{prefix}{}.<locals>.", n.name));
-            }
-        }
+        Item::Ability(ab) => ability(ab, prefix),
         Item::Impl(imp) if imp.members.is_none() && !imp.target.is_empty() => {
             let name: Vec<&str> = imp.target.iter().map(|n| &*n.name).collect();
             body(
@@ -43,13 +39,16 @@ fn arch(a: &mut Archetype, prefix: &str) {
     for m in &mut a.members {
         match m {
             Member::Archetype(x) => arch(x, &inner),
-            Member::Ability(ab) => {
-                if let (Some(n), Some(b)) = (&ab.name, &mut ab.body) {
-                    body(b, &format!("{inner}{}.<locals>.", n.name));
-                }
-            }
+            Member::Ability(ab) => ability(ab, &inner),
             _ => {}
         }
+    }
+}
+
+/// A named function's or method's body: its archetypes are `<prefix><name>.<locals>.X`.
+fn ability(ab: &mut Ability, prefix: &str) {
+    if let (Some(n), Some(b)) = (&ab.name, &mut ab.body) {
+        body(b, &format!("{prefix}{}.<locals>.", n.name));
     }
 }
 
