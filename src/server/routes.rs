@@ -107,17 +107,7 @@ impl Pattern {
     /// collecting the segments (every generated call resolves its path against each
     /// route until one matches).
     fn captures_raw(&self, raw: &str) -> Option<Vec<(String, String)>> {
-        let mut segments = raw.split('/').filter(|s| !s.is_empty()).map(decode_segment);
-        let mut out = Vec::new();
-        for pat in &self.segments {
-            let seg = segments.next()?;
-            match pat {
-                Segment::Literal(l) if *l == *seg => {}
-                Segment::Literal(_) => return None,
-                Segment::Param(name) => out.push((name.clone(), seg.into_owned())),
-            }
-        }
-        segments.next().is_none().then_some(out)
+        self.match_segments(raw.split('/').filter(|s| !s.is_empty()).map(decode_segment))
     }
 
     /// Match already-decoded path segments; the captured `{param}` values on success.
@@ -125,8 +115,17 @@ impl Pattern {
         if segments.len() != self.segments.len() {
             return None;
         }
+        self.match_segments(segments.iter())
+    }
+
+    /// The one matcher: each decoded segment against its pattern segment, and none left.
+    fn match_segments<S: AsRef<str>>(
+        &self,
+        mut segments: impl Iterator<Item = S>,
+    ) -> Option<Vec<(String, String)>> {
         let mut out = Vec::new();
-        for (pat, seg) in self.segments.iter().zip(segments) {
+        for pat in &self.segments {
+            let seg = segments.next()?;
             let seg = seg.as_ref();
             match pat {
                 Segment::Literal(l) if l == seg => {}
@@ -134,7 +133,7 @@ impl Pattern {
                 Segment::Param(name) => out.push((name.clone(), seg.to_string())),
             }
         }
-        Some(out)
+        segments.next().is_none().then_some(out)
     }
 }
 
