@@ -397,7 +397,7 @@ pub struct Graph {
     /// indexing 100,000 new slots reads them in sequence.
     slot_ids: Vec<AnchorId>,
     /// The distinct owners of the slots (a slot keeps an index here: most of a run's
-    /// anchors share one or two owners), and the last one interned.
+    /// anchors share one or two owners), and each one's index.
     owners: Vec<AnchorId>,
     owner_index: FxHashMap<AnchorId, u32>,
     /// Edges appended, for the commit set; not logged when the host keeps no commits
@@ -492,8 +492,8 @@ impl Graph {
         self.handle_at(index)
     }
 
-    /// The index of `owner` in `owners`, added at its first use (the last owner
-    /// interned is checked first: a run's new anchors are nearly all its user's).
+    /// The index of `owner` in `owners`, added at its first use (the last one added is
+    /// checked before the map: a run's new anchors are nearly all its user's).
     fn intern_owner(&mut self, owner: AnchorId) -> u32 {
         if self.owners.last() == Some(&owner) {
             return (self.owners.len() - 1) as u32;
