@@ -4,11 +4,69 @@
 //! Everything that walks a view asks it for its items (`DictView::items`), a snapshot
 //! like the one a `for` over the dict itself takes.
 
-use super::value::{Dict, Value};
+use super::value::{Dict, Set, Value};
 use super::{Interp, R};
 use crate::ast::{BinOp, CmpOp};
 use std::cell::RefCell;
 use std::rc::Rc;
+
+/// The dict or set a `for` loop (or comprehension) walks a snapshot of, with its size
+/// when the loop started: CPython's iterators raise `RuntimeError` at the next step
+/// once the size changed, and so does a loop over the snapshot that checks this.
+pub enum SizeWatch {
+    Dict(Rc<RefCell<Dict>>, usize),
+    Set(Rc<RefCell<Set>>, usize),
+}
+
+impl SizeWatch {
+    /// The watch for a loop over `v` (a dict, one of its views, or a set).
+    pub fn of(v: &Value) -> Option<SizeWatch> {
+        match v {
+            Value::Dict(d) => Some(SizeWatch::Dict(d.clone(), d.borrow().len())),
+            Value::View(view) => Some(SizeWatch::Dict(view.dict.clone(), view.dict.borrow().len())),
+            Value::Set(s) => Some(SizeWatch::Set(s.clone(), s.borrow().len())),
+            _ => None,
+        }
+    }
+
+    /// CPython's error once the container's size is not the one the loop started with.
+    pub fn check(&self, it: &Interp) -> R<()> {
+        let (changed, what) = match self {
+            SizeWatch::Dict(d, n) => (d.borrow().len() != *n, "dictionary"),
+            SizeWatch::Set(s, n) => (s.borrow().len() != *n, "Set"),
+        };
+        if changed {
+            return Err(it.err(
+                "RuntimeError",
+                format!("{what} changed size during iteration"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A loop's snapshot of the items of `src`, checked against `src`'s size before each
+/// step when it is a dict, view or set (the tree-walker's `for` and comprehensions).
+pub struct WatchedItems {
+    items: std::vec::IntoIter<Value>,
+    watch: Option<SizeWatch>,
+}
+
+impl WatchedItems {
+    pub fn new(src: &Value, items: Vec<Value>) -> WatchedItems {
+        WatchedItems {
+            items: items.into_iter(),
+            watch: SizeWatch::of(src),
+        }
+    }
+
+    pub fn next(&mut self, it: &Interp) -> R<Option<Value>> {
+        if let Some(w) = &self.watch {
+            w.check(it)?;
+        }
+        Ok(self.items.next())
+    }
+}
 
 /// Which view of a dict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

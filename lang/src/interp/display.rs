@@ -254,7 +254,9 @@ impl Interp<'_> {
             Value::Module(m) => {
                 let _ = write!(out, "<module '{}'>", m.name);
             }
-            Value::Iter(_) => out.push_str("<iterator>"),
+            Value::Iter(_, k) => {
+                let _ = write!(out, "<{} object>", k.name());
+            }
             Value::Super(_) => out.push_str("<super>"),
             Value::Generator(g) => {
                 let _ = write!(out, "<generator object {}>", g.name);

@@ -21,12 +21,122 @@ pub(super) fn is_object_dunder(name: &str) -> bool {
     )
 }
 
+/// What an operator special method of a builtin value stands for
+/// (`(3).__add__(4)`, `"a".__lt__("b")`, `(5).__neg__()`).
+#[derive(Clone, Copy)]
+enum ValueOp {
+    /// A binary operator, reflected (`__radd__`: the argument is the left operand).
+    Bin(BinOp, bool),
+    Cmp(CmpOp),
+    /// `__neg__`, `__pos__`, `__abs__`, `__invert__`, `__bool__`, `__int__`,
+    /// `__float__`, `__index__` of a number.
+    Unary,
+}
+
+/// The rank of a number's type in the numeric tower (int and bool, float, complex):
+/// a number's operator methods take operands of its rank or lower, as CPython's
+/// (`(3).__add__(1.5)` is `NotImplemented`, `(1.5).__add__(3)` is `4.5`).
+fn num_rank(v: &Value) -> Option<u8> {
+    match v {
+        Value::Bool(_) | Value::Int(_) | Value::BigInt(_) => Some(0),
+        Value::Float(_) => Some(1),
+        Value::Complex(..) => Some(2),
+        _ => None,
+    }
+}
+
+fn is_set(v: &Value) -> bool {
+    matches!(v, Value::Set(_) | Value::FrozenSet(_))
+}
+
+/// The operator special method `name` of the builtin value `v`, if its type has one.
+fn value_operator(v: &Value, name: &str) -> Option<ValueOp> {
+    if let Some(op) = [CmpOp::Lt, CmpOp::LtE, CmpOp::Gt, CmpOp::GtE]
+        .into_iter()
+        .find(|op| compare_names(*op).is_some_and(|(n, _)| n == name))
+    {
+        // `object` has the ordering methods too (they decline): every value answers.
+        return Some(ValueOp::Cmp(op));
+    }
+    let rank = num_rank(v);
+    if matches!(
+        name,
+        "__neg__" | "__pos__" | "__abs__" | "__bool__" | "__int__" | "__float__"
+    ) && rank.is_some_and(|r| r < 2)
+        || matches!(name, "__invert__" | "__index__") && rank == Some(0)
+    {
+        return Some(ValueOp::Unary);
+    }
+    let (op, reflected) = BINARY_OPS.iter().find_map(|op| {
+        let (fwd, rev) = binary_names(*op);
+        (fwd == name)
+            .then_some((*op, false))
+            .or((rev == name).then_some((*op, true)))
+    })?;
+    use BinOp as B;
+    let has = match v {
+        Value::Bool(_) | Value::Int(_) | Value::BigInt(_) => op != B::MatMul,
+        Value::Float(_) => matches!(
+            op,
+            B::Add | B::Sub | B::Mul | B::Div | B::FloorDiv | B::Mod | B::Pow
+        ),
+        Value::Complex(..) => matches!(op, B::Add | B::Sub | B::Mul | B::Div | B::Pow),
+        Value::Str(_) | Value::Bytes(_) | Value::ByteArray(_) => {
+            matches!((op, reflected), (B::Add | B::Mod, false) | (B::Mul, _))
+        }
+        Value::List(_) | Value::Tuple(_) => {
+            matches!((op, reflected), (B::Add, false) | (B::Mul, _))
+        }
+        Value::Set(_) | Value::FrozenSet(_) => {
+            matches!(op, B::BitAnd | B::BitOr | B::BitXor | B::Sub)
+        }
+        Value::Dict(_) => op == B::BitOr,
+        _ => false,
+    };
+    has.then_some(ValueOp::Bin(op, reflected))
+}
+
+const BINARY_OPS: [BinOp; 13] = [
+    BinOp::Add,
+    BinOp::Sub,
+    BinOp::Mul,
+    BinOp::Div,
+    BinOp::FloorDiv,
+    BinOp::Mod,
+    BinOp::Pow,
+    BinOp::MatMul,
+    BinOp::BitAnd,
+    BinOp::BitOr,
+    BinOp::BitXor,
+    BinOp::LShift,
+    BinOp::RShift,
+];
+
+/// Whether `recv`'s ordering methods compare with `other` (else `NotImplemented`).
+fn compares_with(recv: &Value, other: &Value) -> bool {
+    use Value as V;
+    match (recv, other) {
+        (a, b) if num_rank(a).is_some() => {
+            num_rank(a) < Some(2) && num_rank(b).is_some_and(|r| Some(r) <= num_rank(a))
+        }
+        (V::Str(_), V::Str(_))
+        | (V::List(_), V::List(_))
+        | (V::Tuple(_), V::Tuple(_))
+        | (V::Bytes(_) | V::ByteArray(_), V::Bytes(_) | V::ByteArray(_)) => true,
+        (a, b) => is_set(a) && is_set(b),
+    }
+}
+
 /// A special method `v` has as a builtin value, besides `object`'s: the container
 /// protocol of strings, lists, tuples, dicts, sets and ranges (`"abc".__len__()`,
-/// `d.__contains__(k)`), and `__next__`/`__iter__` of iterators. Objects answer
-/// these only through their class, as in Python.
+/// `d.__contains__(k)`), `__next__`/`__iter__` of iterators, and the operator methods
+/// of numbers, sequences, sets and dicts (`value_operator`). Objects answer these
+/// only through their class, as in Python.
 pub(super) fn has_value_dunder(v: &Value, name: &str) -> bool {
     if is_object_dunder(name) {
+        return true;
+    }
+    if !is_object(v) && value_operator(v, name).is_some() {
         return true;
     }
     match v {
@@ -44,7 +154,7 @@ pub(super) fn has_value_dunder(v: &Value, name: &str) -> bool {
                 "__len__" | "__contains__" | "__getitem__" | "__iter__"
             )
         }
-        Value::Iter(_) | Value::Lazy(_) => matches!(name, "__next__" | "__iter__"),
+        Value::Iter(..) | Value::Lazy(_) => matches!(name, "__next__" | "__iter__"),
         _ => false,
     }
 }
@@ -185,10 +295,15 @@ impl Interp<'_> {
                 format!("wrapper {name}() takes no keyword arguments"),
             ));
         }
-        let want = usize::from(matches!(
-            name,
-            "__eq__" | "__ne__" | "__contains__" | "__getitem__"
-        ));
+        let operator = if is_object(recv) {
+            None
+        } else {
+            value_operator(recv, name)
+        };
+        let want = usize::from(
+            matches!(name, "__eq__" | "__ne__" | "__contains__" | "__getitem__")
+                || matches!(operator, Some(ValueOp::Bin(..) | ValueOp::Cmp(_))),
+        );
         // Read from a class (`P.__eq__(a, b)`), the method is unbound: its first
         // argument is the receiver.
         if let Value::Class(_) = recv
@@ -208,6 +323,9 @@ impl Interp<'_> {
         let answer = |r: Option<bool>| {
             r.map_or_else(|| Value::Builtin(Rc::from(NOT_IMPLEMENTED)), Value::Bool)
         };
+        if let Some(op) = operator {
+            return self.value_operator_call(recv, name, op, args.first());
+        }
         match (name, args.first()) {
             ("__eq__", Some(other)) => Ok(answer(self.object_eq(recv, other)?)),
             ("__contains__", Some(x)) => Ok(Value::Bool(self.contains(recv, x)?)),
@@ -216,7 +334,7 @@ impl Interp<'_> {
             ("__repr__", _) => Ok(Value::Str(self.repr(recv)?.into())),
             ("__len__", _) => self.call_builtin_fn("len", vec![recv.clone()], vec![]),
             ("__next__", _) => self.call_builtin_fn("next", vec![recv.clone()], vec![]),
-            ("__iter__", _) if matches!(recv, Value::Iter(_) | Value::Lazy(_)) => Ok(recv.clone()),
+            ("__iter__", _) if matches!(recv, Value::Iter(..) | Value::Lazy(_)) => Ok(recv.clone()),
             ("__iter__", _) => self.call_builtin_fn("iter", vec![recv.clone()], vec![]),
             ("__ne__", Some(other)) => {
                 // `object.__ne__` asks the class's own `__eq__` when it has one.
@@ -248,6 +366,64 @@ impl Interp<'_> {
                     self.type_name_of(recv)
                 ),
             )),
+        }
+    }
+
+    /// `recv.name(arg)` for an operator special method of a builtin value: the operator
+    /// itself, or `NotImplemented` where the type declines the operand's type.
+    fn value_operator_call(
+        &mut self,
+        recv: &Value,
+        name: &str,
+        op: ValueOp,
+        arg: Option<&Value>,
+    ) -> R<Value> {
+        let declined = || Ok(Value::Builtin(Rc::from(NOT_IMPLEMENTED)));
+        match (op, arg) {
+            (ValueOp::Cmp(op), Some(other)) => {
+                if !compares_with(recv, other) {
+                    return declined();
+                }
+                Ok(Value::Bool(self.compare(op, recv, other)?))
+            }
+            (ValueOp::Bin(op, reflected), Some(other)) => {
+                let accepted = match recv {
+                    _ if num_rank(recv).is_some() => {
+                        num_rank(other).is_some_and(|r| Some(r) <= num_rank(recv))
+                    }
+                    Value::Set(_) | Value::FrozenSet(_) => is_set(other),
+                    Value::Dict(_) => matches!(other, Value::Dict(_)),
+                    // A sequence's repeat takes an int (`"a".__mul__("b")` says so).
+                    _ if op == BinOp::Mul && num_rank(other) != Some(0) => {
+                        let t = self.type_name_of(other);
+                        return Err(self.err(
+                            "TypeError",
+                            format!("'{t}' object cannot be interpreted as an integer"),
+                        ));
+                    }
+                    _ => true,
+                };
+                if !accepted {
+                    return declined();
+                }
+                if reflected {
+                    self.binary_op(op, other, recv)
+                } else {
+                    self.binary_op(op, recv, other)
+                }
+            }
+            (ValueOp::Unary, _) => match name {
+                "__neg__" => self.unary_op(UnaryOp::Neg, recv),
+                "__pos__" => self.unary_op(UnaryOp::Pos, recv),
+                "__invert__" => self.unary_op(UnaryOp::Invert, recv),
+                "__bool__" => Ok(Value::Bool(self.truthy(recv)?)),
+                "__index__" => self.call_builtin_fn("int", vec![recv.clone()], vec![]),
+                _ => {
+                    let f = name.trim_matches('_');
+                    self.call_builtin_fn(f, vec![recv.clone()], vec![])
+                }
+            },
+            _ => Err(self.err("TypeError", "expected 1 argument, got 0")),
         }
     }
 

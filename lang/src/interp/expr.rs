@@ -456,7 +456,8 @@ impl Interp<'_> {
             return Ok(());
         }
         let items = self.iterate(&it)?;
-        for item in items {
+        let mut items = super::dictview::WatchedItems::new(&it, items);
+        while let Some(item) = items.next(self)? {
             self.comprehend_item(first, rest, item, ctx, body)?;
         }
         Ok(())

@@ -1745,7 +1745,7 @@ impl Interp<'_> {
         Ok(match v {
             Value::Range(a, b, s) => GenIter::Range(a, b, s),
             Value::Generator(g) => GenIter::Gen(g),
-            Value::Iter(i) => GenIter::Shared(i),
+            Value::Iter(i, _) => GenIter::Shared(i),
             v @ Value::Lazy(_) => GenIter::Lazy(v),
             other => GenIter::Items(self.iterate(&other)?.into_iter()),
         })

@@ -3,7 +3,7 @@
 //! `break` leaves the rest unrun and an endless generator can be their source.
 
 use super::generator::GenStep;
-use super::value::Value;
+use super::value::{IterKind, Value};
 use super::{Interp, R};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -137,8 +137,11 @@ impl Interp<'_> {
     /// (so the lazy object consumes them), anything else is read into items now.
     pub(crate) fn iterator_of(&mut self, v: &Value) -> R<Value> {
         Ok(match v {
-            Value::Iter(_) | Value::Generator(_) | Value::Lazy(_) => v.clone(),
-            other => Value::Iter(Rc::new(RefCell::new(self.iterate(other)?.into_iter()))),
+            Value::Iter(..) | Value::Generator(_) | Value::Lazy(_) => v.clone(),
+            other => Value::Iter(
+                Rc::new(RefCell::new(self.iterate(other)?.into_iter())),
+                IterKind::of(other, false),
+            ),
         })
     }
 
@@ -146,7 +149,7 @@ impl Interp<'_> {
     /// once it is exhausted. Anything else is `None` (callers pass iterators only).
     pub(crate) fn iter_step(&mut self, it: &Value) -> R<Option<Value>> {
         match it {
-            Value::Iter(i) => Ok(i.borrow_mut().next()),
+            Value::Iter(i, _) => Ok(i.borrow_mut().next()),
             Value::Generator(g) => Ok(match self.gen_resume(g, Value::None)? {
                 GenStep::Yielded(v) => Some(v),
                 GenStep::Returned(_) => None,

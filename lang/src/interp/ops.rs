@@ -5,7 +5,7 @@ use super::decl_later::typed_enum_operands;
 use super::dunder;
 use super::value::*;
 use super::{Interp, R};
-use crate::ast::{BinOp, CmpOp, UnaryOp};
+use crate::ast::{ArchKind, BinOp, CmpOp, UnaryOp};
 use crate::pyfmt;
 use num_bigint::BigInt;
 use num_integer::Integer;
@@ -862,7 +862,7 @@ impl Interp<'_> {
                 Ok(matches!(item, Value::EnumMember(m) if m.class.id == c.id))
             }
             // Stops at the first equal value, leaving the rest unrun.
-            Value::Generator(_) | Value::Iter(_) | Value::Lazy(_) => {
+            Value::Generator(_) | Value::Iter(..) | Value::Lazy(_) => {
                 self.iter_find(container, &mut |it, x| it.py_eq(x, item))
             }
             other => {
@@ -1251,7 +1251,7 @@ impl Interp<'_> {
                 }
                 out
             }
-            Value::Iter(it) => it.borrow_mut().by_ref().collect(),
+            Value::Iter(it, _) => it.borrow_mut().by_ref().collect(),
             Value::Generator(g) => self.gen_collect(g)?,
             Value::Lazy(l) => self.lazy_collect(l)?,
             Value::View(v) => v.items(),
@@ -1308,11 +1308,13 @@ impl Interp<'_> {
             Value::Set(_) => "set",
             Value::FrozenSet(_) => "frozenset",
             Value::Range(..) => "range",
+            Value::Class(c) if c.kind == ClassKind::Enum => "EnumType",
             Value::Class(_) => "type",
             Value::Generator(_) => "generator",
             Value::Coroutine(_) => "coroutine",
             Value::Lazy(l) => l.kind.name(),
             Value::View(v) => v.type_name(),
+            Value::Iter(_, k) => k.name(),
             Value::Builtin(n) if &**n == NOT_IMPLEMENTED => "NotImplementedType",
             Value::Bound(_) => "method",
             Value::Builtin(_) | Value::BuiltinMethod(_) => "builtin_function_or_method",
@@ -1323,6 +1325,57 @@ impl Interp<'_> {
             .or_else(|| self.builtin_classes.get("object"))
             .cloned()
             .expect("builtin classes are installed when the interpreter is made")
+    }
+
+    /// The builtin base jaclang gives an archetype of `c`'s kind (`NodeArchetype`,
+    /// `Archetype`, `Enum`), which its `__mro__` and `__bases__` show.
+    fn kind_base(&self, c: &Class) -> Option<Rc<Class>> {
+        let name = match c.kind {
+            ClassKind::Enum => "Enum",
+            ClassKind::Arch(ArchKind::Class) | ClassKind::Builtin | ClassKind::Exception => {
+                return None;
+            }
+            _ if c.python_class => return None,
+            ClassKind::Arch(ArchKind::Node) | ClassKind::Root => "NodeArchetype",
+            ClassKind::Arch(ArchKind::Edge) | ClassKind::GenericEdge => "EdgeArchetype",
+            ClassKind::Arch(ArchKind::Walker) => "WalkerArchetype",
+            ClassKind::Arch(ArchKind::Obj) => "Archetype",
+        };
+        self.builtin_classes.get(name).cloned()
+    }
+
+    /// `C.__mro__`: the class, its ancestors in resolution order, then the archetype
+    /// kind's builtin bases and `object`.
+    pub(crate) fn class_mro(&self, c: &Rc<Class>) -> Vec<Value> {
+        let object = self.builtin_classes.get("object");
+        let mut out = vec![Value::Class(c.clone())];
+        let user = |a: &&Rc<Class>| object.is_none_or(|o| !Rc::ptr_eq(a, o));
+        out.extend(c.mro.iter().filter(user).cloned().map(Value::Class));
+        if !Rc::ptr_eq(c, object.expect("object is installed first")) {
+            if let Some(base) = self.kind_base(c) {
+                out.push(Value::Class(base.clone()));
+                out.extend(base.mro.iter().filter(user).cloned().map(Value::Class));
+            }
+            out.extend(object.cloned().map(Value::Class));
+        }
+        out
+    }
+
+    /// `C.__bases__`: the declared bases, then the archetype kind's builtin base
+    /// (jaclang adds it to every archetype), or `object` for a class with none.
+    pub(crate) fn class_bases(&self, c: &Rc<Class>) -> Vec<Value> {
+        let mut out: Vec<Value> = c.bases.iter().cloned().map(Value::Class).collect();
+        if let Some(base) = self.kind_base(c) {
+            out.push(Value::Class(base));
+        } else if out.is_empty() && &*c.name != "object" {
+            out.extend(
+                self.builtin_classes
+                    .get("object")
+                    .cloned()
+                    .map(Value::Class),
+            );
+        }
+        out
     }
 
     /// `isinstance(v, t)` where `t` is a class, a tuple of classes or a union.
@@ -1483,6 +1536,12 @@ impl Interp<'_> {
                 if name == "__module__" {
                     return Ok(Value::Str(c.module.clone().into()));
                 }
+                if name == "__mro__" {
+                    return Ok(Value::tuple(self.class_mro(c)));
+                }
+                if name == "__bases__" {
+                    return Ok(Value::tuple(self.class_bases(c)));
+                }
                 if let Some(m) = self.stdlib_attr(v, name) {
                     return Ok(m);
                 }
@@ -1628,6 +1687,16 @@ impl Interp<'_> {
                     ),
                 ));
             }
+        }
+        // A field whose default is a literal is also a class attribute in jaclang
+        // (the dataclass keeps it there): deleting the instance's value shows it again.
+        if let Value::Instance(i) = v
+            && let Some(slot) = i.class.field_slot(name)
+            && let Some(d) = &i.class.fields[slot].default
+            && let Some(value) = literal_value(d)
+        {
+            i.fields.borrow_mut()[slot] = value;
+            return Ok(());
         }
         let declared = match v {
             Value::Instance(i) => i.class.fields.iter().any(|f| &*f.name == name),
@@ -2450,4 +2519,20 @@ fn bind_class_attr(recv: &Value, attr: Value) -> Value {
         }
         other => other,
     }
+}
+
+/// The value of a literal `None`, bool, int, float, str or bytes expression (a field
+/// default jaclang keeps on the class), `None` for any other expression.
+fn literal_value(e: &crate::ast::Expr) -> Option<Value> {
+    use crate::ast::ExprKind as E;
+    Some(match &e.kind {
+        E::None => Value::None,
+        E::Bool(b) => Value::Bool(*b),
+        E::Int(i) => Value::Int(*i),
+        E::BigInt(digits) => Value::BigInt(Rc::new(digits.parse().ok()?)),
+        E::Float(f) => Value::Float(*f),
+        E::Str(s) => Value::Str(PyStr::from(&**s)),
+        E::Bytes(b) => Value::Bytes(b.clone()),
+        _ => return None,
+    })
 }

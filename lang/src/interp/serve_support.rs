@@ -106,7 +106,7 @@ impl Dialect for Wire {
             Value::Tuple(t) => return Ok(Shape::tuple(t)),
             Value::Set(_)
             | Value::FrozenSet(_)
-            | Value::Iter(_)
+            | Value::Iter(..)
             | Value::Lazy(_)
             | Value::View(_) => {
                 let items = it.iterate(v)?;

@@ -54,6 +54,7 @@ impl Interp<'_> {
         // The types of the lazy iterators (`type(m).__name__`), whose names stay the
         // builtin functions that make them, and of `NotImplemented`: classes known to
         // `class_of` only.
+        let iter_names = IterKind::ALL.iter().map(|k| k.name());
         for t in [
             "map",
             "filter",
@@ -65,7 +66,10 @@ impl Interp<'_> {
             "dict_keys",
             "dict_values",
             "dict_items",
-        ] {
+        ]
+        .into_iter()
+        .chain(iter_names)
+        {
             let object: Vec<Rc<Class>> = self
                 .builtin_classes
                 .get("object")
@@ -77,6 +81,45 @@ impl Interp<'_> {
             Rc::make_mut(&mut self.builtin_classes).insert(t, c);
         }
         self.new_builtin_class("any", ClassKind::Builtin, Some("object"));
+        // The bases jaclang gives every archetype (what `__mro__` and `__bases__` show;
+        // known to `class_mro` only): `Archetype` under each kind's own, and `Enum`.
+        let object = self.builtin_classes.get("object").cloned();
+        let mut made: Vec<Rc<Class>> = Vec::new();
+        for (t, base, kind) in [
+            ("Archetype", None, ClassKind::Builtin),
+            ("NodeArchetype", Some(0), ClassKind::Builtin),
+            ("EdgeArchetype", Some(0), ClassKind::Builtin),
+            ("WalkerArchetype", Some(0), ClassKind::Builtin),
+            ("Enum", None, ClassKind::Enum),
+        ] {
+            let bases: Vec<Rc<Class>> = base
+                .map(|i: usize| made[i].clone())
+                .into_iter()
+                .chain(object.clone())
+                .take(1)
+                .collect();
+            let mro = ancestors(&bases);
+            let mut c = Class::bare_builtin(t, kind, bases, mro);
+            if kind == ClassKind::Builtin {
+                c.module = Rc::from("jaclang.jac0core.archetype");
+            } else {
+                c.module = Rc::from("enum");
+            }
+            let c = Rc::new(c);
+            made.push(c.clone());
+            Rc::make_mut(&mut self.builtin_classes).insert(t, c);
+        }
+        // `type(Color)` of an enum: `enum.EnumType`, a `type`.
+        let ty: Vec<Rc<Class>> = self
+            .builtin_classes
+            .get("type")
+            .cloned()
+            .into_iter()
+            .collect();
+        let mro = ancestors(&ty);
+        let mut c = Class::bare_builtin("EnumType", ClassKind::Builtin, ty, mro);
+        c.module = Rc::from("enum");
+        Rc::make_mut(&mut self.builtin_classes).insert("EnumType", Rc::new(c));
         let excs: &[(&'static str, &str)] = &[
             ("BaseException", "object"),
             ("Exception", "BaseException"),

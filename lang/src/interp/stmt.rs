@@ -142,7 +142,7 @@ impl Interp<'_> {
                     if let Some(flow) = self.exec_for_generator(g, target, body, ctx)? {
                         return Ok(flow);
                     }
-                } else if matches!(it, Value::Iter(_) | Value::Lazy(_)) {
+                } else if matches!(it, Value::Iter(..) | Value::Lazy(_)) {
                     // An iterator steps in place: what a `break` leaves stays in it
                     // (and a lazy `map`/`zip`/... computes only what is asked).
                     while let Some(item) = self.iter_step(&it)? {
@@ -152,7 +152,8 @@ impl Interp<'_> {
                     }
                 } else {
                     let items = self.iterate(&it)?;
-                    for item in items {
+                    let mut items = super::dictview::WatchedItems::new(&it, items);
+                    while let Some(item) = items.next(self)? {
                         if let Some(flow) = self.for_item(target, item, body, ctx)? {
                             return Ok(flow);
                         }

@@ -180,9 +180,10 @@ pub enum Value {
     Anchor(Handle),
     EnumMember(Rc<EnumMember>),
     Module(Rc<ModuleObj>),
-    /// A one-shot iterator over items read when it was made (`iter`, `reversed`, ...);
-    /// `map`, `filter`, `zip` and `enumerate` are `Lazy`.
-    Iter(Rc<RefCell<std::vec::IntoIter<Value>>>),
+    /// A one-shot iterator over items read when it was made (`iter`, `reversed`, ...),
+    /// with the kind of value it came from (its type name); `map`, `filter`, `zip` and
+    /// `enumerate` are `Lazy`.
+    Iter(Rc<RefCell<std::vec::IntoIter<Value>>>, IterKind),
     /// `super` bound to an instance and the class whose parent to search.
     Super(Rc<(Value, Rc<Class>)>),
     /// A generator object (a call of a function whose body holds `yield`).
@@ -193,6 +194,111 @@ pub enum Value {
     Lazy(Rc<super::lazy::Lazy>),
     /// A dict view: `d.keys()`, `d.values()`, `d.items()` (`interp/dictview.rs`).
     View(Rc<super::dictview::DictView>),
+}
+
+/// What a one-shot iterator walks, for its CPython type name (`type(iter([])).__name__`
+/// is `list_iterator`). The items themselves are a snapshot either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IterKind {
+    List,
+    ListReverse,
+    Tuple,
+    /// A `str` of ASCII text only (CPython keeps those apart).
+    StrAscii,
+    Str,
+    Bytes,
+    ByteArray,
+    Set,
+    Range,
+    DictKey,
+    DictValue,
+    DictItem,
+    DictReverseKey,
+    DictReverseValue,
+    DictReverseItem,
+    /// `reversed()` of a tuple, str, bytes or other sequence.
+    Reversed,
+    /// `re.finditer` (CPython's `callable_iterator`).
+    Callable,
+    /// Made inside svc with no Python counterpart (a lazy object's source).
+    Other,
+}
+
+impl IterKind {
+    /// Every kind, for the builtin classes `type()` answers with.
+    pub const ALL: [IterKind; 18] = [
+        IterKind::List,
+        IterKind::ListReverse,
+        IterKind::Tuple,
+        IterKind::StrAscii,
+        IterKind::Str,
+        IterKind::Bytes,
+        IterKind::ByteArray,
+        IterKind::Set,
+        IterKind::Range,
+        IterKind::DictKey,
+        IterKind::DictValue,
+        IterKind::DictItem,
+        IterKind::DictReverseKey,
+        IterKind::DictReverseValue,
+        IterKind::DictReverseItem,
+        IterKind::Reversed,
+        IterKind::Callable,
+        IterKind::Other,
+    ];
+
+    /// The kind of `iter(v)` (`reverse`: of `reversed(v)`), by `v`'s type.
+    pub fn of(v: &Value, reverse: bool) -> IterKind {
+        use super::dictview::ViewKind;
+        match (v, reverse) {
+            (Value::List(_), false) => IterKind::List,
+            (Value::List(_), true) => IterKind::ListReverse,
+            (Value::Tuple(_), false) => IterKind::Tuple,
+            (Value::Str(s), false) if s.is_ascii() => IterKind::StrAscii,
+            (Value::Str(_), false) => IterKind::Str,
+            (Value::Bytes(_), false) => IterKind::Bytes,
+            (Value::ByteArray(_), false) => IterKind::ByteArray,
+            (Value::Set(_) | Value::FrozenSet(_), false) => IterKind::Set,
+            (Value::Range(..), _) => IterKind::Range,
+            (Value::Dict(_), false) => IterKind::DictKey,
+            (Value::Dict(_), true) => IterKind::DictReverseKey,
+            (Value::View(view), false) => match view.kind {
+                ViewKind::Keys => IterKind::DictKey,
+                ViewKind::Values => IterKind::DictValue,
+                ViewKind::Items => IterKind::DictItem,
+            },
+            (Value::View(view), true) => match view.kind {
+                ViewKind::Keys => IterKind::DictReverseKey,
+                ViewKind::Values => IterKind::DictReverseValue,
+                ViewKind::Items => IterKind::DictReverseItem,
+            },
+            (_, true) => IterKind::Reversed,
+            _ => IterKind::Other,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            IterKind::List => "list_iterator",
+            IterKind::ListReverse => "list_reverseiterator",
+            IterKind::Tuple => "tuple_iterator",
+            IterKind::StrAscii => "str_ascii_iterator",
+            IterKind::Str => "str_iterator",
+            IterKind::Bytes => "bytes_iterator",
+            IterKind::ByteArray => "bytearray_iterator",
+            IterKind::Set => "set_iterator",
+            IterKind::Range => "range_iterator",
+            IterKind::DictKey => "dict_keyiterator",
+            IterKind::DictValue => "dict_valueiterator",
+            IterKind::DictItem => "dict_itemiterator",
+            IterKind::DictReverseKey => "dict_reversekeyiterator",
+            IterKind::DictReverseValue => "dict_reversevalueiterator",
+            IterKind::DictReverseItem => "dict_reverseitemiterator",
+            IterKind::Reversed => "reversed",
+            IterKind::Callable => "callable_iterator",
+            IterKind::Other => "iterator",
+        }
+    }
 }
 
 impl fmt::Debug for Value {
@@ -263,7 +369,7 @@ impl Value {
             Value::Anchor(_) => "node",
             Value::EnumMember(m) => &m.class.name,
             Value::Module(_) => "module",
-            Value::Iter(_) => "iterator",
+            Value::Iter(_, k) => k.name(),
             Value::Super(_) => "super",
             Value::Generator(_) => "generator",
             Value::Coroutine(_) => "coroutine",
@@ -1147,7 +1253,7 @@ pub fn identity(v: &Value) -> Option<usize> {
         Value::Instance(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::EnumMember(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Module(r) => Rc::as_ptr(r) as *const u8 as usize,
-        Value::Iter(r) => Rc::as_ptr(r) as *const u8 as usize,
+        Value::Iter(r, _) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Generator(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Coroutine(r) => Rc::as_ptr(r) as *const u8 as usize,
         Value::Lazy(r) => Rc::as_ptr(r) as *const u8 as usize,

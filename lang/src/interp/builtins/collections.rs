@@ -346,7 +346,7 @@ pub(super) fn dict_update_from(it: &mut Interp, d: &RefCell<Dict>, src: &Value) 
                     Value::Tuple(t) => t.to_vec(),
                     Value::List(l) => l.borrow().clone(),
                     Value::Str(_)
-                    | Value::Iter(_)
+                    | Value::Iter(..)
                     | Value::Lazy(_)
                     | Value::Set(_)
                     | Value::FrozenSet(_)

@@ -96,7 +96,7 @@ fn collect(it: &mut Interp, v: &Value, names: &mut BTreeSet<Rc<str>>) -> Result<
         }
         Value::Func(_) => add_builtin(names, "function"),
         Value::Bound(_) => add_table(names, BOUND_METHOD),
-        Value::Iter(_) => add_builtin(names, "list_iterator"),
+        Value::Iter(..) => add_builtin(names, "list_iterator"),
         other => {
             let class = it.class_of(other);
             add_builtin(names, &class.name);

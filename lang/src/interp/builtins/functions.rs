@@ -6,7 +6,7 @@ use super::args::{
 use super::{collections, construct, numeric, sort, strings};
 use crate::ast::BinOp;
 use crate::interp::lazy::Lazy;
-use crate::interp::value::{Class, ClassKind, PyStr, Value};
+use crate::interp::value::{Class, ClassKind, IterKind, PyStr, Value};
 use crate::interp::{Interp, Interrupt};
 use std::rc::Rc;
 
@@ -162,8 +162,11 @@ pub(super) fn call(
         "iter" => {
             let v = one(it, "iter", args, &kwargs)?;
             match v {
-                Value::Iter(_) | Value::Generator(_) | Value::Lazy(_) => v,
-                other => make_iter(it.iterate(&other)?),
+                Value::Iter(..) | Value::Generator(_) | Value::Lazy(_) => v,
+                other => {
+                    let kind = IterKind::of(&other, false);
+                    make_iter(it.iterate(&other)?, kind)
+                }
             }
         }
         "next" => {
@@ -693,7 +696,7 @@ fn reversed(it: &mut Interp, v: &Value) -> R<Value> {
             return Err(it.err("TypeError", format!("'{t}' object is not reversible")));
         }
     };
-    Ok(make_iter(items))
+    Ok(make_iter(items, IterKind::of(v, true)))
 }
 
 fn enumerate(it: &mut Interp, args: Vec<Value>, kwargs: Kwargs) -> R<Value> {
@@ -753,7 +756,7 @@ fn filter(it: &mut Interp, args: Vec<Value>, kwargs: &Kwargs) -> R<Value> {
 
 fn any_all(it: &mut Interp, v: &Value, all: bool) -> R<Value> {
     // An iterator is consumed only up to the deciding value, as in CPython.
-    if matches!(v, Value::Generator(_) | Value::Iter(_) | Value::Lazy(_)) {
+    if matches!(v, Value::Generator(_) | Value::Iter(..) | Value::Lazy(_)) {
         let found = it.iter_find(v, &mut |it, x| Ok(it.truthy(x)? != all))?;
         return Ok(Value::Bool(found != all));
     }
@@ -830,7 +833,7 @@ fn next(it: &mut Interp, v: &Value, default: Option<Value>) -> R<Value> {
             (None, Some(d)) => Ok(d),
             (None, None) => Err(super::args::stop_iteration(it)),
         },
-        Value::Iter(i) => {
+        Value::Iter(i, _) => {
             let n = i.borrow_mut().next();
             match (n, default) {
                 (Some(x), _) => Ok(x),

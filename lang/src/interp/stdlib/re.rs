@@ -961,7 +961,10 @@ impl Interp<'_> {
             .iter()
             .map(|spans| self.re_match_value(pattern.clone(), &c, text, &map, spans, pos))
             .collect();
-        Ok(Value::Iter(Rc::new(RefCell::new(items.into_iter()))))
+        Ok(Value::Iter(
+            Rc::new(RefCell::new(items.into_iter())),
+            IterKind::Callable,
+        ))
     }
 
     fn re_split(&mut self, pattern: Value, text: &Rc<str>, maxsplit: i64) -> R<Value> {

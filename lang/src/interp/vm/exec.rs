@@ -27,6 +27,12 @@ enum VmIter {
     },
     /// Anything else `iterate` materialises when the loop starts.
     Items(std::vec::IntoIter<Value>),
+    /// The items of a dict, dict view or set, whose size is checked before each step
+    /// (stepped by `vm_for_next`, which can raise).
+    Watched(
+        std::vec::IntoIter<Value>,
+        crate::interp::dictview::SizeWatch,
+    ),
     /// A generator, resumed once per item.
     Gen(Rc<Generator>),
     /// An iterator value (`iter(xs)`, `map(...)`), stepped in place so what a `break`
@@ -57,7 +63,7 @@ impl VmIter {
                 *next = i.saturating_add(1);
                 Some(Value::tuple(vec![Value::Int(i), v]))
             }
-            VmIter::Gen(_) | VmIter::Lazy(_) => None,
+            VmIter::Gen(_) | VmIter::Lazy(_) | VmIter::Watched(..) => None,
         }
     }
 
@@ -199,6 +205,14 @@ impl Interp<'_> {
                 let l = l.clone();
                 self.lazy_next(&l)
             }
+            Some(VmIter::Watched(items, watch)) => {
+                watch.check(self)?;
+                let v = items.next();
+                if v.is_some() {
+                    self.poll()?;
+                }
+                Ok(v)
+            }
             Some(it) => match it.next_ready() {
                 Some(v) => {
                     self.poll()?;
@@ -222,14 +236,17 @@ impl Interp<'_> {
                 done: false,
             },
             Value::Generator(g) if !comprehension => VmIter::Gen(g),
-            Value::Iter(i) if !comprehension => VmIter::Shared(i),
+            Value::Iter(i, _) if !comprehension => VmIter::Shared(i),
             Value::Lazy(l) => VmIter::Lazy(l),
             other => {
                 let items = self.iterate(&other)?;
                 if reserve {
                     reserve_result(st, items.len());
                 }
-                VmIter::Items(items.into_iter())
+                match crate::interp::dictview::SizeWatch::of(&other) {
+                    Some(watch) => VmIter::Watched(items.into_iter(), watch),
+                    None => VmIter::Items(items.into_iter()),
+                }
             }
         })
     }
@@ -1471,7 +1488,7 @@ impl Interp<'_> {
                     if matches!(&st.stack[n - 2], Value::Builtin(f) if &**f == "enumerate")
                         && !matches!(
                             &st.stack[n - 1],
-                            Value::Generator(_) | Value::Iter(_) | Value::Lazy(_)
+                            Value::Generator(_) | Value::Iter(..) | Value::Lazy(_)
                         )
                     {
                         // The builtin's own work (`enumerate`): the source's items.
@@ -1515,7 +1532,7 @@ impl Interp<'_> {
                             }
                             None => None,
                         },
-                        Some(VmIter::Lazy(_) | VmIter::Gen(_)) => {
+                        Some(VmIter::Lazy(_) | VmIter::Gen(_) | VmIter::Watched(..)) => {
                             tri!(self.vm_for_next(&mut st.iters))
                         }
                         Some(it) => it.next_ready(),
