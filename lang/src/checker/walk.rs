@@ -471,6 +471,14 @@ impl<'a> Visitor<'a> for Cx<'a, '_> {
             }
             ExprKind::Call { func, args } => {
                 crate::ast::visit::children(e, &mut |c| self.expr(c));
+                if let Some((name, at)) = repeated_keyword(args) {
+                    self.error(
+                        Code::E2035,
+                        format!("keyword argument repeated: `{name}`"),
+                        at,
+                    );
+                    return;
+                }
                 self.note_setattr(func);
                 self.check_call(func, args, e.span);
                 self.check_method_call(func, args, e.span);
@@ -518,4 +526,18 @@ fn keyword(span: Span, word: &str) -> Span {
     } else {
         span
     }
+}
+
+/// The first keyword a call's arguments name a second time, with where.
+fn repeated_keyword(args: &[Arg]) -> Option<(&str, Span)> {
+    let mut seen: Vec<&str> = Vec::new();
+    for a in args {
+        if let Arg::Keyword(n, x) = a {
+            if seen.contains(&&*n.name) {
+                return Some((&n.name, n.span.to(x.span)));
+            }
+            seen.push(&n.name);
+        }
+    }
+    None
 }

@@ -120,6 +120,10 @@ diagnostic_codes! {
         "An `async def` with `yield` would be an async generator, which svc does not \
          support. Drop `async` to make a plain generator, or collect the values in a list.",
         "async def g() { yield 1; }";
+    E2035: true, "keyword argument repeated",
+        "A call names the same keyword argument twice (`f(x=1, x=2)`). Python and jaclang \
+         refuse the program before it runs; so does `svc run`. Keep one of them.",
+        "def f(x: int) { } with entry { f(x=1, x=2); }";
     E2034: false, "attribute the instance certainly lacks",
         "The value is an instance of an archetype of this module (built here by its constructor, or `self` of an archetype nothing extends), and neither the archetype nor its bases declare this field or ability, and the module assigns no attribute of that name: reading it is an AttributeError at run time.",
         "obj P { has x: int = 0; } with entry { p = P(); print(p.y); }";
