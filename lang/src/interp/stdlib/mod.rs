@@ -576,6 +576,14 @@ impl Interp<'_> {
         if !matches!((a, b), (Value::Instance(_), Value::Instance(_))) {
             return Some(false);
         }
+        if ka == Some("re.Pattern") && kb == ka {
+            // Equal by pattern text and flags, as CPython's patterns.
+            let same = |it: &mut Self, f: &str| {
+                let (x, y) = (it.field(a, f), it.field(b, f));
+                super::ops::is_same(&x, &y)
+            };
+            return Some(same(self, "pattern") && same(self, "flags"));
+        }
         if ka != kb || ka.is_some_and(|k| k.starts_with("re.")) {
             return Some(ops_identity(a, b));
         }

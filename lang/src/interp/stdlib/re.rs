@@ -25,7 +25,15 @@ pub const PATTERN_METHODS: &[&str] = &[
     "subn",
     "split",
 ];
-pub const MATCH_METHODS: &[&str] = &["group", "groups", "groupdict", "span", "start", "end"];
+pub const MATCH_METHODS: &[&str] = &[
+    "group",
+    "groups",
+    "groupdict",
+    "span",
+    "start",
+    "end",
+    "expand",
+];
 
 pub const MAX_PATTERN_CHARS: usize = 10_000;
 pub const BACKTRACK_LIMIT: usize = 1_000_000;
@@ -1481,6 +1489,33 @@ impl Interp<'_> {
                     "start" => Value::Int(a),
                     _ => Value::Int(b),
                 })
+            }
+            "expand" => {
+                let a = self.stdlib_args(name, &["template"], 1, 1, args, kwargs)?;
+                let template = match a.get(0) {
+                    Some(Value::Str(t)) => t.clone(),
+                    other => {
+                        let t = self.type_name_of(other.unwrap_or(&Value::None));
+                        return Err(self.err(
+                            "TypeError",
+                            format!("decoding to str: need a bytes-like object, {t} found"),
+                        ));
+                    }
+                };
+                let (p, flags) = self.re_pattern_arg(&pattern, None)?;
+                let c = self.re_compiled(&p, flags)?;
+                let mut out = String::new();
+                for piece in self.re_template(&c, &template)? {
+                    match piece {
+                        Piece::Text(t) => out.push_str(&t),
+                        Piece::Group(g) => {
+                            if let Value::Str(s) = text_of(g, &Value::None) {
+                                out.push_str(&s);
+                            }
+                        }
+                    }
+                }
+                Ok(Value::str(&out))
             }
             _ => Err(self.err(
                 "AttributeError",
