@@ -313,6 +313,8 @@ pub struct Glob {
     /// `type Pair[T] = tuple[T, T];`: the alias's type parameters (erased: each is
     /// `any` while the value is evaluated). Empty for a `glob`.
     pub type_params: Vec<Name>,
+    /// Declared with `type Name = ...;`: the name is bound to a type alias object.
+    pub is_alias: bool,
     pub span: Span,
 }
 

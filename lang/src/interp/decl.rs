@@ -446,6 +446,34 @@ impl Interp<'_> {
         Ok(())
     }
 
+    /// The `typing.TypeAliasType` a `type Name[T] = value;` binds: its name, value (the
+    /// parameters erased), `typing.TypeVar` parameters and module.
+    fn type_alias_value(
+        &mut self,
+        g: &ast::Glob,
+        name: &Rc<str>,
+        value: Value,
+        ctx: &Ctx,
+    ) -> Value {
+        let params = g
+            .type_params
+            .iter()
+            .map(|p| {
+                self.stdlib_instance("typing.TypeVar", vec![Value::Str(p.name.clone().into())])
+            })
+            .collect();
+        let module = scope_get(&ctx.scope, "__name__").unwrap_or_else(|| Value::str("__main__"));
+        self.stdlib_instance(
+            "typing.TypeAliasType",
+            vec![
+                Value::Str(name.clone().into()),
+                value,
+                Value::tuple(params),
+                module,
+            ],
+        )
+    }
+
     pub(super) fn exec_glob(&mut self, g: &ast::Glob, ctx: &Ctx) -> R<()> {
         // `type Pair[T] = tuple[T, T];`: the parameters are erased to `any`, in a scope
         // of the alias's own (Python evaluates an alias lazily, so `T` never leaks).
@@ -466,6 +494,11 @@ impl Interp<'_> {
             let val = match &v.value {
                 Some(e) => self.eval(e, alias_ctx.as_ref().unwrap_or(ctx))?,
                 None => Value::None,
+            };
+            let val = if g.is_alias {
+                self.type_alias_value(g, &v.name.name, val, ctx)
+            } else {
+                val
             };
             mark_glob(&ctx.scope, &v.name.name);
             scope_define(&ctx.scope, v.name.name.clone(), val);

@@ -146,8 +146,8 @@ impl<'a> Parser<'a> {
             && matches!(self.peek_at(2), T::Assign | T::LBracket)
     }
 
-    /// `type Alias = T;`: binds `Alias` to the type expression's value, as a `glob`
-    /// would (type parameters are erased).
+    /// `type Alias = T;`: a `Glob` marked `is_alias`, whose name the interpreter binds to
+    /// a type alias object over the type expression's value (type parameters erased).
     fn type_alias(&mut self) -> Glob {
         let start = self.start();
         self.bump(); // type
@@ -182,6 +182,7 @@ impl<'a> Parser<'a> {
                 span: self.sp(vstart),
             }],
             type_params,
+            is_alias: true,
             span: self.sp(start),
         }
     }
@@ -1320,6 +1321,7 @@ impl<'a> Parser<'a> {
             access,
             vars,
             type_params: Vec::new(),
+            is_alias: false,
             span: self.sp(start),
         }
     }

@@ -162,6 +162,22 @@ const CLASSES: &[ClassSpec] = &[
         ],
         exception_base: None,
     },
+    // `type Num = int | float;` binds `Num` to one of these (Python 3.12's
+    // `typing.TypeAliasType`); its type parameters are `typing.TypeVar`s.
+    ClassSpec {
+        key: "typing.TypeAliasType",
+        module: "typing",
+        name: "TypeAliasType",
+        fields: &["__name__", "__value__", "__type_params__", "__module__"],
+        exception_base: None,
+    },
+    ClassSpec {
+        key: "typing.TypeVar",
+        module: "typing",
+        name: "TypeVar",
+        fields: &["__name__"],
+        exception_base: None,
+    },
     ClassSpec {
         key: "json.JSONDecodeError",
         module: "json.decoder",
@@ -550,6 +566,9 @@ impl Interp<'_> {
         let key = Self::stdlib_key(v)?;
         match key {
             "uuid.UUID" => Some(Ok(uuid::text(self.field(v, "hex")))),
+            "typing.TypeAliasType" | "typing.TypeVar" => {
+                Some(self.to_str(&self.field(v, "__name__")))
+            }
             k if k.starts_with("datetime.") => Some(self.datetime_str(v)),
             _ => None,
         }
@@ -560,6 +579,9 @@ impl Interp<'_> {
         let key = Self::stdlib_key(v)?;
         match key {
             "uuid.UUID" => Some(Ok(format!("UUID('{}')", uuid::text(self.field(v, "hex"))))),
+            "typing.TypeAliasType" | "typing.TypeVar" => {
+                Some(self.to_str(&self.field(v, "__name__")))
+            }
             k if k.starts_with("datetime.") => Some(self.datetime_repr(v)),
             k if k.starts_with("re.") => Some(self.re_repr(v)),
             _ => None,
