@@ -4,7 +4,7 @@
 //! Everything that walks a view asks it for its items (`DictView::items`), a snapshot
 //! like the one a `for` over the dict itself takes.
 
-use super::value::{Dict, Set, Value};
+use super::value::{Dict, IterItems, Set, Value};
 use super::{Interp, R};
 use crate::ast::{BinOp, CmpOp};
 use std::cell::RefCell;
@@ -45,19 +45,24 @@ impl SizeWatch {
     }
 }
 
-/// A loop's snapshot of the items of `src`, checked against `src`'s size before each
-/// step when it is a dict, view or set (the tree-walker's `for` and comprehensions).
+/// The items a tree-walker loop (a `for` or a comprehension) walks: a list's read live,
+/// anything else's a snapshot, checked against `src`'s size before each step when it is
+/// a dict, view or set.
 pub struct WatchedItems {
-    items: std::vec::IntoIter<Value>,
+    items: IterItems,
     watch: Option<SizeWatch>,
 }
 
 impl WatchedItems {
-    pub fn new(src: &Value, items: Vec<Value>) -> WatchedItems {
-        WatchedItems {
-            items: items.into_iter(),
+    pub fn new(it: &mut Interp, src: &Value) -> R<WatchedItems> {
+        let items = match src {
+            Value::List(l) => IterItems::List(l.clone(), 0),
+            other => IterItems::snapshot(it.iterate(other)?),
+        };
+        Ok(WatchedItems {
+            items,
             watch: SizeWatch::of(src),
-        }
+        })
     }
 
     pub fn next(&mut self, it: &Interp) -> R<Option<Value>> {

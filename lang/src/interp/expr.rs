@@ -455,8 +455,7 @@ impl Interp<'_> {
             }
             return Ok(());
         }
-        let items = self.iterate(&it)?;
-        let mut items = super::dictview::WatchedItems::new(&it, items);
+        let mut items = super::dictview::WatchedItems::new(self, &it)?;
         while let Some(item) = items.next(self)? {
             self.comprehend_item(first, rest, item, ctx, body)?;
         }

@@ -405,8 +405,8 @@ struct PendingExit {
 /// What a lowered `for` or `yield from` iterates.
 enum GenIter {
     Range(i64, i64, i64),
-    Items(std::vec::IntoIter<Value>),
-    Shared(Rc<RefCell<std::vec::IntoIter<Value>>>),
+    Items(IterItems),
+    Shared(Rc<RefCell<IterItems>>),
     Gen(Rc<Generator>),
     /// A lazy `map`/`filter`/`zip`/`enumerate`, stepped once per item.
     Lazy(Value),
@@ -1747,7 +1747,8 @@ impl Interp<'_> {
             Value::Generator(g) => GenIter::Gen(g),
             Value::Iter(i, _) => GenIter::Shared(i),
             v @ Value::Lazy(_) => GenIter::Lazy(v),
-            other => GenIter::Items(self.iterate(&other)?.into_iter()),
+            Value::List(l) => GenIter::Items(IterItems::List(l, 0)),
+            other => GenIter::Items(IterItems::snapshot(self.iterate(&other)?)),
         })
     }
 

@@ -151,8 +151,7 @@ impl Interp<'_> {
                         }
                     }
                 } else {
-                    let items = self.iterate(&it)?;
-                    let mut items = super::dictview::WatchedItems::new(&it, items);
+                    let mut items = super::dictview::WatchedItems::new(self, &it)?;
                     while let Some(item) = items.next(self)? {
                         if let Some(flow) = self.for_item(target, item, body, ctx)? {
                             return Ok(flow);

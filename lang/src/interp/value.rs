@@ -183,7 +183,7 @@ pub enum Value {
     /// A one-shot iterator over items read when it was made (`iter`, `reversed`, ...),
     /// with the kind of value it came from (its type name); `map`, `filter`, `zip` and
     /// `enumerate` are `Lazy`.
-    Iter(Rc<RefCell<std::vec::IntoIter<Value>>>, IterKind),
+    Iter(Rc<RefCell<IterItems>>, IterKind),
     /// `super` bound to an instance and the class whose parent to search.
     Super(Rc<(Value, Rc<Class>)>),
     /// A generator object (a call of a function whose body holds `yield`).
@@ -194,6 +194,51 @@ pub enum Value {
     Lazy(Rc<super::lazy::Lazy>),
     /// A dict view: `d.keys()`, `d.values()`, `d.items()` (`interp/dictview.rs`).
     View(Rc<super::dictview::DictView>),
+}
+
+/// The items a loop or a one-shot iterator yields: a list read live, by index, so items
+/// appended (or removed) while it runs are seen as CPython's list iterator sees them
+/// (`for n in queue { queue.append(...) }` walks the new items too); anything else a
+/// snapshot taken when the loop or iterator started.
+#[derive(Debug)]
+pub enum IterItems {
+    List(Rc<RefCell<Vec<Value>>>, usize),
+    Snapshot(std::vec::IntoIter<Value>),
+}
+
+impl IterItems {
+    pub fn snapshot(items: Vec<Value>) -> IterItems {
+        IterItems::Snapshot(items.into_iter())
+    }
+
+    /// Items left (a list's count now).
+    pub fn remaining(&self) -> usize {
+        match self {
+            IterItems::List(l, i) => l.borrow().len().saturating_sub(*i),
+            IterItems::Snapshot(items) => items.len(),
+        }
+    }
+}
+
+impl Iterator for IterItems {
+    type Item = Value;
+
+    #[inline]
+    fn next(&mut self) -> Option<Value> {
+        match self {
+            IterItems::Snapshot(items) => items.next(),
+            IterItems::List(l, i) => {
+                let v = l.borrow().get(*i).cloned();
+                match v {
+                    Some(_) => *i += 1,
+                    // Once exhausted it stays so (CPython drops the list), even if the
+                    // list grows later.
+                    None => *self = IterItems::snapshot(Vec::new()),
+                }
+                v
+            }
+        }
+    }
 }
 
 /// What a one-shot iterator walks, for its CPython type name (`type(iter([])).__name__`

@@ -1,6 +1,6 @@
 //! Argument binding and small value conversions shared by the builtins.
 
-use crate::interp::value::{IterKind, Value};
+use crate::interp::value::{IterItems, IterKind, Value};
 use crate::interp::{Interp, Interrupt};
 use std::rc::Rc;
 
@@ -201,7 +201,10 @@ pub(super) fn opt_index(it: &Interp, v: Option<&Value>) -> Result<Option<i64>, I
 
 /// Build a one-shot iterator value over `items`.
 pub(super) fn make_iter(items: Vec<Value>, kind: IterKind) -> Value {
-    Value::Iter(Rc::new(std::cell::RefCell::new(items.into_iter())), kind)
+    Value::Iter(
+        Rc::new(std::cell::RefCell::new(IterItems::snapshot(items))),
+        kind,
+    )
 }
 
 /// Values whose equality needs no user code: compare them natively.

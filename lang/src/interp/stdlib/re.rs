@@ -970,7 +970,7 @@ impl Interp<'_> {
             .map(|spans| self.re_match_value(pattern.clone(), &c, text, &map, spans, pos))
             .collect();
         Ok(Value::Iter(
-            Rc::new(RefCell::new(items.into_iter())),
+            Rc::new(RefCell::new(IterItems::snapshot(items))),
             IterKind::Callable,
         ))
     }

@@ -25,8 +25,8 @@ enum VmIter {
         step: i64,
         done: bool,
     },
-    /// Anything else `iterate` materialises when the loop starts.
-    Items(std::vec::IntoIter<Value>),
+    /// A list, read live, or anything else `iterate` materialises when the loop starts.
+    Items(IterItems),
     /// The items of a dict, dict view or set, whose size is checked before each step
     /// (stepped by `vm_for_next`, which can raise).
     Watched(
@@ -37,15 +37,12 @@ enum VmIter {
     Gen(Rc<Generator>),
     /// An iterator value (`iter(xs)`, `map(...)`), stepped in place so what a `break`
     /// leaves stays in it, as on the tree-walker.
-    Shared(Rc<std::cell::RefCell<std::vec::IntoIter<Value>>>),
+    Shared(Rc<std::cell::RefCell<IterItems>>),
     /// A lazy `map`/`filter`/`zip`/`enumerate`, stepped once per item (like `Gen`).
     Lazy(Rc<crate::interp::lazy::Lazy>),
     /// The items of `enumerate(x)` with the index of the next (`ForIterPair` binds the
     /// pair as the builtin's tuples would be unpacked, without making them).
-    Enumerate {
-        next: i64,
-        items: std::vec::IntoIter<Value>,
-    },
+    Enumerate { next: i64, items: IterItems },
 }
 
 impl VmIter {
@@ -144,7 +141,7 @@ pub struct Stacks {
     /// The buffers of the f-strings being built, innermost last.
     fstrs: Vec<String>,
     /// The items `EnumerateFast` took, until the `GetIterEnumerate` after it.
-    enumerated: Option<Vec<Value>>,
+    enumerated: Option<IterItems>,
     /// The staged pairs of the dict comprehensions running, innermost last (`None`
     /// once one has fallen back to inserting into its dict): `Op::DictStage`.
     dict_stages: Vec<Option<Vec<(HashKey, Value)>>>,
@@ -238,6 +235,12 @@ impl Interp<'_> {
             Value::Generator(g) if !comprehension => VmIter::Gen(g),
             Value::Iter(i, _) if !comprehension => VmIter::Shared(i),
             Value::Lazy(l) => VmIter::Lazy(l),
+            Value::List(l) => {
+                if reserve {
+                    reserve_result(st, l.borrow().len());
+                }
+                VmIter::Items(IterItems::List(l, 0))
+            }
             other => {
                 let items = self.iterate(&other)?;
                 if reserve {
@@ -245,7 +248,7 @@ impl Interp<'_> {
                 }
                 match crate::interp::dictview::SizeWatch::of(&other) {
                     Some(watch) => VmIter::Watched(items.into_iter(), watch),
-                    None => VmIter::Items(items.into_iter()),
+                    None => VmIter::Items(IterItems::snapshot(items)),
                 }
             }
         })
@@ -1491,8 +1494,12 @@ impl Interp<'_> {
                             Value::Generator(_) | Value::Iter(..) | Value::Lazy(_)
                         )
                     {
-                        // The builtin's own work (`enumerate`): the source's items.
-                        let items = tri!(self.iterate(&st.stack[n - 1]));
+                        // The builtin's own work (`enumerate`): the source's items (a
+                        // list's read live, as its iterator would be).
+                        let items = match &st.stack[n - 1] {
+                            Value::List(l) => IterItems::List(l.clone(), 0),
+                            other => IterItems::snapshot(tri!(self.iterate(other))),
+                        };
                         st.stack.truncate(n - 2);
                         st.enumerated = Some(items);
                         pc = target as usize;
@@ -1502,12 +1509,9 @@ impl Interp<'_> {
                     let it = match st.enumerated.take() {
                         Some(items) => {
                             if reserve {
-                                reserve_result(st, items.len());
+                                reserve_result(st, items.remaining());
                             }
-                            VmIter::Enumerate {
-                                next: 0,
-                                items: items.into_iter(),
-                            }
+                            VmIter::Enumerate { next: 0, items }
                         }
                         // `enumerate` was not the builtin: what its call returned.
                         None => {
