@@ -207,6 +207,12 @@ impl Interp<'_> {
             }
             match &p.default {
                 Some(d) => {
+                    // Evaluated once per function object and kept (`Function::defaults`):
+                    // a mutable default is shared by every call, as Python's are.
+                    if let Some(Some(v)) = func.defaults.borrow().get(i) {
+                        bound[i] = Some(v.clone());
+                        continue;
+                    }
                     let ctx = Ctx {
                         scope: func.closure.clone(),
                         this: None,
@@ -215,7 +221,13 @@ impl Interp<'_> {
                         class: None,
                         file: func.file,
                     };
-                    bound[i] = Some(self.eval(d, &ctx)?);
+                    let v = self.eval(d, &ctx)?;
+                    let mut cache = func.defaults.borrow_mut();
+                    if cache.len() < params.len() {
+                        cache.resize(params.len(), None);
+                    }
+                    cache[i] = Some(v.clone());
+                    bound[i] = Some(v);
                 }
                 None if kw_only[i] => missing_kw.push(p.name.clone()),
                 None => missing_pos.push(p.name.clone()),

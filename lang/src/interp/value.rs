@@ -837,7 +837,8 @@ pub struct Function {
     pub is_async: bool,
     /// `self`, `here` and `visitor` of the frame a lambda or nested def was made in.
     pub captured: Option<(Option<Value>, Option<Value>, Option<Value>)>,
-    /// Evaluated default values, computed when the function is defined.
+    /// Default values, each evaluated at its first use and kept for every later call
+    /// (`params.rs`): a mutable default is shared, as in Python.
     pub defaults: RefCell<Vec<Option<Value>>>,
     pub decorators: Vec<Rc<ast::Expr>>,
     pub access: Option<ast::Access>,
