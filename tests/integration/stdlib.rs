@@ -129,3 +129,29 @@ fn datetime_time_values_in_node_fields_survive_the_store() {
          datetime.timedelta(days=-1, seconds=75600), 'X'))\n"
     );
 }
+
+/// `date.isocalendar()` kept in a node field comes back as the same named tuple (it was
+/// stored as an archetype object no class reads back, so it came back `None`).
+#[test]
+fn isocalendar_values_in_node_fields_survive_the_store() {
+    let dir = TempDir::new("stdlib-stored-isocalendar");
+    dir.write(
+        "main.svc",
+        "import from datetime { date }\n\
+         node N { has c: any = None; }\n\
+         with entry {\n\
+             ns = [root -->];\n\
+             if ns { c = ns[0].c; print(repr(c), c.week, c == (2024, 27, 4)); }\n\
+             else { root ++> N(c=date(2024, 7, 4).isocalendar()); print(\"stored\"); }\n\
+         }\n",
+    );
+    let first = svc_in(dir.path(), &["run", "main.svc"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert_eq!(stdout(&first), "stored\n");
+    let second = svc_in(dir.path(), &["run", "main.svc"]);
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert_eq!(
+        stdout(&second),
+        "datetime.IsoCalendarDate(year=2024, week=27, weekday=4) 27 True\n"
+    );
+}

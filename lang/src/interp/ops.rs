@@ -985,6 +985,12 @@ impl Interp<'_> {
                 Some(e) => e,
                 None => Rc::ptr_eq(x, y),
             },
+            // A stdlib named tuple equals the tuple of its items.
+            (Value::Instance(_), Value::Tuple(_)) | (Value::Tuple(_), Value::Instance(_))
+                if let Some(e) = self.stdlib_eq(a, b) =>
+            {
+                e
+            }
             (Value::EnumMember(_), _) | (_, Value::EnumMember(_)) => {
                 match typed_enum_operands(a, b) {
                     // A typed enum's member equals its value (`Role.USER in ["user"]`).
@@ -1262,6 +1268,9 @@ impl Interp<'_> {
                 .map(|m| Value::EnumMember(m.clone()))
                 .collect(),
             other => {
+                if let Some(t) = self.stdlib_tuple(other) {
+                    return self.iterate(&t);
+                }
                 if let Some(r) = self.iterate_dunder(other) {
                     return r;
                 }
@@ -1859,6 +1868,9 @@ impl Interp<'_> {
             // `m[g]` is `m.group(g)`.
             return self.call_stdlib_method(o, "group", vec![i.clone()], Vec::new());
         }
+        if let Some(t) = self.stdlib_tuple(o) {
+            return self.get_item(&t, i);
+        }
         match o {
             Value::List(l) => {
                 let l = l.borrow();
@@ -2025,6 +2037,9 @@ impl Interp<'_> {
         let step = step.unwrap_or(1);
         if step == 0 {
             return Err(self.err("ValueError", "slice step cannot be zero"));
+        }
+        if let Some(t) = self.stdlib_tuple(o) {
+            return self.get_slice(&t, lo, hi, Some(step));
         }
         match o {
             Value::List(l) => {

@@ -327,6 +327,7 @@ pub(super) fn len(it: &mut Interp, v: &Value) -> R<Value> {
         Value::Class(c) if c.kind == crate::interp::value::ClassKind::Enum => {
             c.members.borrow().len()
         }
+        _ if let Some(Value::Tuple(t)) = it.stdlib_tuple(v) => t.len(),
         _ => {
             if let Some(r) = user_dunder(it, v, "__len__", Vec::new()) {
                 let r = r?;

@@ -10,6 +10,7 @@ use std::rc::Rc;
 
 pub const TIMEDELTA_METHODS: &[&str] = &["total_seconds"];
 pub const DATE_METHODS: &[&str] = &[
+    "isocalendar",
     "isoformat",
     "strftime",
     "weekday",
@@ -18,6 +19,7 @@ pub const DATE_METHODS: &[&str] = &[
     "toordinal",
 ];
 pub const DATETIME_METHODS: &[&str] = &[
+    "isocalendar",
     "isoformat",
     "strftime",
     "weekday",
@@ -939,6 +941,16 @@ impl Interp<'_> {
                 }
                 self.datetime_str(recv).map(|s| Value::str(&s))
             }
+            (_, "isocalendar") => {
+                self.stdlib_args(name, &[], 0, 0, args, kwargs)?;
+                let days = self.date_days(recv);
+                let y = int_of(&self.field(recv, "year"));
+                let wd = (days + 3).rem_euclid(7);
+                let (iso_year, week) =
+                    iso_week(y, days - days_from_civil(y, 1, 1) + 1, wd as usize);
+                let fields = vec![Value::Int(iso_year), Value::Int(week), Value::Int(wd + 1)];
+                Ok(self.stdlib_instance("datetime.IsoCalendarDate", fields))
+            }
             (_, "weekday") | (_, "isoweekday") | (_, "toordinal") => {
                 self.stdlib_args(name, &[], 0, 0, args, kwargs)?;
                 let days = self.date_days(recv);
@@ -1265,6 +1277,8 @@ impl Interp<'_> {
 
     pub(super) fn datetime_str(&mut self, v: &Value) -> R<String> {
         match Self::stdlib_key(v) {
+            // A named tuple: `str` is its `repr`.
+            Some("datetime.IsoCalendarDate") => self.datetime_repr(v),
             Some("datetime.timedelta") => {
                 let g = |n| int_of(&self.field(v, n));
                 let (days, secs, us) = (g("days"), g("seconds"), g("microseconds"));
@@ -1314,6 +1328,12 @@ impl Interp<'_> {
     pub(super) fn datetime_repr(&mut self, v: &Value) -> R<String> {
         let g = |n| int_of(&self.field(v, n));
         match Self::stdlib_key(v) {
+            Some("datetime.IsoCalendarDate") => Ok(format!(
+                "datetime.IsoCalendarDate(year={}, week={}, weekday={})",
+                g("year"),
+                g("week"),
+                g("weekday")
+            )),
             Some("datetime.timedelta") => {
                 let mut parts = Vec::new();
                 for (n, label) in [

@@ -629,6 +629,10 @@ impl Dialect for Dumps {
             Value::Float(f) => dumps_float(it, self.allow_nan, *f, &mut out.text)?,
             Value::List(l) => return Ok(Shape::list(l)),
             Value::Tuple(t) => return Ok(Shape::tuple(t)),
+            // A named tuple (`date.isocalendar()`) is an array, as CPython writes it.
+            Value::Instance(_) if let Some(t) = it.stdlib_tuple(v) => {
+                return Ok(Shape::instead(t, false));
+            }
             Value::Dict(d) if self.sort_keys => {
                 let items: Vec<(Value, Value)> = d
                     .borrow()

@@ -126,6 +126,14 @@ const CLASSES: &[ClassSpec] = &[
         fields: &["hour", "minute", "second", "microsecond", "tzinfo", "fold"],
         exception_base: None,
     },
+    // `date.isocalendar()`: a named tuple (`stdlib_tuple` gives its items).
+    ClassSpec {
+        key: "datetime.IsoCalendarDate",
+        module: "datetime",
+        name: "IsoCalendarDate",
+        fields: &["year", "week", "weekday"],
+        exception_base: None,
+    },
     ClassSpec {
         key: "datetime.timezone",
         module: "datetime",
@@ -588,12 +596,31 @@ impl Interp<'_> {
         }
     }
 
+    /// The items of a stdlib named tuple (`date.isocalendar()`), which indexes,
+    /// iterates, measures and compares as a tuple of them.
+    pub(crate) fn stdlib_tuple(&self, v: &Value) -> Option<Value> {
+        if Self::stdlib_key(v) != Some("datetime.IsoCalendarDate") {
+            return None;
+        }
+        let Value::Instance(i) = v else { return None };
+        Some(Value::tuple(i.fields.borrow().clone()))
+    }
+
     /// `a == b` when either side is a stdlib value (by value, as CPython).
     pub(super) fn stdlib_eq(&mut self, a: &Value, b: &Value) -> Option<bool> {
         let ka = Self::stdlib_key(a);
         let kb = Self::stdlib_key(b);
         if ka.is_none() && kb.is_none() {
             return None;
+        }
+        if let Some(ta) = self
+            .stdlib_tuple(a)
+            .or_else(|| ka.is_none().then(|| a.clone()))
+            && let Some(tb) = self
+                .stdlib_tuple(b)
+                .or_else(|| kb.is_none().then(|| b.clone()))
+        {
+            return self.py_eq(&ta, &tb).ok();
         }
         if !matches!((a, b), (Value::Instance(_), Value::Instance(_))) {
             return Some(false);

@@ -1,5 +1,5 @@
 //! The stored form of the by-value stdlib instances (`datetime`, `date`, `time`, `timedelta`,
-//! `timezone`, `UUID`) inside node, edge and object fields: a one-key tagged JSON object
+//! `timezone`, `UUID`, the `IsoCalendarDate` of `date.isocalendar()`) inside node, edge and object fields: a one-key tagged JSON object
 //! holding the text a person reads (`{"__datetime__": "2024-05-06T07:08:09+02:00"}`), so
 //! the value comes back as the same type after a round trip through the store.
 //! Reading goes through the constructors, so a damaged row is checked like any argument.
@@ -15,6 +15,7 @@ const TIME: &str = "__time__";
 const TIMEDELTA: &str = "__timedelta__";
 const TIMEZONE: &str = "__timezone__";
 const UUID: &str = "__uuid__";
+const ISOCALENDAR: &str = "__isocalendar__";
 
 /// `Some(int)` of an int field.
 fn int(v: &Value) -> Option<i64> {
@@ -96,6 +97,13 @@ impl Interp<'_> {
                 let hex = fields.first().cloned().unwrap_or(Value::None);
                 m.insert(UUID.into(), J::String(super::uuid::text(hex)));
             }
+            "datetime.IsoCalendarDate" => {
+                let parts: Option<Vec<J>> = fields.iter().map(|x| int(x).map(J::from)).collect();
+                let Some(parts) = parts else {
+                    return Ok(None);
+                };
+                m.insert(ISOCALENDAR.into(), J::Array(parts));
+            }
             _ => return Ok(None),
         }
         Ok(Some(J::Object(m)))
@@ -126,6 +134,13 @@ impl Interp<'_> {
             }
         } else if let Some(J::String(s)) = m.get(UUID) {
             self.uuid_construct(vec![Value::str(s)], Vec::new())
+        } else if let Some(J::Array(parts)) = m.get(ISOCALENDAR) {
+            let parts: Option<Vec<Value>> =
+                parts.iter().map(|x| x.as_i64().map(Value::Int)).collect();
+            match parts {
+                Some(p) if p.len() == 3 => Ok(self.stdlib_instance("datetime.IsoCalendarDate", p)),
+                _ => Ok(Value::None),
+            }
         } else {
             return Ok(None);
         };
