@@ -251,12 +251,44 @@ impl Interp<'_> {
                 }
             }
         }
-        // `with entry { }` inside an enum body runs when the enum is declared.
+        // `with entry { }` inside an enum body runs when the enum is declared, as part of
+        // the class body, so what it binds is the enum's, not the enclosing scope's: a
+        // `def` becomes a function attribute (`Color.describe()`), any other value a
+        // further member after the declared ones (as a Python enum body makes it).
         for x in &e.extra {
             if let Member::Entry(block) = x
                 && !block.is_exit
             {
-                self.exec_block(&block.body, ctx)?;
+                let body_ctx = Ctx {
+                    scope: crate::interp::value::Scope::new_ref(Some(ctx.scope.clone())),
+                    ..ctx.clone()
+                };
+                self.exec_block(&block.body, &body_ctx)?;
+                let bound: Vec<(Rc<str>, Value)> = body_ctx
+                    .scope
+                    .borrow()
+                    .vars
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                for (name, v) in bound {
+                    if class.statics.borrow().contains_key(&name) {
+                        continue;
+                    }
+                    let v = match v {
+                        Value::Func(_) => v,
+                        value => {
+                            let member = Rc::new(EnumMember {
+                                class: class.clone(),
+                                name: name.clone(),
+                                value,
+                            });
+                            class.members.borrow_mut().push(member.clone());
+                            Value::EnumMember(member)
+                        }
+                    };
+                    class.statics.borrow_mut().insert(name, v);
+                }
             }
         }
         scope_define(&ctx.scope, e.name.name.clone(), Value::Class(class.clone()));
