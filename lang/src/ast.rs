@@ -313,6 +313,9 @@ pub struct Glob {
     /// `type Pair[T] = tuple[T, T];`: the alias's type parameters (erased: each is
     /// `any` while the value is evaluated). Empty for a `glob`.
     pub type_params: Vec<Name>,
+    /// Written `type Alias = T;` (not `glob`): its value is a type expression that
+    /// Python evaluates lazily, so it may name the alias itself or a later name.
+    pub is_alias: bool,
     pub span: Span,
 }
 

@@ -449,7 +449,9 @@ impl Interp<'_> {
     pub(super) fn exec_glob(&mut self, g: &ast::Glob, ctx: &Ctx) -> R<()> {
         // `type Pair[T] = tuple[T, T];`: the parameters are erased to `any`, in a scope
         // of the alias's own (Python evaluates an alias lazily, so `T` never leaks).
-        let alias_ctx = if g.type_params.is_empty() {
+        // The alias's own name is `any` there too, so a recursive alias (`type Json =
+        // int | list[Json];`) evaluates.
+        let alias_ctx = if !g.is_alias {
             None
         } else {
             let scope = crate::interp::value::Scope::new_ref(Some(ctx.scope.clone()));
@@ -457,15 +459,25 @@ impl Interp<'_> {
             for p in &g.type_params {
                 scope_define(&scope, p.name.clone(), any.clone());
             }
+            for v in &g.vars {
+                scope_define(&scope, v.name.name.clone(), any.clone());
+            }
             Some(Ctx {
                 scope,
                 ..ctx.clone()
             })
         };
         for v in &g.vars {
-            let val = match &v.value {
-                Some(e) => self.eval(e, alias_ctx.as_ref().unwrap_or(ctx))?,
-                None => Value::None,
+            let val = match (&v.value, &alias_ctx) {
+                // Python never evaluates an alias's value when it is declared, so a
+                // name declared further down (or any other error) is not raised
+                // here: the alias is then `any`.
+                (Some(e), Some(actx)) => match self.eval(e, actx) {
+                    Err(Interrupt::Exc(_)) => scope_get(&ctx.scope, "any").unwrap_or(Value::None),
+                    r => r?,
+                },
+                (Some(e), None) => self.eval(e, ctx)?,
+                (None, _) => Value::None,
             };
             mark_glob(&ctx.scope, &v.name.name);
             scope_define(&ctx.scope, v.name.name.clone(), val);

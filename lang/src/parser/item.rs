@@ -182,6 +182,7 @@ impl<'a> Parser<'a> {
                 span: self.sp(vstart),
             }],
             type_params,
+            is_alias: true,
             span: self.sp(start),
         }
     }
@@ -1320,6 +1321,7 @@ impl<'a> Parser<'a> {
             access,
             vars,
             type_params: Vec::new(),
+            is_alias: false,
             span: self.sp(start),
         }
     }
