@@ -251,12 +251,34 @@ impl Interp<'_> {
                 }
             }
         }
-        // `with entry { }` inside an enum body runs when the enum is declared.
+        // `with entry { }` inside an enum body runs when the enum is declared, as part
+        // of the class body jaclang emits it into: what it binds (a `def`, an
+        // assignment) becomes an attribute of the enum, not a module name.
         for x in &e.extra {
             if let Member::Entry(block) = x
                 && !block.is_exit
             {
-                self.exec_block(&block.body, ctx)?;
+                let scope = crate::interp::value::Scope::new_ref(Some(ctx.scope.clone()));
+                let body_ctx = Ctx {
+                    scope: scope.clone(),
+                    ..ctx.clone()
+                };
+                self.exec_block(&block.body, &body_ctx)?;
+                let bound: Vec<(Rc<str>, Value)> = {
+                    let s = scope.borrow();
+                    s.vars
+                        .names()
+                        .filter_map(|n| s.vars.get(n).map(|v| (n.clone(), v.clone())))
+                        .collect()
+                };
+                for (name, v) in bound {
+                    match v {
+                        Value::Func(f) => class.add_method(name, f),
+                        v => {
+                            class.statics.borrow_mut().insert(name, v);
+                        }
+                    }
+                }
             }
         }
         scope_define(&ctx.scope, e.name.name.clone(), Value::Class(class.clone()));
