@@ -252,13 +252,24 @@ impl Interp<'_> {
             }
         }
         // `with entry { }` inside an enum body runs when the enum is declared, as part
-        // of the class body jaclang emits it into: what it binds (a `def`, an
-        // assignment) becomes an attribute of the enum, not a module name.
+        // of the class body jaclang emits it into: what it binds becomes part of the
+        // enum, not a module name: a `def` a method, a class or a `__name` an
+        // attribute, any other value a member (after the declared ones), as a Python
+        // enum body makes them. The members' plain values are names there.
         for x in &e.extra {
             if let Member::Entry(block) = x
                 && !block.is_exit
             {
                 let scope = crate::interp::value::Scope::new_ref(Some(ctx.scope.clone()));
+                for m in class.members.borrow().iter() {
+                    scope_define(&scope, m.name.clone(), m.value.clone());
+                }
+                let declared: Vec<Rc<str>> = class
+                    .members
+                    .borrow()
+                    .iter()
+                    .map(|m| m.name.clone())
+                    .collect();
                 let body_ctx = Ctx {
                     scope: scope.clone(),
                     ..ctx.clone()
@@ -274,8 +285,26 @@ impl Interp<'_> {
                 for (name, v) in bound {
                     match v {
                         Value::Func(f) => class.add_method(name, f),
-                        v => {
+                        // The declared members' names, bound to their values for
+                        // the block (a rebinding keeps the member).
+                        _ if declared.contains(&name) => {}
+                        v @ Value::Class(_) => {
                             class.statics.borrow_mut().insert(name, v);
+                        }
+                        v if name.starts_with("__") => {
+                            class.statics.borrow_mut().insert(name, v);
+                        }
+                        v => {
+                            let member = Rc::new(EnumMember {
+                                class: class.clone(),
+                                name: name.clone(),
+                                value: v,
+                            });
+                            class.members.borrow_mut().push(member.clone());
+                            class
+                                .statics
+                                .borrow_mut()
+                                .insert(name, Value::EnumMember(member));
                         }
                     }
                 }
