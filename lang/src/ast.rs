@@ -313,7 +313,8 @@ pub struct Glob {
     /// `type Pair[T] = tuple[T, T];`: the alias's type parameters (erased: each is
     /// `any` while the value is evaluated). Empty for a `glob`.
     pub type_params: Vec<Name>,
-    /// Declared with `type Name = ...;`: the name is bound to a type alias object.
+    /// Written `type Alias = T;` (not `glob`): the name is bound to a type alias object
+    /// whose value Python evaluates lazily, so it may name the alias itself or a later name.
     pub is_alias: bool,
     pub span: Span,
 }

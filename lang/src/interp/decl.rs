@@ -251,43 +251,62 @@ impl Interp<'_> {
                 }
             }
         }
-        // `with entry { }` inside an enum body runs when the enum is declared, as part of
-        // the class body, so what it binds is the enum's, not the enclosing scope's: a
-        // `def` becomes a function attribute (`Color.describe()`), any other value a
-        // further member after the declared ones (as a Python enum body makes it).
+        // `with entry { }` inside an enum body runs when the enum is declared, as part
+        // of the class body jaclang emits it into: what it binds becomes part of the
+        // enum, not a module name: a `def` a method, a class or a `__name` an
+        // attribute, any other value a member (after the declared ones), as a Python
+        // enum body makes them. The members' plain values are names there.
         for x in &e.extra {
             if let Member::Entry(block) = x
                 && !block.is_exit
             {
+                let scope = crate::interp::value::Scope::new_ref(Some(ctx.scope.clone()));
+                for m in class.members.borrow().iter() {
+                    scope_define(&scope, m.name.clone(), m.value.clone());
+                }
+                let declared: Vec<Rc<str>> = class
+                    .members
+                    .borrow()
+                    .iter()
+                    .map(|m| m.name.clone())
+                    .collect();
                 let body_ctx = Ctx {
-                    scope: crate::interp::value::Scope::new_ref(Some(ctx.scope.clone())),
+                    scope: scope.clone(),
                     ..ctx.clone()
                 };
                 self.exec_block(&block.body, &body_ctx)?;
-                let bound: Vec<(Rc<str>, Value)> = body_ctx
-                    .scope
-                    .borrow()
-                    .vars
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
+                let bound: Vec<(Rc<str>, Value)> = {
+                    let s = scope.borrow();
+                    s.vars
+                        .names()
+                        .filter_map(|n| s.vars.get(n).map(|v| (n.clone(), v.clone())))
+                        .collect()
+                };
                 for (name, v) in bound {
-                    if class.statics.borrow().contains_key(&name) {
-                        continue;
-                    }
-                    let v = match v {
-                        Value::Func(_) => v,
-                        value => {
+                    match v {
+                        Value::Func(f) => class.add_method(name, f),
+                        // The declared members' names, bound to their values for
+                        // the block (a rebinding keeps the member).
+                        _ if declared.contains(&name) => {}
+                        v @ Value::Class(_) => {
+                            class.statics.borrow_mut().insert(name, v);
+                        }
+                        v if name.starts_with("__") => {
+                            class.statics.borrow_mut().insert(name, v);
+                        }
+                        v => {
                             let member = Rc::new(EnumMember {
                                 class: class.clone(),
                                 name: name.clone(),
-                                value,
+                                value: v,
                             });
                             class.members.borrow_mut().push(member.clone());
-                            Value::EnumMember(member)
+                            class
+                                .statics
+                                .borrow_mut()
+                                .insert(name, Value::EnumMember(member));
                         }
-                    };
-                    class.statics.borrow_mut().insert(name, v);
+                    }
                 }
             }
         }
@@ -509,7 +528,9 @@ impl Interp<'_> {
     pub(super) fn exec_glob(&mut self, g: &ast::Glob, ctx: &Ctx) -> R<()> {
         // `type Pair[T] = tuple[T, T];`: the parameters are erased to `any`, in a scope
         // of the alias's own (Python evaluates an alias lazily, so `T` never leaks).
-        let alias_ctx = if g.type_params.is_empty() {
+        // The alias's own name is `any` there too, so a recursive alias (`type Json =
+        // int | list[Json];`) evaluates.
+        let alias_ctx = if !g.is_alias {
             None
         } else {
             let scope = crate::interp::value::Scope::new_ref(Some(ctx.scope.clone()));
@@ -517,15 +538,25 @@ impl Interp<'_> {
             for p in &g.type_params {
                 scope_define(&scope, p.name.clone(), any.clone());
             }
+            for v in &g.vars {
+                scope_define(&scope, v.name.name.clone(), any.clone());
+            }
             Some(Ctx {
                 scope,
                 ..ctx.clone()
             })
         };
         for v in &g.vars {
-            let val = match &v.value {
-                Some(e) => self.eval(e, alias_ctx.as_ref().unwrap_or(ctx))?,
-                None => Value::None,
+            let val = match (&v.value, &alias_ctx) {
+                // Python never evaluates an alias's value when it is declared, so a
+                // name declared further down (or any other error) is not raised
+                // here: the alias is then `any`.
+                (Some(e), Some(actx)) => match self.eval(e, actx) {
+                    Err(Interrupt::Exc(_)) => scope_get(&ctx.scope, "any").unwrap_or(Value::None),
+                    r => r?,
+                },
+                (Some(e), None) => self.eval(e, ctx)?,
+                (None, _) => Value::None,
             };
             let val = if g.is_alias {
                 self.type_alias_value(g, &v.name.name, val, ctx)
