@@ -1168,3 +1168,21 @@ fn env_overrides_the_port() {
     );
     assert_eq!(get(port, "/healthz").status, 200);
 }
+
+/// An `async def` endpoint answers with its coroutine's result, its gathered awaits run
+/// by the event loop (it used to send the unawaited coroutine, which has no wire form).
+#[test]
+fn async_function_endpoint_runs_its_coroutine() {
+    let dir = TempDir::new("async-fn");
+    dir.write(
+        "app.svc",
+        "import asyncio;\n\
+         async def:pub slow_add(a: int, b: int) -> int {\n\
+             r = await asyncio.gather(asyncio.sleep(0.01, result=a), asyncio.sleep(0.02, result=b));\n\
+             return r[0] + r[1];\n\
+         }\n",
+    );
+    let s = ServerGuard::start(dir.path(), &["app.svc"]);
+    let resp = post_json(s.port, "/function/slow_add", r#"{"a": 2, "b": 5}"#);
+    assert_eq!(result(&resp), json!(7));
+}

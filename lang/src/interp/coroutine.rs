@@ -1,27 +1,29 @@
-//! Coroutines: `async def`, `async can`, `async walker` and `await`.
+//! Coroutines: `async def`, `async can`, `async walker` and `await`, and the event loop
+//! that runs them.
 //!
-//! svc runs programs sequentially (one interpreter per call, no event loop), so a
-//! coroutine is a *pending* piece of work that runs to its end when it is awaited:
-//! calling an `async` function binds nothing and runs nothing, it returns a coroutine
+//! Calling an `async` function binds nothing and runs nothing: it returns a coroutine
 //! holding the callee and its arguments (`root spawn W()` of an `async walker` runs at
-//! once, svc's earlier decision, and awaiting the walker returns it); `await c` runs it now and gives its result, and a second
-//! `await` of the same coroutine is CPython's `RuntimeError`. `asyncio.run(c)` awaits
-//! from synchronous code, `asyncio.sleep(d)` is a coroutine that sleeps (counting
-//! against the run's time limit like `time.sleep`), and `asyncio.gather(*aws)` awaits
-//! each in order and returns the list of results. Because nothing interleaves,
-//! `gather` of coroutines that print around an `await asyncio.sleep(0)` prints each
-//! coroutine's lines together rather than interleaved (a documented difference from
-//! CPython's event loop); the results are the same.
+//! once, svc's earlier decision, and awaiting the walker returns it). An `async def`
+//! body holding `await` is compiled as a generator whose awaits suspend it
+//! (`generator::compile_coroutine`); [`Interp::async_run`] is the event loop that runs
+//! such coroutines as tasks, interleaving them at their awaits as CPython's `asyncio`
+//! does on one thread: `asyncio.sleep` parks a task until the loop's clock reaches its
+//! wake time, `asyncio.gather` starts one task per awaitable and resumes the gathering
+//! task with their results. A coroutine whose body cannot suspend (no `await`) runs to
+//! its end when awaited. A second `await` of the same coroutine is CPython's
+//! `RuntimeError`.
 //!
 //! Walker abilities (`async can ... with T entry`) run when the walk reaches them, in
 //! both async and plain walkers (jaclang drops the ability of a plain walker with a
-//! "never awaited" warning; svc runs it, as its author meant).
+//! "never awaited" warning; svc runs it, as its author meant); their awaits run each
+//! awaitable to its end.
 //!
-//! Nesting: an awaited coroutine runs through `call_function`, so chains of awaits
-//! count against the call-depth limit like calls do.
+//! Nesting: coroutines awaiting one another in a task are a vector of generators, so a
+//! chain of awaits costs heap, not native stack.
 
+use super::generator::GenStep;
 use super::value::*;
-use super::{Interp, R};
+use super::{Interp, Interrupt, PyErr, R};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -45,6 +47,60 @@ enum State {
     Gather(Vec<Value>),
     Running,
     Done,
+}
+
+/// How the event loop starts an awaitable (`Interp::async_start`).
+enum Start {
+    Gen(Rc<super::generator::Generator>),
+    Sleep(f64, Value),
+    Gather(Vec<Value>),
+    Value(R<Value>),
+}
+
+/// What a task gives its top generator when it runs next.
+enum Resume {
+    /// Start the task's awaitable (a gathered coroutine, or the loop's root).
+    Start(Value),
+    Send(Value),
+    /// Raise this at the suspended await.
+    Throw(Box<PyErr>),
+}
+
+/// A gather waiting for its tasks.
+struct Gather {
+    pending: usize,
+    results: Vec<Value>,
+}
+
+/// One task of the event loop: the generators of the coroutines awaiting one another,
+/// innermost last.
+struct Task {
+    stack: Vec<Rc<super::generator::Generator>>,
+    resume: Resume,
+    waiting: Option<Gather>,
+    /// The gathering task and this task's place in its results.
+    parent: Option<(usize, usize)>,
+}
+
+impl Task {
+    fn new(resume: Resume, parent: Option<(usize, usize)>) -> Task {
+        Task {
+            stack: Vec::new(),
+            resume,
+            waiting: None,
+            parent,
+        }
+    }
+}
+
+/// The event loop's state (`Interp::async_run`).
+struct Loop {
+    tasks: Vec<Task>,
+    ready: std::collections::VecDeque<usize>,
+    /// Sleeping tasks: wake time (seconds of the loop's clock), order, task.
+    timers: Vec<(f64, u64, usize)>,
+    now: f64,
+    seq: u64,
 }
 
 fn make(name: &str, state: State) -> Value {
@@ -100,6 +156,19 @@ impl Interp<'_> {
         if is_async_walker(&v) {
             return Ok(v);
         }
+        // A coroutine that suspends at its awaits, or a `gather`: an event loop runs it
+        // (and whatever it gathers) to its end, interleaving at the awaits.
+        if let Value::Coroutine(c) = &v
+            && match &*c.state.borrow() {
+                State::Call { func, .. } => {
+                    matches!(&*func.body.borrow(), FuncBody::Generator(_))
+                }
+                State::Gather(_) => true,
+                _ => false,
+            }
+        {
+            return self.async_run(v);
+        }
         let Value::Coroutine(c) = &v else {
             let t = self.type_name_of(&v);
             return Err(self.err(
@@ -135,23 +204,246 @@ impl Interp<'_> {
                 r
             }
             State::Sleep(delay, result) => self.async_sleep(&delay).map(|()| result),
+            // (Taken to the event loop above; kept whole if it ever gets here.)
             State::Gather(aws) => {
-                let mut out = Vec::with_capacity(aws.len());
-                let mut r = Ok(());
-                for aw in aws {
-                    match self.await_value(aw) {
-                        Ok(x) => out.push(x),
-                        Err(e) => {
-                            r = Err(e);
-                            break;
-                        }
-                    }
-                }
-                r.map(|()| Value::list(out))
+                *c.state.borrow_mut() = State::Gather(aws);
+                return self.async_run(v.clone());
             }
         };
         *c.state.borrow_mut() = State::Done;
         result
+    }
+
+    /// How the loop starts an awaitable `aw`: a suspending coroutine's generator (the
+    /// coroutine is marked done: a second await is CPython's error), a sleep, a gather,
+    /// or anything else awaited at once (a coroutine that runs to its end, an `async
+    /// walker`, or the await's error).
+    fn async_start(&mut self, aw: Value) -> R<Start> {
+        if let Value::Coroutine(c) = &aw {
+            let state = std::mem::replace(&mut *c.state.borrow_mut(), State::Running);
+            match state {
+                State::Call {
+                    func,
+                    this,
+                    args,
+                    kwargs,
+                } if matches!(&*func.body.borrow(), FuncBody::Generator(_)) => {
+                    *c.state.borrow_mut() = State::Done;
+                    self.run_async = true;
+                    let g = self.call_function(&func, this, args, kwargs, None);
+                    self.run_async = false;
+                    return match g? {
+                        Value::Generator(g) => Ok(Start::Gen(g)),
+                        other => Ok(Start::Value(Ok(other))),
+                    };
+                }
+                State::Sleep(delay, result) => {
+                    *c.state.borrow_mut() = State::Done;
+                    let secs = self.sleep_secs(&delay)?;
+                    return Ok(Start::Sleep(secs, result));
+                }
+                State::Gather(aws) => {
+                    *c.state.borrow_mut() = State::Done;
+                    return Ok(Start::Gather(aws));
+                }
+                other => *c.state.borrow_mut() = other,
+            }
+        }
+        Ok(Start::Value(self.await_value(aw)))
+    }
+
+    /// The event loop: run the awaitable `root` to its end, with every coroutine it
+    /// gathers, as CPython's `asyncio` does on one thread: a task runs until it awaits
+    /// a sleep or a gather, ready tasks run in the order they became ready, sleeping
+    /// ones wake in the order of their wake times (the loop sleeps until the first,
+    /// which counts against the run's time limit). A coroutine awaiting another runs
+    /// it in the same task (a stack of generators); an exception leaving a coroutine is
+    /// raised at its awaiter's `await`, and one leaving a gathered task at the
+    /// gather's. Everything is on the heap: nesting costs no native stack.
+    pub(super) fn async_run(&mut self, root: Value) -> R<Value> {
+        let mut lp = Loop {
+            tasks: vec![Task::new(Resume::Start(root), None)],
+            ready: std::collections::VecDeque::from([0]),
+            timers: Vec::new(),
+            now: 0.0,
+            seq: 0,
+        };
+        loop {
+            let Some(t) = lp.ready.pop_front() else {
+                // Nothing ready: wake the first sleeper (sleeping until its time).
+                let Some(at) = lp
+                    .timers
+                    .iter()
+                    .enumerate()
+                    .min_by(|a, b| a.1.0.total_cmp(&b.1.0).then(a.1.1.cmp(&b.1.1)))
+                    .map(|(i, _)| i)
+                else {
+                    return Err(self.err(
+                        "RuntimeError",
+                        "event loop stopped before the coroutine finished",
+                    ));
+                };
+                let (wake, _, t) = lp.timers.remove(at);
+                if wake > lp.now {
+                    self.async_sleep(&Value::Float(wake - lp.now))?;
+                    lp.now = wake;
+                }
+                lp.ready.push_back(t);
+                continue;
+            };
+            if let Some(result) = self.async_step(&mut lp, t)? {
+                return result.map_err(Interrupt::Exc);
+            }
+        }
+    }
+
+    /// Run task `t` until it parks (sleep, gather) or ends; `Some` with the root's
+    /// outcome when the root task ended.
+    fn async_step(&mut self, lp: &mut Loop, t: usize) -> R<Option<Result<Value, Box<PyErr>>>> {
+        let mut resume = std::mem::replace(&mut lp.tasks[t].resume, Resume::Send(Value::None));
+        loop {
+            self.poll()?;
+            // What the top generator gives next: an awaitable, or its end.
+            let step: Result<GenStep, Box<PyErr>> = match resume {
+                Resume::Start(aw) => Ok(GenStep::Yielded(aw)),
+                // The task's own awaitable finished (a task started on a sleep, a
+                // gather or a coroutine that ran at once).
+                Resume::Send(v) if lp.tasks[t].stack.is_empty() => {
+                    return Ok(self.async_finish(lp, t, Ok(v)));
+                }
+                Resume::Throw(e) if lp.tasks[t].stack.is_empty() => {
+                    return Ok(self.async_finish(lp, t, Err(e)));
+                }
+                Resume::Send(v) => {
+                    let g = lp.tasks[t]
+                        .stack
+                        .last()
+                        .cloned()
+                        .expect("checked non-empty");
+                    match self.gen_resume(&g, v) {
+                        Ok(s) => Ok(s),
+                        Err(Interrupt::Exc(e)) => Err(e),
+                        Err(other) => return Err(other),
+                    }
+                }
+                Resume::Throw(e) => {
+                    let g = lp.tasks[t]
+                        .stack
+                        .last()
+                        .cloned()
+                        .expect("checked non-empty");
+                    match self.gen_resume_with(&g, Value::None, Some(e)) {
+                        Ok(s) => Ok(s),
+                        Err(Interrupt::Exc(e)) => Err(e),
+                        Err(other) => return Err(other),
+                    }
+                }
+            };
+            match step {
+                Ok(GenStep::Yielded(aw)) => match self.async_start(aw) {
+                    Ok(Start::Gen(g)) => {
+                        lp.tasks[t].stack.push(g);
+                        resume = Resume::Send(Value::None);
+                    }
+                    Ok(Start::Value(Ok(v))) => resume = Resume::Send(v),
+                    Ok(Start::Value(Err(Interrupt::Exc(e)))) | Err(Interrupt::Exc(e)) => {
+                        resume = Resume::Throw(e);
+                    }
+                    Ok(Start::Value(Err(other))) | Err(other) => return Err(other),
+                    Ok(Start::Sleep(secs, result)) => {
+                        lp.tasks[t].resume = Resume::Send(result);
+                        if secs > 0.0 {
+                            lp.seq += 1;
+                            lp.timers.push((lp.now + secs, lp.seq, t));
+                        } else {
+                            lp.ready.push_back(t);
+                        }
+                        return Ok(None);
+                    }
+                    Ok(Start::Gather(aws)) => {
+                        if aws.is_empty() {
+                            resume = Resume::Send(Value::list(Vec::new()));
+                            continue;
+                        }
+                        lp.tasks[t].waiting = Some(Gather {
+                            pending: aws.len(),
+                            results: vec![Value::None; aws.len()],
+                        });
+                        for (i, aw) in aws.into_iter().enumerate() {
+                            lp.tasks.push(Task::new(Resume::Start(aw), Some((t, i))));
+                            lp.ready.push_back(lp.tasks.len() - 1);
+                        }
+                        return Ok(None);
+                    }
+                },
+                Ok(GenStep::Returned(v)) => {
+                    lp.tasks[t].stack.pop();
+                    if lp.tasks[t].stack.is_empty() {
+                        return Ok(self.async_finish(lp, t, Ok(v)));
+                    }
+                    resume = Resume::Send(v);
+                }
+                Err(e) => {
+                    lp.tasks[t].stack.pop();
+                    if lp.tasks[t].stack.is_empty() {
+                        return Ok(self.async_finish(lp, t, Err(e)));
+                    }
+                    resume = Resume::Throw(e);
+                }
+            }
+        }
+    }
+
+    /// Task `t` ended with `outcome`: the root's is the loop's; a gathered task's goes
+    /// to its gather (the list once all are done; the first exception at once).
+    fn async_finish(
+        &mut self,
+        lp: &mut Loop,
+        t: usize,
+        outcome: Result<Value, Box<PyErr>>,
+    ) -> Option<Result<Value, Box<PyErr>>> {
+        let Some((parent, i)) = lp.tasks[t].parent else {
+            return Some(outcome);
+        };
+        let Some(wait) = lp.tasks[parent].waiting.as_mut() else {
+            // The gather already failed: this task's outcome goes nowhere.
+            return None;
+        };
+        match outcome {
+            Ok(v) => {
+                wait.results[i] = v;
+                wait.pending -= 1;
+                if wait.pending == 0 {
+                    let results = std::mem::take(&mut wait.results);
+                    lp.tasks[parent].waiting = None;
+                    lp.tasks[parent].resume = Resume::Send(Value::list(results));
+                    lp.ready.push_back(parent);
+                }
+            }
+            Err(e) => {
+                lp.tasks[parent].waiting = None;
+                lp.tasks[parent].resume = Resume::Throw(e);
+                lp.ready.push_back(parent);
+            }
+        }
+        None
+    }
+
+    /// `asyncio.sleep`'s delay in seconds (CPython's error for a non-number).
+    fn sleep_secs(&mut self, delay: &Value) -> R<f64> {
+        match delay {
+            Value::Int(_) | Value::Bool(_) | Value::Float(_) | Value::BigInt(_) => {
+                let s = self.num_arg(delay)?;
+                Ok(if s.is_nan() { 0.0 } else { s })
+            }
+            other => {
+                let t = self.type_name_of(other);
+                Err(self.err(
+                    "TypeError",
+                    format!("'<=' not supported between instances of '{t}' and 'int'"),
+                ))
+            }
+        }
     }
 
     fn async_sleep(&mut self, delay: &Value) -> R<()> {

@@ -345,7 +345,10 @@ impl Interp<'_> {
             })
         });
         let body = match &ab.body {
-            Some(b) => super::generator::func_body(Rc::from(b.as_slice())),
+            Some(b) => super::generator::func_body(
+                Rc::from(b.as_slice()),
+                ab.is_async && ab.event.is_none(),
+            ),
             // An `abst` method called anyway does nothing and returns None (as in
             // jaclang, whose archetypes are not abstract base classes).
             None if ab.is_abstract => FuncBody::Block(Rc::from([])),
@@ -387,7 +390,12 @@ impl Interp<'_> {
 
     /// `impl Target.member { body }`: fill in a declared member's body.
     pub(super) fn apply_impl(&mut self, imp: &ast::ImplBlock, ctx: &Ctx) -> R<()> {
-        let body = super::generator::func_body(Rc::from(imp.body.as_slice()));
+        // An `impl` of an `async def` holding `await` is a coroutine body; an ability's
+        // (`impl W.a with T entry`) never is.
+        let is_ability = matches!(imp.kind, ast::ImplKind::Event(_));
+        let body = |f: &Function| {
+            super::generator::func_body(Rc::from(imp.body.as_slice()), f.is_async && !is_ability)
+        };
         let names: Vec<&str> = imp.target.iter().map(|n| &*n.name).collect();
         let Some((first, rest)) = names.split_first() else {
             return Ok(());
@@ -396,7 +404,7 @@ impl Interp<'_> {
         if rest.is_empty() {
             // impl f(x: int) -> int { } : body of a top-level function.
             if let Some(Value::Func(f)) = target {
-                *f.body.borrow_mut() = body;
+                *f.body.borrow_mut() = body(&f);
                 return Ok(());
             }
             if let Some(Value::Class(c)) = &target
@@ -425,7 +433,7 @@ impl Interp<'_> {
             && let Some(m) = decl_later::accessor_method(field, kind)
             && let Some(f) = class.methods.borrow().get(m.as_str()).cloned()
         {
-            *f.body.borrow_mut() = body;
+            *f.body.borrow_mut() = body(&f);
             return Ok(());
         }
         for (i, n) in rest.iter().enumerate() {
@@ -447,8 +455,10 @@ impl Interp<'_> {
             });
             match f {
                 Some(f) => {
-                    *f.body.borrow_mut() =
-                        super::generator::func_body(Rc::from(imp.body.as_slice()))
+                    *f.body.borrow_mut() = super::generator::func_body(
+                        Rc::from(imp.body.as_slice()),
+                        f.is_async && !is_ability,
+                    )
                 }
                 None => {
                     // Anonymous or undeclared: declare it as a method now.

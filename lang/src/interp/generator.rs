@@ -344,6 +344,16 @@ impl Interp<'_> {
             }
             None => {}
         }
+        // An `await` inside a coroutine's body (only those are compiled with one):
+        // suspend with the awaitable; the event loop sends back its result.
+        if let ast::ExprKind::Await(x) = &e.kind {
+            let v = self.eval(x, ctx)?;
+            if let Some(r) = self.replay.as_mut() {
+                let end = r.next;
+                r.log[i] = Some(Entry::Pending(end));
+            }
+            return Err(Interrupt::Suspend(v));
+        }
         if let ast::ExprKind::Yield { value, from } = &e.kind {
             let v = match value {
                 Some(x) => self.eval(x, ctx)?,
@@ -423,12 +433,37 @@ pub enum GenStep {
 
 use std::cell::RefCell;
 
-/// The body of a declared function: a generator's compiled ops when it holds a `yield`.
-pub(super) fn func_body(body: Rc<[ast::Stmt]>) -> FuncBody {
-    match compile_if_generator(&body) {
+/// The body of a declared function: a generator's compiled ops when it holds a `yield`,
+/// or, for an `async def` (`coroutine`), when it holds an `await` (see
+/// [`compile_coroutine`]).
+pub(super) fn func_body(body: Rc<[ast::Stmt]>, coroutine: bool) -> FuncBody {
+    let code = if coroutine {
+        compile_coroutine(&body)
+    } else {
+        compile_if_generator(&body)
+    };
+    match code {
         Some(code) => FuncBody::Generator(code),
         None => FuncBody::Block(body),
     }
+}
+
+thread_local! {
+    /// Set while an `async def` body is compiled: its `await`s are the points where it
+    /// suspends, as a generator's `yield`s are.
+    static AWAIT_SUSPENDS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// An `async def` body holding `await` compiled as a generator whose `await e` yields
+/// the awaitable to the event loop (`coroutine.rs::async_run`), which resumes it with
+/// the result: so coroutines under `asyncio.gather` interleave at their awaits. `None`
+/// when the body has no `await`, or has one where the generator machine cannot suspend
+/// (a condition or loop header): such a coroutine runs to its end when awaited.
+pub(super) fn compile_coroutine(body: &[ast::Stmt]) -> Option<Rc<GenCode>> {
+    AWAIT_SUSPENDS.with(|a| a.set(true));
+    let code = compile_if_generator(body);
+    AWAIT_SUSPENDS.with(|a| a.set(false));
+    code.filter(|c| c.ops.is_ok())
 }
 
 /// Compile `body` when it contains a `yield` (outside nested functions and lambdas).
@@ -460,7 +495,9 @@ pub(super) fn compile_if_generator(body: &[ast::Stmt]) -> Option<Rc<GenCode>> {
 }
 
 fn expr_has_yield(e: &ast::Expr) -> bool {
-    if matches!(e.kind, ast::ExprKind::Yield { .. }) {
+    if matches!(e.kind, ast::ExprKind::Yield { .. })
+        || matches!(e.kind, ast::ExprKind::Await(_)) && AWAIT_SUSPENDS.with(|a| a.get())
+    {
         return true;
     }
     let mut found = false;
@@ -833,6 +870,38 @@ impl Compiler {
         Ok(())
     }
 
+    /// An expression holding a suspension point, used as a condition or a `for`
+    /// iterable: evaluated by a replayed assignment to a fresh local no program can
+    /// name, which the condition or loop then reads (a coroutine's `while (await
+    /// poll()) < n`). Plain generators never get here: `svc check` refuses a `yield`
+    /// there (E2031).
+    fn fed_value(&mut self, e: &ast::Expr) -> ast::Expr {
+        let tmp = ast::Expr::new(
+            ast::ExprKind::Name(Rc::from(format!("<await {}>", self.ops.len()))),
+            e.span,
+        );
+        let assign = ast::Stmt {
+            kind: StmtKind::Assign {
+                targets: vec![tmp.clone()],
+                ty: None,
+                value: e.clone(),
+            },
+            span: e.span,
+        };
+        let _ = self.fed_stmt(&assign);
+        tmp
+    }
+
+    /// The condition a `JumpIfNot` tests: `c` itself, or the local a replayed
+    /// assignment of it wrote when it holds a suspension point.
+    fn cond(&mut self, c: &ast::Expr) -> ast::Expr {
+        if expr_has_yield(c) {
+            self.fed_value(c)
+        } else {
+            c.clone()
+        }
+    }
+
     fn stmt(&mut self, s: &ast::Stmt) -> CResult {
         if !stmt_has_yield(s) {
             let in_loop = !self.loops.is_empty();
@@ -890,14 +959,12 @@ impl Compiler {
                 elifs,
                 orelse,
             } => {
-                if expr_has_yield(cond) || elifs.iter().any(|(c, _)| expr_has_yield(c)) {
-                    return unsupported("in a condition");
-                }
                 let mut ends = Vec::new();
                 let mut branches: Vec<(&ast::Expr, &Vec<ast::Stmt>)> = vec![(cond, body)];
                 branches.extend(elifs.iter().map(|(c, b)| (c, b)));
                 for (c, b) in branches {
-                    let j = self.push(Op::JumpIfNot(c.clone(), usize::MAX));
+                    let c = self.cond(c);
+                    let j = self.push(Op::JumpIfNot(c, usize::MAX));
                     self.block(b)?;
                     ends.push(self.push(Op::Jump(usize::MAX)));
                     let here = self.ops.len();
@@ -913,11 +980,9 @@ impl Compiler {
                 Ok(())
             }
             StmtKind::While { cond, body, orelse } => {
-                if expr_has_yield(cond) {
-                    return unsupported("in a condition");
-                }
                 let top = self.ops.len();
-                let j = self.push(Op::JumpIfNot(cond.clone(), usize::MAX));
+                let c = self.cond(cond);
+                let j = self.push(Op::JumpIfNot(c, usize::MAX));
                 self.loop_body(body, top)?;
                 let else_at = self.ops.len();
                 self.set_target(j, else_at, true);
@@ -934,14 +999,12 @@ impl Compiler {
                 body,
                 orelse,
             } => {
-                if expr_has_yield(iter) || expr_has_yield(target) {
+                if expr_has_yield(target) {
                     return unsupported("in a `for` header");
                 }
+                let iter = self.cond(iter);
                 let slot = self.slot();
-                self.push(Op::ForStart {
-                    iter: iter.clone(),
-                    slot,
-                });
+                self.push(Op::ForStart { iter, slot });
                 let top = self.ops.len();
                 let n = self.push(Op::ForNext {
                     slot,
@@ -1265,7 +1328,7 @@ impl Interp<'_> {
     /// [`Self::gen_resume`], or with `throw` raise that exception at the suspended
     /// `yield` (`g.throw(e)`, `g.close()`): an enclosing `try` of the body handles it,
     /// otherwise it ends the generator and propagates.
-    fn gen_resume_with(
+    pub(super) fn gen_resume_with(
         &mut self,
         g: &Rc<Generator>,
         sent: Value,

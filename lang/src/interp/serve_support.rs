@@ -739,6 +739,11 @@ impl Interp<'_> {
         let r = self
             .call_function(&func, None, args, kwargs, None)
             .and_then(|v| {
+                // An `async def` endpoint: its coroutine is run to its end here.
+                let v = match v {
+                    Value::Coroutine(_) => self.await_value(v)?,
+                    v => v,
+                };
                 self.commit_last()?;
                 Ok(v)
             });

@@ -396,10 +396,13 @@ impl Interp<'_> {
                         })
                         .unwrap_or_default(),
                     body: Rc::from(ab.body.clone().unwrap_or_default().as_slice()),
-                    generator: ab
-                        .body
-                        .as_deref()
-                        .and_then(super::generator::compile_if_generator),
+                    generator: ab.body.as_deref().and_then(|b| {
+                        if ab.is_async && ab.event.is_none() {
+                            super::generator::compile_coroutine(b)
+                        } else {
+                            super::generator::compile_if_generator(b)
+                        }
+                    }),
                     is_async: ab.is_async,
                     ret: ab
                         .signature

@@ -1,5 +1,5 @@
-//! `asyncio`: `run`, `sleep` and `gather` over svc's sequential coroutines
-//! (`interp/coroutine.rs` has the model and what differs from CPython's event loop).
+//! `asyncio`: `run`, `sleep` and `gather`, run by svc's event loop
+//! (`interp/coroutine.rs` has the model).
 
 use super::super::value::*;
 use super::super::{Interp, R};
