@@ -51,6 +51,11 @@ fn is_set(v: &Value) -> bool {
 
 /// The operator special method `name` of the builtin value `v`, if its type has one.
 fn value_operator(v: &Value, name: &str) -> Option<ValueOp> {
+    // Method calls on builtin values ask here first (`xs.append`): a plain name is
+    // answered at once.
+    if !name.starts_with("__") {
+        return None;
+    }
     if let Some(op) = [CmpOp::Lt, CmpOp::LtE, CmpOp::Gt, CmpOp::GtE]
         .into_iter()
         .find(|op| compare_names(*op).is_some_and(|(n, _)| n == name))
@@ -133,6 +138,9 @@ fn compares_with(recv: &Value, other: &Value) -> bool {
 /// of numbers, sequences, sets and dicts (`value_operator`). Objects answer these
 /// only through their class, as in Python.
 pub(super) fn has_value_dunder(v: &Value, name: &str) -> bool {
+    if !name.starts_with("__") {
+        return false;
+    }
     if is_object_dunder(name) {
         return true;
     }
