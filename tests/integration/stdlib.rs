@@ -104,11 +104,23 @@ fn datetime_values_in_node_fields_survive_the_store() {
     );
 }
 
+/// Run `program` twice in one fresh directory (the store kept between the runs): the
+/// first run must print `stored`; the second run's output is returned.
+fn second_run_after_storing(tag: &str, program: &str) -> String {
+    let dir = TempDir::new(tag);
+    dir.write("main.svc", program);
+    let first = svc_in(dir.path(), &["run", "main.svc"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert_eq!(stdout(&first), "stored\n");
+    let second = svc_in(dir.path(), &["run", "main.svc"]);
+    assert!(second.status.success(), "{}", stderr(&second));
+    stdout(&second)
+}
+
 #[test]
 fn datetime_time_values_in_node_fields_survive_the_store() {
-    let dir = TempDir::new("stdlib-stored-time");
-    dir.write(
-        "main.svc",
+    let out = second_run_after_storing(
+        "stdlib-stored-time",
         "import from datetime { time, timezone, timedelta }\n\
          node N { has t: any = None, u: any = None; }\n\
          with entry {\n\
@@ -118,13 +130,8 @@ fn datetime_time_values_in_node_fields_survive_the_store() {
          u=time(5, tzinfo=timezone(timedelta(hours=-3), \"X\"))); print(\"stored\"); }\n\
          }\n",
     );
-    let first = svc_in(dir.path(), &["run", "main.svc"]);
-    assert!(first.status.success(), "{}", stderr(&first));
-    assert_eq!(stdout(&first), "stored\n");
-    let second = svc_in(dir.path(), &["run", "main.svc"]);
-    assert!(second.status.success(), "{}", stderr(&second));
     assert_eq!(
-        stdout(&second),
+        out,
         "datetime.time(1, 2, 3, 4, fold=1) datetime.time(5, 0, tzinfo=datetime.timezone(\
          datetime.timedelta(days=-1, seconds=75600), 'X'))\n"
     );
@@ -134,9 +141,8 @@ fn datetime_time_values_in_node_fields_survive_the_store() {
 /// stored as an archetype object no class reads back, so it came back `None`).
 #[test]
 fn isocalendar_values_in_node_fields_survive_the_store() {
-    let dir = TempDir::new("stdlib-stored-isocalendar");
-    dir.write(
-        "main.svc",
+    let out = second_run_after_storing(
+        "stdlib-stored-isocalendar",
         "import from datetime { date }\n\
          node N { has c: any = None; }\n\
          with entry {\n\
@@ -145,13 +151,8 @@ fn isocalendar_values_in_node_fields_survive_the_store() {
              else { root ++> N(c=date(2024, 7, 4).isocalendar()); print(\"stored\"); }\n\
          }\n",
     );
-    let first = svc_in(dir.path(), &["run", "main.svc"]);
-    assert!(first.status.success(), "{}", stderr(&first));
-    assert_eq!(stdout(&first), "stored\n");
-    let second = svc_in(dir.path(), &["run", "main.svc"]);
-    assert!(second.status.success(), "{}", stderr(&second));
     assert_eq!(
-        stdout(&second),
+        out,
         "datetime.IsoCalendarDate(year=2024, week=27, weekday=4) 27 True\n"
     );
 }

@@ -306,33 +306,17 @@ impl Interp<'_> {
             // What the top generator gives next: an awaitable, or its end.
             let step: Result<GenStep, Box<PyErr>> = match resume {
                 Resume::Start(aw) => Ok(GenStep::Yielded(aw)),
-                // The task's own awaitable finished (a task started on a sleep, a
-                // gather or a coroutine that ran at once).
-                Resume::Send(v) if lp.tasks[t].stack.is_empty() => {
-                    return Ok(self.async_finish(lp, t, Ok(v)));
-                }
-                Resume::Throw(e) if lp.tasks[t].stack.is_empty() => {
-                    return Ok(self.async_finish(lp, t, Err(e)));
-                }
-                Resume::Send(v) => {
-                    let g = lp.tasks[t]
-                        .stack
-                        .last()
-                        .cloned()
-                        .expect("checked non-empty");
-                    match self.gen_resume(&g, v) {
-                        Ok(s) => Ok(s),
-                        Err(Interrupt::Exc(e)) => Err(e),
-                        Err(other) => return Err(other),
-                    }
-                }
-                Resume::Throw(e) => {
-                    let g = lp.tasks[t]
-                        .stack
-                        .last()
-                        .cloned()
-                        .expect("checked non-empty");
-                    match self.gen_resume_with(&g, Value::None, Some(e)) {
+                Resume::Send(_) | Resume::Throw(_) => {
+                    let (sent, throw) = match resume {
+                        Resume::Throw(e) => (Value::None, Some(e)),
+                        Resume::Send(v) | Resume::Start(v) => (v, None),
+                    };
+                    let Some(g) = lp.tasks[t].stack.last().cloned() else {
+                        // The task's own awaitable finished (a task started on a sleep,
+                        // a gather or a coroutine that ran at once).
+                        return Ok(self.async_finish(lp, t, throw.map_or(Ok(sent), Err)));
+                    };
+                    match self.gen_resume_with(&g, sent, throw) {
                         Ok(s) => Ok(s),
                         Err(Interrupt::Exc(e)) => Err(e),
                         Err(other) => return Err(other),
