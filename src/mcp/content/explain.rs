@@ -196,6 +196,12 @@ const CODE_HINTS: &[CodeHint] = &[
         fragments: &["async generators are not supported"],
     },
     CodeHint {
+        code: "E2035",
+        docs_uri: "svc://docs/functions-objects",
+        suggestion: "Give each keyword argument once per call: drop the repeated `name=value`, or pass the second value to the parameter it was meant for.",
+        fragments: &["keyword argument repeated"],
+    },
+    CodeHint {
         code: "E2034",
         docs_uri: "svc://docs/functions-objects",
         suggestion: "Fix the spelling (the message suggests the nearest member), declare the field with `has` or the method with `def` in the archetype, or assign the attribute before reading it.",
