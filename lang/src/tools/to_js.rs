@@ -1152,7 +1152,15 @@ impl<'a> Js<'a> {
         }
     }
 
-    fn comprehension(&mut self, elt: &str, gens: &[Comprehension]) -> String {
+    /// `elt_awaits`: the element (or key/value) holds an `await`.
+    fn comprehension(&mut self, elt: &str, elt_awaits: bool, gens: &[Comprehension]) -> String {
+        let awaits = elt_awaits
+            || gens
+                .iter()
+                .any(|g| g.conds.iter().chain([&g.iter]).any(has_await));
+        if self.in_async && awaits {
+            return self.comprehension_awaiting(elt, gens);
+        }
         let mut acc: Option<String> = None;
         for (i, g) in gens.iter().enumerate().rev() {
             let t = self.target(&g.target);
@@ -1170,6 +1178,26 @@ impl<'a> Js<'a> {
             acc = Some(s);
         }
         acc.unwrap_or_else(|| "[]".into())
+    }
+
+    /// A comprehension whose parts `await` (in an async function): nested `for`-`of`
+    /// loops in an async arrow function awaited in place, so the awaits run one after
+    /// another as Python's do (an arrow passed to `map` could not await).
+    fn comprehension_awaiting(&mut self, elt: &str, gens: &[Comprehension]) -> String {
+        let mut s = String::from("(await (async () => { const __items = []; ");
+        for g in gens {
+            let t = self.target(&g.target);
+            let it = self.expr(&g.iter);
+            s.push_str(&format!("for (const {t} of Array.from({it})) {{ "));
+            for c in &g.conds {
+                let c = self.expr(c);
+                s.push_str(&format!("if (!({c})) continue; "));
+            }
+        }
+        s.push_str(&format!("__items.push({elt}); "));
+        s.push_str(&"} ".repeat(gens.len()));
+        s.push_str("return __items; })())");
+        s
     }
 
     fn fstring(&mut self, parts: &[FStringPart], span: crate::span::Span) -> String {
@@ -1276,15 +1304,19 @@ impl<'a> Js<'a> {
             }
             ExprKind::ListComp { elt, gens } | ExprKind::GenExp { elt, gens } => {
                 let el = self.expr(elt);
-                self.comprehension(&el, gens)
+                self.comprehension(&el, has_await(elt), gens)
             }
             ExprKind::SetComp { elt, gens } => {
                 let el = self.expr(elt);
-                format!("new Set({})", self.comprehension(&el, gens))
+                format!("new Set({})", self.comprehension(&el, has_await(elt), gens))
             }
             ExprKind::DictComp { key, value, gens } => {
                 let el = format!("[{}, {}]", self.expr(key), self.expr(value));
-                format!("Object.fromEntries({})", self.comprehension(&el, gens))
+                let awaits = has_await(key) || has_await(value);
+                format!(
+                    "Object.fromEntries({})",
+                    self.comprehension(&el, awaits, gens)
+                )
             }
             ExprKind::Starred(v) => format!("...{}", self.paren(v)),
             ExprKind::Attr {
@@ -1677,4 +1709,17 @@ fn is_atomic(e: &Expr) -> bool {
             | ExprKind::Walrus { .. }
     ) || matches!(e.kind, ExprKind::Int(i) if i >= 0)
         || matches!(e.kind, ExprKind::Float(f) if f.is_finite() && f >= 0.0)
+}
+
+/// Does `e` hold an `await` (outside nested functions and lambdas)?
+fn has_await(e: &Expr) -> bool {
+    if matches!(e.kind, ExprKind::Await(_)) {
+        return true;
+    }
+    if matches!(e.kind, ExprKind::Lambda { .. }) {
+        return false;
+    }
+    let mut found = false;
+    crate::ast::visit::children(e, &mut |c| found = found || has_await(c));
+    found
 }
