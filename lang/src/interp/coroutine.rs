@@ -97,9 +97,11 @@ impl Task {
 struct Loop {
     tasks: Vec<Task>,
     ready: std::collections::VecDeque<usize>,
-    /// Sleeping tasks: wake time (seconds of the loop's clock), order, task.
-    timers: Vec<(f64, u64, usize)>,
-    now: f64,
+    /// Sleeping tasks, earliest first: wake time (nanoseconds of the loop's clock),
+    /// the order they slept in (ties), task.
+    timers: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64, usize)>>,
+    /// The loop's clock (nanoseconds since it started, advanced by its sleeps).
+    now: u64,
     seq: u64,
 }
 
@@ -264,31 +266,34 @@ impl Interp<'_> {
         let mut lp = Loop {
             tasks: vec![Task::new(Resume::Start(root), None)],
             ready: std::collections::VecDeque::from([0]),
-            timers: Vec::new(),
-            now: 0.0,
+            timers: std::collections::BinaryHeap::new(),
+            now: 0,
             seq: 0,
         };
         loop {
             let Some(t) = lp.ready.pop_front() else {
                 // Nothing ready: wake the first sleeper (sleeping until its time).
-                let Some(at) = lp
-                    .timers
-                    .iter()
-                    .enumerate()
-                    .min_by(|a, b| a.1.0.total_cmp(&b.1.0).then(a.1.1.cmp(&b.1.1)))
-                    .map(|(i, _)| i)
-                else {
+                let Some(std::cmp::Reverse((wake, _, t))) = lp.timers.pop() else {
                     return Err(self.err(
                         "RuntimeError",
                         "event loop stopped before the coroutine finished",
                     ));
                 };
-                let (wake, _, t) = lp.timers.remove(at);
                 if wake > lp.now {
-                    self.async_sleep(&Value::Float(wake - lp.now))?;
+                    self.async_sleep(&Value::Float((wake - lp.now) as f64 / 1e9))?;
                     lp.now = wake;
                 }
                 lp.ready.push_back(t);
+                // Every sleeper due at the same time wakes in this round, in the order
+                // they slept (CPython moves all due timers to its ready queue at once, so
+                // a task they wake runs before a gather its first one completes).
+                while let Some(std::cmp::Reverse((w, _, _))) = lp.timers.peek()
+                    && *w <= lp.now
+                {
+                    if let Some(std::cmp::Reverse((_, _, t))) = lp.timers.pop() {
+                        lp.ready.push_back(t);
+                    }
+                }
                 continue;
             };
             if let Some(result) = self.async_step(&mut lp, t)? {
@@ -338,7 +343,10 @@ impl Interp<'_> {
                         lp.tasks[t].resume = Resume::Send(result);
                         if secs > 0.0 {
                             lp.seq += 1;
-                            lp.timers.push((lp.now + secs, lp.seq, t));
+                            // Saturating: a delay past u64 nanoseconds waits "forever"
+                            // (the run's time limit ends it).
+                            let wake = lp.now.saturating_add((secs * 1e9) as u64);
+                            lp.timers.push(std::cmp::Reverse((wake, lp.seq, t)));
                         } else {
                             lp.ready.push_back(t);
                         }
