@@ -10,14 +10,31 @@ impl Interp<'_> {
         kind: ClassKind,
         base: Option<&str>,
     ) -> Rc<Class> {
+        let c = self.hidden_class(name, kind, base, "builtins");
+        scope_define(&self.builtins, Rc::from(name), Value::Class(c.clone()));
+        c
+    }
+
+    /// A builtin class `class_of`, `__mro__` or `__bases__` answers with, not a name in
+    /// the builtins scope (`base`: a builtin class installed before it).
+    fn hidden_class(
+        &mut self,
+        name: &'static str,
+        kind: ClassKind,
+        base: Option<&str>,
+        module: &str,
+    ) -> Rc<Class> {
         let bases: Vec<Rc<Class>> = base
             .and_then(|b| self.builtin_classes.get(b).cloned())
             .into_iter()
             .collect();
         let mro = ancestors(&bases);
-        let c = Rc::new(Class::bare_builtin(name, kind, bases, mro));
+        let mut c = Class::bare_builtin(name, kind, bases, mro);
+        if module != "builtins" {
+            c.module = Rc::from(module);
+        }
+        let c = Rc::new(c);
         Rc::make_mut(&mut self.builtin_classes).insert(name, c.clone());
-        scope_define(&self.builtins, Rc::from(name), Value::Class(c.clone()));
         c
     }
 
@@ -54,7 +71,6 @@ impl Interp<'_> {
         // The types of the lazy iterators (`type(m).__name__`), whose names stay the
         // builtin functions that make them, and of `NotImplemented`: classes known to
         // `class_of` only.
-        let iter_names = IterKind::ALL.iter().map(|k| k.name());
         for t in [
             "map",
             "filter",
@@ -68,58 +84,21 @@ impl Interp<'_> {
             "dict_items",
         ]
         .into_iter()
-        .chain(iter_names)
+        .chain(IterKind::ALL.iter().map(|k| k.name()))
         {
-            let object: Vec<Rc<Class>> = self
-                .builtin_classes
-                .get("object")
-                .cloned()
-                .into_iter()
-                .collect();
-            let mro = ancestors(&object);
-            let c = Rc::new(Class::bare_builtin(t, ClassKind::Builtin, object, mro));
-            Rc::make_mut(&mut self.builtin_classes).insert(t, c);
+            self.hidden_class(t, ClassKind::Builtin, Some("object"), "builtins");
         }
         self.new_builtin_class("any", ClassKind::Builtin, Some("object"));
-        // The bases jaclang gives every archetype (what `__mro__` and `__bases__` show;
-        // known to `class_mro` only): `Archetype` under each kind's own, and `Enum`.
-        let object = self.builtin_classes.get("object").cloned();
-        let mut made: Vec<Rc<Class>> = Vec::new();
-        for (t, base, kind) in [
-            ("Archetype", None, ClassKind::Builtin),
-            ("NodeArchetype", Some(0), ClassKind::Builtin),
-            ("EdgeArchetype", Some(0), ClassKind::Builtin),
-            ("WalkerArchetype", Some(0), ClassKind::Builtin),
-            ("Enum", None, ClassKind::Enum),
-        ] {
-            let bases: Vec<Rc<Class>> = base
-                .map(|i: usize| made[i].clone())
-                .into_iter()
-                .chain(object.clone())
-                .take(1)
-                .collect();
-            let mro = ancestors(&bases);
-            let mut c = Class::bare_builtin(t, kind, bases, mro);
-            if kind == ClassKind::Builtin {
-                c.module = Rc::from("jaclang.jac0core.archetype");
-            } else {
-                c.module = Rc::from("enum");
-            }
-            let c = Rc::new(c);
-            made.push(c.clone());
-            Rc::make_mut(&mut self.builtin_classes).insert(t, c);
+        // The bases jaclang gives every archetype (what `__mro__` and `__bases__` show):
+        // `Archetype` under each kind's own, and `Enum`; `type(Color)` of an enum is
+        // `enum.EnumType`, a `type`.
+        const ARCHETYPE: &str = "jaclang.jac0core.archetype";
+        self.hidden_class("Archetype", ClassKind::Builtin, Some("object"), ARCHETYPE);
+        for t in ["NodeArchetype", "EdgeArchetype", "WalkerArchetype"] {
+            self.hidden_class(t, ClassKind::Builtin, Some("Archetype"), ARCHETYPE);
         }
-        // `type(Color)` of an enum: `enum.EnumType`, a `type`.
-        let ty: Vec<Rc<Class>> = self
-            .builtin_classes
-            .get("type")
-            .cloned()
-            .into_iter()
-            .collect();
-        let mro = ancestors(&ty);
-        let mut c = Class::bare_builtin("EnumType", ClassKind::Builtin, ty, mro);
-        c.module = Rc::from("enum");
-        Rc::make_mut(&mut self.builtin_classes).insert("EnumType", Rc::new(c));
+        self.hidden_class("Enum", ClassKind::Enum, Some("object"), "enum");
+        self.hidden_class("EnumType", ClassKind::Builtin, Some("type"), "enum");
         let excs: &[(&'static str, &str)] = &[
             ("BaseException", "object"),
             ("Exception", "BaseException"),
