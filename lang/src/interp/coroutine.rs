@@ -158,19 +158,6 @@ impl Interp<'_> {
         if is_async_walker(&v) {
             return Ok(v);
         }
-        // A coroutine that suspends at its awaits, or a `gather`: an event loop runs it
-        // (and whatever it gathers) to its end, interleaving at the awaits.
-        if let Value::Coroutine(c) = &v
-            && match &*c.state.borrow() {
-                State::Call { func, .. } => {
-                    matches!(&*func.body.borrow(), FuncBody::Generator(_))
-                }
-                State::Gather(_) => true,
-                _ => false,
-            }
-        {
-            return self.async_run(v);
-        }
         let Value::Coroutine(c) = &v else {
             let t = self.type_name_of(&v);
             return Err(self.err(
@@ -192,23 +179,16 @@ impl Interp<'_> {
                 this,
                 args,
                 kwargs,
-            } => {
-                if matches!(&*func.body.borrow(), FuncBody::Generator(_)) {
-                    *c.state.borrow_mut() = State::Done;
-                    return Err(self.err(
-                        "TypeError",
-                        "object async_generator can't be used in 'await' expression",
-                    ));
-                }
+            } if !matches!(&*func.body.borrow(), FuncBody::Generator(_)) => {
                 self.run_async = true;
                 let r = self.call_function(&func, this, args, kwargs, None);
                 self.run_async = false;
                 r
             }
-            State::Sleep(delay, result) => self.async_sleep(&delay).map(|()| result),
-            // (Taken to the event loop above; kept whole if it ever gets here.)
-            State::Gather(aws) => {
-                *c.state.borrow_mut() = State::Gather(aws);
+            // A coroutine that suspends at its awaits, a sleep or a gather: the event
+            // loop runs it (and whatever it gathers) to its end.
+            other => {
+                *c.state.borrow_mut() = other;
                 return self.async_run(v.clone());
             }
         };
@@ -280,7 +260,7 @@ impl Interp<'_> {
                     ));
                 };
                 if wake > lp.now {
-                    self.async_sleep(&Value::Float((wake - lp.now) as f64 / 1e9))?;
+                    self.async_sleep((wake - lp.now) as f64 / 1e9)?;
                     lp.now = wake;
                 }
                 lp.ready.push_back(t);
@@ -438,23 +418,13 @@ impl Interp<'_> {
         }
     }
 
-    fn async_sleep(&mut self, delay: &Value) -> R<()> {
-        let secs = match delay {
-            Value::Int(_) | Value::Bool(_) | Value::Float(_) | Value::BigInt(_) => {
-                self.num_arg(delay)?
-            }
-            other => {
-                let t = self.type_name_of(other);
-                return Err(self.err(
-                    "TypeError",
-                    format!("'<=' not supported between instances of '{t}' and 'int'"),
-                ));
-            }
-        };
+    /// The loop's real sleep until its next wake time (counts against the run's time
+    /// limit, as `time.sleep` does).
+    fn async_sleep(&mut self, secs: f64) -> R<()> {
         if secs.is_nan() || secs <= 0.0 {
             return Ok(());
         }
-        self.call_stdlib("time.sleep", vec![delay.clone()], vec![])
+        self.call_stdlib("time.sleep", vec![Value::Float(secs)], vec![])
             .map(|_| ())
     }
 }
