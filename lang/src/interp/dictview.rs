@@ -55,12 +55,8 @@ pub struct WatchedItems {
 
 impl WatchedItems {
     pub fn new(it: &mut Interp, src: &Value) -> R<WatchedItems> {
-        let items = match src {
-            Value::List(l) => IterItems::List(l.clone(), 0),
-            other => IterItems::snapshot(it.iterate(other)?),
-        };
         Ok(WatchedItems {
-            items,
+            items: it.iter_items(src)?,
             watch: SizeWatch::of(src),
         })
     }

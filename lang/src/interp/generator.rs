@@ -1810,8 +1810,7 @@ impl Interp<'_> {
             Value::Generator(g) => GenIter::Gen(g),
             Value::Iter(i, _) => GenIter::Shared(i),
             v @ Value::Lazy(_) => GenIter::Lazy(v),
-            Value::List(l) => GenIter::Items(IterItems::List(l, 0)),
-            other => GenIter::Items(IterItems::snapshot(self.iterate(&other)?)),
+            other => GenIter::Items(self.iter_items(&other)?),
         })
     }
 

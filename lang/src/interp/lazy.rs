@@ -3,7 +3,7 @@
 //! `break` leaves the rest unrun and an endless generator can be their source.
 
 use super::generator::GenStep;
-use super::value::{IterItems, IterKind, Value};
+use super::value::{IterKind, Value};
 use super::{Interp, R};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -138,12 +138,8 @@ impl Interp<'_> {
     pub(crate) fn iterator_of(&mut self, v: &Value) -> R<Value> {
         Ok(match v {
             Value::Iter(..) | Value::Generator(_) | Value::Lazy(_) => v.clone(),
-            Value::List(l) => Value::Iter(
-                Rc::new(RefCell::new(IterItems::List(l.clone(), 0))),
-                IterKind::List,
-            ),
             other => Value::Iter(
-                Rc::new(RefCell::new(IterItems::snapshot(self.iterate(other)?))),
+                Rc::new(RefCell::new(self.iter_items(other)?)),
                 IterKind::of(other, false),
             ),
         })

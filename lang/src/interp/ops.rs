@@ -1222,6 +1222,16 @@ impl Interp<'_> {
     }
 
     /// Materialise any iterable.
+    /// The items a loop or an iterator over `v` yields: a list's read live (items
+    /// appended while the loop runs are walked, as CPython's list iterator walks them),
+    /// anything else's a snapshot taken now.
+    pub(crate) fn iter_items(&mut self, v: &Value) -> R<IterItems> {
+        Ok(match v {
+            Value::List(l) => IterItems::List(l.clone(), 0),
+            other => IterItems::snapshot(self.iterate(other)?),
+        })
+    }
+
     pub fn iterate(&mut self, v: &Value) -> R<Vec<Value>> {
         Ok(match v {
             Value::List(l) => l.borrow().clone(),

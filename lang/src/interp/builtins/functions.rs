@@ -6,7 +6,7 @@ use super::args::{
 use super::{collections, construct, numeric, sort, strings};
 use crate::ast::BinOp;
 use crate::interp::lazy::Lazy;
-use crate::interp::value::{Class, ClassKind, IterItems, IterKind, PyStr, Value};
+use crate::interp::value::{Class, ClassKind, IterKind, PyStr, Value};
 use crate::interp::{Interp, Interrupt};
 use std::rc::Rc;
 
@@ -163,15 +163,10 @@ pub(super) fn call(
             let v = one(it, "iter", args, &kwargs)?;
             match v {
                 Value::Iter(..) | Value::Generator(_) | Value::Lazy(_) => v,
-                // A list's iterator reads it live (it sees later appends).
-                Value::List(l) => Value::Iter(
-                    Rc::new(std::cell::RefCell::new(IterItems::List(l, 0))),
-                    IterKind::List,
+                other => Value::Iter(
+                    Rc::new(std::cell::RefCell::new(it.iter_items(&other)?)),
+                    IterKind::of(&other, false),
                 ),
-                other => {
-                    let kind = IterKind::of(&other, false);
-                    make_iter(it.iterate(&other)?, kind)
-                }
             }
         }
         "next" => {

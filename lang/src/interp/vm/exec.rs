@@ -29,10 +29,7 @@ enum VmIter {
     Items(IterItems),
     /// The items of a dict, dict view or set, whose size is checked before each step
     /// (stepped by `vm_for_next`, which can raise).
-    Watched(
-        std::vec::IntoIter<Value>,
-        crate::interp::dictview::SizeWatch,
-    ),
+    Watched(IterItems, crate::interp::dictview::SizeWatch),
     /// A generator, resumed once per item.
     Gen(Rc<Generator>),
     /// An iterator value (`iter(xs)`, `map(...)`), stepped in place so what a `break`
@@ -235,20 +232,14 @@ impl Interp<'_> {
             Value::Generator(g) if !comprehension => VmIter::Gen(g),
             Value::Iter(i, _) if !comprehension => VmIter::Shared(i),
             Value::Lazy(l) => VmIter::Lazy(l),
-            Value::List(l) => {
-                if reserve {
-                    reserve_result(st, l.borrow().len());
-                }
-                VmIter::Items(IterItems::List(l, 0))
-            }
             other => {
-                let items = self.iterate(&other)?;
+                let items = self.iter_items(&other)?;
                 if reserve {
-                    reserve_result(st, items.len());
+                    reserve_result(st, items.remaining());
                 }
                 match crate::interp::dictview::SizeWatch::of(&other) {
-                    Some(watch) => VmIter::Watched(items.into_iter(), watch),
-                    None => VmIter::Items(IterItems::snapshot(items)),
+                    Some(watch) => VmIter::Watched(items, watch),
+                    None => VmIter::Items(items),
                 }
             }
         })
@@ -1496,10 +1487,7 @@ impl Interp<'_> {
                     {
                         // The builtin's own work (`enumerate`): the source's items (a
                         // list's read live, as its iterator would be).
-                        let items = match &st.stack[n - 1] {
-                            Value::List(l) => IterItems::List(l.clone(), 0),
-                            other => IterItems::snapshot(tri!(self.iterate(other))),
-                        };
+                        let items = tri!(self.iter_items(&st.stack[n - 1]));
                         st.stack.truncate(n - 2);
                         st.enumerated = Some(items);
                         pc = target as usize;
