@@ -875,7 +875,7 @@ impl Compiler {
     /// name, which the condition or loop then reads (a coroutine's `while (await
     /// poll()) < n`). Plain generators never get here: `svc check` refuses a `yield`
     /// there (E2031).
-    fn fed_value(&mut self, e: &ast::Expr) -> ast::Expr {
+    fn fed_value(&mut self, e: &ast::Expr) -> Result<ast::Expr, (Span, String)> {
         let tmp = ast::Expr::new(
             ast::ExprKind::Name(Rc::from(format!("<await {}>", self.ops.len()))),
             e.span,
@@ -888,17 +888,17 @@ impl Compiler {
             },
             span: e.span,
         };
-        let _ = self.fed_stmt(&assign);
-        tmp
+        self.fed_stmt(&assign)?;
+        Ok(tmp)
     }
 
     /// The condition a `JumpIfNot` tests: `c` itself, or the local a replayed
     /// assignment of it wrote when it holds a suspension point.
-    fn cond(&mut self, c: &ast::Expr) -> ast::Expr {
+    fn cond(&mut self, c: &ast::Expr) -> Result<ast::Expr, (Span, String)> {
         if expr_has_yield(c) {
             self.fed_value(c)
         } else {
-            c.clone()
+            Ok(c.clone())
         }
     }
 
@@ -963,7 +963,7 @@ impl Compiler {
                 let mut branches: Vec<(&ast::Expr, &Vec<ast::Stmt>)> = vec![(cond, body)];
                 branches.extend(elifs.iter().map(|(c, b)| (c, b)));
                 for (c, b) in branches {
-                    let c = self.cond(c);
+                    let c = self.cond(c)?;
                     let j = self.push(Op::JumpIfNot(c, usize::MAX));
                     self.block(b)?;
                     ends.push(self.push(Op::Jump(usize::MAX)));
@@ -981,7 +981,7 @@ impl Compiler {
             }
             StmtKind::While { cond, body, orelse } => {
                 let top = self.ops.len();
-                let c = self.cond(cond);
+                let c = self.cond(cond)?;
                 let j = self.push(Op::JumpIfNot(c, usize::MAX));
                 self.loop_body(body, top)?;
                 let else_at = self.ops.len();
@@ -1002,7 +1002,7 @@ impl Compiler {
                 if expr_has_yield(target) {
                     return unsupported("in a `for` header");
                 }
-                let iter = self.cond(iter);
+                let iter = self.cond(iter)?;
                 let slot = self.slot();
                 self.push(Op::ForStart { iter, slot });
                 let top = self.ops.len();

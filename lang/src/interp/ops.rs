@@ -1370,7 +1370,7 @@ impl Interp<'_> {
         let mut out = vec![Value::Class(c.clone())];
         let user = |a: &&Rc<Class>| object.is_none_or(|o| !Rc::ptr_eq(a, o));
         out.extend(c.mro.iter().filter(user).cloned().map(Value::Class));
-        if !Rc::ptr_eq(c, object.expect("object is installed first")) {
+        if object.is_some_and(|o| !Rc::ptr_eq(c, o)) {
             if let Some(base) = self.kind_base(c) {
                 out.push(Value::Class(base.clone()));
                 out.extend(base.mro.iter().filter(user).cloned().map(Value::Class));
@@ -1383,16 +1383,12 @@ impl Interp<'_> {
     /// `C.__bases__`: the declared bases, then the archetype kind's builtin base
     /// (jaclang adds it to every archetype), or `object` for a class with none.
     pub(crate) fn class_bases(&self, c: &Rc<Class>) -> Vec<Value> {
+        let object = self.builtin_classes.get("object");
         let mut out: Vec<Value> = c.bases.iter().cloned().map(Value::Class).collect();
         if let Some(base) = self.kind_base(c) {
             out.push(Value::Class(base));
-        } else if out.is_empty() && &*c.name != "object" {
-            out.extend(
-                self.builtin_classes
-                    .get("object")
-                    .cloned()
-                    .map(Value::Class),
-            );
+        } else if out.is_empty() && object.is_some_and(|o| !Rc::ptr_eq(c, o)) {
+            out.extend(object.cloned().map(Value::Class));
         }
         out
     }
