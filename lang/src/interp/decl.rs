@@ -454,12 +454,7 @@ impl Interp<'_> {
                 class.methods.borrow().get(kept.as_str()).cloned()
             });
             match f {
-                Some(f) => {
-                    *f.body.borrow_mut() = super::generator::func_body(
-                        Rc::from(imp.body.as_slice()),
-                        f.is_async && !is_ability,
-                    )
-                }
+                Some(f) => *f.body.borrow_mut() = body(&f),
                 None => {
                     // Anonymous or undeclared: declare it as a method now.
                     let ability = ast::Ability {
